@@ -1,0 +1,6 @@
+//! Data analysis: structured results from experiment artifacts.
+//!
+//! Owns profile analysis (overview/MFU, op profile, HLO stats, roofline, memory, steps), trace analysis,
+//! A/B compare, accuracy alignment and kernel-bench analysis, each returning report structs. It never manages
+//! experiment state (that is `falcon-exp`) and never renders (that is the interface). Filled by the analysis
+//! issues; the foundation issue places it in the workspace with its allowed dependencies.

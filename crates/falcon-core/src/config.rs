@@ -1,0 +1,471 @@
+//! Configuration: the types, the layers and their pure merge (DESIGN.md §6).
+//!
+//! Precedence, lowest first: built-in defaults < `falcon.toml` < `FALCON_*` environment < command-line flags.
+//! The interface reads the file and the environment and hands their contents here; nothing in this module
+//! does I/O.
+
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The file name `falcon init` writes and the CLI searches for.
+pub const CONFIG_FILE_NAME: &str = "falcon.toml";
+/// The data directory used when nothing else is configured.
+pub const DEFAULT_DATA_DIR: &str = ".falcon";
+
+/// The effective configuration every service is built from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Config {
+    /// Where local state lives (the SQLite file, the local artifact directory).
+    pub data_dir: PathBuf,
+    /// Metadata store URL: `sqlite://PATH` or `mysql://USER@HOST:PORT/DB`.
+    pub db: String,
+    /// Artifact store location: a local path, `file://PATH`, `gs://BUCKET/PREFIX`, `s3://BUCKET/PREFIX`, or
+    /// `memory://` (tests).
+    pub artifacts: String,
+    /// Settings of the GCS artifact backend.
+    pub gcs: GcsConfig,
+    /// Settings of the S3 artifact backend.
+    pub s3: S3Config,
+    /// The resource pools jobs run on.
+    pub pools: Vec<PoolConfig>,
+}
+
+/// GCS settings (used when `artifacts` is a `gs://` URI).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GcsConfig {
+    /// API endpoint; unset means Google's. Set it to a local emulator's URL for tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// Send no credentials (an emulator needs none).
+    #[serde(default)]
+    pub anonymous: bool,
+    /// Path of a service-account key file; unset means application-default credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential_path: Option<String>,
+}
+
+/// S3 settings (used when `artifacts` is an `s3://` URI).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct S3Config {
+    /// API endpoint; unset means AWS's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// Region; unset means `us-east-1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// Send no credentials.
+    #[serde(default)]
+    pub anonymous: bool,
+}
+
+/// Which backend runs a pool's jobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PoolBackend {
+    /// Child processes on this machine.
+    Local,
+    /// A Slurm cluster.
+    Slurm,
+    /// A Kubernetes (GKE) cluster.
+    Kubernetes,
+}
+
+/// The accelerator platform of a pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Platform {
+    /// Cloud TPU.
+    Tpu,
+    /// NVIDIA GPU.
+    Gpu,
+    /// CPU only.
+    Cpu,
+}
+
+/// A resource pool as configured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolConfig {
+    /// Unique name.
+    pub name: String,
+    /// Backend that runs its jobs.
+    pub backend: PoolBackend,
+    /// Zone (`us-east5-b`; `local` for a local pool).
+    pub zone: String,
+    /// Accelerator platform.
+    pub platform: Platform,
+    /// Accelerator types it offers (`v6e-8`, `h100-80gb-8`, `cpu`).
+    pub accelerators: Vec<String>,
+    /// Capacity in chips (or cores for a CPU pool).
+    pub capacity: u32,
+    /// Backend settings (kube context and namespace, Slurm partition, …).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, serde_json::Value>,
+}
+
+impl PoolConfig {
+    /// The local CPU pool `falcon init` writes and the defaults use.
+    pub fn local_cpu(cores: u32) -> Self {
+        PoolConfig {
+            name: "local".into(),
+            backend: PoolBackend::Local,
+            zone: "local".into(),
+            platform: Platform::Cpu,
+            accelerators: vec!["cpu".into()],
+            capacity: cores.max(1),
+            settings: BTreeMap::new(),
+        }
+    }
+}
+
+/// One layer of configuration: every field optional; a set field overrides the layers below it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigLayer {
+    /// See [`Config::data_dir`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
+    /// See [`Config::db`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db: Option<String>,
+    /// See [`Config::artifacts`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifacts: Option<String>,
+    /// See [`Config::gcs`]; fields merge one by one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gcs: Option<GcsLayer>,
+    /// See [`Config::s3`]; fields merge one by one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub s3: Option<S3Layer>,
+    /// See [`Config::pools`]; a layer that sets pools replaces the whole list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pools: Option<Vec<PoolConfig>>,
+}
+
+/// The GCS part of a layer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GcsLayer {
+    /// See [`GcsConfig::endpoint`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// See [`GcsConfig::anonymous`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anonymous: Option<bool>,
+    /// See [`GcsConfig::credential_path`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential_path: Option<String>,
+}
+
+/// The S3 part of a layer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct S3Layer {
+    /// See [`S3Config::endpoint`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// See [`S3Config::region`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// See [`S3Config::anonymous`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anonymous: Option<bool>,
+}
+
+/// A configuration source that could not be read as configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}: {message}")]
+pub struct ConfigError {
+    /// Where the bad value came from: a file path, an environment variable, a flag.
+    pub origin: String,
+    /// What is wrong, with line and column for files.
+    pub message: String,
+}
+
+/// A configured value that parses but cannot work (a duplicate pool name, a zero capacity).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfigProblem {
+    /// Dotted path of the offending setting, e.g. `pools[1].capacity`.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl ConfigLayer {
+    /// Parses a `falcon.toml` text. `origin` names the file in errors; unknown keys are errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError { origin: origin.to_string(), message: e.to_string() })
+    }
+
+    /// Renders the layer as TOML (what `falcon init` writes).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("a config layer always serializes to TOML")
+    }
+
+    /// Reads the `FALCON_*` variables from the given environment (the caller passes `std::env::vars()`).
+    pub fn from_env<I, K, V>(vars: I) -> Result<Self, ConfigError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut layer = ConfigLayer::default();
+        for (key, value) in vars {
+            let (key, value) = (key.as_ref(), value.as_ref().to_string());
+            let flag = |v: &str| {
+                parse_bool(v).ok_or_else(|| ConfigError {
+                    origin: key.to_string(),
+                    message: format!("`{v}` is not a boolean (use true/false, 1/0, yes/no)"),
+                })
+            };
+            match key {
+                "FALCON_DATA_DIR" => layer.data_dir = Some(PathBuf::from(value)),
+                "FALCON_DB" => layer.db = Some(value),
+                "FALCON_ARTIFACTS" => layer.artifacts = Some(value),
+                "FALCON_GCS_ENDPOINT" => layer.gcs.get_or_insert_with(Default::default).endpoint = Some(value),
+                "FALCON_GCS_ANONYMOUS" => layer.gcs.get_or_insert_with(Default::default).anonymous = Some(flag(&value)?),
+                "FALCON_GCS_CREDENTIAL_PATH" => {
+                    layer.gcs.get_or_insert_with(Default::default).credential_path = Some(value)
+                }
+                "FALCON_S3_ENDPOINT" => layer.s3.get_or_insert_with(Default::default).endpoint = Some(value),
+                "FALCON_S3_REGION" => layer.s3.get_or_insert_with(Default::default).region = Some(value),
+                "FALCON_S3_ANONYMOUS" => layer.s3.get_or_insert_with(Default::default).anonymous = Some(flag(&value)?),
+                _ => {}
+            }
+        }
+        Ok(layer)
+    }
+
+    /// Makes the relative paths of a file layer relative to the file's folder, so a `falcon.toml` means the
+    /// same thing from any working directory.
+    pub fn rebase(mut self, base: &Path) -> Self {
+        if let Some(dir) = &self.data_dir {
+            if dir.is_relative() {
+                self.data_dir = Some(base.join(dir));
+            }
+        }
+        if let Some(db) = &self.db {
+            if let Some(path) = sqlite_path(db) {
+                if Path::new(path).is_relative() && path != ":memory:" {
+                    self.db = Some(sqlite_url(&base.join(path)));
+                }
+            }
+        }
+        if let Some(artifacts) = &self.artifacts {
+            if !artifacts.contains("://") && Path::new(artifacts).is_relative() {
+                self.artifacts = Some(base.join(artifacts).display().to_string());
+            }
+        }
+        self
+    }
+
+    /// Puts `over` on top of `self`.
+    fn overlay(&mut self, over: ConfigLayer) {
+        if over.data_dir.is_some() {
+            self.data_dir = over.data_dir;
+        }
+        if over.db.is_some() {
+            self.db = over.db;
+        }
+        if over.artifacts.is_some() {
+            self.artifacts = over.artifacts;
+        }
+        if let Some(g) = over.gcs {
+            let mine = self.gcs.get_or_insert_with(Default::default);
+            mine.endpoint = g.endpoint.or(mine.endpoint.take());
+            mine.anonymous = g.anonymous.or(mine.anonymous);
+            mine.credential_path = g.credential_path.or(mine.credential_path.take());
+        }
+        if let Some(s) = over.s3 {
+            let mine = self.s3.get_or_insert_with(Default::default);
+            mine.endpoint = s.endpoint.or(mine.endpoint.take());
+            mine.region = s.region.or(mine.region.take());
+            mine.anonymous = s.anonymous.or(mine.anonymous);
+        }
+        if over.pools.is_some() {
+            self.pools = over.pools;
+        }
+    }
+}
+
+/// Facts about the machine the defaults depend on (passed in, so the merge stays pure).
+#[derive(Debug, Clone, Copy)]
+pub struct MachineFacts {
+    /// Number of CPU cores, the default local pool's capacity.
+    pub cores: u32,
+}
+
+impl Config {
+    /// Merges layers given lowest precedence first (file, environment, flags) over the built-in defaults.
+    /// Values derived from the data dir (`db`, `artifacts`) follow the final data dir unless set.
+    pub fn resolve(layers: impl IntoIterator<Item = ConfigLayer>, machine: MachineFacts) -> Config {
+        let mut merged = ConfigLayer::default();
+        for layer in layers {
+            merged.overlay(layer);
+        }
+        let data_dir = merged.data_dir.unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+        let db = merged.db.unwrap_or_else(|| sqlite_url(&data_dir.join("falcon.db")));
+        let artifacts = merged.artifacts.unwrap_or_else(|| data_dir.join("artifacts").display().to_string());
+        let gcs = merged.gcs.unwrap_or_default();
+        let s3 = merged.s3.unwrap_or_default();
+        Config {
+            data_dir,
+            db,
+            artifacts,
+            gcs: GcsConfig {
+                endpoint: gcs.endpoint,
+                anonymous: gcs.anonymous.unwrap_or(false),
+                credential_path: gcs.credential_path,
+            },
+            s3: S3Config { endpoint: s3.endpoint, region: s3.region, anonymous: s3.anonymous.unwrap_or(false) },
+            pools: merged.pools.unwrap_or_else(|| vec![PoolConfig::local_cpu(machine.cores)]),
+        }
+    }
+
+    /// Checks what parsing cannot: pool names unique and non-empty, capacities positive, accelerators listed,
+    /// a local pool's platform.
+    pub fn problems(&self) -> Vec<ConfigProblem> {
+        let mut problems = Vec::new();
+        let mut seen = BTreeSet::new();
+        let mut problem = |field: String, message: String| problems.push(ConfigProblem { field, message });
+        if self.pools.is_empty() {
+            problem("pools".into(), "no resource pool is configured; jobs could not run anywhere".into());
+        }
+        for (i, pool) in self.pools.iter().enumerate() {
+            let at = |f: &str| format!("pools[{i}].{f}");
+            if pool.name.trim().is_empty() {
+                problem(at("name"), "a pool needs a non-empty name".into());
+            } else if !seen.insert(pool.name.as_str()) {
+                problem(at("name"), format!("pool name `{}` is used twice", pool.name));
+            }
+            if pool.capacity == 0 {
+                problem(at("capacity"), format!("pool `{}` has capacity 0", pool.name));
+            }
+            if pool.accelerators.is_empty() {
+                problem(at("accelerators"), format!("pool `{}` offers no accelerator type", pool.name));
+            }
+            if pool.zone.trim().is_empty() {
+                problem(at("zone"), format!("pool `{}` needs a zone (`local` for a local pool)", pool.name));
+            }
+            if pool.backend == PoolBackend::Local && pool.platform == Platform::Tpu {
+                problem(at("platform"), format!("pool `{}`: the local backend cannot offer TPUs", pool.name));
+            }
+        }
+        problems
+    }
+}
+
+/// The path inside a `sqlite:` URL, if it is one.
+pub fn sqlite_path(url: &str) -> Option<&str> {
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    Some(rest.split('?').next().unwrap_or(rest))
+}
+
+/// The `sqlite://` URL of a file path.
+pub fn sqlite_url(path: &Path) -> String {
+    format!("sqlite://{}", path.display())
+}
+
+fn parse_bool(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MACHINE: MachineFacts = MachineFacts { cores: 4 };
+
+    #[test]
+    fn defaults_live_under_the_data_dir() {
+        let c = Config::resolve([], MACHINE);
+        assert_eq!(c.data_dir, PathBuf::from(".falcon"));
+        assert_eq!(c.db, "sqlite://.falcon/falcon.db");
+        assert_eq!(c.artifacts, ".falcon/artifacts");
+        assert_eq!(c.pools, vec![PoolConfig::local_cpu(4)]);
+        assert!(c.problems().is_empty());
+    }
+
+    #[test]
+    fn each_layer_overrides_the_one_below() {
+        let file = ConfigLayer::from_toml(
+            "data_dir = \"/srv/falcon\"\ndb = \"mysql://root@db/falcon\"\n[gcs]\nendpoint = \"http://file\"\n",
+            "falcon.toml",
+        )
+        .unwrap();
+        let env = ConfigLayer::from_env([("FALCON_DB", "sqlite:///env.db"), ("FALCON_GCS_ANONYMOUS", "1"), ("HOME", "/x")])
+            .unwrap();
+        let flags = ConfigLayer { data_dir: Some("/flag".into()), ..Default::default() };
+
+        let only_file = Config::resolve([file.clone()], MACHINE);
+        assert_eq!(only_file.db, "mysql://root@db/falcon");
+        assert_eq!(only_file.artifacts, "/srv/falcon/artifacts");
+
+        let file_env = Config::resolve([file.clone(), env.clone()], MACHINE);
+        assert_eq!(file_env.db, "sqlite:///env.db");
+        assert_eq!(file_env.gcs.endpoint.as_deref(), Some("http://file"), "gcs fields merge one by one");
+        assert!(file_env.gcs.anonymous);
+
+        let all = Config::resolve([file, env, flags], MACHINE);
+        assert_eq!(all.data_dir, PathBuf::from("/flag"));
+        assert_eq!(all.db, "sqlite:///env.db", "an explicit db is not re-derived from the data dir");
+        assert_eq!(all.artifacts, "/flag/artifacts");
+    }
+
+    #[test]
+    fn file_paths_are_relative_to_the_file() {
+        let layer = ConfigLayer::from_toml("data_dir = \".falcon\"\nartifacts = \"arts\"\ndb = \"sqlite://x.db\"", "f")
+            .unwrap()
+            .rebase(Path::new("/proj"));
+        let c = Config::resolve([layer], MACHINE);
+        assert_eq!(c.data_dir, PathBuf::from("/proj/.falcon"));
+        assert_eq!(c.artifacts, "/proj/arts");
+        assert_eq!(c.db, "sqlite:///proj/x.db");
+        let gs = ConfigLayer { artifacts: Some("gs://b/p".into()), ..Default::default() }.rebase(Path::new("/proj"));
+        assert_eq!(gs.artifacts.as_deref(), Some("gs://b/p"));
+    }
+
+    #[test]
+    fn unknown_keys_and_missing_pool_fields_name_the_place() {
+        let err = ConfigLayer::from_toml("data_dir = \"x\"\ndatabase = \"y\"\n", "falcon.toml").unwrap_err();
+        assert!(err.to_string().contains("falcon.toml") && err.message.contains("database"), "{err}");
+        let err = ConfigLayer::from_toml(
+            "[[pools]]\nname = \"a\"\nbackend = \"local\"\nzone = \"z\"\nplatform = \"cpu\"\naccelerators = [\"cpu\"]\n",
+            "falcon.toml",
+        )
+        .unwrap_err();
+        assert!(err.message.contains("capacity") && err.message.contains("line"), "{err}");
+        let err = ConfigLayer::from_env([("FALCON_GCS_ANONYMOUS", "maybe")]).unwrap_err();
+        assert_eq!(err.origin, "FALCON_GCS_ANONYMOUS");
+    }
+
+    #[test]
+    fn init_output_parses_back_to_the_same_layer() {
+        let layer = ConfigLayer {
+            data_dir: Some(".falcon".into()),
+            pools: Some(vec![PoolConfig::local_cpu(2)]),
+            ..Default::default()
+        };
+        assert_eq!(ConfigLayer::from_toml(&layer.to_toml(), "init").unwrap(), layer);
+    }
+
+    #[test]
+    fn pool_problems_are_reported_per_field() {
+        let mut bad = PoolConfig::local_cpu(1);
+        bad.capacity = 0;
+        bad.platform = Platform::Tpu;
+        let c = Config::resolve(
+            [ConfigLayer { pools: Some(vec![PoolConfig::local_cpu(1), bad]), ..Default::default() }],
+            MACHINE,
+        );
+        let fields: Vec<_> = c.problems().into_iter().map(|p| p.field).collect();
+        assert_eq!(fields, ["pools[1].name", "pools[1].capacity", "pools[1].platform"]);
+    }
+}

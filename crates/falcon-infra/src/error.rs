@@ -1,0 +1,180 @@
+//! The one error type of the infrastructure layer.
+
+use falcon_core::ErrorKind;
+
+/// Result alias for this crate.
+pub type Result<T, E = InfraError> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the metadata or artifact store, with what and where.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InfraError {
+    /// The database URL is not one this store understands.
+    #[error("unsupported database URL `{url}`: {reason}")]
+    BadDatabaseUrl {
+        /// The URL as given (password removed).
+        url: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// The database could not be reached or opened.
+    #[error("cannot connect to the metadata store at {url}: {source}")]
+    Connect {
+        /// The URL (password removed).
+        url: String,
+        /// The driver's error.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// Applying the schema migrations failed.
+    #[error("migrating the metadata store at {url} failed: {source}")]
+    Migrate {
+        /// The URL (password removed).
+        url: String,
+        /// The migrator's error.
+        #[source]
+        source: sqlx::migrate::MigrateError,
+    },
+    /// A query failed.
+    #[error("metadata store: {context} failed: {source}")]
+    Query {
+        /// What was being done ("insert experiment").
+        context: &'static str,
+        /// The driver's error.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// A value is too large for the column it was meant for.
+    #[error(
+        "value for {table}.{column} is {size} bytes, over the limit of {limit} bytes; {advice}"
+    )]
+    ValueTooLarge {
+        /// Table name.
+        table: &'static str,
+        /// Column name.
+        column: &'static str,
+        /// The value's size in bytes.
+        size: usize,
+        /// The limit in bytes.
+        limit: usize,
+        /// What to do instead.
+        advice: &'static str,
+    },
+    /// A row that should exist does not.
+    #[error("{what} {id} not found")]
+    NotFound {
+        /// What was looked up ("experiment").
+        what: &'static str,
+        /// Its id.
+        id: String,
+    },
+    /// The row changed under us (a compare-and-set lost), or a unique value is taken.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// A stored row cannot be read back (an unknown status word, bad JSON).
+    #[error("corrupt row in {table}: {message}")]
+    CorruptRow {
+        /// Table name.
+        table: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// The artifact location is not one this store understands.
+    #[error("unsupported artifact location `{location}`: {reason}")]
+    BadArtifactLocation {
+        /// The location as given.
+        location: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// An object key that could escape its prefix or is otherwise unsafe.
+    #[error("invalid artifact key `{key}`: {reason}")]
+    InvalidKey {
+        /// The key (control characters escaped).
+        key: String,
+        /// Why it was refused.
+        reason: &'static str,
+    },
+    /// The object already exists and artifacts are immutable.
+    #[error("artifact {uri} already exists (artifacts are immutable)")]
+    AlreadyExists {
+        /// Full URI of the object.
+        uri: String,
+    },
+    /// The object does not exist.
+    #[error("artifact {uri} not found")]
+    ObjectNotFound {
+        /// Full URI of the object.
+        uri: String,
+    },
+    /// The object's bytes do not match what was recorded.
+    #[error("artifact {uri} failed verification: expected {expected}, found {found}")]
+    Integrity {
+        /// Full URI of the object.
+        uri: String,
+        /// What the record says.
+        expected: String,
+        /// What the store holds.
+        found: String,
+    },
+    /// The storage backend failed.
+    #[error("artifact store: {operation} {uri} failed: {source}")]
+    Storage {
+        /// The operation ("write", "stat").
+        operation: &'static str,
+        /// Full URI of the object or prefix.
+        uri: String,
+        /// OpenDAL's error.
+        #[source]
+        source: opendal::Error,
+    },
+    /// A local file could not be read.
+    #[error("reading {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl InfraError {
+    /// How the interface should report this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            InfraError::NotFound { .. } | InfraError::ObjectNotFound { .. } => ErrorKind::NotFound,
+            InfraError::Conflict(_) | InfraError::AlreadyExists { .. } => ErrorKind::Conflict,
+            InfraError::BadDatabaseUrl { .. } | InfraError::BadArtifactLocation { .. } | InfraError::InvalidKey { .. } => {
+                ErrorKind::Usage
+            }
+            InfraError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+            _ => ErrorKind::Failure,
+        }
+    }
+}
+
+/// Removes the password from a URL so it can be printed.
+pub(crate) fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let (authority, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn passwords_never_print() {
+        assert_eq!(redact_url("mysql://root:s3cret@db:3306/falcon"), "mysql://root:***@db:3306/falcon");
+        assert_eq!(redact_url("mysql://root@db/falcon"), "mysql://root@db/falcon");
+        assert_eq!(redact_url("sqlite://.falcon/falcon.db"), "sqlite://.falcon/falcon.db");
+    }
+}

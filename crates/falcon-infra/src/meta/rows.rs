@@ -30,14 +30,16 @@ pub(crate) trait RowExt {
     }
 }
 
+// Text columns are read with `try_get_unchecked` because the schema uses a binary (exact, case-sensitive)
+// collation on MySQL, which the driver reports as VARBINARY; the bytes are still checked to be UTF-8.
 macro_rules! impl_row_ext {
     ($row:ty) => {
         impl RowExt for $row {
             fn text(&self, table: &'static str, col: &str) -> Result<String> {
-                self.try_get::<String, _>(col).map_err(|e| corrupt(table, col, e))
+                self.try_get_unchecked::<String, _>(col).map_err(|e| corrupt(table, col, e))
             }
             fn opt_text(&self, table: &'static str, col: &str) -> Result<Option<String>> {
-                self.try_get::<Option<String>, _>(col).map_err(|e| corrupt(table, col, e))
+                self.try_get_unchecked::<Option<String>, _>(col).map_err(|e| corrupt(table, col, e))
             }
             fn int(&self, table: &'static str, col: &str) -> Result<i64> {
                 self.try_get::<i64, _>(col).map_err(|e| corrupt(table, col, e))

@@ -1,0 +1,420 @@
+//! The MetaStore suite, run on SQLite and on MariaDB alike.
+
+mod common;
+
+use falcon_core::artifact::ArtifactKind;
+use falcon_core::ids::{ExperimentId, JobId};
+use falcon_core::status::{Direction, ExperimentStatus, GoalStatus, JobStatus, Scenario};
+use falcon_infra::meta::{
+    AnalysisSummary, ExperimentFilter, MetricSummary, NewArtifact, NewExperiment, NewGoal, NewJob, NewSession,
+};
+use falcon_infra::{InfraError, MetaStore};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+fn experiment(name: &str, labels: &[(&str, &str)]) -> NewExperiment {
+    NewExperiment {
+        name: name.into(),
+        scenario: Scenario::Benchmark,
+        goal: None,
+        session: None,
+        baseline: None,
+        spec: serde_json::json!({"name": name, "config": {"batch_size": 256, "parallelism": {"fsdp": 16}}}),
+        config_hash: format!("hash-{name}"),
+        labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+    }
+}
+
+fn goal(title: &str, priority: i64) -> NewGoal {
+    NewGoal {
+        title: title.into(),
+        workload: Some("llama3-8b".into()),
+        hardware: Some("v5litepod-256".into()),
+        metric: "mfu".into(),
+        direction: Direction::Maximize,
+        target: Some(0.45),
+        baseline: None,
+        priority,
+    }
+}
+
+async fn migrations_are_current_and_reapplying_is_harmless(store: MetaStore) {
+    let status = store.migration_status().await.unwrap();
+    assert!(status.is_current(), "{status:?}");
+    assert_eq!(status.latest, 1);
+    store.migrate().await.unwrap();
+    assert_eq!(store.migration_status().await.unwrap(), status);
+}
+
+async fn experiments_round_trip_with_labels_and_history(store: MetaStore) {
+    let new = experiment("llama-fsdp16", &[("team", "perf"), ("model", "llama3-8b")]);
+    let rec = store.insert_experiment(&new).await.unwrap();
+    assert_eq!(rec.status, ExperimentStatus::Pending);
+    assert_eq!(rec.attempt, 1);
+    assert_eq!(rec.spec, new.spec);
+    assert_eq!(rec.labels, new.labels);
+    assert_eq!(store.get_experiment(rec.id).await.unwrap(), rec);
+    let history = store.experiment_history(rec.id).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!((history[0].from, history[0].to), (None, ExperimentStatus::Pending));
+    let missing = store.get_experiment(ExperimentId(rec.id.0 + 1000)).await.unwrap_err();
+    assert!(matches!(missing, InfraError::NotFound { what: "experiment", .. }), "{missing}");
+}
+
+async fn transitions_are_compare_and_set_and_audited(store: MetaStore) {
+    let id = store.insert_experiment(&experiment("a", &[])).await.unwrap().id;
+    store.transition_experiment(id, ExperimentStatus::Pending, ExperimentStatus::Provisioning, "job j-1 queued", None).await.unwrap();
+    store.transition_experiment(id, ExperimentStatus::Provisioning, ExperimentStatus::Running, "job running", None).await.unwrap();
+    store
+        .transition_experiment(id, ExperimentStatus::Running, ExperimentStatus::Provisioning, "preempted", Some(2))
+        .await
+        .unwrap();
+    let stale = store
+        .transition_experiment(id, ExperimentStatus::Running, ExperimentStatus::Completed, "late writer", None)
+        .await
+        .unwrap_err();
+    assert!(matches!(&stale, InfraError::Conflict(m) if m.contains("PROVISIONING")), "{stale}");
+    let rec = store.get_experiment(id).await.unwrap();
+    assert_eq!((rec.status, rec.attempt), (ExperimentStatus::Provisioning, 2));
+    let history = store.experiment_history(id).await.unwrap();
+    let steps: Vec<_> = history.iter().map(|t| (t.from, t.to, t.attempt, t.reason.as_str())).collect();
+    assert_eq!(
+        steps,
+        [
+            (None, ExperimentStatus::Pending, 1, "recorded"),
+            (Some(ExperimentStatus::Pending), ExperimentStatus::Provisioning, 1, "job j-1 queued"),
+            (Some(ExperimentStatus::Provisioning), ExperimentStatus::Running, 1, "job running"),
+            (Some(ExperimentStatus::Running), ExperimentStatus::Provisioning, 2, "preempted"),
+        ]
+    );
+    let missing = store
+        .transition_experiment(ExperimentId(999_999), ExperimentStatus::Pending, ExperimentStatus::Running, "x", None)
+        .await
+        .unwrap_err();
+    assert!(matches!(missing, InfraError::NotFound { .. }), "{missing}");
+}
+
+async fn listing_filters_orders_and_pages(store: MetaStore) {
+    let g1 = store.insert_goal(&goal("g1", 0)).await.unwrap().id;
+    let g2 = store.insert_goal(&goal("g2", 0)).await.unwrap().id;
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let mut new = experiment(&format!("e{i}"), &[("team", if i % 2 == 0 { "perf" } else { "infra" })]);
+        new.goal = Some(if i < 8 { g1 } else { g2 });
+        new.scenario = if i % 3 == 0 { Scenario::Profiling } else { Scenario::Benchmark };
+        ids.push(store.insert_experiment(&new).await.unwrap().id);
+    }
+    for id in &ids[..4] {
+        store.transition_experiment(*id, ExperimentStatus::Pending, ExperimentStatus::Provisioning, "go", None).await.unwrap();
+    }
+    let filter = ExperimentFilter {
+        status: Some(ExperimentStatus::Pending),
+        goal: Some(g1),
+        labels: vec![("team".into(), "perf".into())],
+        ..Default::default()
+    };
+    let found: Vec<_> = store.list_experiments(&filter).await.unwrap().into_iter().map(|e| e.id).collect();
+    assert_eq!(found, [ids[6], ids[4]], "pending, goal g1, team=perf, newest first");
+    assert_eq!(store.count_experiments(&filter).await.unwrap(), 2);
+
+    let by_scenario = ExperimentFilter { scenario: Some(Scenario::Profiling), ..Default::default() };
+    let names: Vec<_> = store.list_experiments(&by_scenario).await.unwrap().into_iter().map(|e| e.name).collect();
+    assert_eq!(names, ["e9", "e6", "e3", "e0"]);
+
+    let mut page = ExperimentFilter { limit: 5, ..Default::default() };
+    let mut seen = Vec::new();
+    loop {
+        let rows = store.list_experiments(&page).await.unwrap();
+        if rows.is_empty() {
+            break;
+        }
+        page.before = Some(rows.last().unwrap().id);
+        seen.extend(rows.into_iter().map(|e| e.id));
+    }
+    let mut expected = ids.clone();
+    expected.reverse();
+    assert_eq!(seen, expected, "cursor pages cover everything once, newest first");
+    let none = ExperimentFilter { labels: vec![("team".into(), "nobody".into())], ..Default::default() };
+    assert!(store.list_experiments(&none).await.unwrap().is_empty());
+}
+
+async fn oversized_values_are_refused_naming_table_and_column(store: MetaStore) {
+    let mut big = experiment("big", &[]);
+    big.spec = serde_json::json!({ "blob": "x".repeat(1024 * 1024 + 1) });
+    let err = store.insert_experiment(&big).await.unwrap_err().to_string();
+    assert!(err.contains("experiments.spec") && err.contains("1048576"), "{err}");
+    let long_label = experiment("l", &[("team", &"v".repeat(300))]);
+    let err = store.insert_experiment(&long_label).await.unwrap_err().to_string();
+    assert!(err.contains("experiment_labels.label_value"), "{err}");
+    let err = store
+        .put_analysis_summary(
+            ExperimentId(1),
+            &AnalysisSummary {
+                tool: "overview".into(),
+                mfu: None,
+                step_time_ms: None,
+                duty_cycle: None,
+                peak_memory_bytes: None,
+                bound_by: None,
+                details: serde_json::json!({ "rows": "y".repeat(2 << 20) }),
+            },
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("analysis_summaries.details"), "{err}");
+    let id = store.insert_experiment(&experiment("ok", &[])).await.unwrap().id;
+    let err = store
+        .transition_experiment(id, ExperimentStatus::Pending, ExperimentStatus::Running, &"r".repeat(1 << 21), None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("experiment_transitions.reason"), "{err}");
+    assert_eq!(store.count_experiments(&ExperimentFilter::default()).await.unwrap(), 1, "nothing half-written");
+    assert_eq!(store.get_experiment(id).await.unwrap().status, ExperimentStatus::Pending);
+}
+
+async fn goals_and_sessions_round_trip(store: MetaStore) {
+    let low = store.insert_goal(&goal("low", 1)).await.unwrap();
+    let high = store.insert_goal(&goal("high", 5)).await.unwrap();
+    let high_later = store.insert_goal(&goal("high later", 5)).await.unwrap();
+    assert_eq!(low.status, GoalStatus::Open);
+    assert_eq!(low.target, Some(0.45));
+    let order: Vec<_> = store.list_goals(Some(GoalStatus::Open)).await.unwrap().into_iter().map(|g| g.id).collect();
+    assert_eq!(order, [high.id, high_later.id, low.id], "highest priority first, then oldest");
+    assert!(store.list_goals(Some(GoalStatus::Achieved)).await.unwrap().is_empty());
+    let session = store
+        .insert_session(&NewSession { goal: Some(high.id), name: "sweep".into(), spec: serde_json::json!({"sweep": {"config.batch_size": [128, 256]}}) })
+        .await
+        .unwrap();
+    assert_eq!(store.get_session(session.id).await.unwrap(), session);
+    let mut member = experiment("member", &[]);
+    member.session = Some(session.id);
+    member.goal = Some(high.id);
+    let member = store.insert_experiment(&member).await.unwrap();
+    let in_session = ExperimentFilter { session: Some(session.id), ..Default::default() };
+    assert_eq!(store.list_experiments(&in_session).await.unwrap(), [member]);
+}
+
+async fn jobs_record_status_history_and_leases(store: MetaStore) {
+    let new = NewJob {
+        name: "falcon-e-1-a1".into(),
+        spec: serde_json::json!({"image": "x", "command": ["python3", "train.py"]}),
+        priority: 3,
+        labels: BTreeMap::from([("falcon/owner".into(), "exp".into())]),
+    };
+    let job = store.insert_job(&new).await.unwrap();
+    assert_eq!((job.status, job.attempt, job.priority), (JobStatus::Queued, 1, 3));
+    let dup = store.insert_job(&new).await.unwrap_err();
+    assert!(matches!(&dup, InfraError::Conflict(m) if m.contains("falcon-e-1-a1")), "{dup}");
+
+    store.transition_job(job.id, JobStatus::Queued, JobStatus::Submitted, "placed on pool local", None).await.unwrap();
+    store.transition_job(job.id, JobStatus::Submitted, JobStatus::Running, "pid 42", None).await.unwrap();
+    store.transition_job(job.id, JobStatus::Running, JobStatus::Failed, "exited with status 3", Some(3)).await.unwrap();
+    let rec = store.get_job(job.id).await.unwrap();
+    assert_eq!((rec.status, rec.exit_code, rec.status_reason.as_deref()), (JobStatus::Failed, Some(3), Some("exited with status 3")));
+    let history = store.job_history(job.id).await.unwrap();
+    assert_eq!(history.iter().map(|t| t.to).collect::<Vec<_>>(), [JobStatus::Queued, JobStatus::Submitted, JobStatus::Running, JobStatus::Failed]);
+    assert_eq!(history[3].exit_code, Some(3));
+
+    assert!(store.claim_job(job.id, "worker-a", Duration::from_millis(300)).await.unwrap());
+    assert!(!store.claim_job(job.id, "worker-b", Duration::from_secs(30)).await.unwrap(), "a live lease is exclusive");
+    assert!(store.claim_job(job.id, "worker-a", Duration::from_millis(300)).await.unwrap(), "the owner renews");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(store.claim_job(job.id, "worker-b", Duration::from_secs(30)).await.unwrap(), "an expired lease is taken over");
+    assert_eq!(store.get_job(job.id).await.unwrap().lease_owner.as_deref(), Some("worker-b"));
+    store.release_job(job.id, "worker-a").await.unwrap();
+    assert_eq!(store.get_job(job.id).await.unwrap().lease_owner.as_deref(), Some("worker-b"), "only the owner releases");
+    store.release_job(job.id, "worker-b").await.unwrap();
+    assert_eq!(store.get_job(job.id).await.unwrap().lease_owner, None);
+    assert!(matches!(store.get_job(JobId(424242)).await.unwrap_err(), InfraError::NotFound { .. }));
+}
+
+async fn artifacts_are_indexed_once(store: MetaStore) {
+    let exp = store.insert_experiment(&experiment("a", &[])).await.unwrap().id;
+    let row = |key: &str, kind| NewArtifact {
+        experiment: Some(exp),
+        job: None,
+        kind,
+        key: format!("experiments/{exp}/{key}"),
+        uri: format!("gs://bucket/experiments/{exp}/{key}"),
+        size: 1234,
+        sha256: "ab".repeat(32),
+        content_type: "application/x-protobuf".into(),
+    };
+    store.insert_artifact(&row("plugins/profile/r/h.xplane.pb", ArtifactKind::Xprof)).await.unwrap();
+    store.insert_artifact(&row("metrics.jsonl", ArtifactKind::Metrics)).await.unwrap();
+    let all = store.list_artifacts(exp, None).await.unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0].size, 1234);
+    let profiles = store.list_artifacts(exp, Some(ArtifactKind::Xprof)).await.unwrap();
+    assert_eq!(profiles.len(), 1);
+    assert!(profiles[0].uri.ends_with("h.xplane.pb"));
+    let dup = store.insert_artifact(&row("metrics.jsonl", ArtifactKind::Metrics)).await.unwrap_err();
+    assert!(matches!(dup, InfraError::Conflict(_)), "{dup}");
+}
+
+async fn summaries_are_replaced_not_duplicated(store: MetaStore) {
+    let exp = store.insert_experiment(&experiment("a", &[])).await.unwrap().id;
+    let summary = |metric: &str, mean: f64| MetricSummary {
+        metric: metric.into(),
+        count: 90,
+        mean,
+        median: mean,
+        p90: mean * 1.1,
+        min: mean * 0.9,
+        max: mean * 1.2,
+        last: mean,
+    };
+    store.put_metric_summaries(exp, &[summary("step_time_s", 0.5), summary("loss", 2.0)]).await.unwrap();
+    store.put_metric_summaries(exp, &[summary("step_time_s", 0.4)]).await.unwrap();
+    assert_eq!(store.metric_summaries(exp).await.unwrap(), [summary("step_time_s", 0.4)]);
+    let analysis = AnalysisSummary {
+        tool: "overview".into(),
+        mfu: Some(0.41),
+        step_time_ms: Some(412.5),
+        duty_cycle: Some(0.93),
+        peak_memory_bytes: Some(15_000_000_000),
+        bound_by: Some("compute".into()),
+        details: serde_json::json!({"device_type": "TPU v6e"}),
+    };
+    store.put_analysis_summary(exp, &analysis).await.unwrap();
+    store.put_analysis_summary(exp, &AnalysisSummary { mfu: Some(0.44), ..analysis.clone() }).await.unwrap();
+    let stored = store.analysis_summaries(exp).await.unwrap();
+    assert_eq!(stored, [AnalysisSummary { mfu: Some(0.44), ..analysis }]);
+}
+
+async fn concurrent_writers_lose_nothing(store: MetaStore) {
+    const WRITERS: usize = 8;
+    const EACH: usize = 25;
+    let mut tasks = Vec::new();
+    for w in 0..WRITERS {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut ids = Vec::new();
+            for i in 0..EACH {
+                let id = store.insert_experiment(&experiment(&format!("w{w}-{i}"), &[("writer", &w.to_string())])).await.unwrap().id;
+                store
+                    .transition_experiment(id, ExperimentStatus::Pending, ExperimentStatus::Provisioning, "go", None)
+                    .await
+                    .unwrap();
+                ids.push(id);
+            }
+            ids
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), WRITERS * EACH, "every insert got its own id");
+    assert_eq!(store.count_experiments(&ExperimentFilter::default()).await.unwrap() as usize, WRITERS * EACH);
+    let provisioning = ExperimentFilter { status: Some(ExperimentStatus::Provisioning), ..Default::default() };
+    assert_eq!(store.count_experiments(&provisioning).await.unwrap() as usize, WRITERS * EACH);
+    for w in 0..WRITERS {
+        let mine = ExperimentFilter { labels: vec![("writer".into(), w.to_string())], ..Default::default() };
+        assert_eq!(store.count_experiments(&mine).await.unwrap() as usize, EACH);
+    }
+    for id in all.iter().step_by(17) {
+        assert_eq!(store.experiment_history(*id).await.unwrap().len(), 2);
+    }
+
+    // Racing compare-and-set writers on one row: exactly one wins, the rest get a conflict.
+    let contested = store.insert_experiment(&experiment("contested", &[])).await.unwrap().id;
+    let racers: Vec<_> = (0..16)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .transition_experiment(contested, ExperimentStatus::Pending, ExperimentStatus::Provisioning, &format!("racer {i}"), None)
+                    .await
+            })
+        })
+        .collect();
+    let mut wins = 0;
+    for r in racers {
+        match r.await.unwrap() {
+            Ok(_) => wins += 1,
+            Err(InfraError::Conflict(_)) => {}
+            Err(e) => panic!("unexpected error: {e}"),
+        }
+    }
+    assert_eq!(wins, 1);
+    assert_eq!(store.experiment_history(contested).await.unwrap().len(), 2);
+
+    // Racing lease claims on one job: exactly one owner.
+    let job = store
+        .insert_job(&NewJob { name: "contested-job".into(), spec: serde_json::json!({}), priority: 0, labels: BTreeMap::new() })
+        .await
+        .unwrap()
+        .id;
+    let claims: Vec<_> = (0..16)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move { store.claim_job(job, &format!("worker-{i}"), Duration::from_secs(60)).await.unwrap() })
+        })
+        .collect();
+    let mut owners = 0;
+    for c in claims {
+        owners += usize::from(c.await.unwrap());
+    }
+    assert_eq!(owners, 1);
+}
+
+async fn sweeps_insert_all_or_nothing(store: MetaStore) {
+    let good = experiment("ok", &[]);
+    let mut bad = experiment("bad", &[]);
+    bad.name = "n".repeat(300);
+    let err = store.insert_experiments(&[good.clone(), bad]).await.unwrap_err().to_string();
+    assert!(err.contains("experiments.name"), "{err}");
+    assert_eq!(store.count_experiments(&ExperimentFilter::default()).await.unwrap(), 0);
+    let ids = store.insert_experiments(&[good.clone(), good]).await.unwrap();
+    assert_eq!(ids.len(), 2);
+    assert!(ids[0] < ids[1]);
+}
+
+on_both_databases!(
+    migrations_are_current_and_reapplying_is_harmless,
+    experiments_round_trip_with_labels_and_history,
+    transitions_are_compare_and_set_and_audited,
+    listing_filters_orders_and_pages,
+    oversized_values_are_refused_naming_table_and_column,
+    goals_and_sessions_round_trip,
+    jobs_record_status_history_and_leases,
+    artifacts_are_indexed_once,
+    summaries_are_replaced_not_duplicated,
+    concurrent_writers_lose_nothing,
+    sweeps_insert_all_or_nothing,
+);
+
+#[tokio::test]
+async fn bad_urls_and_dead_servers_are_reported_clearly() {
+    let err = MetaStore::connect("postgres://x/y").await.unwrap_err().to_string();
+    assert!(err.contains("postgres://x/y") && err.contains("mysql://"), "{err}");
+    let err = MetaStore::connect("mysql://root@127.0.0.1:3306").await.unwrap_err().to_string();
+    assert!(err.contains("name a database"), "{err}");
+    let started = std::time::Instant::now();
+    let err = MetaStore::connect("mysql://nobody:pw@127.0.0.1:1/x").await.unwrap_err().to_string();
+    assert!(err.contains("127.0.0.1:1") && !err.contains("pw@"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(15), "a refused connection fails fast");
+}
+
+#[tokio::test]
+async fn sqlite_file_uses_wal_and_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("nested/dir/meta.db").display());
+    let store = MetaStore::connect(&url).await.unwrap();
+    let id = store.insert_experiment(&experiment("kept", &[])).await.unwrap().id;
+    store.close().await;
+    assert!(dir.path().join("nested/dir/meta.db-wal").exists() || dir.path().join("nested/dir/meta.db").exists());
+    let reopened = MetaStore::connect(&url).await.unwrap();
+    assert_eq!(reopened.get_experiment(id).await.unwrap().name, "kept");
+    let mode: String = {
+        use sqlx::Row;
+        let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+        sqlx::query("PRAGMA journal_mode").fetch_one(&pool).await.unwrap().get(0)
+    };
+    assert_eq!(mode, "wal");
+}

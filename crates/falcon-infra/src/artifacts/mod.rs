@@ -133,6 +133,11 @@ impl ArtifactStore {
         let mut buf = vec![0u8; READ_CHUNK];
         match mode {
             PutMode::Create => {
+                // The write itself is conditional (`if_not_exists`), which GCS and the local backend enforce;
+                // the check first gives the same answer on emulators that ignore the precondition.
+                if self.exists(key).await? {
+                    return Err(InfraError::AlreadyExists { uri });
+                }
                 let mut writer = self
                     .op
                     .writer_with(key)

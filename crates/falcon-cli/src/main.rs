@@ -1,1 +1,48 @@
-fn main(){}
+//! `falcon`: the command-line interface to Falcon.
+//!
+//! This crate parses input into calls on EXP and analysis and renders their results (tables, JSON). It never
+//! reaches storage or clusters itself; the layering test keeps it that way.
+
+mod cli;
+mod commands;
+mod output;
+mod settings;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    let cli = match cli::Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(e) => return output::clap_error(e, argv.iter().any(|a| a == "--json")),
+    };
+    init_tracing(cli.global.verbose);
+    let json = cli.global.json;
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return output::report_error(&anyhow::Error::new(e).context("starting the async runtime"), json),
+    };
+    match runtime.block_on(commands::run(cli)) {
+        Ok(code) => code,
+        Err(e) => output::report_error(&e, json),
+    }
+}
+
+/// Logs go to stderr: warnings by default, more with `-v`, or as `FALCON_LOG` / `RUST_LOG` say.
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info,sqlx=warn",
+        2 => "debug,sqlx=info",
+        _ => "trace",
+    };
+    let filter = std::env::var("FALCON_LOG")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .unwrap_or_else(|_| default.to_string());
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}

@@ -325,6 +325,11 @@ impl Config {
         }
     }
 
+    /// The same configuration with passwords in URLs replaced by `***`, for printing.
+    pub fn redacted(&self) -> Config {
+        Config { db: redact_url(&self.db), ..self.clone() }
+    }
+
     /// Checks what parsing cannot: pool names unique and non-empty, capacities positive, accelerators listed,
     /// a local pool's platform.
     pub fn problems(&self) -> Vec<ConfigProblem> {
@@ -368,6 +373,20 @@ pub fn sqlite_path(url: &str) -> Option<&str> {
 pub fn sqlite_url(path: &Path) -> String {
     format!("sqlite://{}", path.display())
 }
+
+/// Removes the password from a URL (`mysql://user:***@host/db`) so it can be printed.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let (authority, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
 
 fn parse_bool(v: &str) -> Option<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
@@ -454,6 +473,15 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(ConfigLayer::from_toml(&layer.to_toml(), "init").unwrap(), layer);
+    }
+
+    #[test]
+    fn passwords_never_print() {
+        assert_eq!(redact_url("mysql://root:s3cret@db:3306/falcon"), "mysql://root:***@db:3306/falcon");
+        assert_eq!(redact_url("mysql://root@db/falcon"), "mysql://root@db/falcon");
+        assert_eq!(redact_url("sqlite://.falcon/falcon.db"), "sqlite://.falcon/falcon.db");
+        let c = Config::resolve([ConfigLayer { db: Some("mysql://u:pw@h/d".into()), ..Default::default() }], MACHINE);
+        assert_eq!(c.redacted().db, "mysql://u:***@h/d");
     }
 
     #[test]

@@ -1,1 +1,70 @@
-//! placeholder
+//! EXP, the experiment-management module, and the facade the interface layer calls.
+//!
+//! The interface never touches storage: it builds an [`Exp`] from a [`falcon_core::config::Config`] and calls
+//! methods on it. This first cut connects the stores and runs `doctor`; the lifecycle, snapshots, diffs,
+//! sessions, goals and regression detection arrive with the EXP issue.
+
+mod doctor;
+mod error;
+
+pub use doctor::{doctor, Check, DoctorReport};
+pub use error::{ExpError, Result};
+
+use falcon_core::config::Config;
+use falcon_infra::{ArtifactStore, MetaStore};
+use serde::Serialize;
+
+/// The EXP service: the metadata and artifact stores, wired from configuration.
+#[derive(Clone, Debug)]
+pub struct Exp {
+    meta: MetaStore,
+    artifacts: ArtifactStore,
+    config: Config,
+}
+
+/// What an [`Exp`] is connected to, for `falcon init` and status displays.
+#[derive(Debug, Clone, Serialize)]
+pub struct Connection {
+    /// `sqlite` or `mysql`.
+    pub database_backend: falcon_infra::DbBackend,
+    /// The database URL (password removed).
+    pub database: String,
+    /// Schema version applied.
+    pub schema_version: Option<i64>,
+    /// Root URI of the artifact store.
+    pub artifacts: String,
+    /// Names of the configured pools.
+    pub pools: Vec<String>,
+}
+
+impl Exp {
+    /// Connects both stores, creating the SQLite file or MySQL database and the local artifact directory when
+    /// missing, and applying schema migrations.
+    pub async fn connect(config: &Config) -> Result<Exp> {
+        let meta = MetaStore::connect(&config.db).await?;
+        let artifacts = ArtifactStore::open(&config.artifacts, &config.gcs, &config.s3)?;
+        Ok(Exp { meta, artifacts, config: config.clone() })
+    }
+
+    /// What this service is connected to.
+    pub async fn connection(&self) -> Result<Connection> {
+        let status = self.meta.migration_status().await?;
+        Ok(Connection {
+            database_backend: self.meta.backend(),
+            database: self.meta.url().to_string(),
+            schema_version: status.applied,
+            artifacts: self.artifacts.uri("").trim_end_matches('/').to_string(),
+            pools: self.config.pools.iter().map(|p| p.name.clone()).collect(),
+        })
+    }
+
+    /// The configuration this service was built from.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Closes the database pool.
+    pub async fn close(&self) {
+        self.meta.close().await;
+    }
+}

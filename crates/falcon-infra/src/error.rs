@@ -128,9 +128,11 @@ pub enum InfraError {
         #[source]
         source: opendal::Error,
     },
-    /// A local file could not be read.
-    #[error("reading {path}: {source}")]
+    /// A local file or folder could not be read, written or created.
+    #[error("{operation} {path}: {source}")]
     Io {
+        /// What was being done ("reading", "creating").
+        operation: &'static str,
         /// The file.
         path: String,
         /// The OS error.
@@ -151,30 +153,5 @@ impl InfraError {
             InfraError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => ErrorKind::NotFound,
             _ => ErrorKind::Failure,
         }
-    }
-}
-
-/// Removes the password from a URL so it can be printed.
-pub(crate) fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
-    let (authority, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
-            None => url.to_string(),
-        },
-        None => url.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redact_url;
-
-    #[test]
-    fn passwords_never_print() {
-        assert_eq!(redact_url("mysql://root:s3cret@db:3306/falcon"), "mysql://root:***@db:3306/falcon");
-        assert_eq!(redact_url("mysql://root@db/falcon"), "mysql://root@db/falcon");
-        assert_eq!(redact_url("sqlite://.falcon/falcon.db"), "sqlite://.falcon/falcon.db");
     }
 }

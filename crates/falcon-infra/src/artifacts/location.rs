@@ -90,7 +90,7 @@ impl ArtifactLocation {
             ArtifactLocation::Local(dir) => {
                 let root = absolute(dir);
                 let staging = root.join(super::key::STAGING_DIR);
-                std::fs::create_dir_all(&staging).map_err(|e| InfraError::Io { path: staging.display().to_string(), source: e })?;
+                std::fs::create_dir_all(&staging).map_err(|e| InfraError::Io { operation: "creating", path: staging.display().to_string(), source: e })?;
                 let builder = services::Fs::default()
                     .root(&root.to_string_lossy())
                     .atomic_write_dir(&staging.to_string_lossy());

@@ -114,9 +114,9 @@ impl ArtifactStore {
     pub async fn put_file(&self, key: &str, path: &Path, mode: PutMode) -> Result<ObjectInfo> {
         let file = tokio::fs::File::open(path)
             .await
-            .map_err(|source| InfraError::Io { path: path.display().to_string(), source })?;
+            .map_err(|source| InfraError::Io { operation: "reading", path: path.display().to_string(), source })?;
         self.put_reader(key, file, mode).await.map_err(|e| match e {
-            InfraError::Io { source, .. } => InfraError::Io { path: path.display().to_string(), source },
+            InfraError::Io { operation, source, .. } => InfraError::Io { operation, path: path.display().to_string(), source },
             other => other,
         })
     }
@@ -150,7 +150,7 @@ impl ArtifactStore {
                         let n = reader
                             .read(&mut buf)
                             .await
-                            .map_err(|source| InfraError::Io { path: "<input>".into(), source })?;
+                            .map_err(|source| InfraError::Io { operation: "reading", path: "<input>".into(), source })?;
                         if n == 0 {
                             break;
                         }
@@ -172,7 +172,7 @@ impl ArtifactStore {
                 reader
                     .read_to_end(&mut whole)
                     .await
-                    .map_err(|source| InfraError::Io { path: "<input>".into(), source })?;
+                    .map_err(|source| InfraError::Io { operation: "reading", path: "<input>".into(), source })?;
                 hasher.update(&whole);
                 size = whole.len() as u64;
                 self.op
@@ -211,7 +211,7 @@ impl ArtifactStore {
     pub async fn get_to_file(&self, key: &str, path: &Path) -> Result<ObjectInfo> {
         validate_key(key)?;
         let uri = self.uri(key);
-        let io = |source| InfraError::Io { path: path.display().to_string(), source };
+        let io = |source| InfraError::Io { operation: "writing", path: path.display().to_string(), source };
         let reader = self.op.reader(key).await.map_err(|e| storage_error("read", &uri, e))?;
         let mut stream = reader.into_bytes_stream(..).await.map_err(|e| storage_error("read", &uri, e))?;
         let partial = path.with_extension(format!("partial-{}", uuid::Uuid::new_v4().simple()));
@@ -220,7 +220,7 @@ impl ArtifactStore {
         let mut size = 0u64;
         let copied: Result<()> = async {
             use tokio::io::AsyncWriteExt;
-            while let Some(chunk) = stream.try_next().await.map_err(|source| InfraError::Io { path: uri.clone(), source })? {
+            while let Some(chunk) = stream.try_next().await.map_err(|source| InfraError::Io { operation: "reading", path: uri.clone(), source })? {
                 hasher.update(&chunk);
                 size += chunk.len() as u64;
                 file.write_all(&chunk).await.map_err(io)?;

@@ -18,7 +18,8 @@ pub use goals::{GoalRecord, NewGoal, NewSession, SessionRecord};
 pub use jobs::{JobRecord, JobTransition, NewJob};
 pub use summaries::{AnalysisSummary, MetricSummary};
 
-use crate::error::{redact_url, InfraError, Result};
+use crate::error::{InfraError, Result};
+use falcon_core::config::redact_url;
 use falcon_core::time::Millis;
 use sqlx::migrate::{MigrateDatabase, Migrator};
 use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
@@ -180,17 +181,21 @@ impl MetaStore {
                     reason: "name a database after the host, e.g. mysql://root@127.0.0.1:3306/falcon".into(),
                 });
             }
-            let pool_options = || {
-                MySqlPoolOptions::new().max_connections(options.max_connections).acquire_timeout(options.acquire_timeout)
-            };
-            let pool = match pool_options().connect_with(opts.clone()).await {
-                Ok(pool) => pool,
+            // One direct connection first: a pool only reports "timed out", while this surfaces the cause
+            // (connection refused, access denied, unknown database) at once.
+            match direct_mysql_connection(&opts, options.acquire_timeout).await {
+                Ok(()) => {}
                 Err(e) if options.create_if_missing && is_unknown_database(&e) => {
                     sqlx::MySql::create_database(&url).await.map_err(connect_err)?;
-                    pool_options().connect_with(opts).await.map_err(connect_err)?
                 }
                 Err(e) => return Err(connect_err(e)),
-            };
+            }
+            let pool = MySqlPoolOptions::new()
+                .max_connections(options.max_connections)
+                .acquire_timeout(options.acquire_timeout)
+                .connect_with(opts)
+                .await
+                .map_err(connect_err)?;
             Pool::Mysql(pool)
         } else {
             return Err(InfraError::BadDatabaseUrl {
@@ -270,6 +275,15 @@ impl MetaStore {
     /// Closes the pool, waiting for connections to finish.
     pub async fn close(&self) {
         with_pool!(self, pool => pool.close().await)
+    }
+}
+
+async fn direct_mysql_connection(opts: &MySqlConnectOptions, timeout: Duration) -> sqlx::Result<()> {
+    use sqlx::Connection;
+    match tokio::time::timeout(timeout, sqlx::MySqlConnection::connect_with(opts)).await {
+        Ok(Ok(conn)) => conn.close().await,
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(sqlx::Error::PoolTimedOut),
     }
 }
 

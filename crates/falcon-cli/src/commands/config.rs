@@ -1,0 +1,34 @@
+//! `falcon config show`.
+
+use crate::cli::GlobalArgs;
+use crate::output::{print_json, print_stdout};
+use crate::settings;
+use std::process::ExitCode;
+
+pub fn show(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let loaded = settings::load(global)?;
+    if global.json {
+        print_json(&settings::Loaded { file: loaded.file.clone(), config: loaded.config.redacted() })?;
+    } else {
+        let source = loaded.file.as_ref().map_or("(no file: built-in defaults)".to_string(), |f| f.display().to_string());
+        print_stdout(&format!("# effective configuration; file: {source}"))?;
+        print_stdout(&toml_of(&loaded.config.redacted()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn toml_of(config: &falcon_core::config::Config) -> String {
+    let layer = falcon_core::config::ConfigLayer {
+        data_dir: Some(config.data_dir.clone()),
+        db: Some(config.db.clone()),
+        artifacts: Some(config.artifacts.clone()),
+        gcs: Some(falcon_core::config::GcsLayer {
+            endpoint: config.gcs.endpoint.clone(),
+            anonymous: Some(config.gcs.anonymous),
+            credential_path: config.gcs.credential_path.clone(),
+        }),
+        s3: None,
+        pools: Some(config.pools.clone()),
+    };
+    layer.to_toml()
+}

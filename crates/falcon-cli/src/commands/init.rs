@@ -1,0 +1,89 @@
+//! `falcon init`: writes a working `falcon.toml` and creates the stores it names.
+
+use crate::cli::{GlobalArgs, InitArgs};
+use crate::output::{print_json, print_stdout, CliFailure};
+use crate::settings;
+use falcon_core::config::{sqlite_url, Config, ConfigLayer, PoolConfig, CONFIG_FILE_NAME, DEFAULT_DATA_DIR};
+use falcon_core::ErrorKind;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Serialize)]
+struct InitReport {
+    config_file: PathBuf,
+    connection: falcon_exp::Connection,
+}
+
+pub async fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitCode> {
+    let dir = match &args.dir {
+        Some(d) => d.clone(),
+        None => std::env::current_dir()?,
+    };
+    let path = dir.join(CONFIG_FILE_NAME);
+    if path.exists() && !args.force {
+        return Err(CliFailure::new(ErrorKind::Conflict, format!("{} already exists", path.display()))
+            .with_hint("use `falcon init --force` to replace it, or `falcon doctor` to check it")
+            .into());
+    }
+    let layer = initial_layer(global, settings::machine().cores);
+    let text = format!(
+        "# Falcon configuration, written by `falcon init`. Relative paths are relative to this file.\n\
+         # Precedence: built-in defaults < this file < FALCON_* environment < command-line flags.\n\n{}",
+        layer.to_toml()
+    );
+    std::fs::create_dir_all(&dir).map_err(|e| CliFailure::new(ErrorKind::Failure, format!("creating {}: {e}", dir.display())))?;
+    write_atomically(&path, &text)?;
+
+    // Connect through the file just written (plus environment and flags), creating the database and the
+    // artifact directory and applying migrations.
+    let file_layer = settings::read_file_layer(&path)?;
+    let env = ConfigLayer::from_env(std::env::vars()).map_err(|e| CliFailure::new(ErrorKind::Failure, e.to_string()))?;
+    let config = Config::resolve([file_layer, env, settings::flag_layer(global)], settings::machine());
+    let exp = falcon_exp::Exp::connect(&config).await?;
+    let connection = exp.connection().await?;
+    exp.close().await;
+
+    let report = InitReport { config_file: path.clone(), connection };
+    if global.json {
+        print_json(&report)?;
+    } else {
+        let c = &report.connection;
+        print_stdout(&format!("wrote {}", path.display()))?;
+        print_stdout(&format!(
+            "  database:  {} (schema version {})",
+            c.database,
+            c.schema_version.map_or("none".into(), |v| v.to_string())
+        ))?;
+        print_stdout(&format!("  artifacts: {}", c.artifacts))?;
+        print_stdout(&format!("  pools:     {}", c.pools.join(", ")))?;
+        print_stdout("next: `falcon doctor` checks that everything works")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The layer `init` writes: the embedded defaults spelled out, with any `--data-dir`, `--db`, `--artifacts`
+/// given to `init` written in.
+fn initial_layer(global: &GlobalArgs, cores: u32) -> ConfigLayer {
+    let data_dir = global.data_dir.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+    ConfigLayer {
+        db: Some(global.db.clone().unwrap_or_else(|| sqlite_url(&data_dir.join("falcon.db")))),
+        artifacts: Some(global.artifacts.clone().unwrap_or_else(|| data_dir.join("artifacts").display().to_string())),
+        data_dir: Some(data_dir),
+        gcs: None,
+        s3: None,
+        pools: Some(vec![PoolConfig::local_cpu(cores)]),
+    }
+}
+
+/// Writes beside the target and renames, so a crash never leaves half a config file.
+fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    let tmp = path.with_extension(format!("toml.tmp-{}", std::process::id()));
+    let fail = |e: std::io::Error| CliFailure::new(ErrorKind::Failure, format!("writing {}: {e}", path.display()));
+    std::fs::write(&tmp, text).map_err(fail)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        fail(e)
+    })?;
+    Ok(())
+}

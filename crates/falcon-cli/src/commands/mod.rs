@@ -1,0 +1,17 @@
+//! One module per command; each turns parsed arguments into calls on EXP (or analysis) and renders the result.
+
+mod config;
+mod doctor;
+mod init;
+
+use crate::cli::{Cli, Command, ConfigCommand};
+use std::process::ExitCode;
+
+/// Runs the parsed command.
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match &cli.command {
+        Command::Init(args) => init::run(&cli.global, args).await,
+        Command::Doctor => doctor::run(&cli.global).await,
+        Command::Config(ConfigCommand::Show) => config::show(&cli.global),
+    }
+}

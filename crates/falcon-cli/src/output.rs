@@ -1,0 +1,92 @@
+//! Printing: JSON on stdout, human text on stdout, errors on stderr (or as a JSON envelope on stdout), and the
+//! exit code each failure maps to (DESIGN.md §6).
+
+use falcon_core::ErrorKind;
+use serde::Serialize;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// A failure the CLI itself raises (bad config file, missing file, existing file), with its kind and a hint.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct CliFailure {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl CliFailure {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        CliFailure { kind, message: message.into(), hint: None }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+/// Prints a value as pretty JSON on stdout.
+pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    print_stdout(&text)
+}
+
+/// Prints text on stdout; a closed pipe (`falcon … | head`) is not an error.
+pub fn print_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}") {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// Reports an error and returns the exit code for its kind.
+pub fn report_error(err: &anyhow::Error, json: bool) -> ExitCode {
+    let (kind, hint) = classify(err);
+    let message = format!("{err:#}");
+    if json {
+        let envelope = serde_json::json!({ "error": { "code": kind.code(), "message": message, "hint": hint } });
+        let _ = print_stdout(&serde_json::to_string_pretty(&envelope).unwrap_or_default());
+    } else {
+        let mut err_out = std::io::stderr().lock();
+        let _ = writeln!(err_out, "error: {message}");
+        if let Some(hint) = hint {
+            let _ = writeln!(err_out, "  hint: {hint}");
+        }
+    }
+    ExitCode::from(kind.exit_code() as u8)
+}
+
+/// Reports a command-line parsing problem: help and version print normally; usage errors exit 2.
+pub fn clap_error(e: clap::Error, json: bool) -> ExitCode {
+    use clap::error::ErrorKind as Clap;
+    if matches!(e.kind(), Clap::DisplayHelp | Clap::DisplayVersion | Clap::DisplayHelpOnMissingArgumentOrSubcommand) {
+        let _ = e.print();
+        return if e.kind() == Clap::DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS };
+    }
+    if json {
+        let message = e.kind().as_str().map(str::to_string).unwrap_or_else(|| e.to_string());
+        let detail = e.to_string();
+        let first_line = detail.lines().next().unwrap_or(&message).trim_start_matches("error: ").to_string();
+        let envelope = serde_json::json!({
+            "error": { "code": ErrorKind::Usage.code(), "message": first_line, "hint": "run `falcon --help`" }
+        });
+        let _ = print_stdout(&serde_json::to_string_pretty(&envelope).unwrap_or_default());
+    } else {
+        let _ = e.print();
+    }
+    ExitCode::from(ErrorKind::Usage.exit_code() as u8)
+}
+
+fn classify(err: &anyhow::Error) -> (ErrorKind, Option<String>) {
+    for cause in err.chain() {
+        if let Some(f) = cause.downcast_ref::<CliFailure>() {
+            return (f.kind, f.hint.clone());
+        }
+        if let Some(e) = cause.downcast_ref::<falcon_exp::ExpError>() {
+            return (e.kind(), e.hint());
+        }
+    }
+    (ErrorKind::Failure, None)
+}

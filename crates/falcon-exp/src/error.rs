@@ -1,0 +1,54 @@
+//! EXP's error type: what went wrong, its kind (exit code), and a hint for the person or agent reading it.
+
+use falcon_core::ErrorKind;
+use falcon_infra::InfraError;
+
+/// Result alias for this crate.
+pub type Result<T, E = ExpError> = std::result::Result<T, E>;
+
+/// Errors of the EXP module.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExpError {
+    /// The metadata or artifact store failed or refused.
+    #[error(transparent)]
+    Store(#[from] InfraError),
+}
+
+impl ExpError {
+    /// How the interface reports it (exit code, JSON code).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ExpError::Store(e) => e.kind(),
+        }
+    }
+
+    /// What to try next, when there is something useful to say.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ExpError::Store(e) => store_hint(e),
+        }
+    }
+}
+
+/// Hints for store failures, shared by errors and `doctor`.
+pub(crate) fn store_hint(e: &InfraError) -> Option<String> {
+    let hint = match e {
+        InfraError::BadDatabaseUrl { .. } => "set --db / FALCON_DB to sqlite://PATH or mysql://USER@HOST:PORT/DATABASE",
+        InfraError::Connect { url, .. } if url.starts_with("mysql") => {
+            "is the MySQL/MariaDB server running and reachable, and may this user connect? Check --db / FALCON_DB"
+        }
+        InfraError::Connect { .. } => "check that the data directory exists and is writable (--data-dir, --db); `falcon init` creates it",
+        InfraError::Migrate { .. } => "the database schema could not be brought up to date; check the user may create tables",
+        InfraError::BadArtifactLocation { .. } => "set --artifacts / FALCON_ARTIFACTS to a directory, gs://BUCKET/PREFIX or s3://BUCKET/PREFIX",
+        InfraError::Io { .. } => "check that the artifact directory can be created and written (--artifacts)",
+        InfraError::Storage { uri, .. } if uri.starts_with("gs://") => {
+            "check the bucket exists, the credentials (or `[gcs] anonymous = true` for an emulator) and `[gcs] endpoint`"
+        }
+        InfraError::Storage { uri, .. } if uri.starts_with("s3://") => "check the bucket, region, endpoint and credentials",
+        InfraError::Storage { .. } => "check that the artifact directory is writable (--artifacts)",
+        InfraError::ValueTooLarge { .. } => "write large data to the artifact store and keep its URI",
+        _ => return None,
+    };
+    Some(hint.to_string())
+}

@@ -3,7 +3,7 @@
 #   scripts/test.sh [extra cargo test args...]
 # Starts MariaDB + the GCS emulator (scripts/services.sh up), exports
 # FALCON_TEST_MYSQL_URL / FALCON_TEST_GCS_ENDPOINT, runs
-# `cargo test --workspace --all-targets "$@"`, and always stops the services
+# `cargo test --workspace "$@"`, and always stops the services
 # again on exit.  Exits with cargo's status.
 set -euo pipefail
 
@@ -28,9 +28,9 @@ if [[ -z "${FALCON_TEST_MYSQL_URL:-}" || -z "${FALCON_TEST_GCS_ENDPOINT:-}" ]]; 
 fi
 echo "test: FALCON_TEST_MYSQL_URL=$FALCON_TEST_MYSQL_URL" >&2
 echo "test: FALCON_TEST_GCS_ENDPOINT=$FALCON_TEST_GCS_ENDPOINT" >&2
-echo "test: running: cargo test --workspace --all-targets $*" >&2
+echo "test: running: cargo test --workspace $*" >&2
 
 status=0
-cargo test --workspace --all-targets "$@" || status=$?
+cargo test --workspace "$@" || status=$?
 echo "test: cargo test exited with status $status" >&2
 exit "$status"

@@ -375,7 +375,7 @@ impl MetaStore {
             rows.iter()
                 .map(|r| {
                     Ok(Transition {
-                        from: r.opt_text(T, "from_status")?.map(|s| parse_status(T, &s)).transpose()?,
+                        from: r.opt_parsed(T, "from_status")?,
                         to: r.parsed(T, "to_status")?,
                         at: Millis(r.int(T, "at_ms")?),
                         reason: r.text(T, "reason")?,
@@ -385,10 +385,6 @@ impl MetaStore {
                 .collect()
         })
     }
-}
-
-fn parse_status(table: &'static str, s: &str) -> Result<ExperimentStatus> {
-    s.parse().map_err(|e| InfraError::CorruptRow { table, message: format!("{e}") })
 }
 
 fn experiment_from_row(r: &impl RowExt) -> Result<ExperimentRecord> {

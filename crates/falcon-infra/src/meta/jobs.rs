@@ -210,10 +210,7 @@ impl MetaStore {
             rows.iter()
                 .map(|r| {
                     Ok(JobTransition {
-                        from: match r.opt_text(T, "from_status")? {
-                            Some(s) => Some(s.parse().map_err(|e| InfraError::CorruptRow { table: T, message: format!("{e}") })?),
-                            None => None,
-                        },
+                        from: r.opt_parsed(T, "from_status")?,
                         to: r.parsed(T, "to_status")?,
                         at: Millis(r.int(T, "at_ms")?),
                         reason: r.text(T, "reason")?,

@@ -22,6 +22,20 @@ pub(crate) trait RowExt {
         text.parse().map_err(|e: T::Err| InfraError::CorruptRow { table, message: format!("column {col}: {e}") })
     }
 
+    /// Parses an optional stored word (a `from` status that is NULL on the first history entry).
+    fn opt_parsed<T: FromStr>(&self, table: &'static str, col: &str) -> Result<Option<T>>
+    where
+        T::Err: std::fmt::Display,
+    {
+        match self.opt_text(table, col)? {
+            Some(text) => text
+                .parse()
+                .map(Some)
+                .map_err(|e: T::Err| InfraError::CorruptRow { table, message: format!("column {col}: {e}") }),
+            None => Ok(None),
+        }
+    }
+
     /// Parses a stored JSON document.
     fn json<T: serde::de::DeserializeOwned>(&self, table: &'static str, col: &str) -> Result<T> {
         let text = self.text(table, col)?;

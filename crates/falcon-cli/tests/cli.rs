@@ -36,6 +36,8 @@ fn init_then_doctor_works_on_the_embedded_defaults() {
     assert!(text.contains("data_dir = \".falcon\"") && text.contains("backend = \"local\"") && text.contains("platform = \"cpu\""), "{text}");
     assert!(dir.path().join(".falcon/falcon.db").exists());
     assert!(dir.path().join(".falcon/artifacts").is_dir());
+    let shown = json(&falcon(dir.path(), &["config", "show", "--json", "--data-dir", "moved"], &[]));
+    assert_eq!(shown["config"]["db"], "sqlite://moved/falcon.db", "--data-dir moves the database too");
 
     let out = falcon(dir.path(), &["doctor", "--json"], &[]);
     assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stdout));

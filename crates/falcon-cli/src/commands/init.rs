@@ -3,7 +3,7 @@
 use crate::cli::{GlobalArgs, InitArgs};
 use crate::output::{print_json, print_stdout, CliFailure};
 use crate::settings;
-use falcon_core::config::{sqlite_url, Config, ConfigLayer, PoolConfig, CONFIG_FILE_NAME, DEFAULT_DATA_DIR};
+use falcon_core::config::{Config, ConfigLayer, PoolConfig, CONFIG_FILE_NAME, DEFAULT_DATA_DIR};
 use falcon_core::ErrorKind;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -29,7 +29,10 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitCod
     let layer = initial_layer(global, settings::machine().cores);
     let text = format!(
         "# Falcon configuration, written by `falcon init`. Relative paths are relative to this file.\n\
-         # Precedence: built-in defaults < this file < FALCON_* environment < command-line flags.\n\n{}",
+         # Precedence: built-in defaults < this file < FALCON_* environment < command-line flags.\n\
+         # Unless set here, the database is SQLite at <data_dir>/falcon.db and artifacts live in\n\
+         # <data_dir>/artifacts; set `db = \"mysql://USER@HOST:PORT/DB\"` or `artifacts = \"gs://BUCKET/PREFIX\"`\n\
+         # (with a [gcs] table: endpoint, anonymous, credential_path) to use servers instead.\n\n{}",
         layer.to_toml()
     );
     std::fs::create_dir_all(&dir).map_err(|e| CliFailure::new(ErrorKind::Failure, format!("creating {}: {e}", dir.display())))?;
@@ -62,14 +65,14 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-/// The layer `init` writes: the embedded defaults spelled out, with any `--data-dir`, `--db`, `--artifacts`
-/// given to `init` written in.
+/// The layer `init` writes: the data dir and one local pool, plus any `--db` / `--artifacts` given to `init`.
+/// The database and artifact locations are otherwise left to follow the data dir, so `--data-dir` moves all
+/// local state.
 fn initial_layer(global: &GlobalArgs, cores: u32) -> ConfigLayer {
-    let data_dir = global.data_dir.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
     ConfigLayer {
-        db: Some(global.db.clone().unwrap_or_else(|| sqlite_url(&data_dir.join("falcon.db")))),
-        artifacts: Some(global.artifacts.clone().unwrap_or_else(|| data_dir.join("artifacts").display().to_string())),
-        data_dir: Some(data_dir),
+        db: global.db.clone(),
+        artifacts: global.artifacts.clone(),
+        data_dir: Some(global.data_dir.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR))),
         gcs: None,
         s3: None,
         pools: Some(vec![PoolConfig::local_cpu(cores)]),

@@ -124,9 +124,9 @@ pub enum InfraError {
         operation: &'static str,
         /// Full URI of the object or prefix.
         uri: String,
-        /// OpenDAL's error.
+        /// OpenDAL's error (boxed: it is large).
         #[source]
-        source: opendal::Error,
+        source: Box<opendal::Error>,
     },
     /// A local file or folder could not be read, written or created.
     #[error("{operation} {path}: {source}")]

@@ -85,7 +85,7 @@ impl ArtifactLocation {
     pub(crate) fn operator(&self, gcs: &GcsConfig, s3: &S3Config) -> Result<Operator> {
         // Installs OpenDAL's HTTP transport (reqwest) once per process; needed by GCS and S3.
         opendal::install_default();
-        let fail = |source: opendal::Error| InfraError::Storage { operation: "open", uri: self.base_uri(), source };
+        let fail = |source: opendal::Error| InfraError::Storage { operation: "open", uri: self.base_uri(), source: Box::new(source) };
         let op = match self {
             ArtifactLocation::Local(dir) => {
                 let root = absolute(dir);

@@ -324,6 +324,6 @@ fn storage_error(operation: &'static str, uri: &str, source: opendal::Error) -> 
         DalKind::AlreadyExists | DalKind::ConditionNotMatch if operation == "write" => {
             InfraError::AlreadyExists { uri: uri.to_string() }
         }
-        _ => InfraError::Storage { operation, uri: uri.to_string(), source },
+        _ => InfraError::Storage { operation, uri: uri.to_string(), source: Box::new(source) },
     }
 }

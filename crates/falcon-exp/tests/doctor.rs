@@ -14,14 +14,14 @@ async fn a_fresh_local_setup_passes_every_check() {
     let cfg = config(ConfigLayer { data_dir: Some(dir.path().join(".falcon")), ..Default::default() });
     let exp = Exp::connect(&cfg).await.unwrap();
     let conn = exp.connection().await.unwrap();
-    assert_eq!(conn.schema_version, Some(1));
+    assert_eq!(conn.schema_version, Some(2));
     assert_eq!(conn.pools, ["local"]);
     exp.close().await;
     let report = doctor(&cfg).await;
     assert!(report.ok, "{report:#?}");
     let components: Vec<_> = report.checks.iter().map(|c| c.component.as_str()).collect();
     assert_eq!(components, ["config", "database", "artifacts"]);
-    assert!(report.checks[1].detail.contains("schema version 1 (current)"), "{:?}", report.checks[1]);
+    assert!(report.checks[1].detail.contains("(current)"), "{:?}", report.checks[1]);
     assert!(report.checks[2].detail.contains("sha256 verified"));
     let leftovers = std::fs::read_dir(dir.path().join(".falcon/artifacts/.falcon-doctor")).map(|d| d.count()).unwrap_or(0);
     assert_eq!(leftovers, 0, "the probe object is deleted");

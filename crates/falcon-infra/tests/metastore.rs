@@ -6,7 +6,7 @@ use falcon_core::artifact::ArtifactKind;
 use falcon_core::ids::{ExperimentId, JobId};
 use falcon_core::status::{Direction, ExperimentStatus, GoalStatus, JobStatus, Scenario};
 use falcon_infra::meta::{
-    AnalysisSummary, ExperimentFilter, MetricSummary, NewArtifact, NewExperiment, NewGoal, NewJob, NewSession,
+    AnalysisSummary, JobChanges, ExperimentFilter, MetricSummary, NewArtifact, NewExperiment, NewGoal, NewJob, NewSession,
 };
 use falcon_infra::{InfraError, MetaStore};
 use std::collections::BTreeMap;
@@ -41,7 +41,7 @@ fn goal(title: &str, priority: i64) -> NewGoal {
 async fn migrations_are_current_and_reapplying_is_harmless(store: MetaStore) {
     let status = store.migration_status().await.unwrap();
     assert!(status.is_current(), "{status:?}");
-    assert_eq!(status.latest, 1);
+    assert_eq!(status.latest, 2);
     store.migrate().await.unwrap();
     assert_eq!(store.migration_status().await.unwrap(), status);
 }
@@ -208,14 +208,26 @@ async fn jobs_record_status_history_and_leases(store: MetaStore) {
     let dup = store.insert_job(&new).await.unwrap_err();
     assert!(matches!(&dup, InfraError::Conflict(m) if m.contains("falcon-e-1-a1")), "{dup}");
 
-    store.transition_job(job.id, JobStatus::Queued, JobStatus::Submitted, "placed on pool local", None).await.unwrap();
-    store.transition_job(job.id, JobStatus::Submitted, JobStatus::Running, "pid 42", None).await.unwrap();
-    store.transition_job(job.id, JobStatus::Running, JobStatus::Failed, "exited with status 3", Some(3)).await.unwrap();
+    store.transition_job(job.id, JobStatus::Queued, JobStatus::Submitted, "placed on pool local", JobChanges { placement: Some(Some(("local".into(), "falcon-j1-a1".into()))), ..Default::default() }).await.unwrap();
+    store.transition_job(job.id, JobStatus::Submitted, JobStatus::Running, "pid 42", JobChanges { started: Some(falcon_core::time::Millis(5)), ..Default::default() }).await.unwrap();
+    store.transition_job(job.id, JobStatus::Running, JobStatus::Failed, "exited with status 3", JobChanges { exit_code: Some(3), ..Default::default() }).await.unwrap();
     let rec = store.get_job(job.id).await.unwrap();
     assert_eq!((rec.status, rec.exit_code, rec.status_reason.as_deref()), (JobStatus::Failed, Some(3), Some("exited with status 3")));
     let history = store.job_history(job.id).await.unwrap();
     assert_eq!(history.iter().map(|t| t.to).collect::<Vec<_>>(), [JobStatus::Queued, JobStatus::Submitted, JobStatus::Running, JobStatus::Failed]);
     assert_eq!(history[3].exit_code, Some(3));
+    assert_eq!((rec.pool.as_deref(), rec.backend_ref.as_deref(), rec.started), (Some("local"), Some("falcon-j1-a1"), Some(falcon_core::time::Millis(5))));
+    store
+        .transition_job(job.id, JobStatus::Failed, JobStatus::Queued, "retry", JobChanges { attempt: Some(2), placement: Some(None), excluded_pools: Some(vec!["local".into()]), ..Default::default() })
+        .await
+        .unwrap();
+    let rec = store.get_job(job.id).await.unwrap();
+    assert_eq!((rec.attempt, rec.pool, rec.backend_ref, rec.excluded_pools), (2, None, None, vec!["local".to_string()]));
+    assert!(!rec.cancel_requested);
+    store.request_job_cancel(job.id).await.unwrap();
+    assert!(store.get_job(job.id).await.unwrap().cancel_requested);
+    assert_eq!(store.list_jobs(&[JobStatus::Queued]).await.unwrap().len(), 1);
+    assert!(store.list_jobs(&[JobStatus::Running]).await.unwrap().is_empty());
 
     assert!(store.claim_job(job.id, "worker-a", Duration::from_millis(300)).await.unwrap());
     assert!(!store.claim_job(job.id, "worker-b", Duration::from_secs(30)).await.unwrap(), "a live lease is exclusive");

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 const TABLE: &str = "jobs";
 const COLUMNS: &str = "id, name, spec, status, status_reason, exit_code, attempt, priority, pool, backend_ref, \
-                       labels, lease_owner, lease_expires_ms, created_ms, updated_ms";
+                       labels, lease_owner, lease_expires_ms, created_ms, updated_ms, cancel_requested, \
+                       excluded_pools, started_ms";
 
 /// What a new job row is made of. It starts `QUEUED`, attempt 1.
 #[derive(Debug, Clone)]
@@ -60,6 +61,27 @@ pub struct JobRecord {
     pub created: Millis,
     /// Last changed.
     pub updated: Millis,
+    /// Someone asked for the job to be cancelled; the worker holding it carries it out.
+    pub cancel_requested: bool,
+    /// Pools the job was moved away from (capacity failover); it is not placed there again.
+    pub excluded_pools: Vec<String>,
+    /// When the current attempt started running.
+    pub started: Option<Millis>,
+}
+
+/// What a status change also sets on the job row.
+#[derive(Debug, Clone, Default)]
+pub struct JobChanges {
+    /// Exit code of a finished attempt.
+    pub exit_code: Option<i64>,
+    /// A new attempt number (a retry).
+    pub attempt: Option<i64>,
+    /// A new placement: `Some(None)` clears pool and backend handle (back to the queue).
+    pub placement: Option<Option<(String, String)>>,
+    /// Record the start of the attempt (entering RUNNING).
+    pub started: Option<Millis>,
+    /// Pools to exclude from now on (replaces the list).
+    pub excluded_pools: Option<Vec<String>>,
 }
 
 /// One entry of a job's status log.
@@ -145,19 +167,44 @@ impl MetaStore {
         from: JobStatus,
         to: JobStatus,
         reason: &str,
-        exit_code: Option<i64>,
+        changes: JobChanges,
     ) -> Result<JobTransition> {
         check_large("job_transitions", "reason", reason)?;
+        let exit_code = changes.exit_code;
+        let (set_placement, pool_name, backend_ref) = match &changes.placement {
+            None => (0i64, None, None),
+            Some(None) => (1, None, None),
+            Some(Some((p, r))) => {
+                check_short(TABLE, "pool", p)?;
+                check_short(TABLE, "backend_ref", r)?;
+                (1, Some(p.clone()), Some(r.clone()))
+            }
+        };
+        let excluded = changes.excluded_pools.as_ref().map(|e| serde_json::to_string(e).expect("list serializes"));
+        if let Some(e) = &excluded {
+            check_large(TABLE, "excluded_pools", e)?;
+        }
         let at = now();
         with_pool!(self, pool => {
             let mut tx = pool.begin_write().await.map_err(query_err("begin transaction"))?;
             let changed = sqlx::query(
-                "UPDATE jobs SET status = ?, status_reason = ?, exit_code = COALESCE(?, exit_code), updated_ms = ? \
+                "UPDATE jobs SET status = ?, status_reason = ?, exit_code = COALESCE(?, exit_code), \
+                 attempt = COALESCE(?, attempt), \
+                 pool = CASE WHEN ? = 1 THEN ? ELSE pool END, \
+                 backend_ref = CASE WHEN ? = 1 THEN ? ELSE backend_ref END, \
+                 started_ms = COALESCE(?, started_ms), excluded_pools = COALESCE(?, excluded_pools), updated_ms = ? \
                  WHERE id = ? AND status = ?",
             )
             .bind(to.as_str())
             .bind(reason)
             .bind(exit_code)
+            .bind(changes.attempt)
+            .bind(set_placement)
+            .bind(&pool_name)
+            .bind(set_placement)
+            .bind(&backend_ref)
+            .bind(changes.started.map(|m| m.0))
+            .bind(&excluded)
             .bind(at.0)
             .bind(id.0)
             .bind(from.as_str())
@@ -246,6 +293,63 @@ impl MetaStore {
         Ok(changed == 1)
     }
 
+    /// Jobs in any of the given statuses (all when empty), highest priority first, then oldest.
+    pub async fn list_jobs(&self, statuses: &[JobStatus]) -> Result<Vec<JobRecord>> {
+        let mut sql = format!("SELECT {COLUMNS} FROM jobs");
+        if !statuses.is_empty() {
+            let marks = vec!["?"; statuses.len()].join(", ");
+            sql.push_str(&format!(" WHERE status IN ({marks})"));
+        }
+        sql.push_str(" ORDER BY priority DESC, id ASC");
+        with_pool!(self, pool => {
+            let mut q = sqlx::query(&sql);
+            for s in statuses {
+                q = q.bind(s.as_str());
+            }
+            let rows = q.fetch_all(pool).await.map_err(query_err("list jobs"))?;
+            rows.iter().map(job_from_row).collect()
+        })
+    }
+
+    /// Records the placement of a queued job (pool and backend handle) without changing its status, before
+    /// it is handed to the backend: a worker that dies right after submitting finds the job again by it.
+    pub async fn set_job_placement(&self, id: JobId, pool_name: &str, backend_ref: &str) -> Result<()> {
+        check_short(TABLE, "pool", pool_name)?;
+        check_short(TABLE, "backend_ref", backend_ref)?;
+        let changed = with_pool!(self, pool => {
+            sqlx::query("UPDATE jobs SET pool = ?, backend_ref = ?, updated_ms = ? WHERE id = ?")
+                .bind(pool_name)
+                .bind(backend_ref)
+                .bind(now().0)
+                .bind(id.0)
+                .execute(pool)
+                .await
+                .map_err(query_err("set job placement"))?
+                .rows_affected()
+        });
+        if changed == 0 {
+            return Err(InfraError::NotFound { what: "job", id: id.to_string() });
+        }
+        Ok(())
+    }
+
+    /// Asks for the job to be cancelled (idempotent). The worker holding it carries it out.
+    pub async fn request_job_cancel(&self, id: JobId) -> Result<()> {
+        let changed = with_pool!(self, pool => {
+            sqlx::query("UPDATE jobs SET cancel_requested = 1, updated_ms = ? WHERE id = ?")
+                .bind(now().0)
+                .bind(id.0)
+                .execute(pool)
+                .await
+                .map_err(query_err("request job cancel"))?
+                .rows_affected()
+        });
+        if changed == 0 {
+            return Err(InfraError::NotFound { what: "job", id: id.to_string() });
+        }
+        Ok(())
+    }
+
     /// Gives up `owner`'s lease on the job (no-op if it holds none).
     pub async fn release_job(&self, id: JobId, owner: &str) -> Result<()> {
         with_pool!(self, pool => {
@@ -277,5 +381,8 @@ fn job_from_row(r: &impl RowExt) -> Result<JobRecord> {
         lease_expires: r.opt_int(TABLE, "lease_expires_ms")?.map(Millis),
         created: Millis(r.int(TABLE, "created_ms")?),
         updated: Millis(r.int(TABLE, "updated_ms")?),
+        cancel_requested: r.int(TABLE, "cancel_requested")? != 0,
+        excluded_pools: r.json(TABLE, "excluded_pools")?,
+        started: r.opt_int(TABLE, "started_ms")?.map(Millis),
     })
 }

@@ -15,7 +15,7 @@ mod summaries;
 pub use artifacts::{ArtifactRecord, NewArtifact};
 pub use experiments::{ExperimentFilter, ExperimentRecord, NewExperiment, Transition};
 pub use goals::{GoalRecord, NewGoal, NewSession, SessionRecord};
-pub use jobs::{JobRecord, JobTransition, NewJob};
+pub use jobs::{JobChanges, JobRecord, JobTransition, NewJob};
 pub use summaries::{AnalysisSummary, MetricSummary};
 
 use crate::error::{InfraError, Result};

@@ -1,5 +1,15 @@
 //! Job orchestration: standardized job specs run on resource pools.
 //!
-//! Owns `JobSpec`, pools, the scheduler, the local / Slurm / Kubernetes backends, the status monitor and log
-//! collection. It knows no business words (no experiment, no goal). Filled by the job-orchestration issue; the
-//! foundation issue places it in the workspace with its allowed dependencies.
+//! Owns [`JobSpec`], pools, the [`scheduler`], the backends (local processes, Slurm, Kubernetes), the
+//! monitor that moves statuses and collects logs, retries, and leases (which worker holds a job). It knows no
+//! business words: no experiment, no goal. EXP hands it a spec and reads back statuses.
+
+pub mod backend;
+mod error;
+pub mod pool;
+pub mod scheduler;
+pub mod spec;
+
+pub use error::{JobError, Result};
+pub use pool::Pool;
+pub use spec::{CapacityType, JobSpec, Resources, RetryPolicy};

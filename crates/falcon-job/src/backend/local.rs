@@ -1,0 +1,183 @@
+//! The local backend: each job is a child process group on this machine.
+//!
+//! Everything about a job lives in its folder `<root>/<object-name>/`: `pid`, `stdout.log`, `stderr.log`,
+//! `exit_code` (written by the wrapper shell when the command ends), `cancelled` (a marker), and `artifacts/`
+//! (the job's `FALCON_ARTIFACT_DIR`). The state is on disk, so a worker that restarts adopts running jobs by
+//! reading the folder; the process runs in its own process group and survives the worker.
+
+use super::{Backend, BackendRef, BackendState, LogSnapshot, Submission};
+use crate::error::{JobError, Result};
+use async_trait::async_trait;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The wrapper: runs the command with its output in the job folder and records the exit status atomically.
+const WRAPPER: &str = r#""$@" >"$FALCON_JOB_DIR/stdout.log" 2>"$FALCON_JOB_DIR/stderr.log" </dev/null
+rc=$?
+printf '%s' "$rc" >"$FALCON_JOB_DIR/exit_code.tmp" && mv "$FALCON_JOB_DIR/exit_code.tmp" "$FALCON_JOB_DIR/exit_code""#;
+
+/// Runs jobs as local processes.
+#[derive(Debug, Clone)]
+pub struct LocalBackend {
+    root: PathBuf,
+    pool: String,
+    grace: Duration,
+}
+
+impl LocalBackend {
+    /// A backend keeping job folders under `root`.
+    pub fn new(root: impl Into<PathBuf>, pool: &str) -> Self {
+        LocalBackend { root: root.into(), pool: pool.to_string(), grace: Duration::from_secs(10) }
+    }
+
+    /// How long cancel waits after SIGTERM before SIGKILL (default 10 s).
+    pub fn with_grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    fn dir(&self, job: &BackendRef) -> PathBuf {
+        self.root.join(&job.0)
+    }
+
+    fn fail(&self, operation: &'static str, message: impl std::fmt::Display) -> JobError {
+        JobError::Backend { backend: "local", pool: self.pool.clone(), operation, message: message.to_string() }
+    }
+
+    fn pid(&self, dir: &Path) -> Option<i32> {
+        std::fs::read_to_string(dir.join("pid")).ok()?.trim().parse().ok()
+    }
+}
+
+/// Whether `pid` is a live (not zombie) process whose command line carries our marker.
+fn alive(pid: i32, marker: &str) -> bool {
+    let stat = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => s,
+        Err(_) => return false,
+    };
+    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
+    if matches!(state, Some("Z") | Some("X") | None) {
+        return false;
+    }
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|c| String::from_utf8_lossy(&c).contains(marker))
+        .unwrap_or(false)
+}
+
+#[async_trait]
+impl Backend for LocalBackend {
+    fn kind(&self) -> &'static str {
+        "local"
+    }
+
+    async fn submit(&self, sub: &Submission<'_>) -> Result<BackendRef> {
+        let job = BackendRef(sub.name.clone());
+        let dir = self.dir(&job);
+        if dir.join("pid").exists() {
+            return Ok(job);
+        }
+        let artifacts = dir.join("artifacts");
+        std::fs::create_dir_all(&artifacts).map_err(|e| self.fail("submit", format!("creating {}: {e}", artifacts.display())))?;
+        let marker = format!("falcon-job:{}", sub.name);
+        let mut cmd = tokio::process::Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(WRAPPER)
+            .arg(&marker)
+            .args(&sub.spec.command)
+            .envs(&sub.spec.env)
+            .env("FALCON_JOB_ID", sub.job.to_string())
+            .env("FALCON_JOB_NAME", &sub.name)
+            .env("FALCON_JOB_ATTEMPT", sub.attempt.to_string())
+            .env("FALCON_JOB_DIR", &dir)
+            .env("FALCON_ARTIFACT_DIR", &artifacts)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .kill_on_drop(false);
+        let mut child = cmd.spawn().map_err(|e| self.fail("submit", format!("starting /bin/sh: {e}")))?;
+        let pid = child.id().ok_or_else(|| self.fail("submit", "the process exited before it got a pid"))?;
+        let tmp = dir.join("pid.tmp");
+        std::fs::write(&tmp, pid.to_string())
+            .and_then(|_| std::fs::rename(&tmp, dir.join("pid")))
+            .map_err(|e| self.fail("submit", format!("recording the pid: {e}")))?;
+        // Reap the child when it ends so it never lingers as a zombie; its exit status is in `exit_code`.
+        tokio::spawn(async move {
+            let _ = child.wait().await;
+        });
+        Ok(job)
+    }
+
+    async fn find(&self, name: &str) -> Result<Option<BackendRef>> {
+        let job = BackendRef(name.to_string());
+        Ok(self.dir(&job).join("pid").exists().then_some(job))
+    }
+
+    async fn status(&self, job: &BackendRef) -> Result<BackendState> {
+        let dir = self.dir(job);
+        let Some(pid) = self.pid(&dir) else { return Ok(BackendState::Missing) };
+        let cancelled = dir.join("cancelled").exists();
+        if let Ok(text) = std::fs::read_to_string(dir.join("exit_code")) {
+            let code: i32 = text.trim().parse().map_err(|_| self.fail("status", format!("bad exit_code file: {text:?}")))?;
+            return Ok(match code {
+                0 => BackendState::Succeeded,
+                _ if cancelled => BackendState::Cancelled,
+                c if c > 128 => BackendState::Failed { exit_code: Some(c), reason: format!("killed by signal {}", c - 128) },
+                c => BackendState::Failed { exit_code: Some(c), reason: format!("exited with status {c}") },
+            });
+        }
+        if alive(pid, &format!("falcon-job:{}", job.0)) {
+            return Ok(BackendState::Running);
+        }
+        // The exit code may land a moment after the process is gone; look once more.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if dir.join("exit_code").exists() {
+            return Box::pin(self.status(job)).await;
+        }
+        Ok(if cancelled {
+            BackendState::Cancelled
+        } else {
+            BackendState::Failed { exit_code: None, reason: "the process ended without recording an exit status (killed?)".into() }
+        })
+    }
+
+    async fn cancel(&self, job: &BackendRef) -> Result<()> {
+        let dir = self.dir(job);
+        let Some(pid) = self.pid(&dir) else { return Ok(()) };
+        std::fs::write(dir.join("cancelled"), b"").map_err(|e| self.fail("cancel", e))?;
+        let marker = format!("falcon-job:{}", job.0);
+        if !alive(pid, &marker) {
+            return Ok(());
+        }
+        let group = Pid::from_raw(pid);
+        let _ = killpg(group, Signal::SIGTERM);
+        let deadline = tokio::time::Instant::now() + self.grace;
+        while tokio::time::Instant::now() < deadline {
+            if !alive(pid, &marker) {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let _ = killpg(group, Signal::SIGKILL);
+        Ok(())
+    }
+
+    async fn logs(&self, job: &BackendRef) -> Result<Vec<LogSnapshot>> {
+        let dir = self.dir(job);
+        let mut out = Vec::new();
+        for source in ["stdout", "stderr"] {
+            match std::fs::read(dir.join(format!("{source}.log"))) {
+                Ok(text) => out.push(LogSnapshot { source: source.into(), text }),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(self.fail("logs", e)),
+            }
+        }
+        Ok(out)
+    }
+
+    fn artifact_dir(&self, job: &BackendRef) -> Option<PathBuf> {
+        Some(self.dir(job).join("artifacts"))
+    }
+}

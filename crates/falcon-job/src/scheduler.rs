@@ -1,0 +1,240 @@
+//! The scheduling decision: which queued job goes to which pool, in memory and without I/O.
+//!
+//! Jobs are taken highest priority first, FIFO within a priority. A job's candidates are the pools that offer
+//! its accelerator type, lie in one of its zones (any zone when it names none), were not left behind by a
+//! capacity failover, and can ever hold it. Among candidates with enough free chips it picks the most preferred
+//! zone, then the fewest jobs already waiting per free chip, then the most free chips, then the name. It never
+//! exceeds a pool's capacity; a job that fits nowhere now waits, with the reason.
+
+use crate::pool::Pool;
+use falcon_core::config::PoolBackend;
+use falcon_core::ids::JobId;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// A queued job as the scheduler sees it.
+#[derive(Debug, Clone)]
+pub struct QueuedJob<'a> {
+    /// Id.
+    pub id: JobId,
+    /// Higher first.
+    pub priority: i64,
+    /// Canonical accelerator type name.
+    pub accelerator: &'a str,
+    /// Chips needed in all.
+    pub chips: u32,
+    /// Allowed zones, most preferred first (empty: any).
+    pub zones: &'a [String],
+    /// Pools it must not go back to.
+    pub excluded: &'a [String],
+    /// Whether it names a container image (Kubernetes pools need one).
+    pub has_image: bool,
+}
+
+/// What each pool already carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolLoad {
+    /// Chips held by jobs placed on it and not finished.
+    pub used: u32,
+    /// Jobs placed on it that the backend has not started yet (its queue depth).
+    pub waiting: u32,
+}
+
+/// The decision for one job.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// Submit to this pool.
+    Place {
+        /// The job.
+        job: JobId,
+        /// Index into the pool list.
+        pool: usize,
+        /// Why this pool (for `why` in status).
+        why: String,
+    },
+    /// Stay queued.
+    Wait {
+        /// The job.
+        job: JobId,
+        /// Why (`no pool offers v6e-8 in us-east5`).
+        reason: String,
+    },
+}
+
+/// Decides placements for `jobs` given the pools and their current load; `load` is updated with the
+/// placements made, so a pass never over-commits a pool.
+pub fn schedule(jobs: &[QueuedJob<'_>], pools: &[Pool], load: &mut [PoolLoad]) -> Vec<Decision> {
+    assert_eq!(pools.len(), load.len(), "one load entry per pool");
+    let mut offering: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, pool) in pools.iter().enumerate() {
+        for accel in &pool.accelerators {
+            offering.entry(accel.as_str()).or_default().push(i);
+        }
+    }
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by(|&a, &b| jobs[b].priority.cmp(&jobs[a].priority).then(jobs[a].id.cmp(&jobs[b].id)));
+
+    let mut decisions = Vec::with_capacity(jobs.len());
+    let empty = Vec::new();
+    for j in order {
+        let job = &jobs[j];
+        let offered = offering.get(job.accelerator).unwrap_or(&empty);
+        let zone_rank = |p: &Pool| {
+            if job.zones.is_empty() { Some(0) } else { job.zones.iter().position(|z| *z == p.zone) }
+        };
+        let in_zone: Vec<usize> = offered.iter().copied().filter(|&p| zone_rank(&pools[p]).is_some()).collect();
+        if in_zone.is_empty() {
+            let where_ = if job.zones.is_empty() { String::new() } else { format!(" in {}", job.zones.join(", ")) };
+            decisions.push(Decision::Wait { job: job.id, reason: format!("no pool offers {}{where_}", job.accelerator) });
+            continue;
+        }
+        let usable: Vec<usize> = in_zone
+            .iter()
+            .copied()
+            .filter(|&p| !job.excluded.contains(&pools[p].name))
+            .filter(|&p| job.has_image || pools[p].backend != PoolBackend::Kubernetes)
+            .collect();
+        if usable.is_empty() {
+            let names: Vec<&str> = in_zone.iter().map(|&p| pools[p].name.as_str()).collect();
+            let reason = if in_zone.iter().all(|&p| job.excluded.contains(&pools[p].name)) {
+                format!("no pool left to try for {}: already moved away from {}", job.accelerator, names.join(", "))
+            } else {
+                format!("pools offering {} ({}) are Kubernetes pools and the job names no image", job.accelerator, names.join(", "))
+            };
+            decisions.push(Decision::Wait { job: job.id, reason });
+            continue;
+        }
+        let big_enough: Vec<usize> = usable.iter().copied().filter(|&p| pools[p].capacity >= job.chips).collect();
+        if big_enough.is_empty() {
+            let largest = usable.iter().map(|&p| &pools[p]).max_by_key(|p| p.capacity).expect("usable is not empty");
+            decisions.push(Decision::Wait {
+                job: job.id,
+                reason: format!(
+                    "needs {} chips but the largest pool offering {} (`{}`) has {}",
+                    job.chips, job.accelerator, largest.name, largest.capacity
+                ),
+            });
+            continue;
+        }
+        let best = big_enough
+            .iter()
+            .copied()
+            .filter(|&p| pools[p].capacity - load[p].used.min(pools[p].capacity) >= job.chips)
+            .min_by(|&a, &b| {
+                let free = |p: usize| f64::from(pools[p].capacity - load[p].used.min(pools[p].capacity));
+                let rank = |p: usize| zone_rank(&pools[p]).unwrap_or(usize::MAX);
+                rank(a)
+                    .cmp(&rank(b))
+                    .then((f64::from(load[a].waiting) / free(a)).total_cmp(&(f64::from(load[b].waiting) / free(b))))
+                    .then(free(b).total_cmp(&free(a)))
+                    .then(pools[a].name.cmp(&pools[b].name))
+            });
+        match best {
+            Some(p) => {
+                let free = pools[p].capacity - load[p].used;
+                load[p].used += job.chips;
+                load[p].waiting += 1;
+                decisions.push(Decision::Place {
+                    job: job.id,
+                    pool: p,
+                    why: format!("{} has {free} of {} chips free in zone {}", pools[p].name, pools[p].capacity, pools[p].zone),
+                });
+            }
+            None => {
+                let state: Vec<String> = big_enough
+                    .iter()
+                    .map(|&p| format!("{} {}/{} free", pools[p].name, pools[p].capacity.saturating_sub(load[p].used), pools[p].capacity))
+                    .collect();
+                decisions.push(Decision::Wait {
+                    job: job.id,
+                    reason: format!("waiting for {} free chips of {} ({})", job.chips, job.accelerator, state.join(", ")),
+                });
+            }
+        }
+    }
+    decisions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use falcon_core::config::Platform;
+    use std::collections::BTreeMap;
+
+    fn pool(name: &str, zone: &str, accels: &[&str], capacity: u32) -> Pool {
+        Pool {
+            name: name.into(),
+            backend: PoolBackend::Slurm,
+            zone: zone.into(),
+            platform: Platform::Tpu,
+            accelerators: accels.iter().map(|s| s.to_string()).collect(),
+            capacity,
+            settings: BTreeMap::new(),
+        }
+    }
+
+    fn job<'a>(id: i64, priority: i64, accel: &'a str, chips: u32, zones: &'a [String]) -> QueuedJob<'a> {
+        QueuedJob { id: JobId(id), priority, accelerator: accel, chips, zones, excluded: &[], has_image: true }
+    }
+
+    fn placed(d: &[Decision]) -> Vec<(i64, usize)> {
+        d.iter().filter_map(|d| if let Decision::Place { job, pool, .. } = d { Some((job.0, *pool)) } else { None }).collect()
+    }
+
+    #[test]
+    fn zone_preference_comes_first_then_free_capacity() {
+        let pools = [pool("a", "us-east5-b", &["v6e-8"], 64), pool("b", "us-west4-a", &["v6e-8"], 64), pool("c", "us-west4-a", &["v6e-8"], 128)];
+        let zones = vec!["us-west4-a".to_string(), "us-east5-b".to_string()];
+        let mut load = [PoolLoad::default(); 3];
+        let d = schedule(&[job(1, 0, "v6e-8", 8, &zones)], &pools, &mut load);
+        assert_eq!(placed(&d), [(1, 2)], "preferred zone, then the most free chips");
+        let mut load = [PoolLoad::default(), PoolLoad { used: 64, waiting: 0 }, PoolLoad { used: 128, waiting: 0 }];
+        let d = schedule(&[job(1, 0, "v6e-8", 8, &zones)], &pools, &mut load);
+        assert_eq!(placed(&d), [(1, 0)], "full preferred pools: the next zone");
+    }
+
+    #[test]
+    fn never_over_capacity_and_priority_then_fifo() {
+        let pools = [pool("a", "z", &["v6e-8"], 16)];
+        let mut load = [PoolLoad::default()];
+        let jobs = [job(1, 0, "v6e-8", 8, &[]), job(2, 5, "v6e-8", 8, &[]), job(3, 5, "v6e-8", 8, &[])];
+        let d = schedule(&jobs, &pools, &mut load);
+        assert_eq!(placed(&d), [(2, 0), (3, 0)]);
+        assert!(matches!(&d[2], Decision::Wait { job, reason } if job.0 == 1 && reason.contains("waiting for 8 free chips")), "{d:?}");
+        assert_eq!(load[0].used, 16);
+    }
+
+    #[test]
+    fn queue_depth_per_free_chip_breaks_ties() {
+        let pools = [pool("a", "z", &["v6e-8"], 64), pool("b", "z", &["v6e-8"], 64)];
+        let mut load = [PoolLoad { used: 0, waiting: 4 }, PoolLoad { used: 0, waiting: 1 }];
+        assert_eq!(placed(&schedule(&[job(1, 0, "v6e-8", 8, &[])], &pools, &mut load)), [(1, 1)]);
+    }
+
+    #[test]
+    fn reasons_say_why_a_job_waits() {
+        let pools = [pool("a", "us-west4-a", &["v6e-8"], 8)];
+        let east = vec!["us-east5".to_string()];
+        let cases = [
+            (job(1, 0, "v6e-8", 8, &east), "no pool offers v6e-8 in us-east5"),
+            (job(2, 0, "v5litepod-16", 16, &[]), "no pool offers v5litepod-16"),
+            (job(3, 0, "v6e-8", 16, &[]), "needs 16 chips but the largest pool offering v6e-8 (`a`) has 8"),
+        ];
+        for (j, reason) in cases {
+            let d = schedule(&[j], &pools, &mut [PoolLoad::default()]);
+            assert_eq!(d, [Decision::Wait { job: d_job(&d), reason: reason.into() }]);
+        }
+        let excluded = vec!["a".to_string()];
+        let mut j = job(4, 0, "v6e-8", 8, &[]);
+        j.excluded = &excluded;
+        let d = schedule(&[j], &pools, &mut [PoolLoad::default()]);
+        assert!(matches!(&d[0], Decision::Wait { reason, .. } if reason.contains("already moved away from a")), "{d:?}");
+    }
+
+    fn d_job(d: &[Decision]) -> JobId {
+        match &d[0] {
+            Decision::Place { job, .. } | Decision::Wait { job, .. } => *job,
+        }
+    }
+}

@@ -6,10 +6,13 @@
 
 pub mod backend;
 mod error;
+pub mod manager;
 pub mod pool;
 pub mod scheduler;
 pub mod spec;
+mod sync;
 
 pub use error::{JobError, Result};
+pub use manager::{JobManager, ManagerConfig, TickReport};
 pub use pool::Pool;
 pub use spec::{CapacityType, JobSpec, Resources, RetryPolicy};

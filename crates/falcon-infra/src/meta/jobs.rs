@@ -333,6 +333,20 @@ impl MetaStore {
         Ok(())
     }
 
+    /// Updates the reason shown beside the job's status (why a queued job waits) without a transition.
+    pub async fn set_job_status_reason(&self, id: JobId, reason: &str) -> Result<()> {
+        check_large(TABLE, "status_reason", reason)?;
+        with_pool!(self, pool => {
+            sqlx::query("UPDATE jobs SET status_reason = ? WHERE id = ?")
+                .bind(reason)
+                .bind(id.0)
+                .execute(pool)
+                .await
+                .map_err(query_err("set job status reason"))?;
+        });
+        Ok(())
+    }
+
     /// Asks for the job to be cancelled (idempotent). The worker holding it carries it out.
     pub async fn request_job_cancel(&self, id: JobId) -> Result<()> {
         let changed = with_pool!(self, pool => {

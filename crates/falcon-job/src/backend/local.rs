@@ -66,6 +66,19 @@ fn alive(pid: i32, marker: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Whether any live (not zombie) process is still in process group `pgid`: the wrapper, the command, or
+/// anything the command started.
+fn group_alive(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
+    entries.flatten().any(|e| {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { return false };
+        let Some((_, rest)) = stat.rsplit_once(')') else { return false };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // After the command name: state, ppid, pgrp.
+        fields.len() > 2 && fields[0] != "Z" && fields[0] != "X" && fields[2] == pgid.to_string()
+    })
+}
+
 #[async_trait]
 impl Backend for LocalBackend {
     fn kind(&self) -> &'static str {
@@ -147,20 +160,23 @@ impl Backend for LocalBackend {
         let dir = self.dir(job);
         let Some(pid) = self.pid(&dir) else { return Ok(()) };
         std::fs::write(dir.join("cancelled"), b"").map_err(|e| self.fail("cancel", e))?;
-        let marker = format!("falcon-job:{}", job.0);
-        if !alive(pid, &marker) {
+        if !group_alive(pid) {
             return Ok(());
         }
         let group = Pid::from_raw(pid);
         let _ = killpg(group, Signal::SIGTERM);
         let deadline = tokio::time::Instant::now() + self.grace;
         while tokio::time::Instant::now() < deadline {
-            if !alive(pid, &marker) {
+            if !group_alive(pid) {
                 return Ok(());
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let _ = killpg(group, Signal::SIGKILL);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while group_alive(pid) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         Ok(())
     }
 

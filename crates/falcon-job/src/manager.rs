@@ -1,0 +1,476 @@
+//! The job manager: accepts jobs, and in each [`JobManager::tick`] claims jobs (leases), places queued ones
+//! with the [`scheduler`](crate::scheduler), submits them, polls their backends, moves statuses, retries,
+//! fails over from pools without capacity, enforces timeouts, carries out cancels, and copies logs and local
+//! artifacts into the artifact store.
+//!
+//! Every state lives in the metadata store; the in-memory part is only timing (when a job became
+//! unschedulable, when logs were last copied). A manager killed at any point loses nothing: another one claims
+//! its jobs once their leases lapse and reconciles them against the backends by their deterministic names.
+
+use crate::backend::{object_name, Backend, BackendRef, BackendState, Submission};
+use crate::error::{JobError, Result};
+use crate::pool::Pool;
+use crate::scheduler::{schedule, Decision, PoolLoad, QueuedJob};
+use crate::spec::{JobSpec, Resolved};
+use crate::sync::ArtifactSync;
+use falcon_core::ids::JobId;
+use falcon_core::status::JobStatus;
+use falcon_core::time::Millis;
+use falcon_infra::meta::{JobChanges, JobRecord, JobTransition, NewJob};
+use falcon_infra::{ArtifactStore, InfraError, MetaStore};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const ACTIVE: [JobStatus; 4] = [JobStatus::Queued, JobStatus::Submitted, JobStatus::Pending, JobStatus::Running];
+
+/// Timings and identity of a manager.
+#[derive(Debug, Clone)]
+pub struct ManagerConfig {
+    /// This worker's name in leases.
+    pub owner: String,
+    /// How long a claim lasts without renewal.
+    pub lease: Duration,
+    /// Pause between ticks in [`JobManager::run`].
+    pub poll_interval: Duration,
+    /// How long a job may stay unschedulable on a pool before it moves to the next fitting pool.
+    pub capacity_timeout: Duration,
+    /// How often logs and artifacts of running jobs are copied.
+    pub log_interval: Duration,
+}
+
+impl ManagerConfig {
+    /// Defaults: 30 s leases, 1 s polling, 60 s capacity timeout, 5 s log copies.
+    pub fn new(owner: impl Into<String>) -> Self {
+        ManagerConfig {
+            owner: owner.into(),
+            lease: Duration::from_secs(30),
+            poll_interval: Duration::from_secs(1),
+            capacity_timeout: Duration::from_secs(60),
+            log_interval: Duration::from_secs(5),
+        }
+    }
+}
+
+/// What one tick did.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct TickReport {
+    /// Jobs this manager holds after claiming.
+    pub held: usize,
+    /// Jobs submitted to a backend.
+    pub submitted: Vec<JobId>,
+    /// Jobs that reached an end state.
+    pub finished: Vec<JobId>,
+    /// Queued jobs that could not be placed, with the reason.
+    pub waiting: Vec<(JobId, String)>,
+    /// Problems that did not stop the tick (a backend down): the job stays as it was.
+    pub errors: Vec<String>,
+}
+
+#[derive(Default)]
+struct Tracked {
+    unschedulable_since: Option<Instant>,
+    last_copy: Option<Instant>,
+}
+
+/// The Job module's service.
+pub struct JobManager {
+    meta: MetaStore,
+    artifacts: ArtifactStore,
+    pools: Vec<Pool>,
+    backends: Vec<Arc<dyn Backend>>,
+    config: ManagerConfig,
+    tracked: Mutex<HashMap<JobId, Tracked>>,
+    sync: ArtifactSync,
+}
+
+impl JobManager {
+    /// A manager over these pools, `backends[i]` running the jobs of `pools[i]`.
+    pub fn new(
+        meta: MetaStore,
+        artifacts: ArtifactStore,
+        pools: Vec<Pool>,
+        backends: Vec<Arc<dyn Backend>>,
+        config: ManagerConfig,
+    ) -> Self {
+        assert_eq!(pools.len(), backends.len(), "one backend per pool");
+        let sync = ArtifactSync::new(artifacts.clone());
+        JobManager { meta, artifacts, pools, backends, config, tracked: Mutex::new(HashMap::new()), sync }
+    }
+
+    /// The pools.
+    pub fn pools(&self) -> &[Pool] {
+        &self.pools
+    }
+
+    /// Validates and queues a job. A spec error names the field; nothing is recorded then.
+    pub async fn submit(&self, spec: &JobSpec) -> Result<JobRecord> {
+        spec.resolve()?;
+        if let Some(uri) = &spec.artifact_uri {
+            if self.artifacts.key_of(uri).is_none() {
+                return Err(JobError::spec("artifact_uri", format!("`{uri}` is not inside the artifact store {}", self.artifacts.uri(""))));
+            }
+        }
+        let new = NewJob {
+            name: spec.name.clone(),
+            spec: serde_json::to_value(spec).expect("a job spec serializes"),
+            priority: spec.priority,
+            labels: spec.labels.clone(),
+        };
+        Ok(self.meta.insert_job(&new).await?)
+    }
+
+    /// One job.
+    pub async fn get(&self, id: JobId) -> Result<JobRecord> {
+        self.meta.get_job(id).await.map_err(not_found(id))
+    }
+
+    /// A job's status log.
+    pub async fn history(&self, id: JobId) -> Result<Vec<JobTransition>> {
+        self.get(id).await?;
+        Ok(self.meta.job_history(id).await?)
+    }
+
+    /// Asks for a job to be cancelled; the manager holding it stops it on the backend at its next tick.
+    pub async fn cancel(&self, id: JobId) -> Result<JobRecord> {
+        self.meta.request_job_cancel(id).await.map_err(not_found(id))?;
+        self.get(id).await
+    }
+
+    /// Runs ticks until `shutdown` completes.
+    pub async fn run(&self, shutdown: impl std::future::Future<Output = ()>) {
+        tokio::pin!(shutdown);
+        loop {
+            match self.tick().await {
+                Ok(report) => {
+                    for e in &report.errors {
+                        tracing::warn!("{e}");
+                    }
+                }
+                Err(e) => tracing::error!("job manager tick failed: {e}"),
+            }
+            tokio::select! {
+                _ = &mut shutdown => return,
+                _ = tokio::time::sleep(self.config.poll_interval) => {}
+            }
+        }
+    }
+
+    /// One pass over every active job.
+    pub async fn tick(&self) -> Result<TickReport> {
+        let mut report = TickReport::default();
+        let active = self.meta.list_jobs(&ACTIVE).await?;
+        let mut mine = Vec::new();
+        for job in &active {
+            if self.meta.claim_job(job.id, &self.config.owner, self.config.lease).await? {
+                mine.push(job.id);
+            }
+        }
+        report.held = mine.len();
+        let mut queued = Vec::new();
+        for id in mine {
+            // Re-read after claiming: another worker may have moved it before our lease began.
+            let job = self.meta.get_job(id).await?;
+            let outcome = match job.status {
+                JobStatus::Queued => {
+                    if job.cancel_requested {
+                        self.finish(&job, JobStatus::Cancelled, "cancelled before it started", JobChanges::default(), &mut report).await
+                    } else {
+                        match self.adopt_placed(&job).await {
+                            Ok(true) => Ok(()),
+                            Ok(false) => {
+                                queued.push(job);
+                                Ok(())
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                }
+                s if !s.is_terminal() => self.reconcile(&job, &mut report).await,
+                _ => Ok(()),
+            };
+            if let Err(e) = outcome {
+                report.errors.push(format!("job {id}: {e}"));
+            }
+        }
+        self.place(queued, &active, &mut report).await?;
+        Ok(report)
+    }
+
+    /// A queued job whose placement was recorded but whose submission was not (a worker died in between):
+    /// adopt it if the backend has it.
+    async fn adopt_placed(&self, job: &JobRecord) -> Result<bool> {
+        let (Some(pool_name), Some(name)) = (&job.pool, &job.backend_ref) else { return Ok(false) };
+        let Some(i) = self.pools.iter().position(|p| &p.name == pool_name) else { return Ok(false) };
+        match self.backends[i].find(name).await? {
+            Some(found) => {
+                let changes = JobChanges { placement: Some(Some((pool_name.clone(), found.0))), ..Default::default() };
+                self.transition(job, JobStatus::Submitted, &format!("adopted from pool {pool_name} after a worker restart"), changes).await?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    async fn place(&self, queued: Vec<JobRecord>, active: &[JobRecord], report: &mut TickReport) -> Result<()> {
+        if queued.is_empty() {
+            return Ok(());
+        }
+        let mut load = vec![PoolLoad::default(); self.pools.len()];
+        for job in active.iter().filter(|j| j.status != JobStatus::Queued) {
+            let Some(i) = job.pool.as_ref().and_then(|p| self.pools.iter().position(|pool| &pool.name == p)) else { continue };
+            if let Ok((_, resolved)) = parse_spec(job) {
+                load[i].used += resolved.chips;
+                if job.status != JobStatus::Running {
+                    load[i].waiting += 1;
+                }
+            }
+        }
+        let mut parsed = Vec::new();
+        for job in queued {
+            match parse_spec(&job) {
+                Ok((spec, resolved)) => parsed.push((job, spec, resolved)),
+                Err(e) => {
+                    let reason = format!("the stored spec is not valid: {e}");
+                    self.finish(&job, JobStatus::Failed, &reason, JobChanges::default(), report).await?;
+                }
+            }
+        }
+        let candidates: Vec<QueuedJob<'_>> = parsed
+            .iter()
+            .map(|(job, spec, resolved)| QueuedJob {
+                id: job.id,
+                priority: job.priority,
+                accelerator: &resolved.accelerator.name,
+                chips: resolved.chips,
+                zones: &spec.zones,
+                excluded: &job.excluded_pools,
+                has_image: spec.image.is_some(),
+            })
+            .collect();
+        let decisions = schedule(&candidates, &self.pools, &mut load);
+        let by_id: HashMap<JobId, &(JobRecord, JobSpec, Resolved)> = parsed.iter().map(|p| (p.0.id, p)).collect();
+        for decision in decisions {
+            match decision {
+                Decision::Wait { job, reason } => {
+                    let (record, _, _) = by_id[&job];
+                    if record.status_reason.as_deref() != Some(reason.as_str()) {
+                        self.meta.set_job_status_reason(job, &reason).await?;
+                    }
+                    report.waiting.push((job, reason));
+                }
+                Decision::Place { job, pool, why } => {
+                    let (record, spec, resolved) = by_id[&job];
+                    match self.submit_to(record, spec, resolved, pool, &why).await {
+                        Ok(()) => report.submitted.push(job),
+                        Err(e) => report.errors.push(format!("job {job}: {e} (it stays queued)")),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn submit_to(&self, job: &JobRecord, spec: &JobSpec, resolved: &Resolved, pool: usize, why: &str) -> Result<()> {
+        let pool_cfg = &self.pools[pool];
+        let attempt = u32::try_from(job.attempt).unwrap_or(1);
+        let name = object_name(&spec.name, attempt, &pool_cfg.name);
+        // Recorded first: if this worker dies after the backend accepts the job, the next one finds it by name.
+        self.meta.set_job_placement(job.id, &pool_cfg.name, &name).await?;
+        let sub = Submission { job: job.id, name, spec, resolved, attempt, pool: pool_cfg };
+        let handle = self.backends[pool].submit(&sub).await?;
+        let changes = JobChanges { placement: Some(Some((pool_cfg.name.clone(), handle.0))), ..Default::default() };
+        self.transition(job, JobStatus::Submitted, &format!("placed on pool {}: {why}", pool_cfg.name), changes).await?;
+        Ok(())
+    }
+
+    async fn reconcile(&self, job: &JobRecord, report: &mut TickReport) -> Result<()> {
+        let (Some(pool_name), Some(handle)) = (&job.pool, &job.backend_ref) else {
+            return self.finish(job, JobStatus::Failed, "active without a placement (corrupt row)", JobChanges::default(), report).await;
+        };
+        let Some(pool) = self.pools.iter().position(|p| &p.name == pool_name) else {
+            return self
+                .finish(job, JobStatus::Failed, &format!("pool `{pool_name}` is no longer configured"), JobChanges::default(), report)
+                .await;
+        };
+        let backend = &self.backends[pool];
+        let handle = BackendRef(handle.clone());
+        if job.cancel_requested {
+            backend.cancel(&handle).await?;
+            self.copy_outputs(job, backend.as_ref(), &handle, true).await;
+            return self.finish(job, JobStatus::Cancelled, "cancelled on request", JobChanges::default(), report).await;
+        }
+        let spec: JobSpec = serde_json::from_value(job.spec.clone()).map_err(|e| JobError::spec("spec", e.to_string()))?;
+        if let (JobStatus::Running, Some(limit), Some(started)) = (job.status, spec.timeout_s, job.started) {
+            if now().0 - started.0 > (limit as i64) * 1000 {
+                backend.cancel(&handle).await?;
+                self.copy_outputs(job, backend.as_ref(), &handle, true).await;
+                let reason = format!("timed out after {limit} s");
+                return self.finish(job, JobStatus::Failed, &reason, JobChanges::default(), report).await;
+            }
+        }
+        let state = backend.status(&handle).await?;
+        if !matches!(state, BackendState::Pending { unschedulable: true, .. }) {
+            self.with_tracked(job.id, |t| t.unschedulable_since = None);
+        }
+        match state {
+            BackendState::Pending { reason, unschedulable } => {
+                if job.status == JobStatus::Submitted {
+                    self.transition(job, JobStatus::Pending, &reason, JobChanges::default()).await?;
+                }
+                if unschedulable {
+                    let since = self.with_tracked(job.id, |t| *t.unschedulable_since.get_or_insert_with(Instant::now));
+                    if since.elapsed() >= self.config.capacity_timeout {
+                        return self.fail_over(job, pool, &handle, &reason).await;
+                    }
+                }
+                Ok(())
+            }
+            BackendState::Running => {
+                if job.status != JobStatus::Running {
+                    let changes = JobChanges { started: Some(now()), ..Default::default() };
+                    self.transition(job, JobStatus::Running, &format!("running on pool {pool_name}"), changes).await?;
+                }
+                self.copy_outputs(job, backend.as_ref(), &handle, false).await;
+                Ok(())
+            }
+            BackendState::Succeeded => {
+                self.copy_outputs(job, backend.as_ref(), &handle, true).await;
+                let changes = JobChanges { exit_code: Some(0), ..Default::default() };
+                self.finish(job, JobStatus::Succeeded, "exited with status 0", changes, report).await
+            }
+            BackendState::Failed { exit_code, reason } => {
+                self.copy_outputs(job, backend.as_ref(), &handle, true).await;
+                let retryable = exit_code.is_some_and(|c| spec.retry.retry_exit_codes.contains(&c));
+                let changes = JobChanges { exit_code: exit_code.map(i64::from), ..Default::default() };
+                let ended = self.finish(job, JobStatus::Failed, &reason, changes, report).await;
+                if retryable {
+                    self.retry(job, JobStatus::Failed, &spec, &format!("exit code {} is retryable", exit_code.unwrap_or(-1))).await?;
+                }
+                ended
+            }
+            BackendState::Preempted { reason } => {
+                self.copy_outputs(job, backend.as_ref(), &handle, true).await;
+                let ended = self.finish(job, JobStatus::Preempted, &reason, JobChanges::default(), report).await;
+                self.retry(job, JobStatus::Preempted, &spec, "preempted").await?;
+                ended
+            }
+            BackendState::Cancelled => {
+                self.copy_outputs(job, backend.as_ref(), &handle, true).await;
+                self.finish(job, JobStatus::Cancelled, "cancelled on the backend", JobChanges::default(), report).await
+            }
+            BackendState::Missing => {
+                self.finish(job, JobStatus::Failed, &format!("pool {pool_name} no longer knows {}", handle.0), JobChanges::default(), report)
+                    .await
+            }
+        }
+    }
+
+    /// Puts a finished attempt back in the queue when attempts remain (the Job module owns retries).
+    async fn retry(&self, job: &JobRecord, from: JobStatus, spec: &JobSpec, why: &str) -> Result<()> {
+        if job.attempt >= i64::from(spec.retry.max_attempts) {
+            return Ok(());
+        }
+        let next = job.attempt + 1;
+        let reason = format!("{why}: retrying as attempt {next} of {}", spec.retry.max_attempts);
+        let changes = JobChanges { attempt: Some(next), placement: Some(None), ..Default::default() };
+        let current = JobRecord { status: from, ..job.clone() };
+        self.transition(&current, JobStatus::Queued, &reason, changes).await?;
+        Ok(())
+    }
+
+    /// Moves a job off a pool that cannot provide capacity, to be placed elsewhere.
+    async fn fail_over(&self, job: &JobRecord, pool: usize, handle: &BackendRef, reason: &str) -> Result<()> {
+        let pool_name = &self.pools[pool].name;
+        self.backends[pool].cancel(handle).await?;
+        let mut excluded = job.excluded_pools.clone();
+        excluded.push(pool_name.clone());
+        let waited = self.config.capacity_timeout.as_secs();
+        let text = format!("moved off pool {pool_name}: no capacity for {waited} s ({reason})");
+        let changes = JobChanges { placement: Some(None), excluded_pools: Some(excluded), ..Default::default() };
+        self.transition(job, JobStatus::Queued, &text, changes).await?;
+        self.with_tracked(job.id, |t| t.unschedulable_since = None);
+        Ok(())
+    }
+
+    async fn transition(&self, job: &JobRecord, to: JobStatus, reason: &str, changes: JobChanges) -> Result<()> {
+        self.meta.transition_job(job.id, job.status, to, reason, changes).await.map(|_| ()).map_err(|e| match e {
+            InfraError::Conflict(m) => JobError::Store(InfraError::Conflict(m)),
+            other => other.into(),
+        })
+    }
+
+    async fn finish(&self, job: &JobRecord, to: JobStatus, reason: &str, changes: JobChanges, report: &mut TickReport) -> Result<()> {
+        self.transition(job, to, reason, changes).await?;
+        self.meta.release_job(job.id, &self.config.owner).await?;
+        self.tracked.lock().expect("tracked map lock").remove(&job.id);
+        report.finished.push(job.id);
+        Ok(())
+    }
+
+    /// Copies logs and local artifacts into the store: at most every `log_interval` while running, always at the
+    /// end. A failed copy is logged and retried next time; it never fails the job.
+    async fn copy_outputs(&self, job: &JobRecord, backend: &dyn Backend, handle: &BackendRef, last: bool) {
+        let due = self.with_tracked(job.id, |t| {
+            let due = last || t.last_copy.is_none_or(|at| at.elapsed() >= self.config.log_interval);
+            if due {
+                t.last_copy = Some(Instant::now());
+            }
+            due
+        });
+        if !due {
+            return;
+        }
+        let prefix = self.prefix(job);
+        let logs = backend.logs(handle).await;
+        let outcome = async {
+            for log in logs? {
+                let key = format!("{prefix}/logs/{}/{}.log", job.attempt, sanitize(&log.source));
+                self.sync.put_log(&key, log.text).await?;
+            }
+            if let Some(dir) = backend.artifact_dir(handle) {
+                self.sync.upload_dir(&dir, &prefix, last).await?;
+            }
+            Ok::<(), JobError>(())
+        }
+        .await;
+        if let Err(e) = outcome {
+            tracing::warn!("job {}: copying logs and artifacts failed (will retry): {e}", job.id);
+        }
+    }
+
+    /// The key prefix of a job's artifacts.
+    fn prefix(&self, job: &JobRecord) -> String {
+        job.spec
+            .get("artifact_uri")
+            .and_then(|u| u.as_str())
+            .and_then(|uri| self.artifacts.key_of(uri))
+            .unwrap_or_else(|| format!("jobs/{}", job.name))
+    }
+
+    fn with_tracked<T>(&self, id: JobId, f: impl FnOnce(&mut Tracked) -> T) -> T {
+        f(self.tracked.lock().expect("tracked map lock").entry(id).or_default())
+    }
+}
+
+fn parse_spec(job: &JobRecord) -> Result<(JobSpec, Resolved)> {
+    let spec: JobSpec = serde_json::from_value(job.spec.clone()).map_err(|e| JobError::spec("spec", e.to_string()))?;
+    let resolved = spec.resolve()?;
+    Ok((spec, resolved))
+}
+
+fn not_found(id: JobId) -> impl FnOnce(InfraError) -> JobError {
+    move |e| match e {
+        InfraError::NotFound { .. } => JobError::NotFound(id.to_string()),
+        other => other.into(),
+    }
+}
+
+fn sanitize(source: &str) -> String {
+    source.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
+}
+
+fn now() -> Millis {
+    Millis(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis() as i64)
+}

@@ -1,0 +1,171 @@
+//! The job manager end to end on the local backend (real processes) and SQLite.
+
+use falcon_core::config::PoolConfig;
+use falcon_core::ids::JobId;
+use falcon_core::status::JobStatus;
+use falcon_infra::{ArtifactStore, MetaStore};
+use falcon_job::backend::local::LocalBackend;
+use falcon_job::backend::Backend;
+use falcon_job::{JobError, JobManager, JobSpec, ManagerConfig, Pool, Resources, RetryPolicy};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+struct Env {
+    manager: JobManager,
+    meta: MetaStore,
+    store: ArtifactStore,
+    _dir: tempfile::TempDir,
+}
+
+async fn env() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = MetaStore::connect(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
+    let store = ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default()).unwrap();
+    let pool = Pool::from_config(&PoolConfig::local_cpu(4)).unwrap();
+    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path().join("jobs"), "local").with_grace(Duration::from_millis(500)));
+    let mut config = ManagerConfig::new("worker-test");
+    config.log_interval = Duration::from_millis(100);
+    let manager = JobManager::new(meta.clone(), store.clone(), vec![pool], vec![backend], config);
+    Env { manager, meta, store, _dir: dir }
+}
+
+fn shell(name: &str, script: &str) -> JobSpec {
+    JobSpec {
+        name: name.into(),
+        image: None,
+        command: vec!["sh".into(), "-c".into(), script.into()],
+        env: BTreeMap::from([("GREETING".into(), "hello".into())]),
+        resources: Resources { accelerator: "cpu".into(), slices: 1, devices: Some(1), topology: None },
+        zones: vec![],
+        capacity: Default::default(),
+        reservation: None,
+        artifact_uri: None,
+        timeout_s: None,
+        priority: 0,
+        retry: RetryPolicy::default(),
+        labels: BTreeMap::new(),
+    }
+}
+
+async fn run_until_done(env: &Env, ids: &[JobId], limit: Duration) {
+    let started = Instant::now();
+    loop {
+        let report = env.manager.tick().await.unwrap();
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        let mut done = true;
+        for id in ids {
+            done &= env.meta.get_job(*id).await.unwrap().status.is_terminal();
+        }
+        if done {
+            return;
+        }
+        assert!(started.elapsed() < limit, "jobs did not finish in {limit:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_runs_and_its_logs_and_artifacts_are_kept() {
+    let env = env().await;
+    let script = "echo $GREETING from $FALCON_JOB_ID; echo oops >&2; mkdir -p $FALCON_ARTIFACT_DIR/plugins/profile/r; \
+                  echo profile > $FALCON_ARTIFACT_DIR/plugins/profile/r/h.xplane.pb";
+    let job = env.manager.submit(&shell("ok-job", script)).await.unwrap();
+    run_until_done(&env, &[job.id], Duration::from_secs(20)).await;
+    let done = env.meta.get_job(job.id).await.unwrap();
+    assert_eq!((done.status, done.exit_code), (JobStatus::Succeeded, Some(0)));
+    let stdout = env.store.get("jobs/ok-job/logs/1/stdout.log").await.unwrap();
+    assert_eq!(std::str::from_utf8(&stdout).unwrap(), format!("hello from {}\n", job.id));
+    assert_eq!(env.store.get("jobs/ok-job/logs/1/stderr.log").await.unwrap().as_ref(), b"oops\n");
+    assert_eq!(env.store.get("jobs/ok-job/plugins/profile/r/h.xplane.pb").await.unwrap().as_ref(), b"profile\n");
+    let steps: Vec<_> = env.manager.history(job.id).await.unwrap().into_iter().map(|t| t.to).collect();
+    assert_eq!(steps.first(), Some(&JobStatus::Queued));
+    assert_eq!(steps.get(1), Some(&JobStatus::Submitted));
+    assert_eq!(steps.last(), Some(&JobStatus::Succeeded));
+    assert!(done.lease_owner.is_none(), "the lease is released at the end");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_job_records_its_exit_code_and_keeps_logs() {
+    let env = env().await;
+    let job = env.manager.submit(&shell("fails", "echo before failing; exit 3")).await.unwrap();
+    run_until_done(&env, &[job.id], Duration::from_secs(20)).await;
+    let done = env.meta.get_job(job.id).await.unwrap();
+    assert_eq!((done.status, done.exit_code), (JobStatus::Failed, Some(3)));
+    assert_eq!(done.status_reason.as_deref(), Some("exited with status 3"));
+    assert_eq!(env.store.get("jobs/fails/logs/1/stdout.log").await.unwrap().as_ref(), b"before failing\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_stops_the_process_group_and_keeps_logs() {
+    let env = env().await;
+    let job = env.manager.submit(&shell("sleeper", "echo started; sleep 30 & wait")).await.unwrap();
+    let started = Instant::now();
+    while env.meta.get_job(job.id).await.unwrap().status != JobStatus::Running {
+        env.manager.tick().await.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let pid: i32 = std::fs::read_to_string(env._dir.path().join("jobs/sleeper-a1-local/pid")).unwrap().trim().parse().unwrap();
+    env.manager.cancel(job.id).await.unwrap();
+    run_until_done(&env, &[job.id], Duration::from_secs(20)).await;
+    assert_eq!(env.meta.get_job(job.id).await.unwrap().status, JobStatus::Cancelled);
+    let group_alive = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let fields: Vec<String> = stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().map(str::to_string).collect()).unwrap_or_default();
+        fields.len() > 2 && fields[0] != "Z" && fields[2] == pid.to_string()
+    });
+    assert!(!group_alive, "no process of the job's group survives (sleep child included)");
+    assert_eq!(env.store.get("jobs/sleeper/logs/1/stdout.log").await.unwrap().as_ref(), b"started\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_fails_the_job() {
+    let env = env().await;
+    let mut spec = shell("slow", "sleep 30");
+    spec.timeout_s = Some(1);
+    let job = env.manager.submit(&spec).await.unwrap();
+    run_until_done(&env, &[job.id], Duration::from_secs(20)).await;
+    let done = env.meta.get_job(job.id).await.unwrap();
+    assert_eq!(done.status, JobStatus::Failed);
+    assert_eq!(done.status_reason.as_deref(), Some("timed out after 1 s"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retryable_exit_code_is_resubmitted_until_attempts_are_spent() {
+    let env = env().await;
+    let mut spec = shell("flaky", "echo attempt $FALCON_JOB_ATTEMPT; [ $FALCON_JOB_ATTEMPT -ge 2 ] || exit 42");
+    spec.retry = RetryPolicy { max_attempts: 3, retry_exit_codes: vec![42] };
+    let job = env.manager.submit(&spec).await.unwrap();
+    run_until_done(&env, &[job.id], Duration::from_secs(20)).await;
+    let history = env.manager.history(job.id).await.unwrap();
+    let steps: Vec<_> = history.iter().map(|t| (t.to, t.attempt)).collect();
+    assert!(steps.contains(&(JobStatus::Failed, 1)), "{steps:?}");
+    assert!(history.iter().any(|t| t.to == JobStatus::Queued && t.reason.contains("retrying as attempt 2 of 3")), "{steps:?}");
+    let finished = env.meta.get_job(job.id).await.unwrap();
+    assert_eq!((finished.status, finished.attempt), (JobStatus::Succeeded, 2));
+    assert_eq!(env.store.get("jobs/flaky/logs/1/stdout.log").await.unwrap().as_ref(), b"attempt 1\n");
+    assert_eq!(env.store.get("jobs/flaky/logs/2/stdout.log").await.unwrap().as_ref(), b"attempt 2\n");
+}
+
+#[tokio::test]
+async fn a_job_that_fits_nowhere_waits_with_a_reason_and_bad_specs_are_refused() {
+    let env = env().await;
+    let mut spec = shell("tpu-job", "true");
+    spec.resources = Resources { accelerator: "v6e-8".into(), slices: 1, devices: None, topology: None };
+    spec.zones = vec!["us-east5".into()];
+    let job = env.manager.submit(&spec).await.unwrap();
+    let report = env.manager.tick().await.unwrap();
+    assert_eq!(report.waiting, [(job.id, "no pool offers v6e-8 in us-east5".to_string())]);
+    let rec = env.meta.get_job(job.id).await.unwrap();
+    assert_eq!((rec.status, rec.status_reason.as_deref()), (JobStatus::Queued, Some("no pool offers v6e-8 in us-east5")));
+
+    let mut bad = shell("bad", "true");
+    bad.resources.accelerator = "v6e-7".into();
+    let err = env.manager.submit(&bad).await.unwrap_err();
+    assert!(matches!(&err, JobError::InvalidSpec { field, .. } if field == "resources.accelerator"), "{err}");
+    let mut bad_topology = shell("bad-topo", "true");
+    bad_topology.resources = Resources { accelerator: "v5litepod-16".into(), slices: 1, devices: None, topology: Some("2x8".into()) };
+    assert!(env.manager.submit(&bad_topology).await.unwrap_err().to_string().contains("4x4"));
+    assert_eq!(env.meta.list_jobs(&[]).await.unwrap().len(), 1, "nothing recorded for refused specs");
+}

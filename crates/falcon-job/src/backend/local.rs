@@ -49,6 +49,34 @@ impl LocalBackend {
     fn pid(&self, dir: &Path) -> Option<i32> {
         std::fs::read_to_string(dir.join("pid")).ok()?.trim().parse().ok()
     }
+
+    /// Whether this job was already started here: its pid or exit status is recorded, or — when a worker died
+    /// between starting the process and recording its pid — a live process carries its marker (the pid is
+    /// recorded then). Never starting a job twice rests on this.
+    fn adopt(&self, job: &BackendRef) -> Result<bool> {
+        let dir = self.dir(job);
+        if dir.join("pid").exists() || dir.join("exit_code").exists() {
+            return Ok(true);
+        }
+        if !dir.exists() {
+            return Ok(false);
+        }
+        match find_process(&format!("falcon-job:{}", job.0)) {
+            Some(pid) => {
+                std::fs::write(dir.join("pid"), pid.to_string()).map_err(|e| self.fail("adopt", e))?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+}
+
+/// The live process whose command line carries `marker` (the wrapper shell of a job), if any.
+fn find_process(marker: &str) -> Option<i32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        alive(pid, marker).then_some(pid)
+    })
 }
 
 /// Whether `pid` is a live (not zombie) process whose command line carries our marker.
@@ -88,7 +116,7 @@ impl Backend for LocalBackend {
     async fn submit(&self, sub: &Submission<'_>) -> Result<BackendRef> {
         let job = BackendRef(sub.name.clone());
         let dir = self.dir(&job);
-        if dir.join("pid").exists() {
+        if self.adopt(&job)? {
             return Ok(job);
         }
         let artifacts = dir.join("artifacts");
@@ -125,12 +153,15 @@ impl Backend for LocalBackend {
 
     async fn find(&self, name: &str) -> Result<Option<BackendRef>> {
         let job = BackendRef(name.to_string());
-        Ok(self.dir(&job).join("pid").exists().then_some(job))
+        Ok(self.adopt(&job)?.then_some(job))
     }
 
     async fn status(&self, job: &BackendRef) -> Result<BackendState> {
         let dir = self.dir(job);
-        let Some(pid) = self.pid(&dir) else { return Ok(BackendState::Missing) };
+        let pid = self.pid(&dir);
+        if pid.is_none() && !dir.join("exit_code").exists() {
+            return Ok(BackendState::Missing);
+        }
         let cancelled = dir.join("cancelled").exists();
         if let Ok(text) = std::fs::read_to_string(dir.join("exit_code")) {
             let code: i32 = text.trim().parse().map_err(|_| self.fail("status", format!("bad exit_code file: {text:?}")))?;
@@ -141,7 +172,7 @@ impl Backend for LocalBackend {
                 c => BackendState::Failed { exit_code: Some(c), reason: format!("exited with status {c}") },
             });
         }
-        if alive(pid, &format!("falcon-job:{}", job.0)) {
+        if pid.is_some_and(|pid| alive(pid, &format!("falcon-job:{}", job.0))) {
             return Ok(BackendState::Running);
         }
         // The exit code may land a moment after the process is gone; look once more.
@@ -160,6 +191,9 @@ impl Backend for LocalBackend {
         let dir = self.dir(job);
         let Some(pid) = self.pid(&dir) else { return Ok(()) };
         std::fs::write(dir.join("cancelled"), b"").map_err(|e| self.fail("cancel", e))?;
+        if dir.join("exit_code").exists() {
+            return Ok(());
+        }
         if !group_alive(pid) {
             return Ok(());
         }

@@ -3,7 +3,9 @@
 //! Every backend object is named deterministically from the job (`<job-name>-a<attempt>-<pool>`), so a worker
 //! that restarts finds what it submitted ([`Backend::find`]) and adopts it instead of submitting twice.
 
+pub mod kubernetes;
 pub mod local;
+pub mod slurm;
 
 use crate::error::Result;
 use crate::pool::Pool;

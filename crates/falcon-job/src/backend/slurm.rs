@@ -1,0 +1,1 @@
+//! The Slurm backend (being written).

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Run all of Falcon's tests against real services:
 #   scripts/test.sh [extra cargo test args...]
-# Starts MariaDB + the GCS emulator (scripts/services.sh up), exports
-# FALCON_TEST_MYSQL_URL / FALCON_TEST_GCS_ENDPOINT, runs
+# Starts MariaDB, the GCS emulator and a single-node Slurm (scripts/services.sh up), exports
+# FALCON_TEST_MYSQL_URL / FALCON_TEST_GCS_ENDPOINT / FALCON_TEST_SLURM_CONF, runs
 # `cargo test --workspace "$@"`, and always stops the services
 # again on exit.  Exits with cargo's status.
 set -euo pipefail
@@ -22,12 +22,15 @@ bash "$ROOT/scripts/services.sh" up
 # shellcheck source=/dev/null
 source "$ROOT/.cache/services.env"
 
-if [[ -z "${FALCON_TEST_MYSQL_URL:-}" || -z "${FALCON_TEST_GCS_ENDPOINT:-}" ]]; then
-    echo "test: ERROR: .cache/services.env did not set FALCON_TEST_MYSQL_URL and FALCON_TEST_GCS_ENDPOINT" >&2
-    exit 1
-fi
+for var in FALCON_TEST_MYSQL_URL FALCON_TEST_GCS_ENDPOINT FALCON_TEST_SLURM_CONF; do
+    if [[ -z "${!var:-}" ]]; then
+        echo "test: ERROR: .cache/services.env did not set $var" >&2
+        exit 1
+    fi
+done
 echo "test: FALCON_TEST_MYSQL_URL=$FALCON_TEST_MYSQL_URL" >&2
 echo "test: FALCON_TEST_GCS_ENDPOINT=$FALCON_TEST_GCS_ENDPOINT" >&2
+echo "test: FALCON_TEST_SLURM_CONF=$FALCON_TEST_SLURM_CONF" >&2
 echo "test: running: cargo test --workspace $*" >&2
 
 status=0

@@ -29,6 +29,47 @@ pub struct Config {
     pub s3: S3Config,
     /// The resource pools jobs run on.
     pub pools: Vec<PoolConfig>,
+    /// Timings of the job worker.
+    pub jobs: JobsConfig,
+}
+
+/// Timings of the job worker (`[jobs]` in falcon.toml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobsConfig {
+    /// Pause between worker passes, in milliseconds.
+    pub poll_interval_ms: u64,
+    /// How long a job may wait for capacity on a pool (unschedulable) before it moves to the next fitting
+    /// pool, in seconds.
+    pub capacity_timeout_s: u64,
+    /// How long a worker's claim on a job lasts without renewal, in seconds.
+    pub lease_s: u64,
+    /// How often logs and artifacts of running jobs are copied to the artifact store, in seconds.
+    pub log_interval_s: u64,
+}
+
+impl Default for JobsConfig {
+    fn default() -> Self {
+        JobsConfig { poll_interval_ms: 1000, capacity_timeout_s: 60, lease_s: 30, log_interval_s: 5 }
+    }
+}
+
+/// The `[jobs]` part of a layer: fields merge one by one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobsLayer {
+    /// See [`JobsConfig::poll_interval_ms`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_interval_ms: Option<u64>,
+    /// See [`JobsConfig::capacity_timeout_s`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_timeout_s: Option<u64>,
+    /// See [`JobsConfig::lease_s`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_s: Option<u64>,
+    /// See [`JobsConfig::log_interval_s`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_interval_s: Option<u64>,
 }
 
 /// GCS settings (used when `artifacts` is a `gs://` URI).
@@ -143,6 +184,9 @@ pub struct ConfigLayer {
     /// See [`Config::pools`]; a layer that sets pools replaces the whole list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pools: Option<Vec<PoolConfig>>,
+    /// See [`Config::jobs`]; fields merge one by one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<JobsLayer>,
 }
 
 /// The GCS part of a layer.
@@ -288,6 +332,13 @@ impl ConfigLayer {
         if over.pools.is_some() {
             self.pools = over.pools;
         }
+        if let Some(j) = over.jobs {
+            let mine = self.jobs.get_or_insert_with(Default::default);
+            mine.poll_interval_ms = j.poll_interval_ms.or(mine.poll_interval_ms);
+            mine.capacity_timeout_s = j.capacity_timeout_s.or(mine.capacity_timeout_s);
+            mine.lease_s = j.lease_s.or(mine.lease_s);
+            mine.log_interval_s = j.log_interval_s.or(mine.log_interval_s);
+        }
     }
 }
 
@@ -322,6 +373,16 @@ impl Config {
             },
             s3: S3Config { endpoint: s3.endpoint, region: s3.region, anonymous: s3.anonymous.unwrap_or(false) },
             pools: merged.pools.unwrap_or_else(|| vec![PoolConfig::local_cpu(machine.cores)]),
+            jobs: {
+                let d = JobsConfig::default();
+                let j = merged.jobs.unwrap_or_default();
+                JobsConfig {
+                    poll_interval_ms: j.poll_interval_ms.unwrap_or(d.poll_interval_ms),
+                    capacity_timeout_s: j.capacity_timeout_s.unwrap_or(d.capacity_timeout_s),
+                    lease_s: j.lease_s.unwrap_or(d.lease_s),
+                    log_interval_s: j.log_interval_s.unwrap_or(d.log_interval_s),
+                }
+            },
         }
     }
 
@@ -336,6 +397,12 @@ impl Config {
         let mut problems = Vec::new();
         let mut seen = BTreeSet::new();
         let mut problem = |field: String, message: String| problems.push(ConfigProblem { field, message });
+        if self.jobs.poll_interval_ms == 0 || self.jobs.lease_s == 0 {
+            problem("jobs".into(), "poll_interval_ms and lease_s must be positive".into());
+        }
+        if self.jobs.lease_s * 1000 <= self.jobs.poll_interval_ms * 2 {
+            problem("jobs.lease_s".into(), "a lease must outlast at least two polls, or workers lose their jobs between passes".into());
+        }
         if self.pools.is_empty() {
             problem("pools".into(), "no resource pool is configured; jobs could not run anywhere".into());
         }
@@ -473,6 +540,17 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(ConfigLayer::from_toml(&layer.to_toml(), "init").unwrap(), layer);
+    }
+
+    #[test]
+    fn job_timings_merge_field_by_field() {
+        let file = ConfigLayer::from_toml("[jobs]\ncapacity_timeout_s = 30\nlease_s = 20\n", "f").unwrap();
+        let flags = ConfigLayer { jobs: Some(JobsLayer { lease_s: Some(45), ..Default::default() }), ..Default::default() };
+        let c = Config::resolve([file, flags], MACHINE);
+        assert_eq!(c.jobs, JobsConfig { poll_interval_ms: 1000, capacity_timeout_s: 30, lease_s: 45, log_interval_s: 5 });
+        let bad = ConfigLayer::from_toml("[jobs]\nlease_s = 1\npoll_interval_ms = 1000\n", "f").unwrap();
+        let fields: Vec<_> = Config::resolve([bad], MACHINE).problems().into_iter().map(|p| p.field).collect();
+        assert_eq!(fields, ["jobs.lease_s"]);
     }
 
     #[test]

@@ -29,6 +29,12 @@ fn toml_of(config: &falcon_core::config::Config) -> String {
         }),
         s3: None,
         pools: Some(config.pools.clone()),
+        jobs: Some(falcon_core::config::JobsLayer {
+            poll_interval_ms: Some(config.jobs.poll_interval_ms),
+            capacity_timeout_s: Some(config.jobs.capacity_timeout_s),
+            lease_s: Some(config.jobs.lease_s),
+            log_interval_s: Some(config.jobs.log_interval_s),
+        }),
     };
     layer.to_toml()
 }

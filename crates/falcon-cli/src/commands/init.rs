@@ -76,6 +76,7 @@ fn initial_layer(global: &GlobalArgs, cores: u32) -> ConfigLayer {
         gcs: None,
         s3: None,
         pools: Some(vec![PoolConfig::local_cpu(cores)]),
+        jobs: None,
     }
 }
 

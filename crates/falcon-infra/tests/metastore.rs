@@ -373,6 +373,25 @@ async fn concurrent_writers_lose_nothing(store: MetaStore) {
         owners += usize::from(c.await.unwrap());
     }
     assert_eq!(owners, 1);
+
+    // Racing batch claims over the same 60 jobs: every job ends up with exactly one holder.
+    let mut ids = Vec::new();
+    for i in 0..60 {
+        let job = NewJob { name: format!("batch-{i}"), spec: serde_json::json!({}), priority: 0, labels: BTreeMap::new() };
+        ids.push(store.insert_job(&job).await.unwrap().id);
+    }
+    let claimers: Vec<_> = (0..4)
+        .map(|w| {
+            let (store, ids) = (store.clone(), ids.clone());
+            tokio::spawn(async move { store.claim_jobs(&ids, &format!("batch-worker-{w}"), Duration::from_secs(60)).await.unwrap() })
+        })
+        .collect();
+    let mut held = Vec::new();
+    for c in claimers {
+        held.extend(c.await.unwrap());
+    }
+    held.sort();
+    assert_eq!(held, ids, "each job claimed by exactly one worker");
 }
 
 async fn sweeps_insert_all_or_nothing(store: MetaStore) {

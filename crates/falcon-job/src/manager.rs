@@ -51,6 +51,17 @@ impl ManagerConfig {
             log_interval: Duration::from_secs(5),
         }
     }
+
+    /// The timings configured in `[jobs]` of falcon.toml.
+    pub fn from_config(owner: impl Into<String>, jobs: &falcon_core::config::JobsConfig) -> Self {
+        ManagerConfig {
+            owner: owner.into(),
+            lease: Duration::from_secs(jobs.lease_s),
+            poll_interval: Duration::from_millis(jobs.poll_interval_ms),
+            capacity_timeout: Duration::from_secs(jobs.capacity_timeout_s),
+            log_interval: Duration::from_secs(jobs.log_interval_s),
+        }
+    }
 }
 
 /// What one tick did.
@@ -161,12 +172,8 @@ impl JobManager {
     pub async fn tick(&self) -> Result<TickReport> {
         let mut report = TickReport::default();
         let active = self.meta.list_jobs(&ACTIVE).await?;
-        let mut mine = Vec::new();
-        for job in &active {
-            if self.meta.claim_job(job.id, &self.config.owner, self.config.lease).await? {
-                mine.push(job.id);
-            }
-        }
+        let ids: Vec<JobId> = active.iter().map(|j| j.id).collect();
+        let mine = self.meta.claim_jobs(&ids, &self.config.owner, self.config.lease).await?;
         report.held = mine.len();
         let mut queued = Vec::new();
         for id in mine {
@@ -297,6 +304,8 @@ impl JobManager {
         let backend = &self.backends[pool];
         let handle = BackendRef(handle.clone());
         if job.cancel_requested {
+            // Copy first: on Kubernetes the delete takes the pods, and their logs, with it.
+            self.copy_outputs(job, backend.as_ref(), &handle, true).await;
             backend.cancel(&handle).await?;
             self.copy_outputs(job, backend.as_ref(), &handle, true).await;
             return self.finish(job, JobStatus::Cancelled, "cancelled on request", JobChanges::default(), report).await;
@@ -304,6 +313,7 @@ impl JobManager {
         let spec: JobSpec = serde_json::from_value(job.spec.clone()).map_err(|e| JobError::spec("spec", e.to_string()))?;
         if let (JobStatus::Running, Some(limit), Some(started)) = (job.status, spec.timeout_s, job.started) {
             if now().0 - started.0 > (limit as i64) * 1000 {
+                self.copy_outputs(job, backend.as_ref(), &handle, true).await;
                 backend.cancel(&handle).await?;
                 self.copy_outputs(job, backend.as_ref(), &handle, true).await;
                 let reason = format!("timed out after {limit} s");

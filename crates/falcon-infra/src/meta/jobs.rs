@@ -364,6 +364,40 @@ impl MetaStore {
         Ok(())
     }
 
+    /// Claims many jobs at once for `owner` (one statement per 500 ids): the jobs nobody else holds a live
+    /// lease on. Returns the ids `owner` holds afterwards.
+    pub async fn claim_jobs(&self, ids: &[JobId], owner: &str, ttl: Duration) -> Result<Vec<JobId>> {
+        check_short(TABLE, "lease_owner", owner)?;
+        let mut held = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(500) {
+            let at = now();
+            let expires = at.0 + ttl.as_millis() as i64;
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let update = format!(
+                "UPDATE jobs SET lease_owner = ?, lease_expires_ms = ? WHERE id IN ({marks}) \
+                 AND (lease_owner IS NULL OR lease_owner = ? OR lease_expires_ms < ?)"
+            );
+            let select = format!("SELECT id FROM jobs WHERE id IN ({marks}) AND lease_owner = ? ORDER BY id");
+            let mine: Vec<i64> = with_pool!(self, pool => {
+                let mut tx = pool.begin_write().await.map_err(query_err("begin transaction"))?;
+                let mut q = sqlx::query(&update).bind(owner).bind(expires);
+                for id in chunk {
+                    q = q.bind(id.0);
+                }
+                q.bind(owner).bind(at.0).execute(&mut *tx).await.map_err(query_err("claim jobs"))?;
+                let mut q = sqlx::query(&select);
+                for id in chunk {
+                    q = q.bind(id.0);
+                }
+                let rows = q.bind(owner).fetch_all(&mut *tx).await.map_err(query_err("read claimed jobs"))?;
+                tx.commit().await.map_err(query_err("commit claims"))?;
+                rows.iter().map(|r| r.int(TABLE, "id")).collect::<Result<Vec<_>>>()?
+            });
+            held.extend(mine.into_iter().map(JobId));
+        }
+        Ok(held)
+    }
+
     /// Gives up `owner`'s lease on the job (no-op if it holds none).
     pub async fn release_job(&self, id: JobId, owner: &str) -> Result<()> {
         with_pool!(self, pool => {

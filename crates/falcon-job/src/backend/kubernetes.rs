@@ -1,1 +1,0 @@
-//! The Kubernetes backend (being written).

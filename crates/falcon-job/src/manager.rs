@@ -110,6 +110,23 @@ impl JobManager {
         JobManager { meta, artifacts, pools, backends, config, tracked: Mutex::new(HashMap::new()), sync }
     }
 
+    /// A manager for the configured pools and timings: validates every pool and builds its backend (job
+    /// folders under `<data_dir>/jobs`). A pool that cannot work is an error naming it.
+    pub async fn from_config(
+        meta: MetaStore,
+        artifacts: ArtifactStore,
+        config: &falcon_core::config::Config,
+        owner: impl Into<String>,
+    ) -> Result<Self> {
+        let pools = crate::pool::pools_from_config(&config.pools)?;
+        let jobs_dir = config.data_dir.join("jobs");
+        let mut backends = Vec::with_capacity(pools.len());
+        for pool in &pools {
+            backends.push(crate::backend::for_pool(pool, &jobs_dir).await?);
+        }
+        Ok(Self::new(meta, artifacts, pools, backends, ManagerConfig::from_config(owner, &config.jobs)))
+    }
+
     /// The pools.
     pub fn pools(&self) -> &[Pool] {
         &self.pools

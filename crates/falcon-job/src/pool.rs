@@ -65,7 +65,7 @@ impl Pool {
 
     /// Whether the pool offers this accelerator type.
     pub fn offers(&self, accel: &AcceleratorType) -> bool {
-        self.accelerators.iter().any(|a| *a == accel.name)
+        self.accelerators.contains(&accel.name)
     }
 
     /// A string setting, if present.

@@ -31,6 +31,9 @@ pub struct QueuedJob<'a> {
     pub has_image: bool,
 }
 
+/// Jobs that wait for the same reason: accelerator, chips, zones, excluded pools, whether it has an image.
+type ReasonKey<'a> = (&'a str, u32, &'a [String], &'a [String], bool);
+
 /// What each pool already carries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PoolLoad {
@@ -77,83 +80,91 @@ pub fn schedule(jobs: &[QueuedJob<'_>], pools: &[Pool], load: &mut [PoolLoad]) -
 
     let mut decisions = Vec::with_capacity(jobs.len());
     let empty = Vec::new();
+    // Buffers reused across jobs, and waiting reasons reused while no placement changes the load: after the
+    // pools fill up, thousands of queued jobs share a handful of reasons.
+    let (mut in_zone, mut usable, mut big_enough) = (Vec::new(), Vec::new(), Vec::new());
+    let mut generation = 0u64;
+    let mut reasons: HashMap<ReasonKey<'_>, (u64, String)> = HashMap::new();
     for j in order {
         let job = &jobs[j];
+        let key = (job.accelerator, job.chips, job.zones, job.excluded, job.has_image);
+        if let Some((g, reason)) = reasons.get(&key) {
+            if *g == generation {
+                decisions.push(Decision::Wait { job: job.id, reason: reason.clone() });
+                continue;
+            }
+        }
         let offered = offering.get(job.accelerator).unwrap_or(&empty);
         let zone_rank = |p: &Pool| {
             if job.zones.is_empty() { Some(0) } else { job.zones.iter().position(|z| *z == p.zone) }
         };
-        let in_zone: Vec<usize> = offered.iter().copied().filter(|&p| zone_rank(&pools[p]).is_some()).collect();
-        if in_zone.is_empty() {
-            let where_ = if job.zones.is_empty() { String::new() } else { format!(" in {}", job.zones.join(", ")) };
-            decisions.push(Decision::Wait { job: job.id, reason: format!("no pool offers {}{where_}", job.accelerator) });
-            continue;
-        }
-        let usable: Vec<usize> = in_zone
-            .iter()
-            .copied()
-            .filter(|&p| !job.excluded.contains(&pools[p].name))
-            .filter(|&p| job.has_image || pools[p].backend != PoolBackend::Kubernetes)
-            .collect();
-        if usable.is_empty() {
-            let names: Vec<&str> = in_zone.iter().map(|&p| pools[p].name.as_str()).collect();
-            let reason = if in_zone.iter().all(|&p| job.excluded.contains(&pools[p].name)) {
-                format!("no pool left to try for {}: already moved away from {}", job.accelerator, names.join(", "))
-            } else {
-                format!("pools offering {} ({}) are Kubernetes pools and the job names no image", job.accelerator, names.join(", "))
-            };
-            decisions.push(Decision::Wait { job: job.id, reason });
-            continue;
-        }
-        let big_enough: Vec<usize> = usable.iter().copied().filter(|&p| pools[p].capacity >= job.chips).collect();
-        if big_enough.is_empty() {
-            let largest = usable.iter().map(|&p| &pools[p]).max_by_key(|p| p.capacity).expect("usable is not empty");
-            decisions.push(Decision::Wait {
+        in_zone.clear();
+        in_zone.extend(offered.iter().copied().filter(|&p| zone_rank(&pools[p]).is_some()));
+        usable.clear();
+        usable.extend(
+            in_zone
+                .iter()
+                .copied()
+                .filter(|&p| !job.excluded.contains(&pools[p].name))
+                .filter(|&p| job.has_image || pools[p].backend != PoolBackend::Kubernetes),
+        );
+        big_enough.clear();
+        big_enough.extend(usable.iter().copied().filter(|&p| pools[p].capacity >= job.chips));
+        let free = |p: usize| pools[p].capacity - load[p].used.min(pools[p].capacity);
+        let best = big_enough.iter().copied().filter(|&p| free(p) >= job.chips).min_by(|&a, &b| {
+            let rank = |p: usize| zone_rank(&pools[p]).unwrap_or(usize::MAX);
+            let per_free = |p: usize| f64::from(load[p].waiting) / f64::from(free(p));
+            rank(a)
+                .cmp(&rank(b))
+                .then(per_free(a).total_cmp(&per_free(b)))
+                .then(free(b).cmp(&free(a)))
+                .then(pools[a].name.cmp(&pools[b].name))
+        });
+        if let Some(p) = best {
+            let before = free(p);
+            load[p].used += job.chips;
+            load[p].waiting += 1;
+            generation += 1;
+            decisions.push(Decision::Place {
                 job: job.id,
-                reason: format!(
-                    "needs {} chips but the largest pool offering {} (`{}`) has {}",
-                    job.chips, job.accelerator, largest.name, largest.capacity
-                ),
+                pool: p,
+                why: format!("{} has {before} of {} chips free in zone {}", pools[p].name, pools[p].capacity, pools[p].zone),
             });
             continue;
         }
-        let best = big_enough
-            .iter()
-            .copied()
-            .filter(|&p| pools[p].capacity - load[p].used.min(pools[p].capacity) >= job.chips)
-            .min_by(|&a, &b| {
-                let free = |p: usize| f64::from(pools[p].capacity - load[p].used.min(pools[p].capacity));
-                let rank = |p: usize| zone_rank(&pools[p]).unwrap_or(usize::MAX);
-                rank(a)
-                    .cmp(&rank(b))
-                    .then((f64::from(load[a].waiting) / free(a)).total_cmp(&(f64::from(load[b].waiting) / free(b))))
-                    .then(free(b).total_cmp(&free(a)))
-                    .then(pools[a].name.cmp(&pools[b].name))
-            });
-        match best {
-            Some(p) => {
-                let free = pools[p].capacity - load[p].used;
-                load[p].used += job.chips;
-                load[p].waiting += 1;
-                decisions.push(Decision::Place {
-                    job: job.id,
-                    pool: p,
-                    why: format!("{} has {free} of {} chips free in zone {}", pools[p].name, pools[p].capacity, pools[p].zone),
-                });
-            }
-            None => {
-                let state: Vec<String> = big_enough
-                    .iter()
-                    .map(|&p| format!("{} {}/{} free", pools[p].name, pools[p].capacity.saturating_sub(load[p].used), pools[p].capacity))
-                    .collect();
-                decisions.push(Decision::Wait {
-                    job: job.id,
-                    reason: format!("waiting for {} free chips of {} ({})", job.chips, job.accelerator, state.join(", ")),
-                });
-            }
-        }
+        let reason = wait_reason(job, pools, load, &in_zone, &usable, &big_enough);
+        reasons.insert(key, (generation, reason.clone()));
+        decisions.push(Decision::Wait { job: job.id, reason });
     }
     decisions
+}
+
+/// Why a job that could not be placed waits, from the candidate lists computed for it.
+fn wait_reason(job: &QueuedJob<'_>, pools: &[Pool], load: &[PoolLoad], in_zone: &[usize], usable: &[usize], big_enough: &[usize]) -> String {
+    if in_zone.is_empty() {
+        let where_ = if job.zones.is_empty() { String::new() } else { format!(" in {}", job.zones.join(", ")) };
+        return format!("no pool offers {}{where_}", job.accelerator);
+    }
+    let names = |list: &[usize]| list.iter().map(|&p| pools[p].name.as_str()).collect::<Vec<_>>().join(", ");
+    if usable.is_empty() {
+        return if in_zone.iter().all(|&p| job.excluded.contains(&pools[p].name)) {
+            format!("no pool left to try for {}: already moved away from {}", job.accelerator, names(in_zone))
+        } else {
+            format!("pools offering {} ({}) are Kubernetes pools and the job names no image", job.accelerator, names(in_zone))
+        };
+    }
+    if big_enough.is_empty() {
+        let largest = usable.iter().map(|&p| &pools[p]).max_by_key(|p| p.capacity).expect("usable is not empty");
+        return format!(
+            "needs {} chips but the largest pool offering {} (`{}`) has {}",
+            job.chips, job.accelerator, largest.name, largest.capacity
+        );
+    }
+    let state: Vec<String> = big_enough
+        .iter()
+        .map(|&p| format!("{} {}/{} free", pools[p].name, pools[p].capacity.saturating_sub(load[p].used), pools[p].capacity))
+        .collect();
+    format!("waiting for {} free chips of {} ({})", job.chips, job.accelerator, state.join(", "))
 }
 
 #[cfg(test)]

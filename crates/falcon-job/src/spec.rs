@@ -213,7 +213,8 @@ mod tests {
 
     #[test]
     fn bad_specs_name_the_field() {
-        let cases: Vec<(Box<dyn Fn(&mut JobSpec)>, &str)> = vec![
+        type Mutation = Box<dyn Fn(&mut JobSpec)>;
+        let cases: Vec<(Mutation, &str)> = vec![
             (Box::new(|s| s.resources.accelerator = "v6e-7".into()), "resources.accelerator"),
             (Box::new(|s| s.resources.topology = Some("4x4".into())), "resources.topology"),
             (Box::new(|s| s.resources.slices = 0), "resources.slices"),

@@ -169,3 +169,37 @@ async fn a_job_that_fits_nowhere_waits_with_a_reason_and_bad_specs_are_refused()
     assert!(env.manager.submit(&bad_topology).await.unwrap_err().to_string().contains("4x4"));
     assert_eq!(env.meta.list_jobs(&[]).await.unwrap().len(), 1, "nothing recorded for refused specs");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_built_from_configuration_runs_jobs_and_refuses_bad_pools() {
+    use falcon_core::config::{Config, ConfigLayer, MachineFacts};
+    let dir = tempfile::tempdir().unwrap();
+    let toml = "data_dir = \".falcon\"\n[jobs]\npoll_interval_ms = 50\nlease_s = 5\n\n[[pools]]\nname = \"cpu\"\nbackend = \"local\"\nzone = \"local\"\n\
+                platform = \"cpu\"\naccelerators = [\"cpu\"]\ncapacity = 2\n";
+    let layer = ConfigLayer::from_toml(toml, "falcon.toml").unwrap().rebase(dir.path());
+    let config = Config::resolve([layer], MachineFacts { cores: 2 });
+    let meta = MetaStore::connect(&config.db).await.unwrap();
+    let store = ArtifactStore::open(&config.artifacts, &config.gcs, &config.s3).unwrap();
+    let manager = JobManager::from_config(meta.clone(), store.clone(), &config, "w").await.unwrap();
+    assert_eq!(manager.pools().len(), 1);
+    let job = manager.submit(&shell("from-config", "echo ok")).await.unwrap();
+    let started = Instant::now();
+    while !meta.get_job(job.id).await.unwrap().status.is_terminal() {
+        manager.tick().await.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(20));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(meta.get_job(job.id).await.unwrap().status, JobStatus::Succeeded);
+    assert!(dir.path().join(".falcon/jobs/from-config-a1-cpu/pid").exists(), "job folders live in the data dir");
+
+    let bad = ConfigLayer::from_toml(
+        "[[pools]]\nname = \"tpus\"\nbackend = \"kubernetes\"\nzone = \"z\"\nplatform = \"tpu\"\naccelerators = [\"v6e-7\"]\ncapacity = 8\n",
+        "falcon.toml",
+    )
+    .unwrap();
+    let config = Config::resolve([bad], MachineFacts { cores: 2 });
+    let err = JobManager::from_config(meta.clone(), store, &config, "w").await.err().expect("refused").to_string();
+    assert!(err.contains("pool `tpus`") && err.contains("v6e-8"), "{err}");
+    let missing = ConfigLayer::from_toml("[[pools]]\nname = \"x\"\nbackend = \"slurm\"\n", "falcon.toml").unwrap_err();
+    assert!(missing.to_string().contains("missing field"), "{missing}");
+}

@@ -100,6 +100,16 @@ pub trait Backend: Send + Sync {
     }
 }
 
+/// Builds the backend a pool's settings describe; local and Slurm job folders live under `jobs_dir`.
+pub async fn for_pool(pool: &Pool, jobs_dir: &std::path::Path) -> Result<std::sync::Arc<dyn Backend>> {
+    use falcon_core::config::PoolBackend;
+    Ok(match pool.backend {
+        PoolBackend::Local => std::sync::Arc::new(local::LocalBackend::new(jobs_dir, &pool.name)),
+        PoolBackend::Slurm => std::sync::Arc::new(slurm::SlurmBackend::from_pool(pool, jobs_dir)?),
+        PoolBackend::Kubernetes => std::sync::Arc::new(kubernetes::KubernetesBackend::from_pool(pool).await?),
+    })
+}
+
 /// The backend object name for a job attempt on a pool: lowercase, `-` separated, at most 63 characters.
 pub fn object_name(job_name: &str, attempt: u32, pool: &str) -> String {
     let pool: String = pool

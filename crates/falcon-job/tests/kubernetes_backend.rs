@@ -91,40 +91,28 @@ async fn wait_for(
 // ------------------------------------------------------------------------------------------------ 1. golden
 
 /// One golden case: a name and how its spec differs from the default one.
-fn golden_cases() -> Vec<(&'static str, JobSpec)> {
-    let mut cases: Vec<(&'static str, JobSpec)> = [
-        "v4-8",
-        "v4-16",
-        "v5litepod-8",
-        "v5litepod-16",
-        "v5p-8",
-        "v6e-1",
-        "v6e-8",
-        "v6e-256",
-        "a100-40gb-8",
-        "a100-80gb-8",
-        "h100-80gb-8",
-        "h100-mega-80gb-8",
-        "h200-141gb-8",
-    ]
-    .into_iter()
-    .map(|accel| (accel, spec("train", accel, 1)))
-    .collect();
+fn golden_cases() -> Vec<(String, JobSpec)> {
+    // Every accelerator type of the catalog (cpu gets a core count below), then capacity and slice variants.
+    let mut cases: Vec<(String, JobSpec)> = falcon_core::catalog::all()
+        .into_iter()
+        .filter(|a| a.name != "cpu")
+        .map(|a| (a.name.clone(), spec("train", &a.name, 1)))
+        .collect();
     let mut cpu = spec("train", "cpu", 1);
     cpu.resources.devices = Some(4);
-    cases.push(("cpu", cpu));
+    cases.push(("cpu".into(), cpu));
     let mut spot = spec("train", "v6e-8", 1);
     spot.capacity = CapacityType::Spot;
-    cases.push(("v6e-8-spot", spot));
-    cases.push(("v5litepod-16-2slices", spec("train", "v5litepod-16", 2)));
-    cases.push(("h100-80gb-8-2nodes", spec("train", "h100-80gb-8", 2)));
+    cases.push(("v6e-8-spot".into(), spot));
+    cases.push(("v5litepod-16-2slices".into(), spec("train", "v5litepod-16", 2)));
+    cases.push(("h100-80gb-8-2nodes".into(), spec("train", "h100-80gb-8", 2)));
     let mut reservation = spec("train", "v5p-16", 1);
     reservation.capacity = CapacityType::Reservation;
     reservation.reservation = Some("falcon-v5p-res".into());
-    cases.push(("v5p-16-reservation", reservation));
+    cases.push(("v5p-16-reservation".into(), reservation));
     let mut flex = spec("train", "v6e-4", 1);
     flex.capacity = CapacityType::Flex;
-    cases.push(("v6e-4-flex", flex));
+    cases.push(("v6e-4-flex".into(), flex));
     cases
 }
 
@@ -174,7 +162,7 @@ fn manifests_match_the_golden_files() {
 
 #[test]
 fn golden_manifests_say_the_right_things() {
-    let cases: BTreeMap<&str, Value> = golden_cases().into_iter().map(|(c, s)| (c, render(&s))).collect();
+    let cases: BTreeMap<String, Value> = golden_cases().into_iter().map(|(c, s)| (c, render(&s))).collect();
     let pod = |v: &Value| -> Value {
         match v["kind"].as_str().unwrap() {
             "Job" => v["spec"]["template"]["spec"].clone(),

@@ -288,7 +288,12 @@ impl JobManager {
                     let (record, spec, resolved) = by_id[&job];
                     match self.submit_to(record, spec, resolved, pool, &why).await {
                         Ok(()) => report.submitted.push(job),
-                        Err(e) => report.errors.push(format!("job {job}: {e} (it stays queued)")),
+                        Err(e) => {
+                            // Shown beside QUEUED so the person waiting sees why; the next tick tries again.
+                            let reason = format!("submitting to pool {} failed, will retry: {e}", self.pools[pool].name);
+                            self.meta.set_job_status_reason(job, &reason).await?;
+                            report.errors.push(format!("job {job}: {e} (it stays queued)"));
+                        }
                     }
                 }
             }

@@ -203,3 +203,23 @@ async fn a_manager_built_from_configuration_runs_jobs_and_refuses_bad_pools() {
     let missing = ConfigLayer::from_toml("[[pools]]\nname = \"x\"\nbackend = \"slurm\"\n", "falcon.toml").unwrap_err();
     assert!(missing.to_string().contains("missing field"), "{missing}");
 }
+
+#[tokio::test]
+async fn a_dead_backend_leaves_the_job_queued_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = MetaStore::connect(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
+    let store = ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default()).unwrap();
+    let blocker = dir.path().join("not-a-dir");
+    std::fs::write(&blocker, "x").unwrap();
+    let pool = Pool::from_config(&PoolConfig::local_cpu(2)).unwrap();
+    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(blocker.join("jobs"), "local"));
+    let manager = JobManager::new(meta.clone(), store, vec![pool], vec![backend], ManagerConfig::new("w"));
+    let job = manager.submit(&shell("stuck", "true")).await.unwrap();
+    let report = manager.tick().await.unwrap();
+    assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+    let rec = meta.get_job(job.id).await.unwrap();
+    assert_eq!((rec.status, rec.pool.as_deref()), (JobStatus::Queued, Some("local")));
+    let reason = rec.status_reason.unwrap();
+    assert!(reason.contains("submitting to pool local failed, will retry") && reason.contains("not-a-dir"), "{reason}");
+    assert_eq!(manager.history(job.id).await.unwrap().len(), 1, "no transition: nothing half-submitted");
+}

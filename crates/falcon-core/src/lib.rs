@@ -9,6 +9,8 @@ pub mod catalog;
 pub mod config;
 pub mod error;
 pub mod ids;
+pub mod spec;
+pub mod stats;
 pub mod status;
 pub mod time;
 

@@ -4,8 +4,10 @@
 //! methods on it. This first cut connects the stores and runs `doctor`; the lifecycle, snapshots, diffs,
 //! sessions, goals and regression detection arrive with the EXP issue.
 
+pub mod diff;
 mod doctor;
 mod error;
+pub mod sweep;
 
 pub use doctor::{doctor, Check, DoctorReport};
 pub use error::{ExpError, Result};

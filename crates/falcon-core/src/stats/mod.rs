@@ -1,0 +1,1 @@
+//! Statistics shared by EXP and analysis (being written).

@@ -1,0 +1,1 @@
+//! Config diff (being written).

@@ -1,0 +1,1 @@
+//! Sweep expansion (being written).

@@ -406,7 +406,48 @@ async fn sweeps_insert_all_or_nothing(store: MetaStore) {
     assert!(ids[0] < ids[1]);
 }
 
+async fn goal_claims_are_atomic_ordered_and_leased(store: MetaStore) {
+    let low = store.insert_goal(&goal("low", 1)).await.unwrap().id;
+    let high = store.insert_goal(&goal("high", 9)).await.unwrap().id;
+    // 20 concurrent claimers, 2 goals: exactly two winners, the high-priority goal among them.
+    let claimers: Vec<_> = (0..20)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move { store.claim_next_goal(&format!("agent-{i}"), Duration::from_secs(60)).await.unwrap() })
+        })
+        .collect();
+    let mut won = Vec::new();
+    for c in claimers {
+        if let Some(g) = c.await.unwrap() {
+            won.push((g.id, g.owner.unwrap()));
+        }
+    }
+    won.sort();
+    assert_eq!(won.len(), 2, "{won:?}");
+    assert_eq!(won.iter().map(|w| w.0).collect::<Vec<_>>(), {
+        let mut v = vec![low, high];
+        v.sort();
+        v
+    });
+    assert!(store.claim_next_goal("late", Duration::from_secs(60)).await.unwrap().is_none());
+
+    // A lapsed lease makes the goal claimable again; the owner can renew; release reopens it.
+    let third = store.insert_goal(&goal("third", 5)).await.unwrap().id;
+    let claimed = store.claim_goal(third, "a", Duration::from_millis(200)).await.unwrap().unwrap();
+    assert_eq!((claimed.status, claimed.owner.as_deref()), (GoalStatus::Claimed, Some("a")));
+    assert!(store.claim_goal(third, "b", Duration::from_secs(60)).await.unwrap().is_none());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(store.claim_next_goal("b", Duration::from_secs(60)).await.unwrap().unwrap().id, third);
+    let released = store.transition_goal(third, GoalStatus::Claimed, GoalStatus::Open, "handing over", Some("b")).await.unwrap();
+    assert_eq!((released.status, released.owner), (GoalStatus::Open, None));
+    let achieved = store.transition_goal(high, GoalStatus::Claimed, GoalStatus::Achieved, "MFU 46%", Some("x")).await.unwrap();
+    assert_eq!(achieved.status, GoalStatus::Achieved);
+    let err = store.transition_goal(high, GoalStatus::Claimed, GoalStatus::Abandoned, "late", None).await.unwrap_err();
+    assert!(matches!(&err, InfraError::Conflict(m) if m.contains("ACHIEVED")), "{err}");
+}
+
 on_both_databases!(
+    goal_claims_are_atomic_ordered_and_leased,
     migrations_are_current_and_reapplying_is_harmless,
     experiments_round_trip_with_labels_and_history,
     transitions_are_compare_and_set_and_audited,

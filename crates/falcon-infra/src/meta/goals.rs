@@ -163,6 +163,143 @@ impl MetaStore {
         })
     }
 
+    /// Claims the best claimable goal for `owner` for `ttl`: an OPEN goal, or a CLAIMED one whose lease has
+    /// lapsed — highest priority first, then oldest. Atomic: of any number of concurrent claimers, each goal goes
+    /// to one. `None` when nothing is claimable.
+    pub async fn claim_next_goal(&self, owner: &str, ttl: std::time::Duration) -> Result<Option<GoalRecord>> {
+        check_short(GOALS, "owner", owner)?;
+        for _ in 0..32 {
+            let at = now();
+            let candidate: Option<i64> = with_pool!(self, pool => {
+                sqlx::query(
+                    "SELECT id FROM goals WHERE status = ? OR (status = ? AND lease_expires_ms < ?) \
+                     ORDER BY priority DESC, id ASC LIMIT 1",
+                )
+                .bind(GoalStatus::Open.as_str())
+                .bind(GoalStatus::Claimed.as_str())
+                .bind(at.0)
+                .fetch_optional(pool)
+                .await
+                .map_err(query_err("find a claimable goal"))?
+                .map(|r| r.int(GOALS, "id"))
+                .transpose()?
+            });
+            let Some(id) = candidate else { return Ok(None) };
+            if self.claim_goal(GoalId(id), owner, ttl).await?.is_some() {
+                return self.get_goal(GoalId(id)).await.map(Some);
+            }
+            // Another claimer won this one; look again.
+        }
+        Err(InfraError::Conflict("could not claim a goal: too much contention, try again".into()))
+    }
+
+    /// Claims one goal for `owner` when it is OPEN, CLAIMED with a lapsed lease, or already `owner`'s (a
+    /// renewal). Returns the goal when `owner` holds it afterwards, `None` when someone else does or it is closed.
+    pub async fn claim_goal(&self, id: GoalId, owner: &str, ttl: std::time::Duration) -> Result<Option<GoalRecord>> {
+        check_short(GOALS, "owner", owner)?;
+        let at = now();
+        let expires = at.0 + ttl.as_millis() as i64;
+        let won = with_pool!(self, pool => {
+            let mut tx = pool.begin_write().await.map_err(query_err("begin transaction"))?;
+            let before = sqlx::query("SELECT status, owner FROM goals WHERE id = ?")
+                .bind(id.0)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(query_err("read goal"))?;
+            let Some(before) = before else { return Err(InfraError::NotFound { what: "goal", id: id.to_string() }) };
+            let from_status = before.text(GOALS, "status")?;
+            let changed = sqlx::query(
+                "UPDATE goals SET status = ?, owner = ?, lease_expires_ms = ?, updated_ms = ? WHERE id = ? \
+                 AND (status = ? OR (status = ? AND (lease_expires_ms < ? OR owner = ?)))",
+            )
+            .bind(GoalStatus::Claimed.as_str())
+            .bind(owner)
+            .bind(expires)
+            .bind(at.0)
+            .bind(id.0)
+            .bind(GoalStatus::Open.as_str())
+            .bind(GoalStatus::Claimed.as_str())
+            .bind(at.0)
+            .bind(owner)
+            .execute(&mut *tx)
+            .await
+            .map_err(query_err("claim goal"))?
+            .rows_affected();
+            if changed == 1 {
+                sqlx::query(
+                    "INSERT INTO goal_transitions (goal_id, from_status, to_status, at_ms, reason, actor) VALUES (?, ?, ?, ?, ?, ?)",
+                )
+                .bind(id.0)
+                .bind(&from_status)
+                .bind(GoalStatus::Claimed.as_str())
+                .bind(at.0)
+                .bind(if from_status == GoalStatus::Claimed.as_str() { "claim renewed or taken over after its lease lapsed" } else { "claimed" })
+                .bind(owner)
+                .execute(&mut *tx)
+                .await
+                .map_err(query_err("record goal transition"))?;
+            }
+            tx.commit().await.map_err(query_err("commit goal claim"))?;
+            changed == 1
+        });
+        if won { self.get_goal(id).await.map(Some) } else { Ok(None) }
+    }
+
+    /// Moves a goal from `from` to `to` (release, achieve, abandon), recording who and why. A goal no longer in
+    /// `from` is a conflict. Leaving CLAIMED clears the owner and lease.
+    pub async fn transition_goal(
+        &self,
+        id: GoalId,
+        from: GoalStatus,
+        to: GoalStatus,
+        reason: &str,
+        actor: Option<&str>,
+    ) -> Result<GoalRecord> {
+        check_large("goal_transitions", "reason", reason)?;
+        let at = now();
+        with_pool!(self, pool => {
+            let mut tx = pool.begin_write().await.map_err(query_err("begin transaction"))?;
+            let changed = sqlx::query(
+                "UPDATE goals SET status = ?, owner = CASE WHEN ? = 1 THEN NULL ELSE owner END, \
+                 lease_expires_ms = CASE WHEN ? = 1 THEN NULL ELSE lease_expires_ms END, updated_ms = ? \
+                 WHERE id = ? AND status = ?",
+            )
+            .bind(to.as_str())
+            .bind(i64::from(to != GoalStatus::Claimed))
+            .bind(i64::from(to != GoalStatus::Claimed))
+            .bind(at.0)
+            .bind(id.0)
+            .bind(from.as_str())
+            .execute(&mut *tx)
+            .await
+            .map_err(query_err("update goal status"))?
+            .rows_affected();
+            if changed == 0 {
+                let row = sqlx::query("SELECT status FROM goals WHERE id = ?")
+                    .bind(id.0)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(query_err("read goal"))?;
+                return Err(match row {
+                    None => InfraError::NotFound { what: "goal", id: id.to_string() },
+                    Some(r) => InfraError::Conflict(format!("goal {id} is {}, not {from}", r.text(GOALS, "status")?)),
+                });
+            }
+            sqlx::query("INSERT INTO goal_transitions (goal_id, from_status, to_status, at_ms, reason, actor) VALUES (?, ?, ?, ?, ?, ?)")
+                .bind(id.0)
+                .bind(from.as_str())
+                .bind(to.as_str())
+                .bind(at.0)
+                .bind(reason)
+                .bind(actor)
+                .execute(&mut *tx)
+                .await
+                .map_err(query_err("record goal transition"))?;
+            tx.commit().await.map_err(query_err("commit goal transition"))?;
+        });
+        self.get_goal(id).await
+    }
+
     /// Records a new session.
     pub async fn insert_session(&self, new: &NewSession) -> Result<SessionRecord> {
         check_short("sessions", "name", &new.name)?;

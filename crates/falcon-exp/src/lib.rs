@@ -7,6 +7,7 @@
 pub mod diff;
 mod doctor;
 mod error;
+pub mod lifecycle;
 pub mod sweep;
 
 pub use doctor::{doctor, Check, DoctorReport};

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Falcon's main job on the embedded defaults (SQLite, local artifact dir, local job runner):
-# builds the `falcon` binary, writes ./falcon.toml with `falcon init` if there is none, then runs
-# `falcon doctor`, which checks every configured component end to end.
+# builds `falcon`, writes ./falcon.toml if there is none, checks the setup, installs the example workload's
+# Python environment (JAX on CPU, under .cache/), runs a baseline and a variant of a small JAX transformer as
+# experiments (metrics, an XProf profile and logs land in the artifact store), and compares their step times.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-echo "quickstart: building falcon (first build takes a few minutes)" >&2
+echo "quickstart: building falcon (the first build takes a few minutes)" >&2
 cargo build --quiet -p falcon-cli
 FALCON="$ROOT/target/debug/falcon"
 
@@ -16,3 +17,18 @@ else
     "$FALCON" init
 fi
 "$FALCON" doctor
+
+echo "quickstart: preparing the example workload's Python environment" >&2
+bash examples/jax_transformer/setup.sh >&2
+
+submit() {
+    "$FALCON" exp submit "$1" --wait --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])'
+}
+echo "quickstart: running the baseline (examples/jax_transformer/baseline.yaml)" >&2
+A=$(submit examples/jax_transformer/baseline.yaml)
+echo "quickstart: running the variant (examples/jax_transformer/variant.yaml)" >&2
+B=$(submit examples/jax_transformer/variant.yaml)
+
+"$FALCON" exp show "$B"
+"$FALCON" exp diff "$A" "$B"
+"$FALCON" exp compare "$A" "$B" --metric step_time_s

@@ -13,6 +13,21 @@ pub enum ExpError {
     /// The metadata or artifact store failed or refused.
     #[error(transparent)]
     Store(#[from] InfraError),
+    /// The Job module refused or failed.
+    #[error(transparent)]
+    Job(#[from] falcon_job::JobError),
+    /// A spec, metric file or argument that cannot be used.
+    #[error("{0}")]
+    Invalid(String),
+    /// The request does not fit the current state (cancel a finished experiment).
+    #[error("{0}")]
+    State(String),
+    /// Something asked for does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// A local file could not be written.
+    #[error("{0}")]
+    Io(String),
 }
 
 impl ExpError {
@@ -20,6 +35,11 @@ impl ExpError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             ExpError::Store(e) => e.kind(),
+            ExpError::Job(e) => e.kind(),
+            ExpError::Invalid(_) => ErrorKind::Failure,
+            ExpError::State(_) => ErrorKind::Conflict,
+            ExpError::NotFound(_) => ErrorKind::NotFound,
+            ExpError::Io(_) => ErrorKind::Failure,
         }
     }
 
@@ -27,6 +47,8 @@ impl ExpError {
     pub fn hint(&self) -> Option<String> {
         match self {
             ExpError::Store(e) => store_hint(e),
+            ExpError::Job(falcon_job::JobError::InvalidPool { .. }) => Some("fix the [[pools]] entries in falcon.toml".into()),
+            _ => None,
         }
     }
 }

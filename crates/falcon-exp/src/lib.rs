@@ -7,22 +7,37 @@
 pub mod diff;
 mod doctor;
 mod error;
+pub mod experiments;
 pub mod lifecycle;
+pub mod metrics;
 pub mod sweep;
 
 pub use doctor::{doctor, Check, DoctorReport};
 pub use error::{ExpError, Result};
+pub use falcon_infra::meta::ExperimentFilter;
 
 use falcon_core::config::Config;
 use falcon_infra::{ArtifactStore, MetaStore};
 use serde::Serialize;
 
 /// The EXP service: the metadata and artifact stores, wired from configuration.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Exp {
     meta: MetaStore,
     artifacts: ArtifactStore,
     config: Config,
+    owner: String,
+    jobs: std::sync::Arc<tokio::sync::OnceCell<std::sync::Arc<falcon_job::JobManager>>>,
+}
+
+impl std::fmt::Debug for Exp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exp").field("meta", &self.meta).field("artifacts", &self.artifacts).finish()
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "host".into())
 }
 
 /// What an [`Exp`] is connected to, for `falcon init` and status displays.
@@ -46,7 +61,22 @@ impl Exp {
     pub async fn connect(config: &Config) -> Result<Exp> {
         let meta = MetaStore::connect(&config.db).await?;
         let artifacts = ArtifactStore::open(&config.artifacts, &config.gcs, &config.s3)?;
-        Ok(Exp { meta, artifacts, config: config.clone() })
+        let owner = format!("falcon-{}-{}", hostname(), std::process::id());
+        Ok(Exp { meta, artifacts, config: config.clone(), owner, jobs: Default::default() })
+    }
+
+    /// The Job module, built on first use from the configured pools (so commands that never run jobs do not
+    /// need every pool's backend reachable).
+    pub(crate) async fn jobs(&self) -> Result<std::sync::Arc<falcon_job::JobManager>> {
+        let jobs = self
+            .jobs
+            .get_or_try_init(|| async {
+                let manager =
+                    falcon_job::JobManager::from_config(self.meta.clone(), self.artifacts.clone(), &self.config, self.owner.clone()).await?;
+                Ok::<_, ExpError>(std::sync::Arc::new(manager))
+            })
+            .await?;
+        Ok(jobs.clone())
     }
 
     /// What this service is connected to.

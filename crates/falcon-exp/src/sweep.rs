@@ -1,1 +1,408 @@
-//! Sweep expansion (being written).
+//! Sweeps (DESIGN.md §2): an experiment spec plus a `sweep` block whose keys are dotted spec paths and whose
+//! values are lists; the cartesian product of the lists gives the experiments.
+//!
+//! ```yaml
+//! base: llama3-8b.yaml          # a spec file, loaded through the caller's callback…
+//! sweep:
+//!   config.batch_size: [128, 256]
+//!   config.remat: [full, minimal]
+//! name_template: "llama3-8b-bs${config.batch_size}-${config.remat}"
+//! ```
+//!
+//! The base is one of:
+//! - `base: PATH` — read through `load_base(PATH)` (EXP resolves it against the sweep file's folder and does
+//!   the I/O; this module stays pure and testable);
+//! - `base: {name: …, scenario: …, …}` — the spec inline;
+//! - no `base`: the spec's fields written at the top level of the sweep file, beside `sweep`.
+//!
+//! Rules:
+//! - A sweep key is a dotted path from the spec's root (`config.parallelism.fsdp`, `resources.accelerator`,
+//!   `workload.env.XLA_FLAGS`); missing objects on the way are created; a list element is addressed by its
+//!   index. Each value is a non-empty list.
+//! - Order: sweep keys in the order they are written, the first varying slowest (like nested loops), each
+//!   list in its own order.
+//! - Names: `name_template` is filled from each combined spec (`${config.batch_size}`, or any spec path such
+//!   as `${resources.accelerator}`). Without a template each name is the base name followed by
+//!   `-<last path segment><value>` per swept key (`llama3-8b-batch_size128-rematfull`). Two combinations
+//!   with the same name are an error: the template must tell them apart.
+//! - Every combination is checked like a spec file. Errors point where the offending value is written (a
+//!   swept value in the sweep file, the rest in the base) and the message names the sweep file and the
+//!   combination.
+//! - At most [`MAX_COMBINATIONS`] combinations.
+
+use falcon_core::spec::{
+    did_you_mean, parse_document, render_template, render_value, spec_from_document, Document, ExperimentSpec,
+    FieldPath, SourceMap, SpecError, SPEC_FIELDS,
+};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// Most combinations one sweep may expand to.
+pub const MAX_COMBINATIONS: usize = 1000;
+
+/// The fields of a sweep file besides the spec's own.
+pub const SWEEP_FIELDS: [&str; 3] = ["base", "sweep", "name_template"];
+
+/// One combination of a sweep: the checked spec and the values the sweep put into it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepPoint {
+    /// The spec of this combination, checked, with its name filled in.
+    pub spec: ExperimentSpec,
+    /// `(sweep key, value)` for each swept key, in sweep order.
+    pub assignments: Vec<(String, Value)>,
+}
+
+/// Expands a sweep file into its specs, in the order the module docs describe. `file` names the sweep in
+/// errors; `load_base` returns the text of the base spec file a `base: PATH` names (or a message saying why
+/// it cannot).
+pub fn expand(
+    sweep_text: &str,
+    file: &str,
+    load_base: impl Fn(&str) -> Result<String, String>,
+) -> Result<Vec<ExperimentSpec>, SpecError> {
+    Ok(expand_points(sweep_text, file, load_base)?.into_iter().map(|point| point.spec).collect())
+}
+
+/// [`expand`], keeping with each spec the values the sweep assigned.
+pub fn expand_points(
+    sweep_text: &str,
+    file: &str,
+    load_base: impl Fn(&str) -> Result<String, String>,
+) -> Result<Vec<SweepPoint>, SpecError> {
+    let doc = parse_document(sweep_text, file)?;
+    let Value::Object(root) = &doc.value else {
+        return Err(doc
+            .error(&[], "a sweep file is a mapping with `sweep` and a `base` spec")
+            .with_hint("see DESIGN.md §2: `base: spec.yaml`, `sweep: {config.batch_size: [128, 256]}`"));
+    };
+    check_top_level(&doc, root)?;
+    let (base, base_source) = load(&doc, root, file, &load_base)?;
+    let axes = axes(&doc, root)?;
+    let template = match root.get("name_template") {
+        None => None,
+        Some(Value::String(t)) => Some(t.clone()),
+        Some(_) => return Err(doc.error(&p(&["name_template"]), "must be a string such as `run-${config.batch_size}`")),
+    };
+    let total =
+        axes.iter().try_fold(1usize, |n, axis| n.checked_mul(axis.values.len()).filter(|n| *n <= MAX_COMBINATIONS));
+    let Some(total) = total else {
+        let sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+        return Err(doc
+            .error(&p(&["sweep"]), format!("{} combinations is more than {MAX_COMBINATIONS}", sizes.join(" × ")))
+            .with_hint("split the sweep into several files or shorten its lists"));
+    };
+    let swept_name = axes.iter().any(|a| a.path == ["name"]);
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut points = Vec::with_capacity(total);
+    let mut index = vec![0usize; axes.len()];
+    for n in 0..total {
+        let assignments: Vec<(String, Value)> =
+            axes.iter().zip(&index).map(|(axis, &i)| (axis.key.clone(), axis.values[i].clone())).collect();
+        let context = |e: SpecError| {
+            let shown: Vec<String> = assignments.iter().map(|(k, v)| format!("{k}={}", render_value(v))).collect();
+            SpecError {
+                message: format!("{} (sweep {file}, combination {}/{total}: {})", e.message, n + 1, shown.join(", ")),
+                ..e
+            }
+        };
+        let mut value = base.clone();
+        let mut source = base_source.clone();
+        for (axis, &i) in axes.iter().zip(&index) {
+            let at = ["sweep".to_string(), axis.key.clone(), i.to_string()];
+            set_path(&mut value, &axis.path, axis.values[i].clone())
+                .map_err(|m| doc.error(&p(&["sweep", &axis.key]), m))
+                .map_err(context)?;
+            // The swept value is written in the sweep's list: errors about it, or about an object it
+            // replaces, point at that element.
+            source.graft(&axis.path, &doc.source, &at);
+            source.set_key(axis.path.clone(), doc.source.value_spot(&at));
+        }
+        if let Some(template) = &template {
+            let name = render_template(template, &value)
+                .map_err(|e| doc.error(&p(&["name_template"]), format!("`{}`: {}", e.placeholder, e.reason)))
+                .map_err(context)?;
+            set_name(&mut value, name);
+            source.set_value(p(&["name"]), doc.source.value_spot(&p(&["name_template"])));
+        } else if !swept_name {
+            if let Some(Value::String(name)) = value.get("name") {
+                let mut name = name.clone();
+                for (axis, &i) in axes.iter().zip(&index) {
+                    let leaf = axis.path.last().map(String::as_str).unwrap_or("");
+                    name.push_str(&format!("-{leaf}{}", render_value(&axis.values[i])));
+                }
+                set_name(&mut value, name);
+            }
+        }
+        let spec = spec_from_document(&Document { value, source }).map_err(context)?;
+        if let Some(first) = seen.insert(spec.name.clone(), n + 1) {
+            let at = if template.is_some() { p(&["name_template"]) } else { p(&["sweep"]) };
+            return Err(context(
+                doc.error(&at, format!("combinations {first} and {} both get the name `{}`", n + 1, spec.name)),
+            )
+            .with_hint("put every swept key in `name_template`, e.g. `run-${config.batch_size}-${config.remat}`"));
+        }
+        points.push(SweepPoint { spec, assignments });
+        // Next combination: the last axis moves fastest.
+        for j in (0..axes.len()).rev() {
+            index[j] += 1;
+            if index[j] < axes[j].values.len() {
+                break;
+            }
+            index[j] = 0;
+        }
+    }
+    Ok(points)
+}
+
+fn p(parts: &[&str]) -> FieldPath {
+    parts.iter().map(|s| s.to_string()).collect()
+}
+
+/// Refuses unknown top-level keys (suggesting the closest) and spec fields beside a `base`.
+fn check_top_level(doc: &Document, root: &Map<String, Value>) -> Result<(), SpecError> {
+    let has_base = root.contains_key("base");
+    let mut known: Vec<&str> = SWEEP_FIELDS.to_vec();
+    if !has_base {
+        known.extend(SPEC_FIELDS);
+    }
+    let mut unknown: Vec<(usize, usize, &String)> = root
+        .keys()
+        .filter(|k| !known.contains(&k.as_str()))
+        .map(|k| {
+            let spot = doc.source.key_spot(std::slice::from_ref(k));
+            (spot.line, spot.column, k)
+        })
+        .collect();
+    unknown.sort();
+    let Some((_, _, key)) = unknown.first() else { return Ok(()) };
+    let path = vec![(*key).clone()];
+    let spot = doc.source.key_spot(&path);
+    if has_base && SPEC_FIELDS.contains(&key.as_str()) {
+        return Err(SpecError::at(
+            spot,
+            &path,
+            format!("`{key}` beside `base`: a sweep with a base sets spec fields only under `sweep`"),
+        )
+        .with_hint(format!("move it into the base spec, or sweep it: `sweep: {{{key}: [...]}}`")));
+    }
+    let all: Vec<&str> = SWEEP_FIELDS.iter().chain(SPEC_FIELDS.iter()).copied().collect();
+    let mut message = format!("unknown field `{key}`");
+    if let Some(best) = did_you_mean(key, &all) {
+        message.push_str(&format!(" (did you mean `{best}`?)"));
+    }
+    Err(SpecError::at(spot, &path, message).with_hint(format!("a sweep file has {}", SWEEP_FIELDS.join(", "))))
+}
+
+/// The base spec's value and where its parts were written.
+fn load(
+    doc: &Document,
+    root: &Map<String, Value>,
+    file: &str,
+    load_base: &impl Fn(&str) -> Result<String, String>,
+) -> Result<(Value, SourceMap), SpecError> {
+    let (value, source) = match root.get("base") {
+        Some(Value::String(path)) => {
+            let text = load_base(path)
+                .map_err(|e| doc.error(&p(&["base"]), format!("cannot read the base spec `{path}`: {e}")))?;
+            let base = parse_document(&text, path)?;
+            (base.value, base.source)
+        }
+        Some(Value::Object(_)) => {
+            let mut source = SourceMap::new(file);
+            source.graft(&[], &doc.source, &p(&["base"]));
+            (root["base"].clone(), source)
+        }
+        Some(_) => {
+            return Err(doc.error(&p(&["base"]), "must be the path of a spec file or the spec itself (a mapping)"));
+        }
+        None => {
+            let mut spec = root.clone();
+            for key in SWEEP_FIELDS {
+                spec.remove(key);
+            }
+            (Value::Object(spec), doc.source.clone())
+        }
+    };
+    if !value.is_object() {
+        return Err(SpecError::at(source.value_spot(&[]), &[], "the base spec is not a mapping of fields"));
+    }
+    Ok((value, source))
+}
+
+/// One swept key.
+struct Axis {
+    /// As written (`config.batch_size`).
+    key: String,
+    /// Split into segments.
+    path: FieldPath,
+    values: Vec<Value>,
+}
+
+/// The `sweep` block's keys in the order they are written.
+fn axes(doc: &Document, root: &Map<String, Value>) -> Result<Vec<Axis>, SpecError> {
+    let sweep = match root.get("sweep") {
+        Some(Value::Object(map)) if !map.is_empty() => map,
+        Some(_) => {
+            return Err(doc
+                .error(&p(&["sweep"]), "must map spec paths to lists of values")
+                .with_hint("e.g. `sweep: {config.batch_size: [128, 256]}`"));
+        }
+        None => {
+            return Err(doc
+                .error(&[], "missing field `sweep`")
+                .with_hint("e.g. `sweep: {config.batch_size: [128, 256]}`"));
+        }
+    };
+    let mut axes = Vec::new();
+    for (key, values) in sweep {
+        let at = p(&["sweep", key]);
+        let path: FieldPath = key.split('.').map(str::to_string).collect();
+        if path.iter().any(|s| s.trim().is_empty()) {
+            return Err(SpecError::at(doc.source.key_spot(&at), &at, format!("`{key}` is not a dotted spec path")));
+        }
+        if !SPEC_FIELDS.contains(&path[0].as_str()) {
+            let mut message = format!("`{key}` does not start with a spec field");
+            if let Some(best) = did_you_mean(&path[0], &SPEC_FIELDS) {
+                message.push_str(&format!(" (did you mean `{best}{}`?)", &key[path[0].len()..]));
+            }
+            return Err(SpecError::at(doc.source.key_spot(&at), &at, message)
+                .with_hint(format!("spec fields: {}", SPEC_FIELDS.join(", "))));
+        }
+        let values = match values {
+            Value::Array(items) if !items.is_empty() => items.clone(),
+            Value::Array(_) => return Err(doc.error(&at, "is an empty list: nothing to run")),
+            other => {
+                return Err(doc
+                    .error(&at, "must be a list of values")
+                    .with_hint(format!("write `[{}]` for a single value", render_value(other))));
+            }
+        };
+        axes.push(Axis { key: key.clone(), path, values });
+    }
+    axes.sort_by_key(|axis| {
+        let spot = doc.source.key_spot(&p(&["sweep", &axis.key]));
+        (spot.line, spot.column)
+    });
+    for (i, inner) in axes.iter().enumerate() {
+        if let Some(outer) = axes.iter().enumerate().find(|(j, o)| *j != i && inner.path.starts_with(&o.path)) {
+            let at = p(&["sweep", &inner.key]);
+            return Err(SpecError::at(
+                doc.source.key_spot(&at),
+                &at,
+                format!("`{}` is inside `{}`, which is swept too", inner.key, outer.1.key),
+            ));
+        }
+    }
+    Ok(axes)
+}
+
+/// Sets `path` in `root` to `value`, creating missing (or null) objects on the way.
+fn set_path(root: &mut Value, path: &[String], value: Value) -> Result<(), String> {
+    let mut node = root;
+    for (depth, seg) in path.iter().enumerate() {
+        if node.is_null() {
+            *node = Value::Object(Map::new());
+        }
+        let last = depth + 1 == path.len();
+        node = match node {
+            Value::Object(map) => {
+                if last {
+                    map.insert(seg.clone(), value);
+                    return Ok(());
+                }
+                map.entry(seg.clone()).or_insert(Value::Null)
+            }
+            Value::Array(items) => {
+                let len = items.len();
+                let slot = seg.parse::<usize>().ok().and_then(|i| items.get_mut(i)).ok_or_else(|| {
+                    format!("`{}` is a list of {len}; `{seg}` is not an index in it", path[..depth].join("."))
+                })?;
+                if last {
+                    *slot = value;
+                    return Ok(());
+                }
+                slot
+            }
+            other => {
+                let kind = if other.is_string() { "a string" } else { "a single value" };
+                return Err(format!("cannot set `{}`: `{}` is {kind}", path.join("."), path[..depth].join(".")));
+            }
+        };
+    }
+    *node = value;
+    Ok(())
+}
+
+fn set_name(spec: &mut Value, name: String) {
+    if let Value::Object(map) = spec {
+        map.insert("name".to_string(), Value::String(name));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const BASE: &str = "name: b\nscenario: benchmark\nworkload: {framework: jax, command: [run]}\nconfig: {batch_size: 1}\nresources: {accelerator: cpu}\n";
+
+    fn no_base(_: &str) -> Result<String, String> {
+        Err("no files here".into())
+    }
+
+    #[test]
+    fn set_path_creates_and_refuses() {
+        let mut v = json!({"a": {"l": [1, 2]}, "s": "x", "n": null});
+        set_path(&mut v, &p(&["a", "b", "c"]), json!(1)).unwrap();
+        set_path(&mut v, &p(&["a", "l", "1"]), json!(9)).unwrap();
+        set_path(&mut v, &p(&["n", "k"]), json!(true)).unwrap();
+        assert_eq!(v, json!({"a": {"b": {"c": 1}, "l": [1, 9]}, "s": "x", "n": {"k": true}}));
+        assert!(set_path(&mut v, &p(&["s", "k"]), json!(1)).unwrap_err().contains("`s` is a string"));
+        assert!(set_path(&mut v, &p(&["a", "l", "5"]), json!(1)).unwrap_err().contains("list of 2"));
+    }
+
+    #[test]
+    fn inline_and_top_level_bases() {
+        let inline = format!(
+            "base:\n{}sweep:\n  config.batch_size: [1, 2]\n",
+            BASE.lines().map(|l| format!("  {l}\n")).collect::<String>()
+        );
+        let specs = expand(&inline, "s.yaml", no_base).unwrap();
+        assert_eq!(specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["b-batch_size1", "b-batch_size2"]);
+        let top = format!("{BASE}sweep:\n  config.batch_size: [3]\n  resources.devices: [1, 2]\n");
+        let points = expand_points(&top, "s.yaml", no_base).unwrap();
+        assert_eq!(points.len(), 2);
+        assert_eq!(points[1].spec.name, "b-batch_size3-devices2");
+        assert_eq!(
+            points[1].assignments,
+            vec![("config.batch_size".to_string(), json!(3)), ("resources.devices".to_string(), json!(2))]
+        );
+    }
+
+    #[test]
+    fn sweep_file_mistakes() {
+        let e = expand("base: x.yaml\nsweep:\n  config.batch_size: [1]\n", "s.yaml", no_base).unwrap_err();
+        assert_eq!((e.path.as_str(), e.line, e.column), ("base", 1, 7));
+        assert!(e.message.contains("no files here"), "{e}");
+        let load = |_: &str| Ok(BASE.to_string());
+        let e = expand("base: x.yaml\nswep:\n  config.batch_size: [1]\n", "s.yaml", load).unwrap_err();
+        assert!(e.message.contains("did you mean `sweep`"), "{e}");
+        let e = expand("base: x.yaml\nname: n\nsweep: {config.batch_size: [1]}\n", "s.yaml", load).unwrap_err();
+        assert!(e.message.contains("beside `base`"), "{e}");
+        let e = expand("base: x.yaml\nsweep: {config.batch_size: 1}\n", "s.yaml", load).unwrap_err();
+        assert_eq!(e.hint.as_deref(), Some("write `[1]` for a single value"));
+        let e = expand("base: x.yaml\nsweep: {confg.batch_size: [1]}\n", "s.yaml", load).unwrap_err();
+        assert!(e.message.contains("did you mean `config.batch_size`"), "{e}");
+        let e = expand("base: x.yaml\nsweep: {config.batch_size: []}\n", "s.yaml", load).unwrap_err();
+        assert!(e.message.contains("empty list"), "{e}");
+        let e = expand("base: x.yaml\n", "s.yaml", load).unwrap_err();
+        assert!(e.message.contains("missing field `sweep`"), "{e}");
+        let e = expand("base: x.yaml\nsweep: {name: [a]}\nname_template: 7\n", "s.yaml", load).unwrap_err();
+        assert_eq!(e.path, "name_template");
+        let e = expand("base: x.yaml\nsweep: {config: [{}], config.batch_size: [1]}\n", "s.yaml", load).unwrap_err();
+        assert!(e.message.contains("is inside `config`"), "{e}");
+        let e = expand("base: x.yaml\nsweep: {workload.command.0.x: [a]}\n", "s.yaml", load).unwrap_err();
+        assert!(e.message.contains("is a string"), "{e}");
+    }
+}

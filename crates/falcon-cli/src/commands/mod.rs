@@ -2,7 +2,9 @@
 
 mod config;
 mod doctor;
+mod exp;
 mod init;
+mod worker;
 
 use crate::cli::{Cli, Command, ConfigCommand};
 use std::process::ExitCode;
@@ -13,5 +15,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Init(args) => init::run(&cli.global, args).await,
         Command::Doctor => doctor::run(&cli.global).await,
         Command::Config(ConfigCommand::Show) => config::show(&cli.global),
+        Command::Exp(command) => exp::run(&cli.global, command).await,
+        Command::Worker(args) => worker::run(&cli.global, args).await,
     }
 }

@@ -1,1 +1,26 @@
-//! Statistics shared by EXP and analysis (being written).
+//! Pure statistics shared by EXP (regression verdicts, change points in metric histories) and data analysis
+//! (step-time and kernel comparisons), so that there is exactly one implementation of each.
+//!
+//! - [`descriptive`]: the per-series summary (count, mean, median, p90, min, max, last) and the warm-up rule.
+//! - [`verdict`]: metric directions and the two-sample [`Verdict`] (Mann–Whitney U + bootstrap interval).
+//! - [`change_point`]: change points in a series (windowed E-divisive, permutation test, split/merge with
+//!   effect-size floors).
+//! - [`mann_whitney`], [`energy`], [`special`], [`rng`]: the building blocks, public for reuse and testing.
+//!
+//! Nothing here reads the clock, the environment or the operating system's randomness: every random step
+//! takes a seed, so results are reproducible bit for bit.
+
+pub mod change_point;
+pub mod descriptive;
+pub mod energy;
+pub mod mann_whitney;
+pub mod rng;
+pub mod special;
+pub mod verdict;
+
+pub use change_point::{change_points, ChangePoint, ChangePointOptions};
+pub use descriptive::{drop_warmup, mean, median, percentile, summarize, warmup_len, Summary};
+pub use mann_whitney::{mann_whitney_u, MannWhitney};
+pub use verdict::{
+    compare, direction_for, CompareOptions, Direction, SampleStats, Verdict, VerdictKind,
+};

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Change-point detection, Falcon vs Apache Otava, on the same files. From the repository root:
+#   bench/otava/run.sh [DRAWS]     (DRAWS: extra series per kind and size, default 20; 0 = the issue's two only)
+# Needs python3 with venv and network access to PyPI the first time (Otava is installed into
+# .cache/otava-venv, which is gitignored). Prints Markdown tables; raw JSON lines go to .cache/otava-bench/.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+draws="${1:-20}"
+venv=.cache/otava-venv
+out=.cache/otava-bench
+if [[ ! -x $venv/bin/python ]]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet apache-otava==0.8.0 numpy
+fi
+rm -rf "$out" && mkdir -p "$out/data"
+"$venv/bin/python" bench/otava/gen_series.py "$out/data" --draws "$draws" >/dev/null
+"$venv/bin/python" bench/otava/run_otava.py "$out/data" --json > "$out/otava.jsonl"
+FALCON_CP_BENCH_FILES="$PWD/$out/data" \
+    cargo test --release -q -p falcon-core --lib stats::change_point::tests::bench_series_from_env -- --nocapture \
+    | grep '^{' > "$out/falcon.jsonl"
+"$venv/bin/python" bench/otava/report.py "$out/otava.jsonl" "$out/falcon.jsonl"

@@ -1,0 +1,219 @@
+//! `falcon exp …`: experiments through EXP; this module only parses arguments and renders results.
+
+use crate::cli::{CompareArgs, ExpCommand, GlobalArgs, ListArgs};
+use crate::output::{print_json, print_stdout, CliFailure};
+use crate::settings;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use falcon_core::ids::{ExperimentId, GoalId, SessionId};
+use falcon_core::ErrorKind;
+use falcon_exp::experiments::ExperimentView;
+use falcon_exp::Exp;
+use std::process::ExitCode;
+
+pub async fn run(global: &GlobalArgs, command: &ExpCommand) -> anyhow::Result<ExitCode> {
+    let loaded = settings::load(global)?;
+    let exp = Exp::connect(&loaded.config).await?;
+    let code = match command {
+        ExpCommand::Submit { file, wait } => submit(global, &exp, file, *wait).await?,
+        ExpCommand::List(args) => list(global, &exp, args).await?,
+        ExpCommand::Show { id } => {
+            let view = exp.show(parse_id(id)?).await?;
+            render_view(global, &view)?;
+            ExitCode::SUCCESS
+        }
+        ExpCommand::Cancel { id } => {
+            let rec = exp.cancel(parse_id(id)?).await?;
+            if global.json {
+                print_json(&exp.show(rec.id).await?)?;
+            } else {
+                print_stdout(&format!("{}: cancel requested (status {}); a worker stops its job", rec.id, rec.status))?;
+            }
+            ExitCode::SUCCESS
+        }
+        ExpCommand::Logs { id } => {
+            let logs = exp.logs(parse_id(id)?).await?;
+            if global.json {
+                let map: serde_json::Map<String, serde_json::Value> = logs.into_iter().map(|(k, v)| (k, v.into())).collect();
+                print_json(&map)?;
+            } else {
+                for (name, text) in logs {
+                    print_stdout(&format!("==> {name} <=="))?;
+                    print_stdout(text.trim_end())?;
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        ExpCommand::Artifacts { id } => {
+            let view = exp.show(parse_id(id)?).await?;
+            if global.json {
+                print_json(&view.artifacts)?;
+            } else {
+                let mut table = table(["kind", "size", "sha256", "uri"]);
+                for a in &view.artifacts {
+                    table.add_row([a.kind.as_str().to_string(), a.size.to_string(), a.sha256[..12].to_string(), a.uri.clone()]);
+                }
+                print_stdout(&table.to_string())?;
+            }
+            ExitCode::SUCCESS
+        }
+        ExpCommand::Diff { a, b } => {
+            let changes = exp.diff(parse_id(a)?, parse_id(b)?).await?;
+            if global.json {
+                print_json(&serde_json::json!({ "changes": changes }))?;
+            } else if changes.is_empty() {
+                print_stdout("no differences")?;
+            } else {
+                for c in &changes {
+                    print_stdout(&c.to_string())?;
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        ExpCommand::Compare(args) => compare(global, &exp, args).await?,
+    };
+    exp.close().await;
+    Ok(code)
+}
+
+async fn submit(global: &GlobalArgs, exp: &Exp, file: &std::path::Path, wait: bool) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        let kind = if e.kind() == std::io::ErrorKind::NotFound { ErrorKind::NotFound } else { ErrorKind::Failure };
+        CliFailure::new(kind, format!("reading {}: {e}", file.display()))
+    })?;
+    let spec = falcon_core::spec::parse_spec(&text, &file.display().to_string())?;
+    let rec = exp.submit(&spec).await?;
+    if !global.json {
+        eprintln!("{}: submitted `{}` (config {})", rec.id, rec.name, &rec.config_hash[..12]);
+    }
+    let rec = if wait {
+        let json = global.json;
+        exp.wait(rec.id, |e| {
+            if !json {
+                eprintln!("{}: {}", e.id, e.status);
+            }
+        })
+        .await?
+    } else {
+        rec
+    };
+    let view = exp.show(rec.id).await?;
+    render_view(global, &view)?;
+    Ok(if wait && view.record.status != falcon_core::status::ExperimentStatus::Completed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+async fn list(global: &GlobalArgs, exp: &Exp, args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let usage = |m: String| CliFailure::new(ErrorKind::Usage, m);
+    let mut labels = Vec::new();
+    for l in &args.labels {
+        let (k, v) = l.split_once('=').ok_or_else(|| usage(format!("--label `{l}`: expected KEY=VALUE")))?;
+        labels.push((k.to_string(), v.to_string()));
+    }
+    let filter = falcon_infra_filter(args, labels).map_err(usage)?;
+    let rows = exp.list(&filter).await?;
+    if global.json {
+        print_json(&rows)?;
+    } else {
+        let mut table = table(["id", "name", "status", "scenario", "attempt", "config", "created"]);
+        for r in &rows {
+            table.add_row([
+                r.id.to_string(),
+                r.name.clone(),
+                r.status.to_string(),
+                r.scenario.to_string(),
+                r.attempt.to_string(),
+                r.config_hash[..12].to_string(),
+                r.created.to_rfc3339(),
+            ]);
+        }
+        print_stdout(&table.to_string())?;
+        if rows.len() as u32 == filter.limit {
+            print_stdout(&format!("more: --before {}", rows.last().map(|r| r.id.to_string()).unwrap_or_default()))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn falcon_infra_filter(args: &ListArgs, labels: Vec<(String, String)>) -> Result<falcon_exp::ExperimentFilter, String> {
+    Ok(falcon_exp::ExperimentFilter {
+        status: args.status.as_deref().map(str::parse).transpose().map_err(|e| format!("--status: {e}"))?,
+        goal: args.goal.as_deref().map(str::parse::<GoalId>).transpose().map_err(|e| format!("--goal: {e}"))?,
+        session: args.session.as_deref().map(str::parse::<SessionId>).transpose().map_err(|e| format!("--session: {e}"))?,
+        scenario: args.scenario.as_deref().map(str::parse).transpose().map_err(|e| format!("--scenario: {e}"))?,
+        labels,
+        before: args.before.as_deref().map(str::parse::<ExperimentId>).transpose().map_err(|e| format!("--before: {e}"))?,
+        limit: args.limit.max(1),
+        ..Default::default()
+    })
+}
+
+async fn compare(global: &GlobalArgs, exp: &Exp, args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    use falcon_core::stats::Direction;
+    let direction = match (args.higher_is_better, args.lower_is_better) {
+        (true, _) => Some(Direction::HigherIsBetter),
+        (_, true) => Some(Direction::LowerIsBetter),
+        _ => None,
+    };
+    let verdict = exp.compare(parse_id(&args.a)?, parse_id(&args.b)?, &args.metric, direction, args.warmup).await?;
+    let value = serde_json::to_value(&verdict)?;
+    if global.json {
+        print_json(&value)?;
+    } else {
+        let pct = |k: &str| value[k].as_f64().map_or("—".to_string(), |x| format!("{:+.2}%", x * 100.0));
+        print_stdout(&format!(
+            "{}: {} ({}), median {} → {} ({}), 95% CI [{}, {}], p = {}",
+            args.metric,
+            value["verdict"].as_str().unwrap_or("?"),
+            value["direction"].as_str().unwrap_or("?"),
+            value["a"]["median"],
+            value["b"]["median"],
+            pct("delta_rel"),
+            pct("ci_low_rel"),
+            pct("ci_high_rel"),
+            value["p_value"].as_f64().map_or("—".into(), |p| format!("{p:.4}")),
+        ))?;
+    }
+    Ok(if args.fail_on_regression && value["verdict"] == "regressed" {
+        ExitCode::from(ErrorKind::Regression.exit_code() as u8)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn render_view(global: &GlobalArgs, view: &ExperimentView) -> anyhow::Result<()> {
+    if global.json {
+        return print_json(view);
+    }
+    let r = &view.record;
+    print_stdout(&format!("{} {} — {} ({}), attempt {}", r.id, r.name, r.status, r.scenario, r.attempt))?;
+    print_stdout(&format!("config {}  job {}", r.config_hash, r.job.map_or("—".into(), |j| j.to_string())))?;
+    if let Some(reason) = &view.job_reason {
+        print_stdout(&format!("job: {reason}"))?;
+    }
+    let mut history = table(["at", "from", "to", "reason"]);
+    for t in &view.history {
+        history.add_row([t.at.to_rfc3339(), t.from.map_or("—".into(), |f| f.to_string()), t.to.to_string(), t.reason.clone()]);
+    }
+    print_stdout(&history.to_string())?;
+    if !view.metrics.is_empty() {
+        let mut metrics = table(["metric", "count", "mean", "median", "p90", "min", "max", "last"]);
+        for (name, m) in &view.metrics {
+            let f = |x: f64| format!("{x:.6}");
+            metrics.add_row([name.clone(), m.count.to_string(), f(m.mean), f(m.median), f(m.p90), f(m.min), f(m.max), f(m.last)]);
+        }
+        print_stdout(&metrics.to_string())?;
+    }
+    if !view.artifacts.is_empty() {
+        print_stdout(&format!("{} artifact(s); `falcon exp artifacts {}` lists them", view.artifacts.len(), r.id))?;
+    }
+    Ok(())
+}
+
+fn table<const N: usize>(header: [&str; N]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(header);
+    t
+}
+
+fn parse_id(text: &str) -> anyhow::Result<ExperimentId> {
+    text.parse().map_err(|e: falcon_core::ids::IdParseError| CliFailure::new(ErrorKind::Usage, e.to_string()).into())
+}

@@ -1,0 +1,100 @@
+//! `falcon exp …` as a user runs it, on the embedded defaults (SQLite, local artifacts, local jobs).
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn falcon(dir: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_falcon"));
+    cmd.current_dir(dir).args(args).env("HOME", dir).env_remove("XDG_CONFIG_HOME");
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("FALCON_")) {
+        cmd.env_remove(k);
+    }
+    cmd.output().expect("run falcon")
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("not JSON ({e}):\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    })
+}
+
+fn spec(dir: &Path, name: &str, base_ms: u32) -> String {
+    let text = format!(
+        "name: {name}\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'for i in $(seq 0 19); do \
+         echo \"{{\\\"step\\\": $i, \\\"step_time_s\\\": 0.$(({base_ms} + i % 3))}}\" >> $FALCON_ARTIFACT_DIR/metrics.jsonl; done']\n\
+         config: {{batch_size: 8}}\nresources: {{accelerator: cpu}}\n"
+    );
+    let path = dir.join(format!("{name}.yaml"));
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn submit_wait_show_list_compare_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(falcon(dir.path(), &["init"]).status.code(), Some(0));
+    let base = spec(dir.path(), "base", 100);
+    let out = falcon(dir.path(), &["exp", "submit", &base, "--wait", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let shown = json(&out);
+    for field in ["id", "name", "status", "scenario", "config_hash", "spec", "history", "artifacts", "metrics"] {
+        assert!(shown.get(field).is_some(), "exp show JSON has `{field}`: {shown:#}");
+    }
+    assert_eq!(shown["status"], "COMPLETED");
+    assert_eq!(shown["metrics"]["step_time_s"]["count"], 18);
+    let artifact = &shown["artifacts"][0];
+    for field in ["kind", "uri", "size", "sha256"] {
+        assert!(artifact.get(field).is_some(), "{artifact:#}");
+    }
+    let history = shown["history"].as_array().unwrap();
+    assert!(history.iter().all(|t| t.get("from").is_some() && t.get("to").is_some() && t.get("at").is_some() && t.get("reason").is_some()));
+
+    let slow = spec(dir.path(), "slow", 130);
+    assert_eq!(falcon(dir.path(), &["exp", "submit", &slow, "--wait"]).status.code(), Some(0));
+    let list = json(&falcon(dir.path(), &["exp", "list", "--json", "--status", "completed"]));
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    assert_eq!(list[0]["name"], "slow", "newest first");
+
+    let out = falcon(dir.path(), &["exp", "compare", "e-1", "e-2", "--json"]);
+    let verdict = json(&out);
+    for field in ["metric", "direction", "verdict", "a", "b", "delta_rel", "ci_low_rel", "ci_high_rel", "p_value"] {
+        assert!(verdict.get(field).is_some(), "{verdict:#}");
+    }
+    assert_eq!(verdict["verdict"], "regressed");
+    assert_eq!(falcon(dir.path(), &["exp", "compare", "e-1", "e-2", "--fail-on-regression"]).status.code(), Some(5));
+    assert_eq!(falcon(dir.path(), &["exp", "compare", "e-2", "e-1", "--fail-on-regression"]).status.code(), Some(0));
+
+    let diff = json(&falcon(dir.path(), &["exp", "diff", "e-1", "e-2", "--json"]));
+    let changes = diff["changes"].as_array().unwrap();
+    assert!(changes.iter().any(|c| c["path"] == "name" && c["kind"] == "changed" && c["a"] == "base" && c["b"] == "slow"), "{diff:#}");
+
+    let logs = falcon(dir.path(), &["exp", "logs", "e-1"]);
+    assert_eq!(logs.status.code(), Some(0));
+    assert_eq!(falcon(dir.path(), &["exp", "show", "e-99"]).status.code(), Some(3));
+    assert_eq!(falcon(dir.path(), &["exp", "cancel", "e-1", "--json"]).status.code(), Some(4), "already finished");
+}
+
+#[test]
+fn bad_specs_are_refused_with_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(falcon(dir.path(), &["init"]).status.code(), Some(0));
+    std::fs::write(dir.path().join("typo.yaml"), "name: x\nscenario: benchmark\nresouces: {accelerator: cpu}\n").unwrap();
+    let out = falcon(dir.path(), &["exp", "submit", "typo.yaml", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "an invalid file is a failure (DESIGN.md §6)");
+    let err = json(&out);
+    let message = err["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("typo.yaml:3:1:") && message.contains("did you mean `resources`"), "{message}");
+    std::fs::write(
+        dir.path().join("product.yaml"),
+        "name: x\nscenario: benchmark\nworkload: {framework: jax, command: [python3]}\nconfig:\n  parallelism: {fsdp: 8}\nresources: {accelerator: v5litepod-16}\n",
+    )
+    .unwrap();
+    let out = falcon(dir.path(), &["exp", "submit", "product.yaml"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("product.yaml:5:") && stderr.contains("config.parallelism") && stderr.contains("16"), "{stderr}");
+    assert_eq!(falcon(dir.path(), &["exp", "submit", "missing.yaml"]).status.code(), Some(3));
+    let list = json(&falcon(dir.path(), &["exp", "list", "--json"]));
+    assert!(list.as_array().unwrap().is_empty(), "nothing recorded for refused specs");
+}

@@ -1,1 +1,0 @@
-//! Experiment specs (being written).

@@ -1,0 +1,316 @@
+//! Experiments end to end: submit a spec (snapshot, hash, job), reconcile job states into the lifecycle, index
+//! the artifacts a finished job left, summarise its metrics, and answer show / list / logs / diff / compare.
+
+use crate::error::{ExpError, Result};
+use crate::lifecycle;
+use crate::metrics::MetricSeries;
+use crate::Exp;
+use falcon_core::artifact::{content_type_for, ArtifactKind};
+use falcon_core::ids::{ExperimentId, JobId};
+use falcon_core::spec::{canonical_json, falcon_env, substitute, ExperimentSpec};
+use falcon_core::stats::{compare, direction_for, CompareOptions, Direction, Verdict};
+use falcon_core::status::ExperimentStatus;
+use falcon_infra::meta::{ArtifactRecord, ExperimentFilter, ExperimentRecord, MetricSummary, NewArtifact, NewExperiment, Transition};
+use falcon_infra::InfraError;
+use falcon_job::{JobSpec, Resources, RetryPolicy};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Everything `exp show` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExperimentView {
+    /// The stored experiment (id, name, status, scenario, config_hash, spec, …).
+    #[serde(flatten)]
+    pub record: ExperimentRecord,
+    /// The audit log.
+    pub history: Vec<Transition>,
+    /// Indexed artifacts.
+    pub artifacts: Vec<ArtifactRecord>,
+    /// Metric summaries by name.
+    pub metrics: BTreeMap<String, MetricSummary>,
+    /// Why the job waits or failed, when it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_reason: Option<String>,
+}
+
+/// What one reconcile pass changed.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct ReconcileReport {
+    /// Experiments whose status moved.
+    pub moved: Vec<(ExperimentId, ExperimentStatus)>,
+    /// Problems that did not stop the pass.
+    pub errors: Vec<String>,
+}
+
+impl Exp {
+    /// Records an experiment from a checked spec and queues its job. The spec is stored canonicalized with its
+    /// content hash; `${config.…}` placeholders are substituted into the job's command and environment.
+    pub async fn submit(&self, spec: &ExperimentSpec) -> Result<ExperimentRecord> {
+        let resolved = substitute(spec).map_err(|e| ExpError::Invalid(e.to_string()))?;
+        let spec_json: serde_json::Value =
+            serde_json::from_str(&canonical_json(&serde_json::to_value(spec).expect("a spec serializes"))).expect("canonical JSON parses");
+        let new = NewExperiment {
+            name: spec.name.clone(),
+            scenario: spec.scenario,
+            goal: spec.goal,
+            session: None,
+            baseline: spec.baseline,
+            spec: spec_json,
+            config_hash: spec.config_hash(),
+            labels: spec.labels.clone(),
+        };
+        let record = self.meta.insert_experiment(&new).await?;
+        match self.queue_job(&record, &resolved).await {
+            Ok(job) => {
+                self.meta.set_experiment_job(record.id, job).await?;
+                self.meta
+                    .transition_experiment(record.id, ExperimentStatus::Pending, ExperimentStatus::Provisioning, &format!("job {job} queued"), None)
+                    .await?;
+            }
+            Err(e) => {
+                let reason = format!("could not queue its job: {e}");
+                self.meta.transition_experiment(record.id, ExperimentStatus::Pending, ExperimentStatus::Failed, &reason, None).await?;
+                return Err(e);
+            }
+        }
+        Ok(self.meta.get_experiment(record.id).await?)
+    }
+
+    async fn queue_job(&self, record: &ExperimentRecord, spec: &ExperimentSpec) -> Result<JobId> {
+        let id = record.id;
+        // The snapshot the workload reads through FALCON_EXP_CONFIG.
+        let dir = self.config.data_dir.join("experiments").join(id.to_string());
+        std::fs::create_dir_all(&dir).map_err(|e| ExpError::Io(format!("creating {}: {e}", dir.display())))?;
+        let config_path = dir.join("config.json");
+        std::fs::write(&config_path, canonical_json(&spec.config)).map_err(|e| ExpError::Io(format!("writing {}: {e}", config_path.display())))?;
+        let mut env = spec.workload.env.clone();
+        // FALCON_ARTIFACT_DIR is set by the backend (a local folder it copies into the artifact store).
+        env.extend(falcon_env(spec, id, &config_path.display().to_string(), "").into_iter().filter(|(k, _)| k != "FALCON_ARTIFACT_DIR"));
+        let mut labels = spec.labels.clone();
+        labels.insert("falcon.dev/experiment".into(), id.to_string());
+        let job = JobSpec {
+            name: format!("e-{}", id.0),
+            image: spec.workload.image.clone(),
+            command: spec.workload.command.clone(),
+            env,
+            resources: Resources {
+                accelerator: spec.resources.accelerator.clone(),
+                slices: spec.resources.slices,
+                devices: spec.resources.devices,
+                topology: spec.resources.topology.clone(),
+            },
+            zones: spec.resources.zones.clone(),
+            capacity: match spec.resources.capacity {
+                falcon_core::spec::Capacity::OnDemand => falcon_job::CapacityType::OnDemand,
+                falcon_core::spec::Capacity::Spot => falcon_job::CapacityType::Spot,
+                falcon_core::spec::Capacity::Reservation => falcon_job::CapacityType::Reservation,
+                falcon_core::spec::Capacity::Flex => falcon_job::CapacityType::Flex,
+            },
+            reservation: spec.resources.reservation.clone(),
+            artifact_uri: Some(self.artifacts.uri(&experiment_prefix(id))),
+            timeout_s: spec.timeout,
+            priority: spec.priority,
+            retry: RetryPolicy { max_attempts: spec.retries + 1, retry_exit_codes: vec![] },
+            labels,
+        };
+        let jobs = self.jobs().await?;
+        Ok(jobs.submit(&job).await?.id)
+    }
+
+    /// Moves every live experiment to match its job; a finished one gets its artifacts indexed and metrics
+    /// summarised. Idempotent; a restarted worker loses nothing.
+    pub async fn reconcile(&self) -> Result<ReconcileReport> {
+        let mut report = ReconcileReport::default();
+        for status in [ExperimentStatus::Provisioning, ExperimentStatus::Running] {
+            let mut filter = ExperimentFilter { status: Some(status), limit: 500, ..Default::default() };
+            loop {
+                let page = self.meta.list_experiments(&filter).await?;
+                let Some(last) = page.last() else { break };
+                filter.before = Some(last.id);
+                for exp in page {
+                    if let Err(e) = self.reconcile_one(&exp, &mut report).await {
+                        report.errors.push(format!("experiment {}: {e}", exp.id));
+                    }
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    async fn reconcile_one(&self, exp: &ExperimentRecord, report: &mut ReconcileReport) -> Result<()> {
+        let Some(job_id) = exp.job else { return Ok(()) };
+        let job = self.meta.get_job(job_id).await?;
+        let Some(step) = lifecycle::reconcile(exp.status, exp.attempt, job.status, job.attempt, job.status_reason.as_deref(), job.exit_code)
+        else {
+            return Ok(());
+        };
+        // Through RUNNING when a short job finished between polls is not needed: PROVISIONING may end directly.
+        let attempt = (step.attempt != exp.attempt).then_some(step.attempt);
+        match self.meta.transition_experiment(exp.id, exp.status, step.to, &step.reason, attempt).await {
+            Ok(_) => {}
+            Err(InfraError::Conflict(_)) => return Ok(()), // another worker moved it first
+            Err(e) => return Err(e.into()),
+        }
+        report.moved.push((exp.id, step.to));
+        if step.to.is_terminal() {
+            self.index_outputs(exp.id, Some(job_id)).await?;
+        }
+        Ok(())
+    }
+
+    /// Indexes every object under the experiment's prefix that is not indexed yet, and re-summarises its
+    /// metrics files.
+    pub async fn index_outputs(&self, id: ExperimentId, job: Option<JobId>) -> Result<Vec<ArtifactRecord>> {
+        let prefix = experiment_prefix(id);
+        let known: std::collections::HashSet<String> = self.meta.list_artifacts(id, None).await?.into_iter().map(|a| a.key).collect();
+        for object in self.artifacts.list(&prefix).await? {
+            if known.contains(&object.key) {
+                continue;
+            }
+            let relative = object.key.strip_prefix(&format!("{prefix}/")).unwrap_or(&object.key);
+            let data = self.artifacts.get(&object.key).await?;
+            let sha256 = sha256_hex(&data);
+            let new = NewArtifact {
+                experiment: Some(id),
+                job,
+                kind: ArtifactKind::recognise(relative),
+                key: object.key.clone(),
+                uri: object.uri.clone(),
+                size: object.size,
+                sha256,
+                content_type: content_type_for(relative).to_string(),
+            };
+            match self.meta.insert_artifact(&new).await {
+                Ok(_) | Err(InfraError::Conflict(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let series = self.metric_series(id).await?;
+        self.meta.put_metric_summaries(id, &series.summaries(None)).await?;
+        Ok(self.meta.list_artifacts(id, None).await?)
+    }
+
+    /// The experiment's per-step metrics, from its `metrics*.jsonl` artifacts.
+    pub async fn metric_series(&self, id: ExperimentId) -> Result<MetricSeries> {
+        let mut series = MetricSeries::default();
+        for a in self.meta.list_artifacts(id, Some(ArtifactKind::Metrics)).await? {
+            if !a.key.ends_with(".jsonl") {
+                continue;
+            }
+            let data = self.artifacts.get_verified(&a.key, a.size, &a.sha256).await?;
+            let text = String::from_utf8_lossy(&data);
+            series.merge(MetricSeries::parse(&text, &a.uri).map_err(|e| ExpError::Invalid(e.to_string()))?);
+        }
+        Ok(series)
+    }
+
+    /// Everything known about one experiment.
+    pub async fn show(&self, id: ExperimentId) -> Result<ExperimentView> {
+        let record = self.meta.get_experiment(id).await?;
+        let job_reason = match record.job {
+            Some(job) if !record.status.is_terminal() => self.meta.get_job(job).await?.status_reason,
+            _ => None,
+        };
+        Ok(ExperimentView {
+            history: self.meta.experiment_history(id).await?,
+            artifacts: self.meta.list_artifacts(id, None).await?,
+            metrics: self.meta.metric_summaries(id).await?.into_iter().map(|m| (m.metric.clone(), m)).collect(),
+            job_reason,
+            record,
+        })
+    }
+
+    /// Experiments matching the filter, newest first.
+    pub async fn list(&self, filter: &ExperimentFilter) -> Result<Vec<ExperimentRecord>> {
+        Ok(self.meta.list_experiments(filter).await?)
+    }
+
+    /// Asks for the experiment to stop: its job is cancelled by the worker holding it; an experiment without
+    /// a job is cancelled at once.
+    pub async fn cancel(&self, id: ExperimentId) -> Result<ExperimentRecord> {
+        let exp = self.meta.get_experiment(id).await?;
+        if exp.status.is_terminal() {
+            return Err(ExpError::State(format!("experiment {id} is already {}", exp.status)));
+        }
+        match exp.job {
+            Some(job) => {
+                self.jobs().await?.cancel(job).await?;
+            }
+            None => {
+                self.meta.transition_experiment(id, exp.status, ExperimentStatus::Cancelled, "cancelled before its job was queued", None).await?;
+            }
+        }
+        Ok(self.meta.get_experiment(id).await?)
+    }
+
+    /// The experiment's logs: `(attempt/source, text)` for each log the job produced, in key order.
+    pub async fn logs(&self, id: ExperimentId) -> Result<Vec<(String, String)>> {
+        self.meta.get_experiment(id).await?;
+        let prefix = format!("{}/logs", experiment_prefix(id));
+        let mut out = Vec::new();
+        for object in self.artifacts.list(&prefix).await? {
+            let name = object.key.strip_prefix(&format!("{prefix}/")).unwrap_or(&object.key).to_string();
+            let data = self.artifacts.get(&object.key).await?;
+            out.push((name, String::from_utf8_lossy(&data).into_owned()));
+        }
+        Ok(out)
+    }
+
+    /// Path-level differences between two experiments' specs.
+    pub async fn diff(&self, a: ExperimentId, b: ExperimentId) -> Result<Vec<crate::diff::Change>> {
+        let (ea, eb) = (self.meta.get_experiment(a).await?, self.meta.get_experiment(b).await?);
+        Ok(crate::diff::diff(&ea.spec, &eb.spec))
+    }
+
+    /// Compares a metric's per-step samples of two experiments (A is the baseline) with the shared statistics:
+    /// the verdict object of DESIGN.md §2. `direction` overrides the standard direction of known metrics.
+    pub async fn compare(&self, a: ExperimentId, b: ExperimentId, metric: &str, direction: Option<Direction>, warmup: Option<usize>) -> Result<Verdict> {
+        let direction = direction.or_else(|| direction_for(metric)).ok_or_else(|| {
+            ExpError::Invalid(format!("`{metric}` has no standard direction; pass --higher-is-better or --lower-is-better"))
+        })?;
+        let samples = |series: MetricSeries, id: ExperimentId| {
+            series.values(metric, warmup).ok_or_else(|| ExpError::NotFound(format!("experiment {id} has no `{metric}` samples")))
+        };
+        let sa = samples(self.metric_series(a).await?, a)?;
+        let sb = samples(self.metric_series(b).await?, b)?;
+        Ok(compare(metric, direction, &sa, &sb, &CompareOptions::default()))
+    }
+
+    /// One worker pass: the Job module's tick, then reconciliation of experiments.
+    pub async fn work(&self) -> Result<(falcon_job::TickReport, ReconcileReport)> {
+        let jobs = self.jobs().await?;
+        let tick = jobs.tick().await?;
+        let reconcile = self.reconcile().await?;
+        Ok((tick, reconcile))
+    }
+
+    /// Runs [`Exp::work`] until the experiment ends (the embedded worker of `exp submit --wait`).
+    pub async fn wait(&self, id: ExperimentId, mut on_change: impl FnMut(&ExperimentRecord)) -> Result<ExperimentRecord> {
+        let mut last = None;
+        loop {
+            let (tick, _) = self.work().await?;
+            for e in tick.errors {
+                tracing::warn!("{e}");
+            }
+            let exp = self.meta.get_experiment(id).await?;
+            if last != Some(exp.status) {
+                on_change(&exp);
+                last = Some(exp.status);
+            }
+            if exp.status.is_terminal() {
+                return Ok(exp);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(self.config.jobs.poll_interval_ms.min(500))).await;
+        }
+    }
+}
+
+/// Where an experiment's artifacts live in the artifact store.
+pub fn experiment_prefix(id: ExperimentId) -> String {
+    format!("experiments/{id}")
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(data))
+}

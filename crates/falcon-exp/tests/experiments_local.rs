@@ -1,0 +1,110 @@
+//! EXP end to end on the embedded defaults: a spec becomes an experiment and a local job, runs, and leaves
+//! indexed artifacts and metric summaries; two runs compare with a verdict.
+
+use falcon_core::config::{Config, ConfigLayer, MachineFacts};
+use falcon_core::spec::parse_spec;
+use falcon_core::status::ExperimentStatus;
+use falcon_exp::Exp;
+
+fn config(dir: &std::path::Path) -> Config {
+    let layer = ConfigLayer::from_toml("data_dir = \".falcon\"\n[jobs]\npoll_interval_ms = 50\n", "falcon.toml").unwrap().rebase(dir);
+    Config::resolve([layer], MachineFacts { cores: 2 })
+}
+
+/// A workload that writes 20 steps of metrics with a step time around `base` seconds and a profile-like file.
+fn spec(name: &str, base: f64) -> String {
+    format!(
+        r#"name: {name}
+scenario: benchmark
+workload:
+  framework: shell
+  command:
+    - sh
+    - -c
+    - |
+      for i in $(seq 0 19); do
+        t=$(awk -v i=$i -v b={base} 'BEGIN {{ printf "%.4f", b + (i % 5) * 0.001 }}')
+        echo "{{\"step\": $i, \"loss\": $((100 - i)), \"step_time_s\": $t}}" >> $FALCON_ARTIFACT_DIR/metrics.jsonl
+      done
+      mkdir -p $FALCON_ARTIFACT_DIR/plugins/profile/run1
+      echo xplane > $FALCON_ARTIFACT_DIR/plugins/profile/run1/host.xplane.pb
+      cp $FALCON_EXP_CONFIG $FALCON_ARTIFACT_DIR/config_effective.json
+      echo "profile steps $FALCON_PROFILE_START_STEP+$FALCON_PROFILE_NUM_STEPS batch ${{config.batch_size}}"
+config:
+  batch_size: 8
+  parallelism: {{dp: 1, fsdp: 1, tp: 1, pp: 1, ep: 1, sp: 1}}
+resources: {{accelerator: cpu, devices: 1}}
+profile: {{enabled: true, start_step: 10, num_steps: 3}}
+labels: {{team: perf}}
+"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spec_runs_to_completion_with_artifacts_metrics_and_a_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = Exp::connect(&config(dir.path())).await.unwrap();
+    let base = exp.submit(&parse_spec(&spec("base", 0.100), "base.yaml").unwrap()).await.unwrap();
+    assert_eq!(base.status, ExperimentStatus::Provisioning);
+    assert!(base.job.is_some());
+    let done = exp.wait(base.id, |_| {}).await.unwrap();
+    assert_eq!(done.status, ExperimentStatus::Completed, "{:?}", exp.show(base.id).await.unwrap().history);
+
+    let view = exp.show(base.id).await.unwrap();
+    let kinds: Vec<_> = view.artifacts.iter().map(|a| (a.key.rsplit('/').next().unwrap().to_string(), a.kind.as_str())).collect();
+    for expected in [("metrics.jsonl", "metrics"), ("host.xplane.pb", "xprof"), ("config_effective.json", "config"), ("stdout.log", "logs")] {
+        assert!(kinds.iter().any(|(k, kind)| k == expected.0 && *kind == expected.1), "{expected:?} in {kinds:?}");
+    }
+    let step = &view.metrics["step_time_s"];
+    assert_eq!(step.count, 18, "20 steps, 2 warm-up steps excluded");
+    assert!((step.median - 0.102).abs() < 1e-9, "{step:?}");
+    let logs = exp.logs(base.id).await.unwrap();
+    let stdout = &logs.iter().find(|(n, _)| n == "1/stdout.log").unwrap().1;
+    assert_eq!(stdout, "profile steps 10+3 batch 8\n", "substitution and FALCON_PROFILE_* reached the workload");
+    let history: Vec<_> = view.history.iter().map(|t| t.to).collect();
+    assert_eq!(history.first(), Some(&ExperimentStatus::Pending));
+    assert_eq!(history.last(), Some(&ExperimentStatus::Completed));
+
+    // A slower variant: a clear regression on step time; the same run compared with itself: same.
+    let slow = exp.submit(&parse_spec(&spec("slow", 0.120), "slow.yaml").unwrap()).await.unwrap();
+    exp.wait(slow.id, |_| {}).await.unwrap();
+    let verdict = serde_json::to_value(exp.compare(base.id, slow.id, "step_time_s", None, None).await.unwrap()).unwrap();
+    assert_eq!(verdict["verdict"], "regressed", "{verdict:#}");
+    assert_eq!(verdict["direction"], "lower_is_better");
+    let same = serde_json::to_value(exp.compare(base.id, base.id, "step_time_s", None, None).await.unwrap()).unwrap();
+    assert_eq!(same["verdict"], "same", "{same:#}");
+    let changes = exp.diff(base.id, slow.id).await.unwrap();
+    assert!(changes.iter().any(|c| c.path == "name"), "{changes:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_workload_fails_the_experiment_and_cancel_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = Exp::connect(&config(dir.path())).await.unwrap();
+    let text = "name: broken\nscenario: benchmark\nworkload: {framework: shell, command: [sh, -c, 'echo boom >&2; exit 3']}\n\
+                resources: {accelerator: cpu}\nretries: 0\n";
+    let rec = exp.submit(&parse_spec(text, "broken.yaml").unwrap()).await.unwrap();
+    let done = exp.wait(rec.id, |_| {}).await.unwrap();
+    assert_eq!(done.status, ExperimentStatus::Failed);
+    let view = exp.show(rec.id).await.unwrap();
+    assert!(view.history.last().unwrap().reason.contains("exit code 3"), "{:?}", view.history);
+    assert!(exp.logs(rec.id).await.unwrap().iter().any(|(n, t)| n == "1/stderr.log" && t == "boom\n"));
+    let err = exp.cancel(rec.id).await.unwrap_err();
+    assert_eq!(err.kind(), falcon_core::ErrorKind::Conflict);
+
+    let sleeper = "name: sleeper\nscenario: benchmark\nworkload: {framework: shell, command: [sleep, '60']}\nresources: {accelerator: cpu}\n";
+    let rec = exp.submit(&parse_spec(sleeper, "s.yaml").unwrap()).await.unwrap();
+    let mut seen_running = false;
+    for _ in 0..200 {
+        exp.work().await.unwrap();
+        if exp.show(rec.id).await.unwrap().record.status == ExperimentStatus::Running {
+            seen_running = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(seen_running);
+    exp.cancel(rec.id).await.unwrap();
+    let done = exp.wait(rec.id, |_| {}).await.unwrap();
+    assert_eq!(done.status, ExperimentStatus::Cancelled);
+}

@@ -50,6 +50,120 @@ pub enum Command {
     Exp(ExpCommand),
     /// Run the orchestration loop (jobs and experiments) until interrupted.
     Worker(WorkerArgs),
+    /// Optimization goals: create, list, show, claim, release, achieve, abandon, compare.
+    #[command(subcommand)]
+    Goal(GoalCommand),
+    /// Sessions: a sweep submitted as a batch of experiments.
+    #[command(subcommand)]
+    Session(SessionCommand),
+    /// Resource pools.
+    #[command(subcommand)]
+    Pool(PoolCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PoolCommand {
+    /// The configured pools and what they carry now.
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GoalCommand {
+    /// Record a goal.
+    Create {
+        /// One line: what and by how much ("llama3-8b on v5e-256: MFU 38% → 45%").
+        #[arg(long)]
+        title: String,
+        /// Metric (`mfu`, `step_time_s`, `tokens_per_s`, …).
+        #[arg(long)]
+        metric: String,
+        /// `maximize` or `minimize` (default: the metric's standard direction).
+        #[arg(long)]
+        direction: Option<String>,
+        /// Target value.
+        #[arg(long)]
+        target: Option<f64>,
+        /// Baseline experiment.
+        #[arg(long)]
+        baseline: Option<String>,
+        /// Higher is claimed first.
+        #[arg(long, default_value_t = 0)]
+        priority: i64,
+        /// Workload or model.
+        #[arg(long)]
+        workload: Option<String>,
+        /// Hardware.
+        #[arg(long)]
+        hardware: Option<String>,
+    },
+    /// List goals, highest priority first.
+    List {
+        /// Only this status (OPEN, CLAIMED, ACHIEVED, ABANDONED).
+        #[arg(long)]
+        status: Option<String>,
+    },
+    /// One goal.
+    Show {
+        /// Goal id (`g-7`).
+        id: String,
+    },
+    /// Claim a goal (or `--next`: the best open one) with a lease.
+    Claim {
+        /// Goal id.
+        id: Option<String>,
+        /// Claim the highest-priority, oldest open goal.
+        #[arg(long, conflicts_with = "id")]
+        next: bool,
+        /// Who claims (default: $USER).
+        #[arg(long)]
+        owner: Option<String>,
+        /// Lease length in seconds; an expired lease releases the claim.
+        #[arg(long, default_value_t = 3600)]
+        lease_s: u64,
+    },
+    /// Give a claimed goal back.
+    Release(GoalClose),
+    /// Mark a goal achieved.
+    Achieve(GoalClose),
+    /// Give a goal up.
+    Abandon(GoalClose),
+    /// Rank the goal's experiments on its metric against the baseline.
+    Compare {
+        /// Goal id.
+        id: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct GoalClose {
+    /// Goal id.
+    pub id: String,
+    /// Why (recorded in the goal's history).
+    #[arg(long, default_value = "")]
+    pub reason: String,
+    /// Who (default: $USER).
+    #[arg(long)]
+    pub owner: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Expand a sweep file into experiments and submit them as one session.
+    Submit {
+        /// The sweep file (a spec plus a `sweep` block).
+        file: PathBuf,
+        /// The goal the session serves.
+        #[arg(long)]
+        goal: Option<String>,
+        /// Wait until every experiment ends.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// A session: its experiments, aggregate status and the keys that differ.
+    Show {
+        /// Session id (`s-3`).
+        id: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -93,6 +207,27 @@ pub enum ExpCommand {
     },
     /// Compare a metric of two experiments (A = baseline) with a significance verdict.
     Compare(CompareArgs),
+    /// A metric across a series of experiments and the change points in it.
+    History(HistoryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Metric.
+    #[arg(long, default_value = "step_time_s")]
+    pub metric: String,
+    /// Experiments with this name.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Experiments with this config hash.
+    #[arg(long)]
+    pub config_hash: Option<String>,
+    /// Experiments with this label (`key=value`).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+    /// Exit 5 when a change point is a regression.
+    #[arg(long)]
+    pub fail_on_regression: bool,
 }
 
 #[derive(Debug, Args)]

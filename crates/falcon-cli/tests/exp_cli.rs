@@ -98,3 +98,51 @@ fn bad_specs_are_refused_with_file_line_and_column() {
     let list = json(&falcon(dir.path(), &["exp", "list", "--json"]));
     assert!(list.as_array().unwrap().is_empty(), "nothing recorded for refused specs");
 }
+
+#[test]
+fn goals_sessions_and_pools() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(falcon(dir.path(), &["init"]).status.code(), Some(0));
+    let goal = json(&falcon(dir.path(), &["goal", "create", "--title", "faster steps", "--metric", "step_time_s", "--target", "0.11", "--json"]));
+    assert_eq!((goal["id"].as_str(), goal["direction"].as_str(), goal["status"].as_str()), (Some("g-1"), Some("minimize"), Some("OPEN")));
+
+    std::fs::write(
+        dir.path().join("base.yaml"),
+        "name: base\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'for i in $(seq 0 19); do \
+         echo \"{\\\"step\\\": $i, \\\"step_time_s\\\": 0.${config.base_ms}\"} >> $FALCON_ARTIFACT_DIR/metrics.jsonl; done']\n\
+         config: {base_ms: 100}\nresources: {accelerator: cpu}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("sweep.yaml"), "base: base.yaml\nsweep:\n  config.base_ms: [100, 130]\nname_template: \"run-${config.base_ms}\"\n").unwrap();
+    let out = falcon(dir.path(), &["session", "submit", "sweep.yaml", "--goal", "g-1", "--wait", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let session = json(&out);
+    assert_eq!(session["status"], "COMPLETED", "{session:#}");
+    let names: Vec<_> = session["experiments"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(names, ["run-100", "run-130"]);
+    let diffs = session["differences"].as_array().unwrap();
+    assert!(diffs.iter().any(|d| d["path"] == "config.base_ms"), "{diffs:?}");
+    assert!(!diffs.iter().any(|d| d["path"] == "resources.accelerator"), "only keys that differ");
+
+    let cmp = json(&falcon(dir.path(), &["goal", "compare", "g-1", "--json"]));
+    let rows = cmp["rows"].as_array().unwrap();
+    assert_eq!(rows[0]["name"], "run-100", "{cmp:#}");
+    assert_eq!(rows[0]["rank"], 1);
+    assert_eq!(rows[0]["meets_target"], true);
+    assert_eq!(rows[1]["meets_target"], false);
+
+    let claimed = json(&falcon(dir.path(), &["goal", "claim", "--next", "--owner", "agent-a", "--json"]));
+    assert_eq!((claimed["status"].as_str(), claimed["owner"].as_str()), (Some("CLAIMED"), Some("agent-a")));
+    let none = falcon(dir.path(), &["goal", "claim", "--next", "--owner", "agent-b", "--json"]);
+    assert_eq!(none.status.code(), Some(3), "no open goal left");
+    assert_eq!(falcon(dir.path(), &["goal", "claim", "g-1", "--owner", "agent-b"]).status.code(), Some(4), "held by agent-a");
+    let released = json(&falcon(dir.path(), &["goal", "release", "g-1", "--owner", "agent-a", "--json"]));
+    assert_eq!(released["status"], "OPEN");
+    let achieved = json(&falcon(dir.path(), &["goal", "achieve", "g-1", "--reason", "0.100 s", "--json"]));
+    assert_eq!(achieved["status"], "ACHIEVED");
+    assert_eq!(falcon(dir.path(), &["goal", "abandon", "g-1"]).status.code(), Some(4));
+
+    let pools = json(&falcon(dir.path(), &["pool", "list", "--json"]));
+    assert_eq!(pools[0]["name"], "local");
+    assert_eq!(pools[0]["used"], 0);
+}

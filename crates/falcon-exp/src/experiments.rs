@@ -46,6 +46,11 @@ impl Exp {
     /// Records an experiment from a checked spec and queues its job. The spec is stored canonicalized with its
     /// content hash; `${config.…}` placeholders are substituted into the job's command and environment.
     pub async fn submit(&self, spec: &ExperimentSpec) -> Result<ExperimentRecord> {
+        self.submit_in(spec, None).await
+    }
+
+    /// [`Exp::submit`] as part of a session.
+    pub async fn submit_in(&self, spec: &ExperimentSpec, session: Option<falcon_core::ids::SessionId>) -> Result<ExperimentRecord> {
         let resolved = substitute(spec).map_err(|e| ExpError::Invalid(e.to_string()))?;
         let spec_json: serde_json::Value =
             serde_json::from_str(&canonical_json(&serde_json::to_value(spec).expect("a spec serializes"))).expect("canonical JSON parses");
@@ -53,7 +58,7 @@ impl Exp {
             name: spec.name.clone(),
             scenario: spec.scenario,
             goal: spec.goal,
-            session: None,
+            session,
             baseline: spec.baseline,
             spec: spec_json,
             config_hash: spec.config_hash(),
@@ -276,6 +281,47 @@ impl Exp {
         Ok(compare(metric, direction, &sa, &sb, &CompareOptions::default()))
     }
 
+    /// A metric across a series of experiments (oldest first: same name, config hash or label), one value per
+    /// experiment (the median of its summary), with the change points in it.
+    pub async fn history(&self, filter: &ExperimentFilter, metric: &str) -> Result<History> {
+        let mut filter = ExperimentFilter { status: Some(ExperimentStatus::Completed), limit: 500, ..filter.clone() };
+        let mut experiments = Vec::new();
+        loop {
+            let page = self.meta.list_experiments(&filter).await?;
+            let Some(last) = page.last() else { break };
+            filter.before = Some(last.id);
+            experiments.extend(page);
+            if experiments.len() >= 100_000 {
+                break;
+            }
+        }
+        experiments.reverse();
+        let mut points = Vec::new();
+        for e in experiments {
+            if let Some(m) = self.meta.metric_summaries(e.id).await?.into_iter().find(|m| m.metric == metric) {
+                points.push(HistoryPoint { experiment: e.id, name: e.name, created: e.created, value: m.median });
+            }
+        }
+        let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+        let found = falcon_core::stats::change_points(&values, &falcon_core::stats::ChangePointOptions::default());
+        let changes = found
+            .into_iter()
+            .map(|c| HistoryChange {
+                experiment: points[c.index].experiment,
+                index: c.index,
+                before: c.mean_before,
+                after: c.mean_after,
+                delta_rel: c.delta_rel,
+                p_value: c.p_value,
+                regression: direction_for(metric).map(|d| match d {
+                    Direction::HigherIsBetter => c.mean_after < c.mean_before,
+                    Direction::LowerIsBetter => c.mean_after > c.mean_before,
+                }),
+            })
+            .collect();
+        Ok(History { metric: metric.to_string(), points, changes })
+    }
+
     /// One worker pass: the Job module's tick, then reconciliation of experiments.
     pub async fn work(&self) -> Result<(falcon_job::TickReport, ReconcileReport)> {
         let jobs = self.jobs().await?;
@@ -303,6 +349,49 @@ impl Exp {
             tokio::time::sleep(std::time::Duration::from_millis(self.config.jobs.poll_interval_ms.min(500))).await;
         }
     }
+}
+
+/// A metric across experiments, and where it shifted.
+#[derive(Debug, Clone, Serialize)]
+pub struct History {
+    /// The metric.
+    pub metric: String,
+    /// One value per completed experiment, oldest first.
+    pub points: Vec<HistoryPoint>,
+    /// Change points (E-divisive means with significance and effect-size filters).
+    pub changes: Vec<HistoryChange>,
+}
+
+/// One experiment's value in a history.
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryPoint {
+    /// The experiment.
+    pub experiment: ExperimentId,
+    /// Its name.
+    pub name: String,
+    /// When it was recorded.
+    pub created: falcon_core::time::Millis,
+    /// Median of the metric.
+    pub value: f64,
+}
+
+/// A shift in a history.
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryChange {
+    /// The first experiment after the shift.
+    pub experiment: ExperimentId,
+    /// Its index in `points`.
+    pub index: usize,
+    /// Mean before.
+    pub before: f64,
+    /// Mean after.
+    pub after: f64,
+    /// Relative change.
+    pub delta_rel: Option<f64>,
+    /// Significance (corrected).
+    pub p_value: f64,
+    /// Whether the shift is for the worse, for metrics with a known direction.
+    pub regression: Option<bool>,
 }
 
 /// Where an experiment's artifacts live in the artifact store.

@@ -8,13 +8,14 @@ pub mod diff;
 mod doctor;
 mod error;
 pub mod experiments;
+pub mod goals;
 pub mod lifecycle;
 pub mod metrics;
 pub mod sweep;
 
 pub use doctor::{doctor, Check, DoctorReport};
 pub use error::{ExpError, Result};
-pub use falcon_infra::meta::ExperimentFilter;
+pub use falcon_infra::meta::{ExperimentFilter, GoalRecord, NewGoal};
 
 use falcon_core::config::Config;
 use falcon_infra::{ArtifactStore, MetaStore};

@@ -108,3 +108,23 @@ async fn a_failing_workload_fails_the_experiment_and_cancel_works() {
     let done = exp.wait(rec.id, |_| {}).await.unwrap();
     assert_eq!(done.status, ExperimentStatus::Cancelled);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_finds_the_shift_across_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = Exp::connect(&config(dir.path())).await.unwrap();
+    for i in 0..20 {
+        let base = if i < 10 { 0.100 } else { 0.130 };
+        let jitter = (i % 3) as f64 * 0.001;
+        let text = spec("nightly", base + jitter);
+        let rec = exp.submit(&parse_spec(&text, "nightly.yaml").unwrap()).await.unwrap();
+        assert_eq!(exp.wait(rec.id, |_| {}).await.unwrap().status, ExperimentStatus::Completed);
+    }
+    let filter = falcon_exp::ExperimentFilter { name: Some("nightly".into()), ..Default::default() };
+    let history = exp.history(&filter, "step_time_s").await.unwrap();
+    assert_eq!(history.points.len(), 20);
+    assert_eq!(history.changes.len(), 1, "{:?}", history.changes);
+    let change = &history.changes[0];
+    assert_eq!(change.index, 10);
+    assert_eq!(change.regression, Some(true), "step time went up");
+}

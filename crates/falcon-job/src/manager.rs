@@ -79,6 +79,20 @@ pub struct TickReport {
     pub errors: Vec<String>,
 }
 
+/// A pool and what it carries now.
+#[derive(Debug, Clone, Serialize)]
+pub struct PoolUsage {
+    /// The pool.
+    #[serde(flatten)]
+    pub pool: Pool,
+    /// Chips held by submitted, pending and running jobs.
+    pub used: u32,
+    /// Jobs running.
+    pub running: u32,
+    /// Jobs submitted but not running yet.
+    pub waiting: u32,
+}
+
 #[derive(Default)]
 struct Tracked {
     unschedulable_since: Option<Instant>,
@@ -130,6 +144,28 @@ impl JobManager {
     /// The pools.
     pub fn pools(&self) -> &[Pool] {
         &self.pools
+    }
+
+    /// Each pool with the chips held and jobs waiting on it right now, and the jobs queued overall.
+    pub async fn pool_usage(&self) -> Result<Vec<PoolUsage>> {
+        let active = self.meta.list_jobs(&ACTIVE).await?;
+        let mut usage: Vec<PoolUsage> =
+            self.pools.iter().map(|p| PoolUsage { pool: p.clone(), used: 0, running: 0, waiting: 0 }).collect();
+        for job in &active {
+            let Some(i) = job.pool.as_ref().and_then(|n| self.pools.iter().position(|p| &p.name == n)) else { continue };
+            if job.status == JobStatus::Queued {
+                continue;
+            }
+            if let Ok((_, resolved)) = parse_spec(job) {
+                usage[i].used += resolved.chips;
+            }
+            if job.status == JobStatus::Running {
+                usage[i].running += 1;
+            } else {
+                usage[i].waiting += 1;
+            }
+        }
+        Ok(usage)
     }
 
     /// Validates and queues a job. A spec error names the field; nothing is recorded then.

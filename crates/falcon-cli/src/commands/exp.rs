@@ -70,12 +70,13 @@ pub async fn run(global: &GlobalArgs, command: &ExpCommand) -> anyhow::Result<Ex
             ExitCode::SUCCESS
         }
         ExpCommand::Compare(args) => compare(global, &exp, args).await?,
+        ExpCommand::History(args) => history(global, &exp, args).await?,
     };
     exp.close().await;
     Ok(code)
 }
 
-async fn submit(global: &GlobalArgs, exp: &Exp, file: &std::path::Path, wait: bool) -> anyhow::Result<ExitCode> {
+pub(crate) async fn submit(global: &GlobalArgs, exp: &Exp, file: &std::path::Path, wait: bool) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(file).map_err(|e| {
         let kind = if e.kind() == std::io::ErrorKind::NotFound { ErrorKind::NotFound } else { ErrorKind::Failure };
         CliFailure::new(kind, format!("reading {}: {e}", file.display()))
@@ -179,6 +180,40 @@ async fn compare(global: &GlobalArgs, exp: &Exp, args: &CompareArgs) -> anyhow::
     })
 }
 
+async fn history(global: &GlobalArgs, exp: &Exp, args: &crate::cli::HistoryArgs) -> anyhow::Result<ExitCode> {
+    let mut labels = Vec::new();
+    for l in &args.labels {
+        let (k, v) = l.split_once('=').ok_or_else(|| CliFailure::new(ErrorKind::Usage, format!("--label `{l}`: expected KEY=VALUE")))?;
+        labels.push((k.to_string(), v.to_string()));
+    }
+    if args.name.is_none() && args.config_hash.is_none() && labels.is_empty() {
+        return Err(CliFailure::new(ErrorKind::Usage, "name the series: --name, --config-hash or --label").into());
+    }
+    let filter = falcon_exp::ExperimentFilter { name: args.name.clone(), config_hash: args.config_hash.clone(), labels, ..Default::default() };
+    let history = exp.history(&filter, &args.metric).await?;
+    if global.json {
+        print_json(&history)?;
+    } else {
+        print_stdout(&format!("{}: {} experiment(s), {} change point(s)", history.metric, history.points.len(), history.changes.len()))?;
+        let mut t = table(["at experiment", "before", "after", "change", "p", "regression"]);
+        for c in &history.changes {
+            t.add_row([
+                c.experiment.to_string(),
+                format!("{:.6}", c.before),
+                format!("{:.6}", c.after),
+                c.delta_rel.map_or("—".into(), |d| format!("{:+.2}%", d * 100.0)),
+                format!("{:.2e}", c.p_value),
+                c.regression.map_or("?".into(), |r| if r { "yes".into() } else { "no".into() }),
+            ]);
+        }
+        if !history.changes.is_empty() {
+            print_stdout(&t.to_string())?;
+        }
+    }
+    let regressed = history.changes.iter().any(|c| c.regression == Some(true));
+    Ok(if args.fail_on_regression && regressed { ExitCode::from(ErrorKind::Regression.exit_code() as u8) } else { ExitCode::SUCCESS })
+}
+
 fn render_view(global: &GlobalArgs, view: &ExperimentView) -> anyhow::Result<()> {
     if global.json {
         return print_json(view);
@@ -208,7 +243,7 @@ fn render_view(global: &GlobalArgs, view: &ExperimentView) -> anyhow::Result<()>
     Ok(())
 }
 
-fn table<const N: usize>(header: [&str; N]) -> Table {
+pub(crate) fn table<const N: usize>(header: [&str; N]) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(header);
     t

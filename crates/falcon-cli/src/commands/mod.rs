@@ -3,7 +3,9 @@
 mod config;
 mod doctor;
 mod exp;
+mod goal;
 mod init;
+mod session;
 mod worker;
 
 use crate::cli::{Cli, Command, ConfigCommand};
@@ -17,5 +19,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Config(ConfigCommand::Show) => config::show(&cli.global),
         Command::Exp(command) => exp::run(&cli.global, command).await,
         Command::Worker(args) => worker::run(&cli.global, args).await,
+        Command::Goal(command) => goal::run(&cli.global, command).await,
+        Command::Session(command) => session::run(&cli.global, command).await,
+        Command::Pool(crate::cli::PoolCommand::List) => session::pools(&cli.global).await,
     }
 }

@@ -1,0 +1,137 @@
+//! `falcon goal …`: optimization goals through EXP.
+
+use crate::cli::{GlobalArgs, GoalClose, GoalCommand};
+use crate::commands::exp::table;
+use crate::output::{print_json, print_stdout, CliFailure};
+use crate::settings;
+use falcon_core::ids::{ExperimentId, GoalId};
+use falcon_core::status::{Direction, GoalStatus};
+use falcon_core::ErrorKind;
+use falcon_exp::{Exp, GoalRecord, NewGoal};
+use std::process::ExitCode;
+use std::time::Duration;
+
+pub async fn run(global: &GlobalArgs, command: &GoalCommand) -> anyhow::Result<ExitCode> {
+    let loaded = settings::load(global)?;
+    let exp = Exp::connect(&loaded.config).await?;
+    let usage = |m: String| CliFailure::new(ErrorKind::Usage, m);
+    match command {
+        GoalCommand::Create { title, metric, direction, target, baseline, priority, workload, hardware } => {
+            let direction = match direction {
+                Some(d) => d.parse::<Direction>().map_err(|e| usage(format!("--direction: {e}")))?,
+                None => match falcon_core::stats::direction_for(metric) {
+                    Some(falcon_core::stats::Direction::HigherIsBetter) => Direction::Maximize,
+                    Some(falcon_core::stats::Direction::LowerIsBetter) => Direction::Minimize,
+                    None => return Err(usage(format!("`{metric}` has no standard direction; pass --direction maximize|minimize")).into()),
+                },
+            };
+            let baseline = baseline.as_deref().map(str::parse::<ExperimentId>).transpose().map_err(|e| usage(format!("--baseline: {e}")))?;
+            let goal = NewGoal {
+                title: title.clone(),
+                workload: workload.clone(),
+                hardware: hardware.clone(),
+                metric: metric.clone(),
+                direction,
+                target: *target,
+                baseline,
+                priority: *priority,
+            };
+            render(global, &exp.create_goal(&goal).await?)?;
+        }
+        GoalCommand::List { status } => {
+            let status = status.as_deref().map(str::parse::<GoalStatus>).transpose().map_err(|e| usage(format!("--status: {e}")))?;
+            let goals = exp.goals(status).await?;
+            if global.json {
+                print_json(&goals)?;
+            } else {
+                let mut t = table(["id", "priority", "status", "owner", "metric", "target", "title"]);
+                for g in &goals {
+                    t.add_row([
+                        g.id.to_string(),
+                        g.priority.to_string(),
+                        g.status.to_string(),
+                        g.owner.clone().unwrap_or_default(),
+                        format!("{} ({})", g.metric, g.direction),
+                        g.target.map_or("—".into(), |t| t.to_string()),
+                        g.title.clone(),
+                    ]);
+                }
+                print_stdout(&t.to_string())?;
+            }
+        }
+        GoalCommand::Show { id } => render(global, &exp.goal(parse(id)?).await?)?,
+        GoalCommand::Claim { id, next, owner, lease_s } => {
+            let id = match (id, next) {
+                (Some(id), false) => Some(parse(id)?),
+                (None, true) => None,
+                _ => return Err(usage("name a goal or pass --next".into()).into()),
+            };
+            let goal = exp.claim_goal(id, &owner_or_user(owner), Duration::from_secs(*lease_s)).await?;
+            render(global, &goal)?;
+        }
+        GoalCommand::Release(close) => close_goal(global, &exp, close, GoalStatus::Open).await?,
+        GoalCommand::Achieve(close) => close_goal(global, &exp, close, GoalStatus::Achieved).await?,
+        GoalCommand::Abandon(close) => close_goal(global, &exp, close, GoalStatus::Abandoned).await?,
+        GoalCommand::Compare { id } => {
+            let cmp = exp.compare_goal(parse(id)?).await?;
+            if global.json {
+                print_json(&cmp)?;
+            } else {
+                let g = &cmp.goal;
+                print_stdout(&format!(
+                    "{} {}: {} ({}), target {}, baseline {}",
+                    g.id,
+                    g.title,
+                    g.metric,
+                    g.direction,
+                    g.target.map_or("—".into(), |t| t.to_string()),
+                    cmp.baseline_value.map_or("—".into(), |b| format!("{b:.6}"))
+                ))?;
+                let mut t = table(["rank", "experiment", "name", "value", "vs baseline", "meets target"]);
+                for r in &cmp.rows {
+                    t.add_row([
+                        r.rank.to_string(),
+                        r.experiment.to_string(),
+                        r.name.clone(),
+                        format!("{:.6}", r.value),
+                        r.delta_vs_baseline.map_or("—".into(), |d| format!("{:+.2}%", d * 100.0)),
+                        r.meets_target.map_or("—".into(), |m| if m { "yes".into() } else { "no".into() }),
+                    ]);
+                }
+                print_stdout(&t.to_string())?;
+            }
+        }
+    }
+    exp.close().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn close_goal(global: &GlobalArgs, exp: &Exp, close: &GoalClose, to: GoalStatus) -> anyhow::Result<()> {
+    let reason = if close.reason.is_empty() { format!("marked {to}") } else { close.reason.clone() };
+    let goal = exp.close_goal(parse(&close.id)?, to, &reason, Some(&owner_or_user(&close.owner))).await?;
+    render(global, &goal)
+}
+
+fn render(global: &GlobalArgs, g: &GoalRecord) -> anyhow::Result<()> {
+    if global.json {
+        return print_json(g);
+    }
+    print_stdout(&format!("{} [{}] {}", g.id, g.status, g.title))?;
+    print_stdout(&format!(
+        "  metric {} ({}), target {}, baseline {}, priority {}{}",
+        g.metric,
+        g.direction,
+        g.target.map_or("—".into(), |t| t.to_string()),
+        g.baseline.map_or("—".into(), |b| b.to_string()),
+        g.priority,
+        g.owner.as_ref().map_or(String::new(), |o| format!(", claimed by {o} until {}", g.lease_expires.map_or("—".into(), |t| t.to_rfc3339())))
+    ))
+}
+
+fn parse(id: &str) -> anyhow::Result<GoalId> {
+    id.parse().map_err(|e: falcon_core::ids::IdParseError| CliFailure::new(ErrorKind::Usage, e.to_string()).into())
+}
+
+fn owner_or_user(owner: &Option<String>) -> String {
+    owner.clone().or_else(|| std::env::var("USER").ok()).unwrap_or_else(|| "falcon".into())
+}

@@ -1,0 +1,203 @@
+//! Goals and sessions: optimization targets agents claim, and batches of experiments submitted together.
+
+use crate::error::{ExpError, Result};
+use crate::Exp;
+use falcon_core::ids::{ExperimentId, GoalId, SessionId};
+use falcon_core::spec::ExperimentSpec;
+use falcon_core::stats::{direction_for, Direction};
+use falcon_core::status::{ExperimentStatus, GoalStatus};
+use falcon_infra::meta::{ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal, NewSession, SessionRecord};
+use serde::Serialize;
+use std::time::Duration;
+
+/// One row of `goal compare`: an experiment's value of the goal's metric against the baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct GoalRow {
+    /// Rank, 1 = best in the goal's direction.
+    pub rank: usize,
+    /// The experiment.
+    pub experiment: ExperimentId,
+    /// Its name.
+    pub name: String,
+    /// Median of the metric (warm-up excluded).
+    pub value: f64,
+    /// Relative change against the baseline's median, when there is a baseline with the metric.
+    pub delta_vs_baseline: Option<f64>,
+    /// Whether it reaches the goal's target.
+    pub meets_target: Option<bool>,
+}
+
+/// The result of `goal compare`.
+#[derive(Debug, Clone, Serialize)]
+pub struct GoalComparison {
+    /// The goal.
+    pub goal: GoalRecord,
+    /// Its baseline's value, when known.
+    pub baseline_value: Option<f64>,
+    /// Completed experiments with the metric, best first.
+    pub rows: Vec<GoalRow>,
+}
+
+/// A session with its experiments and aggregate status.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionView {
+    /// The session.
+    #[serde(flatten)]
+    pub session: SessionRecord,
+    /// Aggregate: COMPLETED when all completed, RUNNING while any is live, else FAILED or CANCELLED.
+    pub status: ExperimentStatus,
+    /// Its experiments, in submission order.
+    pub experiments: Vec<ExperimentRecord>,
+    /// Spec keys whose values differ between the experiments.
+    pub differences: Vec<crate::diff::NwayRow>,
+}
+
+impl Exp {
+    /// Records a goal (`OPEN`).
+    pub async fn create_goal(&self, goal: &NewGoal) -> Result<GoalRecord> {
+        Ok(self.meta.insert_goal(goal).await?)
+    }
+
+    /// Goals, optionally of one status; highest priority first, then oldest.
+    pub async fn goals(&self, status: Option<GoalStatus>) -> Result<Vec<GoalRecord>> {
+        Ok(self.meta.list_goals(status).await?)
+    }
+
+    /// One goal.
+    pub async fn goal(&self, id: GoalId) -> Result<GoalRecord> {
+        Ok(self.meta.get_goal(id).await?)
+    }
+
+    /// Claims a goal for `owner` for `lease` (`None`: the best open one). A goal someone else holds is a
+    /// conflict; no claimable goal is not found.
+    pub async fn claim_goal(&self, id: Option<GoalId>, owner: &str, lease: Duration) -> Result<GoalRecord> {
+        match id {
+            None => self.meta.claim_next_goal(owner, lease).await?.ok_or_else(|| ExpError::NotFound("no open goal to claim".into())),
+            Some(id) => self.meta.claim_goal(id, owner, lease).await?.ok_or_else(|| {
+                ExpError::State(format!("goal {id} is held by someone else or closed"))
+            }),
+        }
+    }
+
+    /// Moves a claimed (or open) goal to `to`: release (OPEN), achieve, abandon.
+    pub async fn close_goal(&self, id: GoalId, to: GoalStatus, reason: &str, actor: Option<&str>) -> Result<GoalRecord> {
+        let goal = self.meta.get_goal(id).await?;
+        if matches!(goal.status, GoalStatus::Achieved | GoalStatus::Abandoned) {
+            return Err(ExpError::State(format!("goal {id} is already {}", goal.status)));
+        }
+        if let (Some(actor), Some(owner)) = (actor, goal.owner.as_deref()) {
+            if actor != owner && to == GoalStatus::Open {
+                return Err(ExpError::State(format!("goal {id} is held by {owner}, not {actor}")));
+            }
+        }
+        Ok(self.meta.transition_goal(id, goal.status, to, reason, actor).await?)
+    }
+
+    /// Ranks a goal's completed experiments on its metric (from metric summaries) against its baseline.
+    pub async fn compare_goal(&self, id: GoalId) -> Result<GoalComparison> {
+        let goal = self.meta.get_goal(id).await?;
+        let direction = match goal.direction {
+            falcon_core::status::Direction::Maximize => Direction::HigherIsBetter,
+            falcon_core::status::Direction::Minimize => Direction::LowerIsBetter,
+        };
+        let _ = direction_for(&goal.metric);
+        let value_of = |summaries: Vec<falcon_infra::meta::MetricSummary>| summaries.into_iter().find(|m| m.metric == goal.metric).map(|m| m.median);
+        let baseline_value = match goal.baseline {
+            Some(b) => value_of(self.meta.metric_summaries(b).await?),
+            None => None,
+        };
+        let filter = ExperimentFilter { goal: Some(id), status: Some(ExperimentStatus::Completed), limit: 1000, ..Default::default() };
+        let mut rows = Vec::new();
+        for exp in self.meta.list_experiments(&filter).await? {
+            if let Some(value) = value_of(self.meta.metric_summaries(exp.id).await?) {
+                rows.push(GoalRow {
+                    rank: 0,
+                    experiment: exp.id,
+                    name: exp.name,
+                    value,
+                    delta_vs_baseline: baseline_value.filter(|b| *b != 0.0).map(|b| (value - b) / b),
+                    meets_target: goal.target.map(|t| match direction {
+                        Direction::HigherIsBetter => value >= t,
+                        Direction::LowerIsBetter => value <= t,
+                    }),
+                });
+            }
+        }
+        rows.sort_by(|a, b| match direction {
+            Direction::HigherIsBetter => b.value.total_cmp(&a.value),
+            Direction::LowerIsBetter => a.value.total_cmp(&b.value),
+        });
+        for (i, row) in rows.iter_mut().enumerate() {
+            row.rank = i + 1;
+        }
+        Ok(GoalComparison { goal, baseline_value, rows })
+    }
+
+    /// Records a session and submits every spec of it (a sweep's expansion) under it.
+    pub async fn submit_session(&self, name: &str, goal: Option<GoalId>, sweep: serde_json::Value, specs: &[ExperimentSpec]) -> Result<SessionView> {
+        if specs.is_empty() {
+            return Err(ExpError::Invalid("the session has no experiments".into()));
+        }
+        let session = self.meta.insert_session(&NewSession { goal, name: name.to_string(), spec: sweep }).await?;
+        for spec in specs {
+            let mut spec = spec.clone();
+            if spec.goal.is_none() {
+                spec.goal = goal;
+            }
+            self.submit_in(&spec, Some(session.id)).await?;
+        }
+        self.session(session.id).await
+    }
+
+    /// A session, its experiments, aggregate status and differing keys.
+    pub async fn session(&self, id: SessionId) -> Result<SessionView> {
+        let session = self.meta.get_session(id).await?;
+        let filter = ExperimentFilter { session: Some(id), limit: 1000, ..Default::default() };
+        let mut experiments = self.meta.list_experiments(&filter).await?;
+        experiments.reverse();
+        let status = aggregate(experiments.iter().map(|e| e.status));
+        let specs: Vec<(String, serde_json::Value)> = experiments.iter().map(|e| (e.id.to_string(), e.spec.clone())).collect();
+        let inputs: Vec<(&str, &serde_json::Value)> = specs.iter().map(|(n, v)| (n.as_str(), v)).collect();
+        let differences = crate::diff::diff_many(&inputs);
+        Ok(SessionView { session, status, experiments, differences })
+    }
+}
+
+impl Exp {
+    /// The configured pools and their current load (from the Job module).
+    pub async fn pools(&self) -> Result<Vec<falcon_job::PoolUsage>> {
+        Ok(self.jobs().await?.pool_usage().await?)
+    }
+}
+
+/// A session's status from its experiments'.
+pub fn aggregate(statuses: impl Iterator<Item = ExperimentStatus>) -> ExperimentStatus {
+    use ExperimentStatus::*;
+    let all: Vec<_> = statuses.collect();
+    if all.iter().any(|s| matches!(s, Running | Provisioning)) {
+        Running
+    } else if all.iter().any(|s| *s == Pending) {
+        Pending
+    } else if all.iter().all(|s| *s == Completed) {
+        Completed
+    } else if all.iter().any(|s| *s == Failed) {
+        Failed
+    } else {
+        Cancelled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ExperimentStatus::*;
+
+    #[test]
+    fn session_status_aggregates() {
+        assert_eq!(aggregate([Completed, Completed].into_iter()), Completed);
+        assert_eq!(aggregate([Completed, Running].into_iter()), Running);
+        assert_eq!(aggregate([Completed, Failed, Cancelled].into_iter()), Failed);
+        assert_eq!(aggregate([Cancelled, Completed].into_iter()), Cancelled);
+        assert_eq!(aggregate([Pending, Completed].into_iter()), Pending);
+    }
+}

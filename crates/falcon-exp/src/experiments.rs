@@ -105,12 +105,7 @@ impl Exp {
                 topology: spec.resources.topology.clone(),
             },
             zones: spec.resources.zones.clone(),
-            capacity: match spec.resources.capacity {
-                falcon_core::spec::Capacity::OnDemand => falcon_job::CapacityType::OnDemand,
-                falcon_core::spec::Capacity::Spot => falcon_job::CapacityType::Spot,
-                falcon_core::spec::Capacity::Reservation => falcon_job::CapacityType::Reservation,
-                falcon_core::spec::Capacity::Flex => falcon_job::CapacityType::Flex,
-            },
+            capacity: spec.resources.capacity,
             reservation: spec.resources.reservation.clone(),
             artifact_uri: Some(self.artifacts.uri(&experiment_prefix(id))),
             timeout_s: spec.timeout,

@@ -4,7 +4,7 @@ use crate::error::{ExpError, Result};
 use crate::Exp;
 use falcon_core::ids::{ExperimentId, GoalId, SessionId};
 use falcon_core::spec::ExperimentSpec;
-use falcon_core::stats::{direction_for, Direction};
+use falcon_core::stats::Direction;
 use falcon_core::status::{ExperimentStatus, GoalStatus};
 use falcon_infra::meta::{ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal, NewSession, SessionRecord};
 use serde::Serialize;
@@ -100,7 +100,6 @@ impl Exp {
             falcon_core::status::Direction::Maximize => Direction::HigherIsBetter,
             falcon_core::status::Direction::Minimize => Direction::LowerIsBetter,
         };
-        let _ = direction_for(&goal.metric);
         let value_of = |summaries: Vec<falcon_infra::meta::MetricSummary>| summaries.into_iter().find(|m| m.metric == goal.metric).map(|m| m.median);
         let baseline_value = match goal.baseline {
             Some(b) => value_of(self.meta.metric_summaries(b).await?),
@@ -176,11 +175,11 @@ pub fn aggregate(statuses: impl Iterator<Item = ExperimentStatus>) -> Experiment
     let all: Vec<_> = statuses.collect();
     if all.iter().any(|s| matches!(s, Running | Provisioning)) {
         Running
-    } else if all.iter().any(|s| *s == Pending) {
+    } else if all.contains(&Pending) {
         Pending
     } else if all.iter().all(|s| *s == Completed) {
         Completed
-    } else if all.iter().any(|s| *s == Failed) {
+    } else if all.contains(&Failed) {
         Failed
     } else {
         Cancelled

@@ -73,20 +73,8 @@ fn one() -> u32 {
     1
 }
 
-/// How capacity is obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CapacityType {
-    /// Regular on-demand capacity.
-    #[default]
-    OnDemand,
-    /// Spot (preemptible).
-    Spot,
-    /// A named reservation.
-    Reservation,
-    /// Flex-start (Dynamic Workload Scheduler).
-    Flex,
-}
+/// How capacity is obtained: the one definition in `falcon_core::spec`, shared with experiment specs.
+pub use falcon_core::spec::Capacity as CapacityType;
 
 /// Retries owned by the Job module: a preempted attempt or a retryable exit code is resubmitted until the
 /// attempts are spent.

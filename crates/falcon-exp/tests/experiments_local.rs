@@ -11,6 +11,31 @@ fn config(dir: &std::path::Path) -> Config {
     Config::resolve([layer], MachineFacts { cores: 2 })
 }
 
+/// Runs `test` with an `Exp` on SQLite (in `dir`) and again on a new MariaDB database (dropped afterwards).
+async fn on_both<F, Fut>(test: F)
+where
+    F: Fn(Exp) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let dir = tempfile::tempdir().unwrap();
+    test(Exp::connect(&config(dir.path())).await.unwrap()).await;
+    let server = std::env::var("FALCON_TEST_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306".into());
+    let url = format!("{}/falcon_test_exp_{}", server.trim_end_matches('/'), uuid_like());
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.db = url.clone();
+    let exp = Exp::connect(&cfg).await.unwrap_or_else(|e| panic!("MariaDB is needed ({server}): {e}; run scripts/test.sh"));
+    test(exp.clone()).await;
+    exp.close().await;
+    use sqlx::migrate::MigrateDatabase;
+    sqlx::MySql::drop_database(&url).await.unwrap();
+}
+
+fn uuid_like() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    format!("{}_{nanos}", std::process::id())
+}
+
 /// A workload that writes 20 steps of metrics with a step time around `base` seconds and a profile-like file.
 fn spec(name: &str, base: f64) -> String {
     format!(
@@ -42,8 +67,10 @@ labels: {{team: perf}}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spec_runs_to_completion_with_artifacts_metrics_and_a_verdict() {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = Exp::connect(&config(dir.path())).await.unwrap();
+    on_both(spec_runs_to_completion).await;
+}
+
+async fn spec_runs_to_completion(exp: Exp) {
     let base = exp.submit(&parse_spec(&spec("base", 0.100), "base.yaml").unwrap()).await.unwrap();
     assert_eq!(base.status, ExperimentStatus::Provisioning);
     assert!(base.job.is_some());
@@ -79,8 +106,10 @@ async fn a_spec_runs_to_completion_with_artifacts_metrics_and_a_verdict() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_workload_fails_the_experiment_and_cancel_works() {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = Exp::connect(&config(dir.path())).await.unwrap();
+    on_both(failing_and_cancel).await;
+}
+
+async fn failing_and_cancel(exp: Exp) {
     let text = "name: broken\nscenario: benchmark\nworkload: {framework: shell, command: [sh, -c, 'echo boom >&2; exit 3']}\n\
                 resources: {accelerator: cpu}\nretries: 0\n";
     let rec = exp.submit(&parse_spec(text, "broken.yaml").unwrap()).await.unwrap();
@@ -111,8 +140,10 @@ async fn a_failing_workload_fails_the_experiment_and_cancel_works() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_finds_the_shift_across_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = Exp::connect(&config(dir.path())).await.unwrap();
+    on_both(history_shift).await;
+}
+
+async fn history_shift(exp: Exp) {
     for i in 0..20 {
         let base = if i < 10 { 0.100 } else { 0.130 };
         let jitter = (i % 3) as f64 * 0.001;
@@ -127,4 +158,32 @@ async fn history_finds_the_shift_across_runs() {
     let change = &history.changes[0];
     assert_eq!(change.index, 10);
     assert_eq!(change.regression, Some(true), "step time went up");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_becomes_a_session_whose_status_aggregates() {
+    on_both(sweep_session).await;
+}
+
+async fn sweep_session(exp: Exp) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("base.yaml"), spec("sweep-base", 0.1)).unwrap();
+    let load = |p: &str| std::fs::read_to_string(dir.path().join(p)).map_err(|e| e.to_string());
+    let clash = "base: base.yaml\nsweep:\n  config.batch_size: [8, 16]\n  priority: [0, 1]\nname_template: \"bs${config.batch_size}\"\n";
+    let err = falcon_exp::sweep::expand(clash, "sweep.yaml", load).unwrap_err();
+    assert!(err.to_string().contains("sweep.yaml"), "two combinations with one name are refused: {err}");
+    let sweep = "base: base.yaml\nsweep:\n  config.batch_size: [8, 16]\nname_template: \"bs${config.batch_size}\"\n";
+    let specs = falcon_exp::sweep::expand(sweep, "sweep.yaml", load).unwrap();
+    assert_eq!(specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["bs8", "bs16"]);
+    let view = exp.submit_session("bs-sweep", None, serde_json::json!({"file": "sweep.yaml"}), &specs).await.unwrap();
+    assert_eq!(view.status, ExperimentStatus::Running, "freshly submitted experiments are provisioning");
+    for e in &view.experiments {
+        exp.wait(e.id, |_| {}).await.unwrap();
+    }
+    let view = exp.session(view.session.id).await.unwrap();
+    assert_eq!(view.status, ExperimentStatus::Completed);
+    assert_eq!(view.experiments.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["bs8", "bs16"]);
+    assert!(view.experiments.iter().all(|e| e.session == Some(view.session.id)));
+    assert!(view.differences.iter().any(|d| d.path == "config.batch_size"), "{:?}", view.differences);
+    assert!(!view.differences.iter().any(|d| d.path == "resources.accelerator"), "only keys that differ");
 }

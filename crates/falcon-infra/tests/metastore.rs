@@ -431,6 +431,20 @@ async fn goal_claims_are_atomic_ordered_and_leased(store: MetaStore) {
     });
     assert!(store.claim_next_goal("late", Duration::from_secs(60)).await.unwrap().is_none());
 
+    // 20 concurrent claimers of one goal: one winner.
+    let single = store.insert_goal(&goal("single", 100)).await.unwrap().id;
+    let racers: Vec<_> = (0..20)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move { store.claim_goal(single, &format!("racer-{i}"), Duration::from_secs(60)).await.unwrap() })
+        })
+        .collect();
+    let mut winners = 0;
+    for r in racers {
+        winners += usize::from(r.await.unwrap().is_some());
+    }
+    assert_eq!(winners, 1);
+
     // A lapsed lease makes the goal claimable again; the owner can renew; release reopens it.
     let third = store.insert_goal(&goal("third", 5)).await.unwrap().id;
     let claimed = store.claim_goal(third, "a", Duration::from_millis(200)).await.unwrap().unwrap();

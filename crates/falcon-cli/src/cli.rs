@@ -192,6 +192,9 @@ pub enum ExpCommand {
     Logs {
         /// Experiment id.
         id: String,
+        /// Keep printing new output until the experiment ends (runs the worker loop here).
+        #[arg(short, long)]
+        follow: bool,
     },
     /// List an experiment's artifacts.
     Artifacts {

@@ -30,7 +30,11 @@ pub async fn run(global: &GlobalArgs, command: &ExpCommand) -> anyhow::Result<Ex
             }
             ExitCode::SUCCESS
         }
-        ExpCommand::Logs { id } => {
+        ExpCommand::Logs { id, follow: true } => {
+            follow(global, &exp, parse_id(id)?).await?;
+            ExitCode::SUCCESS
+        }
+        ExpCommand::Logs { id, follow: false } => {
             let logs = exp.logs(parse_id(id)?).await?;
             if global.json {
                 let map: serde_json::Map<String, serde_json::Value> = logs.into_iter().map(|(k, v)| (k, v.into())).collect();
@@ -178,6 +182,34 @@ async fn compare(global: &GlobalArgs, exp: &Exp, args: &CompareArgs) -> anyhow::
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Prints each log's new text as it arrives, driving the worker loop, until the experiment ends.
+async fn follow(global: &GlobalArgs, exp: &Exp, id: ExperimentId) -> anyhow::Result<()> {
+    let mut printed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    loop {
+        let (_, _) = exp.work().await?;
+        let done = exp.show(id).await?.record.status.is_terminal();
+        for (name, text) in exp.logs(id).await? {
+            let seen = printed.entry(name.clone()).or_insert(0);
+            if text.len() > *seen {
+                // A multi-byte character split across two reads shifts the boundary: print from the start then.
+                let new = text.get(*seen..).unwrap_or(&text);
+                if global.json {
+                    print_json(&serde_json::json!({ "source": name, "text": new }))?;
+                } else {
+                    for line in new.lines() {
+                        print_stdout(&format!("[{name}] {line}"))?;
+                    }
+                }
+                *seen = text.len();
+            }
+        }
+        if done {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
 }
 
 async fn history(global: &GlobalArgs, exp: &Exp, args: &crate::cli::HistoryArgs) -> anyhow::Result<ExitCode> {

@@ -2,7 +2,8 @@
 //!
 //! Run: `cargo bench -p falcon-infra --bench metastore_list -- [--n 100000] [--queries 2000] [--mysql URL]`
 //! (`--mysql` names a server, e.g. `mysql://root@127.0.0.1:3306`; the benchmark creates and drops its own
-//! database; without it, FALCON_TEST_MYSQL_URL is used when set, else only SQLite runs).
+//! database; without it, FALCON_TEST_MYSQL_URL is used when set, else only SQLite runs; `--keep-sqlite PATH`
+//! keeps the SQLite database there, to time `falcon exp list` against it).
 //!
 //! Inserts go through `MetaStore::insert_experiments` in batches of 1,000 (one transaction each). Statuses
 //! are then spread with one SQL `UPDATE` (setup only, not timed): new experiments all start PENDING, and
@@ -29,10 +30,11 @@ struct Args {
     n: usize,
     queries: usize,
     mysql: Option<String>,
+    keep_sqlite: Option<String>,
 }
 
 fn parse_args() -> Args {
-    let mut args = Args { n: 100_000, queries: 2_000, mysql: std::env::var("FALCON_TEST_MYSQL_URL").ok() };
+    let mut args = Args { n: 100_000, queries: 2_000, mysql: std::env::var("FALCON_TEST_MYSQL_URL").ok(), keep_sqlite: None };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     if !argv.iter().any(|a| a == "--bench") {
         // Built and run by `cargo test --benches`: a small smoke run keeps the benchmark honest and fast.
@@ -46,6 +48,8 @@ fn parse_args() -> Args {
             "--queries" => args.queries = it.next().and_then(|v| v.parse().ok()).expect("--queries NUMBER"),
             "--mysql" => args.mysql = it.next(),
             "--sqlite-only" => args.mysql = None,
+            // Keep the SQLite database at this path (for timing `falcon exp list` against it afterwards).
+            "--keep-sqlite" => args.keep_sqlite = it.next(),
             _ => {}
         }
     }
@@ -185,7 +189,10 @@ async fn main() {
     let args = parse_args();
     let mut results = Vec::new();
     let dir = tempfile::tempdir().unwrap();
-    let sqlite = format!("sqlite://{}", dir.path().join("bench.db").display());
+    let sqlite = match &args.keep_sqlite {
+        Some(path) => format!("sqlite://{path}"),
+        None => format!("sqlite://{}", dir.path().join("bench.db").display()),
+    };
     results.push(run("SQLite (file, WAL)", &sqlite, &args).await);
     if let Some(server) = &args.mysql {
         let url = format!("{}/falcon_bench_{}", server.trim_end_matches('/'), std::process::id());

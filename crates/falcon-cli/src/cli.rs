@@ -182,6 +182,9 @@ pub enum ExpCommand {
     Show {
         /// Experiment id (`e-12` or `12`).
         id: String,
+        /// Summarise metrics without the first N steps instead of the default warm-up (the larger of 2 and 10%).
+        #[arg(long)]
+        warmup: Option<usize>,
     },
     /// Stop an experiment.
     Cancel {

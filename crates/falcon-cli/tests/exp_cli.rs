@@ -69,6 +69,9 @@ fn submit_wait_show_list_compare_diff() {
     let changes = diff["changes"].as_array().unwrap();
     assert!(changes.iter().any(|c| c["path"] == "name" && c["kind"] == "changed" && c["a"] == "base" && c["b"] == "slow"), "{diff:#}");
 
+    let all_steps = json(&falcon(dir.path(), &["exp", "show", "e-1", "--warmup", "0", "--json"]));
+    assert_eq!(all_steps["metrics"]["step_time_s"]["count"], 20, "--warmup 0 keeps every step");
+
     let logs = falcon(dir.path(), &["exp", "logs", "e-1"]);
     assert_eq!(logs.status.code(), Some(0));
     assert_eq!(falcon(dir.path(), &["exp", "show", "e-99"]).status.code(), Some(3));

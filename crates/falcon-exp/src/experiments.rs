@@ -204,6 +204,14 @@ impl Exp {
         Ok(series)
     }
 
+    /// The experiment's metric summaries recomputed from its metrics artifacts with `warmup` steps dropped
+    /// (the stored summaries use the default warm-up rule).
+    pub async fn metric_summaries(&self, id: ExperimentId, warmup: Option<usize>) -> Result<BTreeMap<String, MetricSummary>> {
+        self.meta.get_experiment(id).await?;
+        let series = self.metric_series(id).await?;
+        Ok(series.summaries(warmup).into_iter().map(|m| (m.metric.clone(), m)).collect())
+    }
+
     /// Everything known about one experiment.
     pub async fn show(&self, id: ExperimentId) -> Result<ExperimentView> {
         let record = self.meta.get_experiment(id).await?;

@@ -16,8 +16,11 @@ pub async fn run(global: &GlobalArgs, command: &ExpCommand) -> anyhow::Result<Ex
     let code = match command {
         ExpCommand::Submit { file, wait } => submit(global, &exp, file, *wait).await?,
         ExpCommand::List(args) => list(global, &exp, args).await?,
-        ExpCommand::Show { id } => {
-            let view = exp.show(parse_id(id)?).await?;
+        ExpCommand::Show { id, warmup } => {
+            let mut view = exp.show(parse_id(id)?).await?;
+            if warmup.is_some() {
+                view.metrics = exp.metric_summaries(view.record.id, *warmup).await?;
+            }
             render_view(global, &view)?;
             ExitCode::SUCCESS
         }

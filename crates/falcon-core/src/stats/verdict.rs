@@ -789,6 +789,35 @@ mod tests {
         assert!(same >= 900, "A/A should mostly be `same`: {same}/1000");
     }
 
+    /// A/A on REAL recorded step times (320 steps of the JAX example on CPU, `testdata/`): two groups of 50
+    /// resampled without replacement from the post-warm-up steps, 1,000 times. At most 1 % may be called a change.
+    #[test]
+    fn aa_false_positive_rate_on_real_recorded_step_times() {
+        let recorded: Vec<f64> = include_str!("testdata/jax_cpu_step_times.txt")
+            .lines()
+            .map(|l| l.trim().parse().expect("one number per line"))
+            .collect();
+        assert_eq!(recorded.len(), 320);
+        let pool = crate::stats::drop_warmup(&recorded, None).to_vec();
+        let mut rng = Rng::new(0x5EED);
+        let mut idx: Vec<usize> = (0..pool.len()).collect();
+        let mut changes = 0;
+        for trial in 0..1_000u64 {
+            for i in 0..100 {
+                let j = i + rng.below(idx.len() - i);
+                idx.swap(i, j);
+            }
+            let a: Vec<f64> = idx[..50].iter().map(|&i| pool[i]).collect();
+            let b: Vec<f64> = idx[50..100].iter().map(|&i| pool[i]).collect();
+            let v = compare("step_time_s", Direction::LowerIsBetter, &a, &b, &CompareOptions { seed: trial, ..CompareOptions::default() });
+            if matches!(v.verdict, VerdictKind::Improved | VerdictKind::Regressed) {
+                changes += 1;
+            }
+        }
+        eprintln!("A/A on real step times over 1000 trials: {changes} changes");
+        assert!(changes <= 10, "false-positive rate {changes}/1000 exceeds 1 %");
+    }
+
     #[test]
     fn bootstrap_median_matches_sorting() {
         // The counting median equals the median of the explicitly built resample.

@@ -253,6 +253,9 @@ pub struct ListArgs {
     /// Only experiments with this label (`key=value`, repeatable).
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
+    /// Only experiments recorded within this long (`90m`, `2h`, `1d`, `1h30m`).
+    #[arg(long, value_name = "DURATION")]
+    pub since: Option<String>,
     /// Page size.
     #[arg(long, default_value_t = 50)]
     pub limit: u32,

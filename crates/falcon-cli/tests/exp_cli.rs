@@ -55,6 +55,10 @@ fn submit_wait_show_list_compare_diff() {
     let list = json(&falcon(dir.path(), &["exp", "list", "--json", "--status", "completed"]));
     assert_eq!(list.as_array().unwrap().len(), 2);
     assert_eq!(list[0]["name"], "slow", "newest first");
+    assert_eq!(json(&falcon(dir.path(), &["exp", "list", "--json", "--since", "1h"])).as_array().unwrap().len(), 2);
+    let page = json(&falcon(dir.path(), &["exp", "list", "--json", "--limit", "1", "--before", "e-2"]));
+    assert_eq!(page[0]["id"], "e-1", "cursor pagination");
+    assert_eq!(falcon(dir.path(), &["exp", "list", "--since", "soon"]).status.code(), Some(2));
 
     let out = falcon(dir.path(), &["exp", "compare", "e-1", "e-2", "--json"]);
     let verdict = json(&out);

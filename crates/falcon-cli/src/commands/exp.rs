@@ -149,6 +149,14 @@ fn falcon_infra_filter(args: &ListArgs, labels: Vec<(String, String)>) -> Result
         scenario: args.scenario.as_deref().map(str::parse).transpose().map_err(|e| format!("--scenario: {e}"))?,
         labels,
         before: args.before.as_deref().map(str::parse::<ExperimentId>).transpose().map_err(|e| format!("--before: {e}"))?,
+        since: match &args.since {
+            Some(text) => {
+                let seconds = falcon_core::spec::parse_duration(text).map_err(|e| format!("--since: {e}"))?;
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis() as i64;
+                Some(falcon_core::time::Millis(now - seconds as i64 * 1000))
+            }
+            None => None,
+        },
         limit: args.limit.max(1),
         ..Default::default()
     })

@@ -4,3 +4,5 @@
 //! A/B compare, accuracy alignment and kernel-bench analysis, each returning report structs. It never manages
 //! experiment state (that is `falcon-exp`) and never renders (that is the interface). Filled by the analysis
 //! issues; the foundation issue places it in the workspace with its allowed dependencies.
+
+pub mod cpu_ops;

@@ -1,0 +1,157 @@
+//! Per-HLO-op time profile of an XLA:CPU run, from the `/host:CPU` plane of an XSpace.
+//!
+//! # What counts as an op event
+//!
+//! On a CPU-only capture there are no `/device:*` planes, so XProf's op profile and HLO stats are
+//! empty. XLA:CPU still leaves one TraceMe per executed HLO op (thunk) on the host threads that ran
+//! it (`tf_XLAEigen/*`, `tf_XLAPjRtCpuClient/*`, ... lines of `/host:CPU`); the thunk executor
+//! attaches the stats `hlo_op` (the HLO instruction name) and `hlo_module` (the module name) to
+//! those events. This module counts **exactly the `/host:CPU` events that carry an `hlo_op` stat**
+//! (on the event itself or on its event metadata, as XProf's stat lookup does). That rule is the one
+//! XProf itself uses to derive `XLA Ops` lines for CPU (`derived_timeline.cc:DeriveLinesForXlaCpuOps`
+//! keys on `hlo_op`/`hlo_module`), it is independent of thread names (which vary with the runtime and
+//! thread pool), and it excludes the enclosing runtime events (`ThunkExecutor::Execute`,
+//! `PjitFunction(...)`, thread-pool bookkeeping) which carry `run_id` but no `hlo_op`.
+//!
+//! Lines XProf derives from these events (`...XLA Modules`, `...XLA Ops`, `...Framework Ops`,
+//! `...Framework Name Scope`) are skipped so that a post-processed XSpace is not double counted.
+//!
+//! Events are grouped by (`hlo_module`, op name). The op name is the `hlo_op` stat (falling back
+//! to the event name if the stat is not a string); the module is `""` when no `hlo_module` stat is
+//! present. The category is the `hlo_category` stat when any event of the group has one (XLA:CPU
+//! captures observed so far do not set it). Durations are summed in integer picoseconds and only
+//! converted to microseconds (`f64`) at the end. Ops are sorted by total time descending, ties by
+//! module then name ascending, so the output is deterministic.
+
+use std::collections::BTreeMap;
+
+use falcon_xplane::{XEvent, XPlane, XSpace};
+use serde::Serialize;
+
+/// Name of the host threads plane (XProf `kHostThreadsPlaneName`).
+pub const HOST_CPU_PLANE: &str = "/host:CPU";
+
+/// Line-name suffixes of lines XProf derives from the raw op events; never counted.
+const DERIVED_LINE_SUFFIXES: [&str; 4] = [
+    "XLA Modules",
+    "XLA Ops",
+    "Framework Ops",
+    "Framework Name Scope",
+];
+
+/// The per-op profile of one capture.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CpuOpProfile {
+    /// Whether the space has a `/host:CPU` plane at all.
+    pub host_plane_found: bool,
+    /// Number of op events counted (sum of `occurrences`).
+    pub op_events: u64,
+    /// Sum of all op event durations, microseconds.
+    pub total_time_us: f64,
+    /// One entry per (`hlo_module`, op), by total time descending.
+    pub ops: Vec<CpuOpStats>,
+}
+
+/// Aggregate of every execution of one HLO op of one module.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CpuOpStats {
+    pub hlo_module: String,
+    /// HLO instruction name (`hlo_op` stat), e.g. `multiply_add_fusion.2`.
+    pub name: String,
+    /// `hlo_category` stat, when present.
+    pub category: Option<String>,
+    pub occurrences: u64,
+    /// Exact sum of durations in picoseconds.
+    pub total_time_ps: i64,
+    pub total_time_us: f64,
+    pub avg_time_us: f64,
+    pub min_time_us: f64,
+    pub max_time_us: f64,
+}
+
+#[derive(Default)]
+struct Acc {
+    category: Option<String>,
+    count: u64,
+    total_ps: i64,
+    min_ps: i64,
+    max_ps: i64,
+}
+
+fn ps_to_us(ps: i64) -> f64 {
+    ps as f64 / 1e6
+}
+
+/// The op name, module and category of an XLA:CPU op event; `None` if it is not one.
+fn op_identity(plane: &XPlane, event: &XEvent) -> Option<(String, String, Option<String>)> {
+    let op = plane.event_stat(event, "hlo_op")?;
+    let name = plane
+        .stat_str(op)
+        .unwrap_or_else(|| plane.event_name(event))
+        .to_owned();
+    let str_stat = |key: &str| {
+        plane
+            .event_stat(event, key)
+            .and_then(|s| plane.stat_str(s))
+            .map(str::to_owned)
+    };
+    let module = str_stat("hlo_module").unwrap_or_default();
+    Some((module, name, str_stat("hlo_category")))
+}
+
+/// Aggregates the XLA:CPU op events of `space` (see the module docs for what counts).
+pub fn cpu_op_profile(space: &XSpace) -> CpuOpProfile {
+    let Some(plane) = space.plane_by_name(HOST_CPU_PLANE) else {
+        return CpuOpProfile::default();
+    };
+    let mut groups: BTreeMap<(String, String), Acc> = BTreeMap::new();
+    for line in &plane.lines {
+        if DERIVED_LINE_SUFFIXES.iter().any(|s| line.name.ends_with(s)) {
+            continue;
+        }
+        for event in &line.events {
+            let Some((module, name, category)) = op_identity(plane, event) else {
+                continue;
+            };
+            let d = event.duration_ps.max(0);
+            let acc = groups.entry((module, name)).or_default();
+            if acc.count == 0 {
+                acc.min_ps = d;
+                acc.max_ps = d;
+            } else {
+                acc.min_ps = acc.min_ps.min(d);
+                acc.max_ps = acc.max_ps.max(d);
+            }
+            acc.count += 1;
+            acc.total_ps = acc.total_ps.saturating_add(d);
+            if acc.category.is_none() {
+                acc.category = category;
+            }
+        }
+    }
+    let mut ops: Vec<CpuOpStats> = groups
+        .into_iter()
+        .map(|((hlo_module, name), a)| CpuOpStats {
+            hlo_module,
+            name,
+            category: a.category,
+            occurrences: a.count,
+            total_time_ps: a.total_ps,
+            total_time_us: ps_to_us(a.total_ps),
+            avg_time_us: ps_to_us(a.total_ps) / a.count as f64,
+            min_time_us: ps_to_us(a.min_ps),
+            max_time_us: ps_to_us(a.max_ps),
+        })
+        .collect();
+    // BTreeMap order already gives (module, name) ascending; a stable sort keeps it for ties.
+    ops.sort_by_key(|o| std::cmp::Reverse(o.total_time_ps));
+    let total_ps = ops
+        .iter()
+        .fold(0i64, |s, o| s.saturating_add(o.total_time_ps));
+    CpuOpProfile {
+        host_plane_found: true,
+        op_events: ops.iter().map(|o| o.occurrences).sum(),
+        total_time_us: ps_to_us(total_ps),
+        ops,
+    }
+}

@@ -6,3 +6,5 @@
 //! issues; the foundation issue places it in the workspace with its allowed dependencies.
 
 pub mod cpu_ops;
+pub mod steps;
+pub mod trace_export;

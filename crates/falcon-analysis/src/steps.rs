@@ -1,0 +1,1 @@
+//! Step detection (being written).

@@ -1,0 +1,1 @@
+//! Chrome trace export (being written).

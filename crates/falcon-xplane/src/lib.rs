@@ -318,10 +318,9 @@ impl XPlane {
 
 impl XLine {
     /// Absolute start of an event in picoseconds since the Unix epoch (saturating).
-    pub fn event_start_ps(&self, event: &XEvent) -> i64 {
-        self.timestamp_ns
-            .saturating_mul(1000)
-            .saturating_add(event.offset_ps)
+    pub fn event_start_ps(&self, event: &XEvent) -> i128 {
+        // Epoch timestamps in picoseconds (~1.7e21) do not fit in an i64.
+        i128::from(self.timestamp_ns) * 1000 + i128::from(event.offset_ps)
     }
 }
 

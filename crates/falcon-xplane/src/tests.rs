@@ -142,6 +142,8 @@ fn decodes_hand_built_space() {
     let e = &l.events[0];
     assert_eq!((e.offset_ps, e.duration_ps), (500, 250));
     assert_eq!(l.event_start_ps(e), 1_000_500);
+    let epoch = XLine { timestamp_ns: 1_700_000_000_000_000_000, ..l.clone() };
+    assert_eq!(epoch.event_start_ps(e), 1_700_000_000_000_000_000_000 + 500, "epoch picoseconds do not overflow");
     assert_eq!(p.event_name(e), "%fusion.1 = f32[] fusion()");
     assert_eq!(p.event_display_name(e), "fusion.1");
     assert_eq!(p.stat_name(&e.stats[0]), "kind");

@@ -31,8 +31,9 @@ use serde::Serialize;
 /// Name of the host threads plane (XProf `kHostThreadsPlaneName`).
 pub const HOST_CPU_PLANE: &str = "/host:CPU";
 
-/// Line-name suffixes of lines XProf derives from the raw op events; never counted.
-const DERIVED_LINE_SUFFIXES: [&str; 4] = [
+/// Line-name suffixes of lines XProf derives from the raw op events; never counted (nor scanned for step
+/// markers).
+pub(crate) const DERIVED_LINE_SUFFIXES: [&str; 4] = [
     "XLA Modules",
     "XLA Ops",
     "Framework Ops",

@@ -40,18 +40,11 @@ use std::collections::BTreeMap;
 use falcon_xplane::{XEvent, XLine, XPlane, XSpace};
 use serde::Serialize;
 
-use crate::cpu_ops::HOST_CPU_PLANE;
+use crate::cpu_ops::{DERIVED_LINE_SUFFIXES, HOST_CPU_PLANE};
 
 /// Name of XProf's derived device step line.
 pub const STEPS_LINE: &str = "Steps";
 
-/// Line-name suffixes of lines XProf derives on the host plane; never scanned for markers.
-const DERIVED_LINE_SUFFIXES: [&str; 4] = [
-    "XLA Modules",
-    "XLA Ops",
-    "Framework Ops",
-    "Framework Name Scope",
-];
 
 /// Which kind of marker the steps were taken from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

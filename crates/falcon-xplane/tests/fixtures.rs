@@ -1,4 +1,4 @@
-//! Decoding the real XProf captures in `tests/data/` (copied from `/work/shared/fixtures/xprof/`).
+//! Decoding the real XProf captures in `tests/data/` (copied from the project's shared `fixtures/xprof/`).
 //! Expected counts were cross-checked against Google's protobuf Python runtime on the same files.
 
 use std::path::PathBuf;

@@ -6,5 +6,17 @@
 //! issues; the foundation issue places it in the workspace with its allowed dependencies.
 
 pub mod cpu_ops;
+pub mod device;
+pub mod error;
+pub mod input;
+pub mod hlo_stats;
+pub mod kernels;
+pub mod memory;
+pub mod op_metrics;
+pub mod op_profile;
+pub mod overview;
+pub mod profile;
+pub mod roofline;
+pub mod service;
 pub mod steps;
 pub mod trace_export;

@@ -335,3 +335,55 @@ mod tests {
         assert_eq!(f(1_700_000_000_123_456_789), "1700000000123456.789");
     }
 }
+
+/// What [`export_trace_file`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TraceFileExport {
+    /// Host the profile file belongs to.
+    pub host: String,
+    /// The file written.
+    pub output: std::path::PathBuf,
+    pub planes: usize,
+    pub lines: usize,
+    pub events: usize,
+    pub bytes_written: u64,
+}
+
+/// Exports one profile file as a Chrome trace at `output` (gzipped when its name ends in `.gz`). The
+/// trace is written beside `output` under a temporary name and renamed into place, so `output` is
+/// either the whole trace or untouched.
+pub fn export_trace_file(
+    profile: &std::path::Path,
+    output: &std::path::Path,
+) -> crate::error::Result<TraceFileExport> {
+    use crate::error::AnalysisError;
+    let space = crate::input::load(profile)?;
+    let gzip = output.extension().is_some_and(|e| e == "gz");
+    let dir = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let io = |what: &str, e: io::Error| AnalysisError::Io(format!("{what} {}: {e}", output.display()));
+    let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let partial = dir.join(format!(".{name}.partial-{}", std::process::id()));
+    let file = std::fs::File::create(&partial).map_err(|e| io("creating a temporary file for", e))?;
+    let written = write_chrome_trace(&space, file, gzip).and_then(|s| {
+        std::fs::rename(&partial, output)?;
+        Ok(s)
+    });
+    let summary = match written {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            return Err(io("writing", e));
+        }
+    };
+    Ok(TraceFileExport {
+        host: crate::input::host_of(profile),
+        output: output.to_path_buf(),
+        planes: summary.planes,
+        lines: summary.lines,
+        events: summary.events,
+        bytes_written: summary.bytes_written,
+    })
+}

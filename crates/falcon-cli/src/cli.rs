@@ -59,6 +59,71 @@ pub enum Command {
     /// Resource pools.
     #[command(subcommand)]
     Pool(PoolCommand),
+    /// XProf profiles: analyse (overview/MFU, ops, HLO stats, roofline, memory, kernels, steps), fetch, export traces.
+    #[command(subcommand)]
+    Profile(ProfileCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProfileCommand {
+    /// Analyse a profile: an experiment id (`e-12`), a `.xplane.pb` file, a run directory, or a gs:// URI.
+    Analyze(ProfileAnalyzeArgs),
+    /// Copy an experiment's (or a URI's) profile files into the local cache and print where they are.
+    Fetch {
+        /// Experiment id or gs:// / s3:// URI.
+        target: String,
+        /// Only this host's file.
+        #[arg(long)]
+        host: Option<String>,
+    },
+    /// Write a profile as a Chrome trace (gzipped when OUTPUT ends in .gz) for Perfetto / chrome://tracing.
+    ExportTrace {
+        /// Experiment id, `.xplane.pb` file, run directory or gs:// URI.
+        target: String,
+        /// Output file (`trace.json.gz`).
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+        /// Host to export when the capture has several (default: the first).
+        #[arg(long)]
+        host: Option<String>,
+        /// Replace OUTPUT if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+/// Tools of `profile analyze --tool`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ToolArg {
+    All,
+    Overview,
+    Ops,
+    Hlo,
+    Roofline,
+    Memory,
+    Kernels,
+    Steps,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileAnalyzeArgs {
+    /// Experiment id (`e-12`), `.xplane.pb` file, run directory (with plugins/profile/<run>/), or gs:// URI.
+    pub target: String,
+    /// Tools to run (repeat or comma-separate).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
+    pub tool: Vec<ToolArg>,
+    /// Analyse only this host of a multi-host capture.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// The workload's model FLOPs per step (all chips), for MFU instead of the profile's cost stats.
+    #[arg(long, value_name = "FLOPS")]
+    pub model_flops: Option<f64>,
+    /// Render Markdown instead of plain tables (ignored with --json).
+    #[arg(long)]
+    pub markdown: bool,
+    /// Rows per table in text/Markdown output (JSON always has every row).
+    #[arg(long, default_value_t = 15)]
+    pub top: usize,
 }
 
 #[derive(Debug, Subcommand)]

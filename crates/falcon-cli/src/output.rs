@@ -87,6 +87,9 @@ fn classify(err: &anyhow::Error) -> (ErrorKind, Option<String>) {
         if let Some(e) = cause.downcast_ref::<falcon_exp::ExpError>() {
             return (e.kind(), e.hint());
         }
+        if let Some(e) = cause.downcast_ref::<falcon_analysis::error::AnalysisError>() {
+            return (e.kind(), e.hint());
+        }
         if let Some(e) = cause.downcast_ref::<falcon_core::spec::SpecError>() {
             return (e.kind(), e.hint.clone());
         }

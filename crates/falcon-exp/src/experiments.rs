@@ -28,6 +28,9 @@ pub struct ExperimentView {
     pub artifacts: Vec<ArtifactRecord>,
     /// Metric summaries by name.
     pub metrics: BTreeMap<String, MetricSummary>,
+    /// Summary rows of the analyses run on its artifacts (profile: MFU, step time, duty cycle, peak memory,
+    /// bound-by), by tool.
+    pub analysis: Vec<falcon_infra::meta::AnalysisSummary>,
     /// Why the job waits or failed, when it says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job_reason: Option<String>,
@@ -223,6 +226,7 @@ impl Exp {
             history: self.meta.experiment_history(id).await?,
             artifacts: self.meta.list_artifacts(id, None).await?,
             metrics: self.meta.metric_summaries(id).await?.into_iter().map(|m| (m.metric.clone(), m)).collect(),
+            analysis: self.meta.analysis_summaries(id).await?,
             job_reason,
             record,
         })

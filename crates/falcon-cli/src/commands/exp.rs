@@ -104,6 +104,11 @@ pub(crate) async fn submit(global: &GlobalArgs, exp: &Exp, file: &std::path::Pat
     } else {
         rec
     };
+    if wait && rec.status == falcon_core::status::ExperimentStatus::Completed {
+        let analysis = falcon_analysis::service::Analysis::connect(exp.config()).await?;
+        super::worker::analyze_completed(false, &analysis).await;
+        analysis.close().await;
+    }
     let view = exp.show(rec.id).await?;
     render_view(global, &view)?;
     Ok(if wait && view.record.status != falcon_core::status::ExperimentStatus::Completed { ExitCode::from(1) } else { ExitCode::SUCCESS })
@@ -279,6 +284,28 @@ fn render_view(global: &GlobalArgs, view: &ExperimentView) -> anyhow::Result<()>
             metrics.add_row([name.clone(), m.count.to_string(), f(m.mean), f(m.median), f(m.p90), f(m.min), f(m.max), f(m.last)]);
         }
         print_stdout(&metrics.to_string())?;
+    }
+    for a in &view.analysis {
+        let mut parts = Vec::new();
+        if let Some(m) = a.mfu {
+            parts.push(format!("MFU {:.2}%", m * 100.0));
+        }
+        if let Some(s) = a.step_time_ms {
+            parts.push(format!("step {s:.3} ms"));
+        }
+        if let Some(d) = a.duty_cycle {
+            parts.push(format!("duty cycle {:.1}%", d * 100.0));
+        }
+        if let Some(p) = a.peak_memory_bytes {
+            parts.push(format!("peak memory {:.2} GiB", p as f64 / (1u64 << 30) as f64));
+        }
+        if let Some(b) = &a.bound_by {
+            parts.push(format!("bound by {b}"));
+        }
+        if let Some(e) = a.details.get("error").and_then(|e| e.as_str()) {
+            parts.push(format!("failed: {e}"));
+        }
+        print_stdout(&format!("{} analysis: {}", a.tool, parts.join(", ")))?;
     }
     if !view.artifacts.is_empty() {
         print_stdout(&format!("{} artifact(s); `falcon exp artifacts {}` lists them", view.artifacts.len(), r.id))?;

@@ -5,6 +5,7 @@ mod doctor;
 mod exp;
 mod goal;
 mod init;
+mod profile;
 mod session;
 mod worker;
 
@@ -22,5 +23,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Goal(command) => goal::run(&cli.global, command).await,
         Command::Session(command) => session::run(&cli.global, command).await,
         Command::Pool(crate::cli::PoolCommand::List) => session::pools(&cli.global).await,
+        Command::Profile(command) => profile::run(&cli.global, command).await,
     }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 pub async fn run(global: &GlobalArgs, args: &WorkerArgs) -> anyhow::Result<ExitCode> {
     let loaded = settings::load(global)?;
     let exp = falcon_exp::Exp::connect(&loaded.config).await?;
+    let analysis = falcon_analysis::service::Analysis::connect(&loaded.config).await?;
     let poll = Duration::from_millis(loaded.config.jobs.poll_interval_ms);
     eprintln!("falcon worker: {} pool(s), polling every {} ms; Ctrl-C stops", loaded.config.pools.len(), poll.as_millis());
     let mut passes = 0u64;
@@ -26,6 +27,7 @@ pub async fn run(global: &GlobalArgs, args: &WorkerArgs) -> anyhow::Result<ExitC
                 eprintln!("falcon worker: {id} → {status}");
             }
         }
+        analyze_completed(global.json, &analysis).await;
         passes += 1;
         if args.passes.is_some_and(|n| passes >= n) {
             break;
@@ -36,5 +38,29 @@ pub async fn run(global: &GlobalArgs, args: &WorkerArgs) -> anyhow::Result<ExitC
         }
     }
     exp.close().await;
+    analysis.close().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The analysis step of the loop: completed experiments with a profile and no summary yet get analysed
+/// (a failure is recorded in the summary row and logged, never stops the loop).
+pub(crate) async fn analyze_completed(json_lines: bool, analysis: &falcon_analysis::service::Analysis) {
+    match analysis.analyze_pending(4).await {
+        Ok(done) => {
+            for d in done {
+                match (&d.error, json_lines) {
+                    (Some(e), _) => tracing::warn!("profile analysis of {} failed: {e}", d.experiment),
+                    (None, true) => {
+                        let _ = print_json(&serde_json::json!({ "experiment": d.experiment, "analysis": "profile", "mfu": d.mfu }));
+                    }
+                    (None, false) => eprintln!(
+                        "falcon worker: {} profile analysed{}",
+                        d.experiment,
+                        d.mfu.map_or(String::new(), |m| format!(" (MFU {:.2}%)", m * 100.0))
+                    ),
+                }
+            }
+        }
+        Err(e) => tracing::warn!("profile analysis step: {e}"),
+    }
 }

@@ -1,0 +1,57 @@
+//! The analysis module's error type: what went wrong, where, and its kind (exit code).
+
+use falcon_core::ErrorKind;
+use falcon_infra::InfraError;
+use std::path::PathBuf;
+
+/// Result alias for this crate.
+pub type Result<T, E = AnalysisError> = std::result::Result<T, E>;
+
+/// Errors of the analysis module.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnalysisError {
+    /// The metadata or artifact store failed or refused.
+    #[error(transparent)]
+    Store(#[from] InfraError),
+    /// A profile file that is not a readable XSpace (empty, truncated, corrupt, another format).
+    #[error("{}: not a readable XProf profile: {error}", path.display())]
+    Decode { path: PathBuf, error: falcon_xplane::DecodeError },
+    /// A file that parses, or is refused before parsing, but is not a profile (empty, JSON, no planes).
+    #[error("{}: not an XProf profile: {reason}", path.display())]
+    NotAProfile { path: PathBuf, reason: String },
+    /// No profile where one was asked for (a path with no `.xplane.pb`, an experiment without one).
+    #[error("{0}")]
+    NotFound(String),
+    /// An argument that cannot be used (an unknown host, a bad URI).
+    #[error("{0}")]
+    Invalid(String),
+    /// A local file could not be read or written.
+    #[error("{0}")]
+    Io(String),
+}
+
+impl AnalysisError {
+    /// How the interface reports it (exit code, JSON code).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            AnalysisError::Store(e) => e.kind(),
+            AnalysisError::NotFound(_) => ErrorKind::NotFound,
+            AnalysisError::Decode { .. } | AnalysisError::NotAProfile { .. } | AnalysisError::Invalid(_) | AnalysisError::Io(_) => ErrorKind::Failure,
+        }
+    }
+
+    /// What to try next, when there is something useful to say.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            AnalysisError::Decode { .. } | AnalysisError::NotAProfile { .. } => Some(
+                "pass the `<host>.xplane.pb` file that jax.profiler / XProf wrote (plugins/profile/<run>/); re-copy it if it was truncated"
+                    .into(),
+            ),
+            AnalysisError::NotFound(_) => {
+                Some("give a `.xplane.pb` file, a run directory containing plugins/profile/<run>/, an experiment id, or a gs:// URI".into())
+            }
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Finding and loading the profile files an analysis reads.
+//!
+//! A local input is either one `.xplane.pb` file or a directory. In a directory the profile files are
+//! looked for where JAX (`jax.profiler.trace`) and TensorFlow put them — `plugins/profile/<run>/<host>.xplane.pb`,
+//! with `<run>` a timestamp — or directly inside it (a run directory itself). When several runs exist the
+//! newest (largest name; run names are `%Y_%m_%d_%H_%M_%S`) is taken. Every `<host>.xplane.pb` of that
+//! run is a host of the capture; `--host` keeps one. The host name is the file name minus `.xplane.pb`,
+//! as in XProf.
+//!
+//! Loading checks more than the wire format, because the protobuf wire format accepts many byte
+//! strings that are not profiles: an empty file, a file that decodes to an XSpace without planes, and a
+//! JSON document (an XProf tool output saved with the wrong name) are refused with a message saying so.
+
+use std::path::{Path, PathBuf};
+
+use falcon_xplane::XSpace;
+
+use crate::error::{AnalysisError, Result};
+
+/// File-name suffix of XProf captures.
+pub const XPLANE_SUFFIX: &str = ".xplane.pb";
+
+/// One host's profile file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HostFile {
+    /// Host name (file name without `.xplane.pb`).
+    pub host: String,
+    /// Path of the file.
+    pub path: PathBuf,
+}
+
+/// The host of a profile file (its name minus `.xplane.pb`).
+pub fn host_of(path: &Path) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    name.strip_suffix(XPLANE_SUFFIX).unwrap_or(&name).to_string()
+}
+
+/// The profile files of a local path (file or directory), optionally only `host`'s.
+pub fn find_profiles(path: &Path, host: Option<&str>) -> Result<Vec<HostFile>> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?;
+    let mut files = if meta.is_file() {
+        vec![HostFile { host: host_of(path), path: path.to_path_buf() }]
+    } else {
+        profiles_in_dir(path)?
+    };
+    if let Some(want) = host {
+        let known: Vec<String> = files.iter().map(|f| f.host.clone()).collect();
+        files.retain(|f| f.host == want);
+        if files.is_empty() {
+            return Err(AnalysisError::NotFound(format!(
+                "{}: no profile of host `{want}` (hosts: {})",
+                path.display(),
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(files)
+}
+
+fn profiles_in_dir(dir: &Path) -> Result<Vec<HostFile>> {
+    let direct = xplanes_in(dir)?;
+    if !direct.is_empty() {
+        return Ok(direct);
+    }
+    let profile_root = dir.join("plugins").join("profile");
+    let mut runs: Vec<PathBuf> = match std::fs::read_dir(&profile_root) {
+        Ok(entries) => entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_dir()).collect(),
+        Err(_) => Vec::new(),
+    };
+    runs.sort();
+    for run in runs.iter().rev() {
+        let files = xplanes_in(run)?;
+        if !files.is_empty() {
+            return Ok(files);
+        }
+    }
+    Err(AnalysisError::NotFound(format!(
+        "{}: no `*{XPLANE_SUFFIX}` profile in it or under plugins/profile/<run>/",
+        dir.display()
+    )))
+}
+
+fn xplanes_in(dir: &Path) -> Result<Vec<HostFile>> {
+    let entries = std::fs::read_dir(dir).map_err(|e| AnalysisError::Io(format!("reading {}: {e}", dir.display())))?;
+    let mut files: Vec<HostFile> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.to_string_lossy().ends_with(XPLANE_SUFFIX))
+        .map(|p| HostFile { host: host_of(&p), path: p })
+        .collect();
+    files.sort_by(|a, b| a.host.cmp(&b.host));
+    Ok(files)
+}
+
+/// Decodes one profile file, refusing inputs that are not profiles even when they happen to parse.
+pub fn load(path: &Path) -> Result<XSpace> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?
+        .len();
+    let not_profile = |reason: String| AnalysisError::NotAProfile { path: path.to_path_buf(), reason };
+    if len == 0 {
+        return Err(not_profile("the file is empty (0 bytes)".into()));
+    }
+    if looks_like_json(path) {
+        return Err(not_profile(
+            "the file is JSON text, not a binary XSpace protobuf (an XProf tool output saved as .pb?)".into(),
+        ));
+    }
+    let space = falcon_xplane::decode_file(path).map_err(|source| match source {
+        falcon_xplane::DecodeError::Io { .. } => AnalysisError::Io(format!("{source}")),
+        error => AnalysisError::Decode { path: path.to_path_buf(), error },
+    })?;
+    if space.planes.is_empty() {
+        return Err(not_profile(format!("it decodes to an XSpace with no planes ({len} bytes)")));
+    }
+    Ok(space)
+}
+
+fn looks_like_json(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 64];
+    let Ok(mut f) = std::fs::File::open(path) else { return false };
+    let n = f.read(&mut head).unwrap_or(0);
+    let first = head[..n].iter().find(|b| !b.is_ascii_whitespace());
+    matches!(first, Some(b'{') | Some(b'['))
+        && head[..n].iter().all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+}

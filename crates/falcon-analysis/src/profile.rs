@@ -1,0 +1,226 @@
+//! One call that runs the profile tools over a capture (one file, or every host of a run) and returns
+//! one report: what `falcon profile analyze` prints and what the summary row is made from.
+//!
+//! # Hosts
+//!
+//! Each host file is decoded, analysed and dropped before the next one is read, so peak memory is
+//! that of the largest host, not of the capture. Hosts are combined the way XProf combines them for
+//! its op-stats tools: the device op databases are merged (ops matched by program and name, times and
+//! costs summed), and the device cores and host counts add up; HLO stats, op profile and roofline are
+//! computed from the merged database. Step times come from the first host that has steps (in a
+//! synchronous multi-host program every host runs the same steps). The memory profile is per host in
+//! XProf; here it is the first host's (or the `--host` chosen), and a note says so when there are
+//! several. Kernel stats are per host and concatenated.
+
+use serde::Serialize;
+
+use crate::cpu_ops::{cpu_op_profile, CpuOpProfile};
+use crate::device::{device_info, DeviceInfo, Hardware};
+use crate::error::Result;
+use crate::hlo_stats::{hlo_stats, HloStatsRow};
+use crate::input::{load, HostFile};
+use crate::kernels::{kernel_stats, KernelStat, StepKernelBreakdown};
+use crate::memory::{memory_profile, MemoryProfile};
+use crate::op_metrics::{op_metrics_db, OpMetricsDb};
+use crate::op_profile::{op_profile, GroupBy, OpProfileNode};
+use crate::overview::{overview, Overview};
+use crate::roofline::{roofline, Roofline};
+use crate::steps::{detect_steps, StepReport};
+
+/// One profile tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tool {
+    /// Device type, step time, duty cycle, utilizations, bound-by, MFU.
+    Overview,
+    /// Op profile trees (by program, category, provenance); the XLA:CPU op profile on CPU captures.
+    Ops,
+    /// HLO stats: one row per device op.
+    Hlo,
+    /// Roofline: peaks, ridge point, per-op and program points.
+    Roofline,
+    /// Allocator timeline, peak, top allocations, growth across steps.
+    Memory,
+    /// GPU kernel stats and per-step kernel time.
+    Kernels,
+    /// Step markers and step times.
+    Steps,
+}
+
+impl Tool {
+    /// Every tool, in report order.
+    pub const ALL: [Tool; 7] = [Tool::Overview, Tool::Ops, Tool::Hlo, Tool::Roofline, Tool::Memory, Tool::Kernels, Tool::Steps];
+
+    /// The name used on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tool::Overview => "overview",
+            Tool::Ops => "ops",
+            Tool::Hlo => "hlo",
+            Tool::Roofline => "roofline",
+            Tool::Memory => "memory",
+            Tool::Kernels => "kernels",
+            Tool::Steps => "steps",
+        }
+    }
+}
+
+/// What to compute.
+#[derive(Debug, Clone, Default)]
+pub struct AnalyzeOptions {
+    /// Tools to run; empty means all.
+    pub tools: Vec<Tool>,
+    /// The workload's own model FLOPs per step (per chip-step summed over chips, i.e. the whole model step),
+    /// used for MFU instead of the profile's cost stats.
+    pub model_flops_per_step: Option<f64>,
+}
+
+impl AnalyzeOptions {
+    fn wants(&self, tool: Tool) -> bool {
+        self.tools.is_empty() || self.tools.contains(&tool)
+    }
+}
+
+/// Op profile trees.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpProfileTrees {
+    pub by_program: OpProfileNode,
+    pub by_program_exclude_idle: OpProfileNode,
+    pub by_category: OpProfileNode,
+    pub by_provenance: OpProfileNode,
+}
+
+/// The result of `profile analyze`. Sections of tools not asked for are absent.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileReport {
+    /// The host files analysed.
+    pub files: Vec<HostFile>,
+    /// Device identity and peaks (of the first host).
+    pub device: DeviceInfo,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overview: Option<Overview>,
+    /// HLO stats rows (XProf `hlo_stats`, IDLE excluded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ops: Option<Vec<HloStatsRow>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op_profile: Option<OpProfileTrees>,
+    /// XLA:CPU per-op profile (CPU captures, where XProf shows nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_ops: Option<CpuOpProfile>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roofline: Option<Roofline>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryProfile>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<Vec<KernelStat>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_steps: Option<Vec<StepKernelBreakdown>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<StepReport>,
+    /// What the analysis could not do or assumed, in words.
+    pub notes: Vec<String>,
+}
+
+/// Analyses the given host files (one capture) with the tools asked for.
+pub fn analyze_files(files: &[HostFile], options: &AnalyzeOptions) -> Result<ProfileReport> {
+    let mut device: Option<DeviceInfo> = None;
+    let mut db: Option<OpMetricsDb> = None;
+    let mut steps: Option<StepReport> = None;
+    let mut first_space_overview_input = None;
+    let mut memory = None;
+    let mut kernels: Vec<KernelStat> = Vec::new();
+    let mut kernel_steps: Vec<StepKernelBreakdown> = Vec::new();
+    let mut cpu_ops: Option<CpuOpProfile> = None;
+    let mut notes: Vec<String> = Vec::new();
+    let mut total_cores = 0u32;
+    let need_db = options.wants(Tool::Overview) || options.wants(Tool::Ops) || options.wants(Tool::Hlo) || options.wants(Tool::Roofline);
+
+    for (i, file) in files.iter().enumerate() {
+        let space = load(&file.path)?;
+        let dev = device_info(&space);
+        total_cores += dev.device_cores;
+        let host_steps = detect_steps(&space);
+        if steps.as_ref().is_none_or(|s| s.steps.is_empty()) && !host_steps.steps.is_empty() || steps.is_none() {
+            steps = Some(host_steps.clone());
+        }
+        if need_db && dev.hardware != Hardware::CpuOnly {
+            let host_db = op_metrics_db(&space, &dev);
+            match db.as_mut() {
+                None => db = Some(host_db),
+                Some(all) => all.merge(&host_db),
+            }
+        }
+        if dev.hardware == Hardware::CpuOnly && (options.wants(Tool::Ops) || options.wants(Tool::Overview)) {
+            let profile = cpu_op_profile(&space);
+            cpu_ops = Some(match cpu_ops.take() {
+                None => profile,
+                Some(mut all) => {
+                    all.ops.extend(profile.ops);
+                    all.op_events += profile.op_events;
+                    all.total_time_us += profile.total_time_us;
+                    all
+                }
+            });
+        }
+        if options.wants(Tool::Memory) && i == 0 {
+            memory = Some(memory_profile(&space, &host_steps));
+        }
+        if options.wants(Tool::Kernels) {
+            let report = kernel_stats(&space, &host_steps);
+            kernels.extend(report.kernels);
+            kernel_steps.extend(report.per_step);
+            for note in report.notes {
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
+        }
+        if i == 0 {
+            first_space_overview_input = Some(space);
+        }
+        if device.is_none() {
+            device = Some(dev);
+        }
+    }
+    if files.len() > 1 && options.wants(Tool::Memory) {
+        notes.push(format!(
+            "memory profile is per host (as in XProf); this is host `{}` — pass --host for another",
+            files.first().map(|f| f.host.as_str()).unwrap_or("")
+        ));
+    }
+    let mut device = device.unwrap_or_default();
+    device.device_cores = total_cores;
+    let steps = steps.unwrap_or_default();
+    let db = db.unwrap_or_default();
+    let roof = roofline(&db, &device, &steps);
+    let overview = match (&first_space_overview_input, options.wants(Tool::Overview)) {
+        (Some(space), true) => {
+            let mut o = overview(space, &device, &db, &steps, &roof, options.model_flops_per_step);
+            o.hosts = files.len() as u32;
+            Some(o)
+        }
+        _ => None,
+    };
+    drop(first_space_overview_input);
+    let op_profile = options.wants(Tool::Ops).then(|| OpProfileTrees {
+        by_program: op_profile(&db, &device, GroupBy::Program, false),
+        by_program_exclude_idle: op_profile(&db, &device, GroupBy::Program, true),
+        by_category: op_profile(&db, &device, GroupBy::Category, false),
+        by_provenance: op_profile(&db, &device, GroupBy::Provenance, false),
+    });
+    let ops = options.wants(Tool::Hlo).then(|| hlo_stats(&db, &device));
+    Ok(ProfileReport {
+        files: files.to_vec(),
+        device,
+        overview,
+        ops,
+        op_profile,
+        cpu_ops,
+        roofline: options.wants(Tool::Roofline).then_some(roof),
+        memory,
+        kernels: options.wants(Tool::Kernels).then_some(kernels),
+        kernel_steps: options.wants(Tool::Kernels).then_some(kernel_steps),
+        steps: options.wants(Tool::Steps).then_some(steps),
+        notes,
+    })
+}

@@ -1,0 +1,297 @@
+//! The analysis service the interface calls: resolves what to analyse (a local path, a `gs://`/`s3://`
+//! URI, an experiment id), fetches remote profiles into a local cache, runs the profile tools, and keeps
+//! the summary row of an experiment's analysis in the metadata store.
+//!
+//! Remote profiles are copied (streamed, hashed) into `<data_dir>/cache/profiles/…` before decoding, so
+//! a profile is read from local disk (memory-mapped) and a second analysis of the same experiment does
+//! not download it again: a cached file is reused when its size and SHA-256 match the artifact index.
+
+use std::path::{Path, PathBuf};
+
+use falcon_core::artifact::ArtifactKind;
+use falcon_core::ids::ExperimentId;
+use falcon_core::config::Config;
+use falcon_infra::meta::AnalysisSummary;
+use falcon_infra::{ArtifactStore, MetaStore};
+use serde::Serialize;
+
+use crate::error::{AnalysisError, Result};
+use crate::input::{find_profiles, host_of, HostFile, XPLANE_SUFFIX};
+use crate::profile::{analyze_files, AnalyzeOptions, ProfileReport};
+
+/// Summary-row tool name of the profile analysis.
+pub const PROFILE_SUMMARY_TOOL: &str = "profile";
+
+/// The analysis service. The metadata and artifact stores are connected on first use, so analysing a
+/// local file never opens (or creates) a database.
+pub struct Analysis {
+    stores: tokio::sync::OnceCell<(MetaStore, ArtifactStore)>,
+    config: Config,
+}
+
+/// Where the profile files of an input are on local disk.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResolvedProfile {
+    /// The input as given.
+    pub input: String,
+    /// The experiment, when the input was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<ExperimentId>,
+    /// Remote location the files came from, when remote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
+    /// Local files, one per host.
+    pub files: Vec<HostFile>,
+    /// Bytes downloaded for this call (0 when local or cached).
+    pub downloaded_bytes: u64,
+}
+
+impl Analysis {
+    /// The service for `config`; stores are connected when first needed.
+    pub async fn connect(config: &Config) -> Result<Analysis> {
+        Ok(Analysis { stores: tokio::sync::OnceCell::new(), config: config.clone() })
+    }
+
+    async fn stores(&self) -> Result<&(MetaStore, ArtifactStore)> {
+        self.stores
+            .get_or_try_init(|| async {
+                let meta = MetaStore::connect(&self.config.db).await?;
+                let artifacts = ArtifactStore::open(&self.config.artifacts, &self.config.gcs, &self.config.s3)?;
+                Ok::<_, AnalysisError>((meta, artifacts))
+            })
+            .await
+    }
+
+    async fn meta(&self) -> Result<&MetaStore> {
+        Ok(&self.stores().await?.0)
+    }
+
+    /// Closes the database pool, when one was opened.
+    pub async fn close(&self) {
+        if let Some((meta, _)) = self.stores.get() {
+            meta.close().await;
+        }
+    }
+
+    /// Finds the profile files of `input`: a local file or directory, a `gs://…`/`s3://…` URI (one
+    /// file or a folder), or an experiment id (`e-12`). `host` keeps one host.
+    pub async fn resolve(&self, input: &str, host: Option<&str>) -> Result<ResolvedProfile> {
+        if input.starts_with("gs://") || input.starts_with("s3://") {
+            return self.fetch_uri(input, host).await;
+        }
+        let path = Path::new(input);
+        if path.exists() {
+            return Ok(ResolvedProfile {
+                input: input.to_string(),
+                experiment: None,
+                remote: None,
+                files: find_profiles(path, host)?,
+                downloaded_bytes: 0,
+            });
+        }
+        match input.parse::<ExperimentId>() {
+            Ok(id) if input.starts_with("e-") || input.chars().all(|c| c.is_ascii_digit()) => {
+                let mut resolved = self.fetch_experiment(id).await?;
+                if let Some(want) = host {
+                    let hosts: Vec<String> = resolved.files.iter().map(|f| f.host.clone()).collect();
+                    resolved.files.retain(|f| f.host == want);
+                    if resolved.files.is_empty() {
+                        return Err(AnalysisError::NotFound(format!(
+                            "{id} has no profile of host `{want}` (hosts: {})",
+                            hosts.join(", ")
+                        )));
+                    }
+                }
+                Ok(resolved)
+            }
+            _ => Err(AnalysisError::NotFound(format!("{input}: no such file, directory or experiment"))),
+        }
+    }
+
+    /// Copies an experiment's newest profile run (every host) into the local cache.
+    pub async fn fetch_experiment(&self, id: ExperimentId) -> Result<ResolvedProfile> {
+        let (meta, artifacts) = self.stores().await?;
+        meta.get_experiment(id).await?;
+        let records = meta.list_artifacts(id, Some(ArtifactKind::Xprof)).await?;
+        let profiles: Vec<_> = records.into_iter().filter(|r| r.key.ends_with(XPLANE_SUFFIX)).collect();
+        let Some(run) = profiles.iter().map(|r| run_of(&r.key)).max() else {
+            return Err(AnalysisError::NotFound(format!(
+                "{id} has no XProf profile among its artifacts (a `*.xplane.pb` written under $FALCON_ARTIFACT_DIR)"
+            )));
+        };
+        let cache = self.cache_dir().join(id.to_string());
+        let mut files = Vec::new();
+        let mut downloaded = 0u64;
+        for rec in profiles.iter().filter(|r| run_of(&r.key) == run) {
+            let relative = rec.key.strip_prefix(&format!("experiments/{id}/")).unwrap_or(&rec.key);
+            let local = cache.join(relative);
+            if !cached_matches(&local, rec.size, &rec.sha256) {
+                downloaded += download_from(artifacts, &rec.key, &local, Some((rec.size, &rec.sha256))).await?;
+            }
+            files.push(HostFile { host: host_of(&local), path: local });
+        }
+        files.sort_by(|a, b| a.host.cmp(&b.host));
+        Ok(ResolvedProfile { input: id.to_string(), experiment: Some(id), remote: Some(artifacts.uri(&run)), files, downloaded_bytes: downloaded })
+    }
+
+    /// Copies the profile(s) at a `gs://`/`s3://` URI into the local cache: the object itself when it
+    /// ends in `.xplane.pb`, else every `*.xplane.pb` of the newest run under that folder.
+    pub async fn fetch_uri(&self, uri: &str, host: Option<&str>) -> Result<ResolvedProfile> {
+        let (scheme, rest) = uri.split_once("://").ok_or_else(|| AnalysisError::Invalid(format!("{uri}: not a URI")))?;
+        let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.is_empty() {
+            return Err(AnalysisError::Invalid(format!("{uri}: no bucket name")));
+        }
+        let store = ArtifactStore::open(&format!("{scheme}://{bucket}"), &self.config.gcs, &self.config.s3)?;
+        let key = key.trim_end_matches('/');
+        let keys: Vec<String> = if key.ends_with(XPLANE_SUFFIX) {
+            vec![key.to_string()]
+        } else {
+            let listed = store.list(key).await?;
+            let profiles: Vec<String> = listed.into_iter().map(|m| m.key).filter(|k| k.ends_with(XPLANE_SUFFIX)).collect();
+            let Some(run) = profiles.iter().map(|k| run_of(k)).max() else {
+                return Err(AnalysisError::NotFound(format!("{uri}: no `*{XPLANE_SUFFIX}` object under it")));
+            };
+            profiles.into_iter().filter(|k| run_of(k) == run).collect()
+        };
+        let cache = self.cache_dir().join("uri").join(scheme).join(bucket);
+        let mut files = Vec::new();
+        let mut downloaded = 0u64;
+        for k in keys {
+            if host.is_some_and(|h| host_of(Path::new(&k)) != h) {
+                continue;
+            }
+            let local = cache.join(&k);
+            downloaded += download_from(&store, &k, &local, None).await?;
+            files.push(HostFile { host: host_of(&local), path: local });
+        }
+        if files.is_empty() {
+            return Err(AnalysisError::NotFound(format!("{uri}: no profile of host `{}`", host.unwrap_or(""))));
+        }
+        files.sort_by(|a, b| a.host.cmp(&b.host));
+        Ok(ResolvedProfile { input: uri.to_string(), experiment: None, remote: Some(uri.to_string()), files, downloaded_bytes: downloaded })
+    }
+
+    /// Resolves and analyses `input`. When the input is an experiment and the whole overview was
+    /// computed, the experiment's summary row is stored (replacing an earlier one).
+    pub async fn analyze(&self, input: &str, host: Option<&str>, options: &AnalyzeOptions) -> Result<(ResolvedProfile, ProfileReport)> {
+        let resolved = self.resolve(input, host).await?;
+        let files = resolved.files.clone();
+        let opts = options.clone();
+        let report = tokio::task::spawn_blocking(move || analyze_files(&files, &opts))
+            .await
+            .map_err(|e| AnalysisError::Io(format!("analysis task failed: {e}")))??;
+        if let Some(id) = resolved.experiment {
+            if report.overview.is_some() && host.is_none() {
+                self.meta().await?.put_analysis_summary(id, &summary_of(&report, &resolved)).await?;
+            }
+        }
+        Ok((resolved, report))
+    }
+
+    /// Analyses completed experiments that have a profile and no summary row yet (at most `limit`),
+    /// storing a summary row for each — an error row when the profile cannot be analysed, so a corrupt
+    /// profile is reported once, not retried forever. Returns what was done.
+    pub async fn analyze_pending(&self, limit: u32) -> Result<Vec<PendingOutcome>> {
+        let ids = self.meta().await?.experiments_awaiting_analysis(PROFILE_SUMMARY_TOOL, ArtifactKind::Xprof, limit).await?;
+        let mut out = Vec::new();
+        for id in ids {
+            let options = AnalyzeOptions::default();
+            match self.analyze(&id.to_string(), None, &options).await {
+                Ok((_, report)) => out.push(PendingOutcome { experiment: id, error: None, mfu: report.overview.as_ref().and_then(|o| o.mfu) }),
+                Err(e) => {
+                    let row = AnalysisSummary {
+                        tool: PROFILE_SUMMARY_TOOL.into(),
+                        mfu: None,
+                        step_time_ms: None,
+                        duty_cycle: None,
+                        peak_memory_bytes: None,
+                        bound_by: None,
+                        details: serde_json::json!({ "error": e.to_string() }),
+                    };
+                    self.meta().await?.put_analysis_summary(id, &row).await?;
+                    out.push(PendingOutcome { experiment: id, error: Some(e.to_string()), mfu: None });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The experiment's stored analysis summary rows.
+    pub async fn summaries(&self, id: ExperimentId) -> Result<Vec<AnalysisSummary>> {
+        let meta = self.meta().await?;
+        meta.get_experiment(id).await?;
+        Ok(meta.analysis_summaries(id).await?)
+    }
+
+    fn cache_dir(&self) -> PathBuf {
+        self.config.data_dir.join("cache").join("profiles")
+    }
+}
+
+/// One experiment handled by [`Analysis::analyze_pending`].
+#[derive(Debug, Clone, Serialize)]
+pub struct PendingOutcome {
+    pub experiment: ExperimentId,
+    /// Why the analysis failed, when it did.
+    pub error: Option<String>,
+    pub mfu: Option<f64>,
+}
+
+/// The summary row of a full analysis.
+pub fn summary_of(report: &ProfileReport, resolved: &ResolvedProfile) -> AnalysisSummary {
+    let o = report.overview.as_ref();
+    AnalysisSummary {
+        tool: PROFILE_SUMMARY_TOOL.into(),
+        mfu: o.and_then(|o| o.mfu),
+        step_time_ms: o.filter(|o| o.step_time_ms.n > 0).map(|o| o.step_time_ms.mean),
+        duty_cycle: o.map(|o| o.device_duty_cycle_percent / 100.0),
+        peak_memory_bytes: report.memory.as_ref().map(|m| m.peak_bytes as i64).filter(|b| *b > 0),
+        bound_by: o.map(|o| o.bound_by.clone()).filter(|b| !b.is_empty()),
+        details: serde_json::json!({
+            "device_type": report.device.device_type,
+            "device_cores": report.device.device_cores,
+            "hosts": report.files.len(),
+            "flops_utilization": o.map(|o| o.flops_utilization),
+            "hbm_bw_utilization": o.map(|o| o.hbm_bw_utilization),
+            "operational_intensity": o.map(|o| o.operational_intensity),
+            "profile": resolved.remote,
+        }),
+    }
+}
+
+/// The run folder of a profile key (`…/plugins/profile/<run>/<host>.xplane.pb` → `…/plugins/profile/<run>`).
+fn run_of(key: &str) -> String {
+    key.rsplit_once('/').map(|(dir, _)| dir.to_string()).unwrap_or_default()
+}
+
+fn cached_matches(local: &Path, size: u64, sha256: &str) -> bool {
+    use sha2::Digest;
+    match std::fs::metadata(local) {
+        Ok(m) if m.len() == size => {}
+        _ => return false,
+    }
+    let Ok(mut file) = std::fs::File::open(local) else { return false };
+    let mut hasher = sha2::Sha256::new();
+    if std::io::copy(&mut file, &mut hasher).is_err() {
+        return false;
+    }
+    hex::encode(hasher.finalize()).eq_ignore_ascii_case(sha256)
+}
+
+async fn download_from(store: &ArtifactStore, key: &str, local: &Path, expect: Option<(u64, &str)>) -> Result<u64> {
+    if let Some(parent) = local.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| AnalysisError::Io(format!("creating {}: {e}", parent.display())))?;
+    }
+    let info = store.get_to_file(key, local).await?;
+    if let Some((size, sha)) = expect {
+        if info.size != size || !info.sha256.eq_ignore_ascii_case(sha) {
+            let _ = std::fs::remove_file(local);
+            return Err(AnalysisError::Io(format!(
+                "{}: downloaded {} bytes (sha256 {}), the artifact index says {size} bytes (sha256 {sha})",
+                info.uri, info.size, info.sha256
+            )));
+        }
+    }
+    Ok(info.size)
+}

@@ -1,0 +1,227 @@
+//! `falcon profile …`: analyse XProf captures, fetch them, export Chrome traces. The analysis itself is
+//! `falcon_analysis`; this module resolves arguments and renders the report.
+
+use crate::cli::{GlobalArgs, ProfileAnalyzeArgs, ProfileCommand, ToolArg};
+use crate::output::{print_json, print_stdout, CliFailure};
+use crate::settings;
+use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
+use comfy_table::{ContentArrangement, Table};
+use falcon_analysis::profile::{AnalyzeOptions, ProfileReport, Tool};
+use falcon_analysis::service::{Analysis, ResolvedProfile};
+use falcon_core::ErrorKind;
+use std::process::ExitCode;
+
+pub async fn run(global: &GlobalArgs, command: &ProfileCommand) -> anyhow::Result<ExitCode> {
+    let loaded = settings::load(global)?;
+    let analysis = Analysis::connect(&loaded.config).await?;
+    let result = match command {
+        ProfileCommand::Analyze(args) => analyze(global, &analysis, args).await,
+        ProfileCommand::Fetch { target, host } => fetch(global, &analysis, target, host.as_deref()).await,
+        ProfileCommand::ExportTrace { target, output, host, force } => {
+            export_trace(global, &analysis, target, output, host.as_deref(), *force).await
+        }
+    };
+    analysis.close().await;
+    result
+}
+
+async fn analyze(global: &GlobalArgs, analysis: &Analysis, args: &ProfileAnalyzeArgs) -> anyhow::Result<ExitCode> {
+    let tools: Vec<Tool> = if args.tool.contains(&ToolArg::All) {
+        Vec::new()
+    } else {
+        args.tool
+            .iter()
+            .map(|t| match t {
+                ToolArg::All | ToolArg::Overview => Tool::Overview,
+                ToolArg::Ops => Tool::Ops,
+                ToolArg::Hlo => Tool::Hlo,
+                ToolArg::Roofline => Tool::Roofline,
+                ToolArg::Memory => Tool::Memory,
+                ToolArg::Kernels => Tool::Kernels,
+                ToolArg::Steps => Tool::Steps,
+            })
+            .collect()
+    };
+    if let Some(f) = args.model_flops {
+        if !(f.is_finite() && f > 0.0) {
+            return Err(CliFailure::new(ErrorKind::Usage, format!("--model-flops must be a positive number, not {f}")).into());
+        }
+    }
+    let options = AnalyzeOptions { tools, model_flops_per_step: args.model_flops };
+    if !global.json {
+        eprintln!("falcon profile: resolving {} …", args.target);
+    }
+    let (resolved, report) = analysis.analyze(&args.target, args.host.as_deref(), &options).await?;
+    if global.json {
+        print_json(&report)?;
+    } else {
+        render(&resolved, &report, args)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn fetch(global: &GlobalArgs, analysis: &Analysis, target: &str, host: Option<&str>) -> anyhow::Result<ExitCode> {
+    let resolved = analysis.resolve(target, host).await?;
+    if global.json {
+        print_json(&resolved)?;
+    } else {
+        for f in &resolved.files {
+            print_stdout(&format!("{}\t{}", f.host, f.path.display()))?;
+        }
+        eprintln!("{} file(s), {} bytes downloaded", resolved.files.len(), resolved.downloaded_bytes);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn export_trace(
+    global: &GlobalArgs,
+    analysis: &Analysis,
+    target: &str,
+    output: &std::path::Path,
+    host: Option<&str>,
+    force: bool,
+) -> anyhow::Result<ExitCode> {
+    if output.exists() && !force {
+        return Err(CliFailure::new(ErrorKind::Conflict, format!("{} exists", output.display()))
+            .with_hint("pass --force to replace it")
+            .into());
+    }
+    let resolved = analysis.resolve(target, host).await?;
+    let Some(file) = resolved.files.first().cloned() else {
+        return Err(CliFailure::new(ErrorKind::NotFound, format!("{target}: no profile")).into());
+    };
+    let output = output.to_path_buf();
+    let summary = tokio::task::spawn_blocking(move || falcon_analysis::trace_export::export_trace_file(&file.path, &output)).await??;
+    if global.json {
+        print_json(&summary)?;
+    } else {
+        print_stdout(&format!(
+            "wrote {} ({} events, {} bytes) from host {}{}",
+            summary.output.display(),
+            summary.events,
+            summary.bytes_written,
+            summary.host,
+            if resolved.files.len() > 1 { format!(" (of {} hosts; --host picks another)", resolved.files.len()) } else { String::new() }
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn new_table<const N: usize>(markdown: bool, header: [&str; N]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(if markdown { ASCII_MARKDOWN } else { UTF8_FULL_CONDENSED })
+        .set_content_arrangement(if markdown { ContentArrangement::Disabled } else { ContentArrangement::Dynamic })
+        .set_header(header);
+    t
+}
+
+fn heading(markdown: bool, text: &str) -> anyhow::Result<()> {
+    if markdown {
+        print_stdout(&format!("\n## {text}\n"))
+    } else {
+        print_stdout(&format!("\n{text}"))
+    }
+}
+
+fn pct(fraction: f64) -> String {
+    format!("{:.2}%", fraction * 100.0)
+}
+
+fn render(resolved: &ResolvedProfile, report: &ProfileReport, args: &ProfileAnalyzeArgs) -> anyhow::Result<()> {
+    let md = args.markdown;
+    let top = args.top;
+    let hosts: Vec<&str> = report.files.iter().map(|f| f.host.as_str()).collect();
+    if md {
+        print_stdout(&format!("# Profile analysis of `{}`", resolved.input))?;
+    }
+    print_stdout(&format!(
+        "{} — {} × {} ({} host{}: {})",
+        resolved.input,
+        report.device.device_cores,
+        report.device.device_type,
+        hosts.len(),
+        if hosts.len() == 1 { "" } else { "s" },
+        hosts.join(", ")
+    ))?;
+    if let Some(o) = &report.overview {
+        heading(md, "Overview")?;
+        let mut t = new_table(md, ["metric", "value"]);
+        let step = if o.step_time_ms.n > 0 {
+            format!("{:.3} ms ± {:.3} (n={})", o.step_time_ms.mean, o.step_time_ms.stddev, o.step_time_ms.n)
+        } else {
+            "no step markers".to_string()
+        };
+        t.add_row(["step time".to_string(), step]);
+        t.add_row(["device duty cycle".to_string(), format!("{:.1}%", o.device_duty_cycle_percent)]);
+        t.add_row(["device idle".to_string(), format!("{:.1}%", o.device_idle_percent)]);
+        t.add_row(["FLOPS utilization".to_string(), pct(o.flops_utilization)]);
+        t.add_row(["HBM BW utilization".to_string(), pct(o.hbm_bw_utilization)]);
+        t.add_row(["bound by".to_string(), o.bound_by.clone()]);
+        t.add_row(["operational intensity".to_string(), format!("{:.4} FLOP/B", o.operational_intensity)]);
+        t.add_row(["MFU".to_string(), o.mfu.map_or("n/a".to_string(), pct)]);
+        print_stdout(&t.to_string())?;
+    }
+    if let Some(rows) = &report.ops {
+        if !rows.is_empty() {
+            heading(md, &format!("Top HLO ops by self time ({} of {})", rows.len().min(top), rows.len()))?;
+            let mut t = new_table(md, ["program", "op", "category", "#", "self µs", "GFLOP/s", "HBM GiB/s", "bound by"]);
+            for r in rows.iter().take(top) {
+                t.add_row([
+                    r.program_id.to_string(),
+                    r.name.clone(),
+                    r.category.clone(),
+                    r.occurrences.to_string(),
+                    format!("{:.1}", r.self_time_us),
+                    format!("{:.2}", r.flop_rate_gflops),
+                    format!("{:.2}", r.hbm_bw_gibs),
+                    r.bound_by.clone(),
+                ]);
+            }
+            print_stdout(&t.to_string())?;
+        }
+    }
+    if let Some(cpu) = &report.cpu_ops {
+        if !cpu.ops.is_empty() {
+            heading(md, &format!("XLA:CPU ops by total time ({} of {})", cpu.ops.len().min(top), cpu.ops.len()))?;
+            let mut t = new_table(md, ["module", "op", "#", "total µs", "avg µs"]);
+            for r in cpu.ops.iter().take(top) {
+                t.add_row([r.hlo_module.clone(), r.name.clone(), r.occurrences.to_string(), format!("{:.1}", r.total_time_us), format!("{:.2}", r.avg_time_us)]);
+            }
+            print_stdout(&t.to_string())?;
+        }
+    }
+    if let Some(r) = &report.roofline {
+        if r.peak_flop_rate_gflops > 0.0 {
+            heading(md, "Roofline")?;
+            print_stdout(&format!(
+                "peak {:.0} GFLOP/s, HBM {:.1} GiB/s, ridge point {:.2} FLOP/B",
+                r.peak_flop_rate_gflops, r.peak_hbm_bw_gibs, r.ridge_point
+            ))?;
+        }
+    }
+    if let Some(m) = &report.memory {
+        if m.peak_bytes > 0 {
+            heading(md, "Memory")?;
+            print_stdout(&format!("peak {:.2} GiB", m.peak_bytes as f64 / (1u64 << 30) as f64))?;
+        }
+    }
+    if let Some(kernels) = &report.kernels {
+        if !kernels.is_empty() {
+            heading(md, &format!("GPU kernels by total time ({} of {})", kernels.len().min(top), kernels.len()))?;
+            let mut t = new_table(md, ["kernel", "#", "total µs", "avg µs", "min µs", "max µs"]);
+            for k in kernels.iter().take(top) {
+                let mut name = k.name.clone();
+                if !md && name.len() > 80 {
+                    name.truncate(77);
+                    name.push('…');
+                }
+                t.add_row([name, k.occurrences.to_string(), format!("{:.1}", k.total_time_us), format!("{:.2}", k.avg_time_us), format!("{:.2}", k.min_time_us), format!("{:.2}", k.max_time_us)]);
+            }
+            print_stdout(&t.to_string())?;
+        }
+    }
+    for note in &report.notes {
+        print_stdout(&format!("note: {note}"))?;
+    }
+    Ok(())
+}

@@ -533,7 +533,8 @@ fn idle_op(idle_ps: u64) -> OpMetrics {
         occurrences: 0,
         time_ps: idle_ps,
         self_time_ps: idle_ps,
-        normalized_time_ps: idle_ps,
+        // XProf's `SetIdleOp` leaves the normalized time at 0: DVFS scaling applies to op time only.
+        normalized_time_ps: 0,
         ..OpMetrics::default()
     }
 }
@@ -1090,5 +1091,57 @@ pub fn op_metrics_db(space: &XSpace, device: &DeviceInfo) -> OpMetricsDb {
     }
     // The device info is not needed yet: XProf's op metrics depend on the planes only.
     let _ = device;
+    name_programs(space, &mut db);
     db
+}
+
+/// Fills `hlo_module` of ops whose events did not name it, from the program names the capture
+/// records: event metadata of `/host:metadata` (id = program id, name `<module>(<program id>)`) and
+/// the events of the device planes' `XLA Modules` lines (same names).
+fn name_programs(space: &XSpace, db: &mut OpMetricsDb) {
+    fn module_of(name: &str, program_id: u64) -> Option<&str> {
+        let module = name.strip_suffix(&format!("({program_id})"))?;
+        (!module.is_empty()).then_some(module)
+    }
+    let missing: std::collections::BTreeSet<u64> =
+        db.ops.iter().filter(|o| o.hlo_module.is_empty() && !o.is_idle()).map(|o| o.program_id).collect();
+    if missing.is_empty() {
+        return;
+    }
+    let mut names: HashMap<u64, String> = HashMap::new();
+    if let Some(meta) = space.plane_by_name("/host:metadata") {
+        for (id, md) in &meta.event_metadata {
+            let Ok(pid) = u64::try_from(*id) else { continue };
+            if missing.contains(&pid) {
+                if let Some(m) = module_of(&md.name, pid) {
+                    names.insert(pid, m.to_string());
+                }
+            }
+        }
+    }
+    for plane in space.planes.iter().filter(|p| p.name.starts_with("/device:")) {
+        for line in plane.lines.iter().filter(|l| l.name == "XLA Modules") {
+            for md in line.events.iter().filter_map(|e| plane.event_metadata_of(e)) {
+                for pid in &missing {
+                    if !names.contains_key(pid) {
+                        if let Some(m) = module_of(&md.name, *pid) {
+                            names.insert(*pid, m.to_string());
+                        }
+                    }
+                }
+            }
+            if names.len() == missing.len() {
+                return fill(db, &names);
+            }
+        }
+    }
+    fill(db, &names);
+
+    fn fill(db: &mut OpMetricsDb, names: &HashMap<u64, String>) {
+        for op in db.ops.iter_mut().filter(|o| o.hlo_module.is_empty()) {
+            if let Some(n) = names.get(&op.program_id) {
+                op.hlo_module.clone_from(n);
+            }
+        }
+    }
 }

@@ -27,7 +27,8 @@
 //!   `avg_time_ps = time/occurrences`,
 //!   `uncapped = (flops / time_ns x time/normalized_time) / peak_GFLOP/s` (the DVFS factor only
 //!   when the node's normalized time is non-zero; it matters for the root, whose time is reset to
-//!   the total while its normalized time stays the ops' sum),
+//!   the total while its normalized time stays the ops' sum; XProf's own op_profile output for
+//!   the v6e capture has root `flops` = flops / normalized time / peak, not flops / total time),
 //!   `flops_utilization = min(uncapped, 1) * time/total_time`,
 //!   `uncapped_flops_utilization = uncapped * time/total_time`,
 //!   `bandwidth_utils = [min(GiB/s(HBM rd + wr) / GiB(peak HBM), 1), SRAM rd, SRAM wr]` where HBM

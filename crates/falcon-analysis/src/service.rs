@@ -225,7 +225,8 @@ impl Analysis {
     }
 
     fn cache_dir(&self) -> PathBuf {
-        self.config.data_dir.join("cache").join("profiles")
+        let dir = self.config.data_dir.join("cache").join("profiles");
+        std::path::absolute(&dir).unwrap_or(dir)
     }
 }
 
@@ -246,7 +247,7 @@ pub fn summary_of(report: &ProfileReport, resolved: &ResolvedProfile) -> Analysi
         mfu: o.and_then(|o| o.mfu),
         step_time_ms: o.filter(|o| o.step_time_ms.n > 0).map(|o| o.step_time_ms.mean),
         duty_cycle: o.map(|o| o.device_duty_cycle_percent / 100.0),
-        peak_memory_bytes: report.memory.as_ref().map(|m| m.peak_bytes as i64).filter(|b| *b > 0),
+        peak_memory_bytes: report.memory.as_ref().map(|m| m.peak_bytes).filter(|b| *b > 0),
         bound_by: o.map(|o| o.bound_by.clone()).filter(|b| !b.is_empty()),
         details: serde_json::json!({
             "device_type": report.device.device_type,

@@ -277,40 +277,6 @@ fn load(capture: &str) -> (XSpace, DeviceInfo, OpMetricsDb) {
     (space, device, db)
 }
 
-/// Program names as XProf's `program_id_to_name_map` holds them: `/host:metadata` event metadata
-/// named `<module>(<program id>)` with the program id as metadata id.
-fn program_modules(space: &XSpace) -> Vec<(u64, String)> {
-    let Some(plane) = space.planes.iter().find(|p| p.name == "/host:metadata") else {
-        return Vec::new();
-    };
-    plane
-        .event_metadata
-        .iter()
-        .filter_map(|(&id, md)| {
-            let program_id = id as u64;
-            let module = md.name.strip_suffix(&format!("({program_id})"))?;
-            Some((program_id, module.to_string()))
-        })
-        .collect()
-}
-
-/// Fills the two OpMetricsDb fields XProf's tree needs that the db does not (yet) provide:
-/// `hlo_module` (from `/host:metadata`, only where empty) and the IDLE op's normalized time (0 in
-/// XProf's `SetIdleOp`). Both are no-ops once `op_metrics_db` provides them.
-fn with_xprof_program_names_and_idle(space: &XSpace, mut db: OpMetricsDb) -> OpMetricsDb {
-    let modules = program_modules(space);
-    for op in &mut db.ops {
-        if op.is_idle() {
-            op.normalized_time_ps = 0;
-        } else if op.hlo_module.is_empty() {
-            if let Some((_, m)) = modules.iter().find(|(id, _)| *id == op.program_id) {
-                op.hlo_module.clone_from(m);
-            }
-        }
-    }
-    db
-}
-
 fn assert_clean(what: &str, cmp: &Cmp) {
     assert!(
         cmp.errors.is_empty(),
@@ -322,8 +288,7 @@ fn assert_clean(what: &str, cmp: &Cmp) {
 
 #[test]
 fn tpu_v6e_inference_matches_xprof() {
-    let (space, device, db) = load("tpu_v6e_inference.xplane.pb");
-    let db = with_xprof_program_names_and_idle(&space, db);
+    let (_, device, db) = load("tpu_v6e_inference.xplane.pb");
     let report = op_profile_report(&db, &device, GroupBy::Program);
     let expected = json("tpu_v6e_inference_xprof_op_profile.json");
     let cmp = compare_profile(&report, &expected);
@@ -337,22 +302,11 @@ fn tpu_v6e_inference_matches_xprof() {
     assert!(cmp.fused_gaps.len() <= 6, "{:?}", cmp.fused_gaps);
 }
 
-/// The same comparison on the db exactly as `op_metrics_db` builds it.
-#[test]
-#[ignore = "op_metrics_db leaves hlo_module empty (programs show as `main`) and gives IDLE a normalized time; see the op_profile report"]
-fn tpu_v6e_inference_matches_xprof_unpatched() {
-    let (_, device, db) = load("tpu_v6e_inference.xplane.pb");
-    let report = op_profile_report(&db, &device, GroupBy::Program);
-    let cmp = compare_profile(&report, &json("tpu_v6e_inference_xprof_op_profile.json"));
-    assert_clean("tpu_v6e_inference (unpatched db)", &cmp);
-}
-
 #[test]
 fn gpu_v100x8_without_hlo_matches_xprof() {
     // No HLO proto in the capture: XProf's db holds only IDLE, so `byProgram` collapses to the IDLE
     // node and `byProgramExcludeIdle` is an empty `by_program` root.
-    let (space, device, db) = load("gpu_v100x8_tf.xplane.pb");
-    let db = with_xprof_program_names_and_idle(&space, db);
+    let (_, device, db) = load("gpu_v100x8_tf.xplane.pb");
     let report = op_profile_report(&db, &device, GroupBy::Program);
     let cmp = compare_profile(&report, &json("gpu_v100x8_tf_xprof_op_profile.json"));
     assert_clean("gpu_v100x8_tf", &cmp);

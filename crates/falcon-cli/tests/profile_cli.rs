@@ -199,3 +199,59 @@ fn an_experiment_with_a_profile_gets_a_summary_row_and_exports_a_trace() {
     let out = falcon(dir.path(), &["profile", "analyze", plain["id"].as_str().unwrap(), "--json"]);
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stdout));
 }
+
+#[test]
+fn a_gs_uri_is_fetched_from_the_bucket_and_analysed() {
+    let endpoint = std::env::var("FALCON_TEST_GCS_ENDPOINT").unwrap_or_else(|_| {
+        panic!("the GCS emulator is needed: FALCON_TEST_GCS_ENDPOINT is not set (run scripts/test.sh, which starts it)")
+    });
+    let bucket = format!("falcon-profile-{}", std::process::id());
+    let curl = |args: &[&str]| {
+        let out = Command::new("curl").arg("-fsS").args(args).output().expect("curl");
+        assert!(out.status.success(), "curl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    curl(&["-X", "POST", "-H", "Content-Type: application/json", "-d", &format!("{{\"name\":\"{bucket}\"}}"), &format!("{endpoint}/storage/v1/b")]);
+    let file = capture("tpu_v6e_inference.xplane.pb");
+    let name = "team%2Frun1%2Fplugins%2Fprofile%2F2026_02_03_04_05_06%2Ft1v-0.xplane.pb";
+    curl(&["-X", "POST", "--data-binary", &format!("@{}", file.display()), "-H", "Content-Type: application/octet-stream",
+        &format!("{endpoint}/upload/storage/v1/b/{bucket}/o?uploadType=media&name={name}")]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_falcon"));
+        cmd.current_dir(dir.path()).args(args).env("HOME", dir.path());
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("FALCON_")) {
+            cmd.env_remove(k);
+        }
+        cmd.env("FALCON_GCS_ENDPOINT", &endpoint).env("FALCON_GCS_ANONYMOUS", "1");
+        cmd.output().unwrap()
+    };
+    // The folder of the run: the newest run's hosts are found under it.
+    let out = run(&["profile", "analyze", &format!("gs://{bucket}/team/run1"), "--tool", "overview", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let r = json(&out);
+    assert_eq!(r["overview"]["device_type"], "TPU v6 Lite");
+    assert_eq!(r["files"][0]["host"], "t1v-0");
+    assert_eq!(std::fs::read(r["files"][0]["path"].as_str().unwrap()).unwrap(), std::fs::read(&file).unwrap());
+    // Nothing there: not found.
+    let out = run(&["profile", "analyze", &format!("gs://{bucket}/nothing-here"), "--json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn hosts_of_a_run_are_combined_or_picked() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("logdir/plugins/profile/2026_01_01_00_00_00");
+    std::fs::create_dir_all(&run).unwrap();
+    for host in ["host-a", "host-b"] {
+        std::fs::copy(capture("tpu_v6e_inference.xplane.pb"), run.join(format!("{host}.xplane.pb"))).unwrap();
+    }
+    let one = json(&falcon(dir.path(), &["profile", "analyze", "logdir", "--host", "host-b", "--tool", "overview,hlo", "--json"]));
+    let both = json(&falcon(dir.path(), &["profile", "analyze", "logdir", "--tool", "overview,hlo", "--json"]));
+    assert_eq!(one["overview"]["hosts"], 1);
+    assert_eq!(both["overview"]["hosts"], 2);
+    assert_eq!(both["overview"]["device_cores"].as_u64().unwrap(), 2 * one["overview"]["device_cores"].as_u64().unwrap());
+    let occurrences = |r: &Value| r["ops"].as_array().unwrap().iter().map(|o| o["occurrences"].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(occurrences(&both), 2 * occurrences(&one), "ops of both hosts are merged");
+    assert_eq!(both["ops"].as_array().unwrap().len(), one["ops"].as_array().unwrap().len());
+}

@@ -2,7 +2,8 @@
 # Falcon's main job on the embedded defaults (SQLite, local artifact dir, local job runner):
 # builds `falcon`, writes ./falcon.toml if there is none, checks the setup, installs the example workload's
 # Python environment (JAX on CPU, under .cache/), runs a baseline and a variant of a small JAX transformer as
-# experiments (metrics, an XProf profile and logs land in the artifact store), and compares their step times.
+# experiments (metrics, an XProf profile and logs land in the artifact store), compares their step times, and
+# analyses the variant's profile.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -32,3 +33,4 @@ B=$(submit examples/jax_transformer/variant.yaml)
 "$FALCON" exp show "$B"
 "$FALCON" exp diff "$A" "$B"
 "$FALCON" exp compare "$A" "$B" --metric step_time_s
+"$FALCON" profile analyze "$B" --tool overview,ops --top 8

@@ -242,13 +242,14 @@ pub struct PendingOutcome {
 /// The summary row of a full analysis.
 pub fn summary_of(report: &ProfileReport, resolved: &ResolvedProfile) -> AnalysisSummary {
     let o = report.overview.as_ref();
+    let has_device = report.device.hardware != crate::device::Hardware::CpuOnly;
     AnalysisSummary {
         tool: PROFILE_SUMMARY_TOOL.into(),
         mfu: o.and_then(|o| o.mfu),
         step_time_ms: o.filter(|o| o.step_time_ms.n > 0).map(|o| o.step_time_ms.mean),
-        duty_cycle: o.map(|o| o.device_duty_cycle_percent / 100.0),
+        duty_cycle: o.filter(|_| has_device).map(|o| o.device_duty_cycle_percent / 100.0),
         peak_memory_bytes: report.memory.as_ref().map(|m| m.peak_bytes).filter(|b| *b > 0),
-        bound_by: o.map(|o| o.bound_by.clone()).filter(|b| !b.is_empty()),
+        bound_by: o.map(|o| o.bound_by.clone()).filter(|b| has_device && !b.is_empty() && b != "Unknown"),
         details: serde_json::json!({
             "device_type": report.device.device_type,
             "device_cores": report.device.device_cores,

@@ -152,14 +152,19 @@ fn render(resolved: &ResolvedProfile, report: &ProfileReport, args: &ProfileAnal
             "no step markers".to_string()
         };
         t.add_row(["step time".to_string(), step]);
-        t.add_row(["device duty cycle".to_string(), format!("{:.1}%", o.device_duty_cycle_percent)]);
-        t.add_row(["device idle".to_string(), format!("{:.1}%", o.device_idle_percent)]);
-        t.add_row(["FLOPS utilization".to_string(), pct(o.flops_utilization)]);
-        t.add_row(["HBM BW utilization".to_string(), pct(o.hbm_bw_utilization)]);
-        t.add_row(["bound by".to_string(), o.bound_by.clone()]);
-        t.add_row(["operational intensity".to_string(), format!("{:.4} FLOP/B", o.operational_intensity)]);
-        t.add_row(["MFU".to_string(), o.mfu.map_or("n/a".to_string(), pct)]);
-        print_stdout(&t.to_string())?;
+        if report.device.hardware == falcon_analysis::device::Hardware::CpuOnly {
+            t.add_row(["device".to_string(), "none (XLA:CPU capture): no device utilization; per-op times below".to_string()]);
+            print_stdout(&t.to_string())?;
+        } else {
+            t.add_row(["device duty cycle".to_string(), format!("{:.1}%", o.device_duty_cycle_percent)]);
+            t.add_row(["device idle".to_string(), format!("{:.1}%", o.device_idle_percent)]);
+            t.add_row(["FLOPS utilization".to_string(), pct(o.flops_utilization)]);
+            t.add_row(["HBM BW utilization".to_string(), pct(o.hbm_bw_utilization)]);
+            t.add_row(["bound by".to_string(), o.bound_by.clone()]);
+            t.add_row(["operational intensity".to_string(), format!("{:.4} FLOP/B", o.operational_intensity)]);
+            t.add_row(["MFU".to_string(), o.mfu.map_or("n/a".to_string(), pct)]);
+            print_stdout(&t.to_string())?;
+        }
     }
     if let Some(rows) = &report.ops {
         if !rows.is_empty() {

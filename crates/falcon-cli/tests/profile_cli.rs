@@ -255,3 +255,30 @@ fn hosts_of_a_run_are_combined_or_picked() {
     assert_eq!(occurrences(&both), 2 * occurrences(&one), "ops of both hosts are merged");
     assert_eq!(both["ops"].as_array().unwrap().len(), one["ops"].as_array().unwrap().len());
 }
+
+#[test]
+fn a_goal_on_a_profile_metric_ranks_from_the_summary_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(falcon(dir.path(), &["init"]).status.code(), Some(0));
+    let src = capture("jax_cpu_mlp_vm.xplane.pb");
+    std::fs::write(
+        dir.path().join("base.yaml"),
+        format!(
+            "name: base\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'mkdir -p $FALCON_ARTIFACT_DIR/plugins/profile/r \
+             && cp {} $FALCON_ARTIFACT_DIR/plugins/profile/r/vm.xplane.pb']\nconfig: {{variant: 1}}\nresources: {{accelerator: cpu}}\n",
+            src.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("sweep.yaml"), "base: base.yaml\nsweep:\n  config.variant: [1, 2]\n").unwrap();
+    let goal = json(&falcon(dir.path(), &["goal", "create", "--title", "faster steps", "--metric", "profile_step_time_ms", "--json"]));
+    let gid = goal["id"].as_str().unwrap().to_string();
+    let out = falcon(dir.path(), &["session", "submit", "sweep.yaml", "--goal", &gid, "--wait", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let cmp = json(&falcon(dir.path(), &["goal", "compare", &gid, "--json"]));
+    let rows = cmp["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "both experiments ranked from their profile summaries: {cmp}");
+    let xprof = analysis_data("jax_cpu_mlp_xprof_cli_get_overview.json");
+    let mean: f64 = xprof["performance_summary"]["steptime_ms_average"].as_str().unwrap().parse().unwrap();
+    assert!((rows[0]["value"].as_f64().unwrap() - mean).abs() < 0.05, "{}", rows[0]);
+}

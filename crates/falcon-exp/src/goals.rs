@@ -100,15 +100,14 @@ impl Exp {
             falcon_core::status::Direction::Maximize => Direction::HigherIsBetter,
             falcon_core::status::Direction::Minimize => Direction::LowerIsBetter,
         };
-        let value_of = |summaries: Vec<falcon_infra::meta::MetricSummary>| summaries.into_iter().find(|m| m.metric == goal.metric).map(|m| m.median);
         let baseline_value = match goal.baseline {
-            Some(b) => value_of(self.meta.metric_summaries(b).await?),
+            Some(b) => self.goal_metric_value(b, &goal.metric).await?,
             None => None,
         };
         let filter = ExperimentFilter { goal: Some(id), status: Some(ExperimentStatus::Completed), limit: 1000, ..Default::default() };
         let mut rows = Vec::new();
         for exp in self.meta.list_experiments(&filter).await? {
-            if let Some(value) = value_of(self.meta.metric_summaries(exp.id).await?) {
+            if let Some(value) = self.goal_metric_value(exp.id, &goal.metric).await? {
                 rows.push(GoalRow {
                     rank: 0,
                     experiment: exp.id,
@@ -130,6 +129,25 @@ impl Exp {
             row.rank = i + 1;
         }
         Ok(GoalComparison { goal, baseline_value, rows })
+    }
+
+    /// An experiment's value of a goal metric: the median of its logged metric of that name; else, for the
+    /// profile metrics (`mfu`, `duty_cycle`, `peak_hbm_bytes`, `profile_step_time_ms`), the value stored by
+    /// the profile analysis' summary row — so goals on MFU never reopen a profile.
+    async fn goal_metric_value(&self, id: ExperimentId, metric: &str) -> Result<Option<f64>> {
+        if let Some(m) = self.meta.metric_summaries(id).await?.into_iter().find(|m| m.metric == metric) {
+            return Ok(Some(m.median));
+        }
+        let Some(row) = self.meta.analysis_summaries(id).await?.into_iter().find(|a| a.tool == "profile") else {
+            return Ok(None);
+        };
+        Ok(match metric {
+            "mfu" => row.mfu,
+            "duty_cycle" => row.duty_cycle,
+            "peak_hbm_bytes" => row.peak_memory_bytes.map(|b| b as f64),
+            "profile_step_time_ms" => row.step_time_ms,
+            _ => None,
+        })
     }
 
     /// Records a session and submits every spec of it (a sweep's expansion) under it.

@@ -37,6 +37,9 @@ pub async fn run(global: &GlobalArgs, command: &SessionCommand) -> anyhow::Resul
                 for e in &view.experiments {
                     exp.wait(e.id, |_| {}).await?;
                 }
+                let analysis = falcon_analysis::service::Analysis::connect(exp.config()).await?;
+                super::worker::analyze_completed(false, &analysis).await;
+                analysis.close().await;
                 view = exp.session(view.session.id).await?;
             }
             render(global, &view)?;

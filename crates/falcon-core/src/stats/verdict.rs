@@ -103,8 +103,8 @@ impl From<crate::status::Direction> for Direction {
 /// from the user.
 pub fn direction_for(metric: &str) -> Option<Direction> {
     match metric {
-        "step_time_s" | "loss" | "peak_hbm_bytes" => Some(Direction::LowerIsBetter),
-        "tokens_per_s" | "tflops_per_device" | "mfu" => Some(Direction::HigherIsBetter),
+        "step_time_s" | "loss" | "peak_hbm_bytes" | "profile_step_time_ms" => Some(Direction::LowerIsBetter),
+        "tokens_per_s" | "tflops_per_device" | "mfu" | "duty_cycle" => Some(Direction::HigherIsBetter),
         _ => None,
     }
 }

@@ -25,7 +25,7 @@
 
 use std::collections::BTreeMap;
 
-use falcon_xplane::{XEvent, XPlane, XSpace};
+use falcon_xplane::{XEvent, XPlane, XSpace, XStat};
 use serde::Serialize;
 
 /// Name of the host threads plane (XProf `kHostThreadsPlaneName`).
@@ -83,21 +83,38 @@ fn ps_to_us(ps: i64) -> f64 {
     ps as f64 / 1e6
 }
 
+/// Stat-metadata ids of the stats that identify an op event, resolved once per plane (a name lookup
+/// scans the plane's stat metadata, far too slow per event on a capture with a million events).
+struct OpStatIds {
+    hlo_op: Option<i64>,
+    hlo_module: Option<i64>,
+    hlo_category: Option<i64>,
+}
+
+impl OpStatIds {
+    fn of(plane: &XPlane) -> OpStatIds {
+        let id = |name: &str| plane.stat_metadata_by_name(name).map(|m| m.id);
+        OpStatIds { hlo_op: id("hlo_op"), hlo_module: id("hlo_module"), hlo_category: id("hlo_category") }
+    }
+}
+
+/// An event's stat by metadata id: its own stats first, then its metadata's (as XProf).
+fn stat_by_id<'p>(plane: &'p XPlane, event: &'p XEvent, id: Option<i64>) -> Option<&'p XStat> {
+    let id = id?;
+    event
+        .stats
+        .iter()
+        .find(|s| s.metadata_id == id)
+        .or_else(|| plane.event_metadata_of(event)?.stats.iter().find(|s| s.metadata_id == id))
+}
+
 /// The op name, module and category of an XLA:CPU op event; `None` if it is not one.
-fn op_identity(plane: &XPlane, event: &XEvent) -> Option<(String, String, Option<String>)> {
-    let op = plane.event_stat(event, "hlo_op")?;
-    let name = plane
-        .stat_str(op)
-        .unwrap_or_else(|| plane.event_name(event))
-        .to_owned();
-    let str_stat = |key: &str| {
-        plane
-            .event_stat(event, key)
-            .and_then(|s| plane.stat_str(s))
-            .map(str::to_owned)
-    };
-    let module = str_stat("hlo_module").unwrap_or_default();
-    Some((module, name, str_stat("hlo_category")))
+fn op_identity<'p>(plane: &'p XPlane, ids: &OpStatIds, event: &'p XEvent) -> Option<(&'p str, &'p str, Option<&'p str>)> {
+    let op = stat_by_id(plane, event, ids.hlo_op)?;
+    let name = plane.stat_str(op).unwrap_or_else(|| plane.event_name(event));
+    let str_stat = |id: Option<i64>| stat_by_id(plane, event, id).and_then(|s| plane.stat_str(s));
+    let module = str_stat(ids.hlo_module).unwrap_or_default();
+    Some((module, name, str_stat(ids.hlo_category)))
 }
 
 /// Aggregates the XLA:CPU op events of `space` (see the module docs for what counts).
@@ -105,13 +122,17 @@ pub fn cpu_op_profile(space: &XSpace) -> CpuOpProfile {
     let Some(plane) = space.plane_by_name(HOST_CPU_PLANE) else {
         return CpuOpProfile::default();
     };
-    let mut groups: BTreeMap<(String, String), Acc> = BTreeMap::new();
+    let ids = OpStatIds::of(plane);
+    if ids.hlo_op.is_none() {
+        return CpuOpProfile { host_plane_found: true, ..CpuOpProfile::default() };
+    }
+    let mut groups: BTreeMap<(&str, &str), Acc> = BTreeMap::new();
     for line in &plane.lines {
         if DERIVED_LINE_SUFFIXES.iter().any(|s| line.name.ends_with(s)) {
             continue;
         }
         for event in &line.events {
-            let Some((module, name, category)) = op_identity(plane, event) else {
+            let Some((module, name, category)) = op_identity(plane, &ids, event) else {
                 continue;
             };
             let d = event.duration_ps.max(0);
@@ -126,15 +147,15 @@ pub fn cpu_op_profile(space: &XSpace) -> CpuOpProfile {
             acc.count += 1;
             acc.total_ps = acc.total_ps.saturating_add(d);
             if acc.category.is_none() {
-                acc.category = category;
+                acc.category = category.map(str::to_owned);
             }
         }
     }
     let mut ops: Vec<CpuOpStats> = groups
         .into_iter()
         .map(|((hlo_module, name), a)| CpuOpStats {
-            hlo_module,
-            name,
+            hlo_module: hlo_module.to_owned(),
+            name: name.to_owned(),
             category: a.category,
             occurrences: a.count,
             total_time_ps: a.total_ps,

@@ -357,7 +357,7 @@ pub fn export_trace_file(
     output: &std::path::Path,
 ) -> crate::error::Result<TraceFileExport> {
     use crate::error::AnalysisError;
-    let space = crate::input::load(profile)?;
+    let space = crate::input::load_complete(profile)?;
     let gzip = output.extension().is_some_and(|e| e == "gz");
     let dir = match output.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

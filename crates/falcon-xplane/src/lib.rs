@@ -5,14 +5,22 @@
 //!
 //! Guarantees:
 //! - [`decode`] never panics; malformed input gives a [`DecodeError`] naming the absolute byte
-//!   offset and what was expected.
+//!   offset and what was expected (the first error in input order, also when lines are decoded on
+//!   several threads).
 //! - No recursion on input-controlled depth: the schema nests at most five messages deep and unknown
 //!   groups are skipped iteratively (bounded by [`MAX_GROUP_DEPTH`](wire::MAX_GROUP_DEPTH)).
 //! - No allocation is sized by an untrusted length: lengths are checked against the remaining input
-//!   first and collections only grow by pushing decoded elements.
+//!   first, and collections are allocated for the number of elements actually present (counted by
+//!   a pre-scan of keys and lengths), never for a number read from the input.
 //! - Unknown fields are skipped by wire type; known fields with the wrong wire type are an error
 //!   (except `XEventMetadata.child_id`, accepted packed or unpacked).
 //! - An empty buffer is a valid, empty `XSpace` (proto3 semantics); callers report "no planes".
+//!
+//! Performance (see `docs/PERFORMANCE.md`, "Profile analysis"): every collection is allocated once
+//! at its exact size, the lines of a big plane are decoded on all cores ([`DecodeOptions::threads`]),
+//! [`decode_file`] memory-maps the file and gives consumed input pages back while decoding, and
+//! [`DecodeOptions::skip_stats`] leaves out stats a caller never reads. The example
+//! `examples/decode_stats.rs` measures decode time and peak memory.
 //!
 //! Protobuf merge semantics are simplified: for a repeated embedded message every occurrence is a
 //! new element; a singular scalar or oneof takes its last occurrence; a duplicate map key keeps the
@@ -21,9 +29,12 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+mod decode;
+mod file;
+mod inflate;
 mod wire;
 
-use wire::{Reader, Tag, WireType};
+pub use inflate::{inflate_str, InflateError, MAX_INFLATED_LEN};
 
 /// Why a buffer is not a valid `XSpace`. Offsets are absolute byte offsets into the input.
 #[derive(Debug, thiserror::Error)]
@@ -169,8 +180,8 @@ pub enum StatValue {
     Bytes(Vec<u8>),
     /// The string is `stat_metadata[ref].name` of the same plane.
     Ref(u64),
-    /// Field 8 `compressed_str_value`: a gzip-compressed string, kept compressed (this crate has no
-    /// inflate dependency).
+    /// Field 8 `compressed_str_value`: a gzip-compressed string, kept compressed as decoded;
+    /// [`StatValue::decompressed_str`] / [`XPlane::stat_string`] inflate it.
     CompressedStr(Vec<u8>),
 }
 
@@ -324,281 +335,93 @@ impl XLine {
     }
 }
 
+/// How to decode; [`DecodeOptions::default`] is what [`decode`] and [`decode_file`] use.
+///
+/// ```
+/// let opts = falcon_xplane::DecodeOptions::default().threads(1).skip_stats(&["_src"]);
+/// let space = falcon_xplane::decode_with(&[], &opts).unwrap();
+/// assert!(space.planes.is_empty());
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DecodeOptions<'a> {
+    /// Threads for the lines of a big plane: 0 (the default) = the machine's available
+    /// parallelism, 1 = only the calling thread. Results and errors do not depend on it.
+    pub threads: usize,
+    /// A plane whose lines take fewer bytes than this is decoded on the calling thread only
+    /// (default 2 MiB: below that, starting threads costs more than it saves).
+    pub min_parallel_bytes: usize,
+    /// Stats to leave out, by `XStatMetadata` name, from events, event metadata and planes (their
+    /// `stat_metadata` entries stay). Use it to save memory on stats the caller never reads: on a
+    /// JAX CPU capture `_src`, `_pt`, `_p`, `_ct` and `_c` are three quarters of all event stats.
+    pub skip_stats: &'a [&'a str],
+    /// [`decode_file_with`] memory-maps files of 64 KiB or more (the default) instead of reading
+    /// them, and hands each consumed MiB back to the OS while decoding, so the input's pages do not
+    /// add up with the decoded form in the peak resident memory.
+    pub mmap: bool,
+}
+
+impl Default for DecodeOptions<'_> {
+    fn default() -> Self {
+        DecodeOptions {
+            threads: 0,
+            min_parallel_bytes: 2 << 20,
+            skip_stats: &[],
+            mmap: true,
+        }
+    }
+}
+
+impl<'a> DecodeOptions<'a> {
+    /// Sets [`DecodeOptions::threads`].
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Sets [`DecodeOptions::min_parallel_bytes`].
+    pub fn min_parallel_bytes(mut self, bytes: usize) -> Self {
+        self.min_parallel_bytes = bytes;
+        self
+    }
+
+    /// Sets [`DecodeOptions::skip_stats`].
+    pub fn skip_stats(mut self, names: &'a [&'a str]) -> Self {
+        self.skip_stats = names;
+        self
+    }
+
+    /// Sets [`DecodeOptions::mmap`].
+    pub fn mmap(mut self, mmap: bool) -> Self {
+        self.mmap = mmap;
+        self
+    }
+}
+
 /// Decodes a serialized `XSpace`. An empty buffer is a valid empty space.
 pub fn decode(bytes: &[u8]) -> Result<XSpace, DecodeError> {
-    let mut r = Reader::new(bytes);
-    decode_space(&mut r)
+    decode_with(bytes, &DecodeOptions::default())
 }
 
-/// Reads a file and decodes it as an `XSpace`.
+/// [`decode`] with options.
+pub fn decode_with(bytes: &[u8], options: &DecodeOptions<'_>) -> Result<XSpace, DecodeError> {
+    decode::decode_space(bytes, options, None)
+}
+
+/// Decodes a file as an `XSpace`, memory-mapped (see [`DecodeOptions::mmap`]).
+///
+/// The file must not be truncated while it is decoded (as with any memory-mapped input, a
+/// concurrent truncation ends the process with `SIGBUS`); profile files are written once, then read.
 pub fn decode_file(path: impl AsRef<Path>) -> Result<XSpace, DecodeError> {
-    let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|source| DecodeError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    decode(&bytes)
+    decode_file_with(path, &DecodeOptions::default())
 }
 
-// ---------------------------------------------------------------------------------------------
-// Field readers with wire-type checks.
-
-fn expect(
-    tag: Tag,
-    want: WireType,
-    message: &'static str,
-    field: &'static str,
-) -> Result<(), DecodeError> {
-    if tag.wire == want {
-        Ok(())
-    } else {
-        Err(DecodeError::UnexpectedWireType {
-            offset: tag.offset,
-            message,
-            field,
-            found: tag.wire.name(),
-            expected: want.name(),
-        })
-    }
-}
-
-fn read_u64(
-    r: &mut Reader<'_>,
-    tag: Tag,
-    m: &'static str,
-    f: &'static str,
-) -> Result<u64, DecodeError> {
-    expect(tag, WireType::Varint, m, f)?;
-    r.varint()
-}
-
-fn read_i64(
-    r: &mut Reader<'_>,
-    tag: Tag,
-    m: &'static str,
-    f: &'static str,
-) -> Result<i64, DecodeError> {
-    // int64 is two's complement in a varint.
-    read_u64(r, tag, m, f).map(|v| v as i64)
-}
-
-fn read_bytes(
-    r: &mut Reader<'_>,
-    tag: Tag,
-    m: &'static str,
-    f: &'static str,
-) -> Result<Vec<u8>, DecodeError> {
-    expect(tag, WireType::Len, m, f)?;
-    Ok(r.len_delimited()?.1.to_vec())
-}
-
-fn read_string(
-    r: &mut Reader<'_>,
-    tag: Tag,
-    m: &'static str,
-    f: &'static str,
-) -> Result<String, DecodeError> {
-    expect(tag, WireType::Len, m, f)?;
-    let (start, bytes) = r.len_delimited()?;
-    match std::str::from_utf8(bytes) {
-        Ok(s) => Ok(s.to_owned()),
-        Err(e) => Err(DecodeError::InvalidUtf8 {
-            offset: start + e.valid_up_to(),
-            message: m,
-            field: f,
-        }),
-    }
-}
-
-fn read_message<'a>(
-    r: &mut Reader<'a>,
-    tag: Tag,
-    m: &'static str,
-    f: &'static str,
-) -> Result<Reader<'a>, DecodeError> {
-    expect(tag, WireType::Len, m, f)?;
-    r.sub()
-}
-
-// ---------------------------------------------------------------------------------------------
-// Message decoders. The schema's nesting is fixed (at most XSpace > XPlane > XLine > XEvent > XStat),
-// so none of these recurse on input-controlled depth.
-
-fn decode_space(r: &mut Reader<'_>) -> Result<XSpace, DecodeError> {
-    const M: &str = "XSpace";
-    let mut s = XSpace::default();
-    while let Some(t) = r.tag()? {
-        match t.field {
-            1 => s
-                .planes
-                .push(decode_plane(&mut read_message(r, t, M, "planes")?)?),
-            2 => s.errors.push(read_string(r, t, M, "errors")?),
-            3 => s.warnings.push(read_string(r, t, M, "warnings")?),
-            4 => s.hostnames.push(read_string(r, t, M, "hostnames")?),
-            _ => r.skip(t)?,
-        }
-    }
-    Ok(s)
-}
-
-fn decode_plane(r: &mut Reader<'_>) -> Result<XPlane, DecodeError> {
-    const M: &str = "XPlane";
-    let mut p = XPlane::default();
-    while let Some(t) = r.tag()? {
-        match t.field {
-            1 => p.id = read_i64(r, t, M, "id")?,
-            2 => p.name = read_string(r, t, M, "name")?,
-            3 => p
-                .lines
-                .push(decode_line(&mut read_message(r, t, M, "lines")?)?),
-            4 => {
-                let mut entry = read_message(r, t, M, "event_metadata")?;
-                let (key, value) = decode_map_entry(
-                    &mut entry,
-                    "XPlane.EventMetadataEntry",
-                    decode_event_metadata,
-                )?;
-                p.event_metadata.insert(key, value);
-            }
-            5 => {
-                let mut entry = read_message(r, t, M, "stat_metadata")?;
-                let (key, value) =
-                    decode_map_entry(&mut entry, "XPlane.StatMetadataEntry", decode_stat_metadata)?;
-                p.stat_metadata.insert(key, value);
-            }
-            6 => p
-                .stats
-                .push(decode_stat(&mut read_message(r, t, M, "stats")?)?),
-            _ => r.skip(t)?,
-        }
-    }
-    Ok(p)
-}
-
-/// A `map<int64, V>` entry: key = field 1 (varint), value = field 2 (message). Missing parts default.
-fn decode_map_entry<V: Default>(
-    r: &mut Reader<'_>,
-    m: &'static str,
-    decode_value: fn(&mut Reader<'_>) -> Result<V, DecodeError>,
-) -> Result<(i64, V), DecodeError> {
-    let mut key = 0i64;
-    let mut value = None;
-    while let Some(t) = r.tag()? {
-        match t.field {
-            1 => key = read_i64(r, t, m, "key")?,
-            2 => value = Some(decode_value(&mut read_message(r, t, m, "value")?)?),
-            _ => r.skip(t)?,
-        }
-    }
-    Ok((key, value.unwrap_or_default()))
-}
-
-fn decode_line(r: &mut Reader<'_>) -> Result<XLine, DecodeError> {
-    const M: &str = "XLine";
-    let mut l = XLine::default();
-    while let Some(t) = r.tag()? {
-        match t.field {
-            1 => l.id = read_i64(r, t, M, "id")?,
-            2 => l.name = read_string(r, t, M, "name")?,
-            3 => l.timestamp_ns = read_i64(r, t, M, "timestamp_ns")?,
-            4 => l
-                .events
-                .push(decode_event(&mut read_message(r, t, M, "events")?)?),
-            9 => l.duration_ps = read_i64(r, t, M, "duration_ps")?,
-            10 => l.display_id = read_i64(r, t, M, "display_id")?,
-            11 => l.display_name = read_string(r, t, M, "display_name")?,
-            _ => r.skip(t)?,
-        }
-    }
-    Ok(l)
-}
-
-fn decode_event(r: &mut Reader<'_>) -> Result<XEvent, DecodeError> {
-    const M: &str = "XEvent";
-    let mut e = XEvent::default();
-    while let Some(t) = r.tag()? {
-        match t.field {
-            1 => e.metadata_id = read_i64(r, t, M, "metadata_id")?,
-            2 => {
-                e.offset_ps = read_i64(r, t, M, "offset_ps")?;
-                e.num_occurrences = 0;
-            }
-            3 => e.duration_ps = read_i64(r, t, M, "duration_ps")?,
-            4 => e
-                .stats
-                .push(decode_stat(&mut read_message(r, t, M, "stats")?)?),
-            5 => {
-                e.num_occurrences = read_i64(r, t, M, "num_occurrences")?;
-                e.offset_ps = 0;
-            }
-            _ => r.skip(t)?,
-        }
-    }
-    Ok(e)
-}
-
-fn decode_stat(r: &mut Reader<'_>) -> Result<XStat, DecodeError> {
-    const M: &str = "XStat";
-    let mut s = XStat::default();
-    while let Some(t) = r.tag()? {
-        match t.field {
-            1 => s.metadata_id = read_i64(r, t, M, "metadata_id")?,
-            2 => {
-                expect(t, WireType::Fixed64, M, "double_value")?;
-                s.value = StatValue::Double(f64::from_bits(r.fixed64()?));
-            }
-            3 => s.value = StatValue::Uint64(read_u64(r, t, M, "uint64_value")?),
-            4 => s.value = StatValue::Int64(read_i64(r, t, M, "int64_value")?),
-            5 => s.value = StatValue::Str(read_string(r, t, M, "str_value")?),
-            6 => s.value = StatValue::Bytes(read_bytes(r, t, M, "bytes_value")?),
-            7 => s.value = StatValue::Ref(read_u64(r, t, M, "ref_value")?),
-            8 => s.value = StatValue::CompressedStr(read_bytes(r, t, M, "compressed_str_value")?),
-            _ => r.skip(t)?,
-        }
-    }
-    Ok(s)
-}
-
-fn decode_event_metadata(r: &mut Reader<'_>) -> Result<XEventMetadata, DecodeError> {
-    const M: &str = "XEventMetadata";
-    let mut m = XEventMetadata::default();
-    while let Some(t) = r.tag()? {
-        match t.field {
-            1 => m.id = read_i64(r, t, M, "id")?,
-            2 => m.name = read_string(r, t, M, "name")?,
-            3 => m.metadata = read_bytes(r, t, M, "metadata")?,
-            4 => m.display_name = read_string(r, t, M, "display_name")?,
-            5 => m
-                .stats
-                .push(decode_stat(&mut read_message(r, t, M, "stats")?)?),
-            6 => match t.wire {
-                // Packed: a run of varints.
-                WireType::Len => {
-                    let mut packed = r.sub()?;
-                    while !packed.is_empty() {
-                        m.child_id.push(packed.varint()? as i64);
-                    }
-                }
-                _ => m.child_id.push(read_i64(r, t, M, "child_id")?),
-            },
-            _ => r.skip(t)?,
-        }
-    }
-    Ok(m)
-}
-
-fn decode_stat_metadata(r: &mut Reader<'_>) -> Result<XStatMetadata, DecodeError> {
-    const M: &str = "XStatMetadata";
-    let mut m = XStatMetadata::default();
-    while let Some(t) = r.tag()? {
-        match t.field {
-            1 => m.id = read_i64(r, t, M, "id")?,
-            2 => m.name = read_string(r, t, M, "name")?,
-            3 => m.description = read_string(r, t, M, "description")?,
-            _ => r.skip(t)?,
-        }
-    }
-    Ok(m)
+/// [`decode_file`] with options.
+pub fn decode_file_with(
+    path: impl AsRef<Path>,
+    options: &DecodeOptions<'_>,
+) -> Result<XSpace, DecodeError> {
+    file::decode_file(path.as_ref(), options)
 }
 
 #[cfg(test)]

@@ -142,8 +142,15 @@ fn decodes_hand_built_space() {
     let e = &l.events[0];
     assert_eq!((e.offset_ps, e.duration_ps), (500, 250));
     assert_eq!(l.event_start_ps(e), 1_000_500);
-    let epoch = XLine { timestamp_ns: 1_700_000_000_000_000_000, ..l.clone() };
-    assert_eq!(epoch.event_start_ps(e), 1_700_000_000_000_000_000_000 + 500, "epoch picoseconds do not overflow");
+    let epoch = XLine {
+        timestamp_ns: 1_700_000_000_000_000_000,
+        ..l.clone()
+    };
+    assert_eq!(
+        epoch.event_start_ps(e),
+        1_700_000_000_000_000_000_000 + 500,
+        "epoch picoseconds do not overflow"
+    );
     assert_eq!(p.event_name(e), "%fusion.1 = f32[] fusion()");
     assert_eq!(p.event_display_name(e), "fusion.1");
     assert_eq!(p.stat_name(&e.stats[0]), "kind");
@@ -289,4 +296,166 @@ fn deep_groups_are_rejected_without_recursion() {
             field: 20
         })
     ));
+}
+
+/// A space with two planes of several lines each (events with stats), so that the lines can be
+/// decoded on several threads, with plane-level fields before, between and after the lines.
+fn multi_line_space() -> Vec<u8> {
+    let mut space = Vec::new();
+    for plane_id in 0..2u64 {
+        let mut plane = Vec::new();
+        vfield(1, plane_id, &mut plane);
+        lfield(2, format!("/host:CPU{plane_id}").as_bytes(), &mut plane);
+        for line_id in 0..5u64 {
+            let mut line = Vec::new();
+            vfield(1, line_id, &mut line);
+            lfield(2, format!("thread {line_id}").as_bytes(), &mut line);
+            vfield(3, 1_000 + line_id, &mut line);
+            for ev in 0..(3 + 2 * line_id) {
+                let mut e = Vec::new();
+                vfield(1, 1 + ev % 2, &mut e);
+                vfield(2, 10 * ev, &mut e);
+                vfield(3, 7, &mut e);
+                for s in 0..(ev % 3) {
+                    lfield(4, &stat(1 + s, 4, &[ev as u8 & 0x7f], 0), &mut e);
+                }
+                lfield(4, &e, &mut line);
+            }
+            lfield(3, &line, &mut plane);
+            if line_id == 2 {
+                // A plane stat between lines.
+                let mut ps = Vec::new();
+                vfield(1, 2, &mut ps);
+                vfield(3, 99, &mut ps);
+                lfield(6, &ps, &mut plane);
+            }
+        }
+        for (id, name) in [(1u64, "a"), (2, "b")] {
+            let mut md = Vec::new();
+            vfield(1, id, &mut md);
+            lfield(2, name.as_bytes(), &mut md);
+            let mut entry = Vec::new();
+            vfield(1, id, &mut entry);
+            lfield(2, &md, &mut entry);
+            lfield(4, &entry, &mut plane);
+        }
+        for (id, name) in [(1u64, "x"), (2, "y"), (3, "z")] {
+            let mut md = Vec::new();
+            vfield(1, id, &mut md);
+            lfield(2, name.as_bytes(), &mut md);
+            let mut entry = Vec::new();
+            vfield(1, id, &mut entry);
+            lfield(2, &md, &mut entry);
+            lfield(5, &entry, &mut plane);
+        }
+        lfield(1, &plane, &mut space);
+    }
+    space
+}
+
+fn threaded(threads: usize) -> DecodeOptions<'static> {
+    DecodeOptions::default()
+        .threads(threads)
+        .min_parallel_bytes(0)
+}
+
+/// Same `Ok` value or the same error (compared by their `Debug` text).
+fn same(a: &Result<XSpace, DecodeError>, b: &Result<XSpace, DecodeError>) -> bool {
+    match (a, b) {
+        (Ok(a), Ok(b)) => a == b,
+        (Err(a), Err(b)) => format!("{a:?}") == format!("{b:?}"),
+        _ => false,
+    }
+}
+
+#[test]
+fn threads_do_not_change_results_or_errors() {
+    let bytes = multi_line_space();
+    let one = decode_with(&bytes, &threaded(1)).unwrap();
+    assert_eq!(one.planes.len(), 2);
+    assert_eq!(one.planes[0].lines.len(), 5);
+    assert_eq!(one.planes[0].stats.len(), 1);
+    assert_eq!(one.planes[1].event_count(), 3 + 5 + 7 + 9 + 11);
+    for threads in [2, 3, 8] {
+        assert_eq!(decode_with(&bytes, &threaded(threads)).unwrap(), one);
+    }
+    // Every truncation, and every single-byte corruption to a few values, gives the same error on
+    // one thread and on several (the first in input order).
+    for cut in 0..bytes.len() {
+        let a = decode_with(&bytes[..cut], &threaded(1));
+        let b = decode_with(&bytes[..cut], &threaded(3));
+        assert!(same(&a, &b), "cut {cut}: {a:?} vs {b:?}");
+    }
+    let mut flipped = bytes.clone();
+    for at in 0..bytes.len() {
+        for v in [0x00, 0xff] {
+            flipped[at] = v;
+            let a = decode_with(&flipped, &threaded(1));
+            let b = decode_with(&flipped, &threaded(2));
+            assert!(same(&a, &b), "byte {at} = {v:#x}: {a:?} vs {b:?}");
+        }
+        flipped[at] = bytes[at];
+    }
+}
+
+#[test]
+fn collections_are_allocated_at_their_exact_size() {
+    let space = decode_with(&multi_line_space(), &threaded(1)).unwrap();
+    assert_eq!(space.planes.capacity(), space.planes.len());
+    for p in &space.planes {
+        assert_eq!(p.lines.capacity(), p.lines.len());
+        assert_eq!(p.stats.capacity(), p.stats.len());
+        for l in &p.lines {
+            assert_eq!(l.events.capacity(), l.events.len());
+            for e in &l.events {
+                assert_eq!(e.stats.capacity(), e.stats.len());
+            }
+        }
+    }
+    let md = &decode(&sample_space()).unwrap().planes[0].event_metadata[&3];
+    assert_eq!(md.stats.capacity(), md.stats.len());
+    assert_eq!(md.child_id.capacity(), md.child_id.len());
+}
+
+#[test]
+fn skip_stats_leaves_out_stats_by_name() {
+    let bytes = multi_line_space();
+    let all = decode(&bytes).unwrap();
+    let some = decode_with(&bytes, &DecodeOptions::default().skip_stats(&["x", "y"])).unwrap();
+    let (mut kept, mut dropped) = (0, 0);
+    for (pa, ps) in all.planes.iter().zip(&some.planes) {
+        assert_eq!(pa.stat_metadata, ps.stat_metadata, "metadata stays");
+        assert!(ps.stats.is_empty(), "the plane stat is `y`");
+        for (la, ls) in pa.lines.iter().zip(&ps.lines) {
+            for (ea, es) in la.events.iter().zip(&ls.events) {
+                let expected: Vec<&XStat> = ea
+                    .stats
+                    .iter()
+                    .filter(|s| !["x", "y"].contains(&pa.stat_name(s)))
+                    .collect();
+                assert_eq!(es.stats.iter().collect::<Vec<_>>(), expected);
+                assert_eq!(es.stats.capacity(), es.stats.len());
+                kept += es.stats.len();
+                dropped += ea.stats.len() - es.stats.len();
+            }
+        }
+    }
+    assert!(
+        kept == 0 && dropped > 0,
+        "stats only use ids 1 and 2: {kept} {dropped}"
+    );
+    // Event metadata stats are filtered too.
+    let s = decode_with(
+        &sample_space(),
+        &DecodeOptions::default().skip_stats(&["flops"]),
+    )
+    .unwrap();
+    let p = &s.planes[0];
+    assert!(p.event_metadata[&3].stats.is_empty());
+    assert!(p.stats.is_empty());
+    assert_eq!(
+        p.lines[0].events[0].stats.len(),
+        2,
+        "event stats 8 and 9 are not `flops`"
+    );
 }

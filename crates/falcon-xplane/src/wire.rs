@@ -65,8 +65,21 @@ impl<'a> Reader<'a> {
         self.base + self.pos
     }
 
+    /// Bytes left to read.
+    pub(crate) fn len(&self) -> usize {
+        self.remaining()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.pos >= self.buf.len()
+    }
+
+    /// Number of bytes left without the continuation bit: the number of varints in a packed run
+    /// (a capacity hint; a truncated last varint is then reported by [`Reader::varint`]).
+    pub(crate) fn varint_count(&self) -> usize {
+        self.buf
+            .get(self.pos..)
+            .map_or(0, |rest| rest.iter().filter(|&&b| b < 0x80).count())
     }
 
     fn remaining(&self) -> usize {
@@ -181,6 +194,25 @@ impl<'a> Reader<'a> {
             wire,
             offset,
         }))
+    }
+
+    /// How many times each of `fields` occurs in the rest of this message, without moving `self`.
+    ///
+    /// A capacity hint for the decoder: it counts fields that are really present (so a capacity
+    /// taken from it is never larger than what decoding them would allocate anyway) and stops
+    /// quietly at the first malformed field, which the decoder then reports with its offset.
+    pub(crate) fn count_fields<const N: usize>(&self, fields: [u32; N]) -> [usize; N] {
+        let mut r = self.clone();
+        let mut counts = [0usize; N];
+        while let Ok(Some(t)) = r.tag() {
+            if let Some(i) = fields.iter().position(|&f| f == t.field) {
+                counts[i] += 1;
+            }
+            if r.skip(t).is_err() {
+                break;
+            }
+        }
+        counts
     }
 
     /// Skips the value of an unknown field whose key was just read.

@@ -1,0 +1,68 @@
+//! Reading a profile file: memory-mapped, with consumed input handed back to the OS while decoding.
+//!
+//! This is the crate's only `unsafe` code (the workspace forbids it; this crate denies it and allows
+//! it here): mapping a file, and dropping the mapping's pages that the decoder is done with.
+
+use std::fs::File;
+use std::path::Path;
+
+use crate::{decode, DecodeError, DecodeOptions, XSpace};
+
+/// Files smaller than this are read into memory instead (a mapping costs more than it saves).
+const MMAP_MIN_LEN: u64 = 64 << 10;
+
+/// Released ranges are shrunk to multiples of this, which is a multiple of the page size on every
+/// platform Rust supports (4 KiB, 16 KiB, 64 KiB pages).
+const RELEASE_ALIGN: usize = 64 << 10;
+
+pub(crate) fn decode_file(path: &Path, options: &DecodeOptions<'_>) -> Result<XSpace, DecodeError> {
+    let io = |source| DecodeError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    if options.mmap && len >= MMAP_MIN_LEN {
+        if let Some(map) = map(&file) {
+            return decode_mapped(&map, options);
+        }
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut &file, &mut bytes).map_err(io)?;
+    decode::decode_space(&bytes, options, None)
+}
+
+#[allow(unsafe_code)]
+fn map(file: &File) -> Option<memmap2::Mmap> {
+    // SAFETY: the mapping is read-only and only read through `&[u8]`. Its contents could change under
+    // us if another process wrote the file meanwhile; the decoder accepts arbitrary bytes (it never
+    // panics and never trusts a length it has not checked), so that yields a garbled result or an
+    // error, not undefined behaviour in our code. Truncation raises SIGBUS, as documented on
+    // `decode_file`. A failure (e.g. a pipe or a file system without mmap) falls back to reading.
+    let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+    // Read ahead aggressively; pages are consumed front to back.
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Some(map)
+}
+
+fn decode_mapped(map: &memmap2::Mmap, options: &DecodeOptions<'_>) -> Result<XSpace, DecodeError> {
+    let release = |from: usize, to: usize| {
+        let from = from.next_multiple_of(RELEASE_ALIGN);
+        let to = to - to % RELEASE_ALIGN;
+        if to > from {
+            release_pages(map, from, to - from);
+        }
+    };
+    decode::decode_space(map, options, Some(&release))
+}
+
+#[allow(unsafe_code)]
+fn release_pages(map: &memmap2::Mmap, offset: usize, len: usize) {
+    // SAFETY: `MADV_DONTNEED` on a shared, read-only, file-backed mapping only drops the page-table
+    // entries: a later access faults the page in again from the page cache or the file, with the
+    // same contents (unlike a private or anonymous mapping, where the page would read back as
+    // zeros). So slices of the mapping that are still alive stay valid and unchanged; releasing a
+    // range that is still being read costs a page fault, nothing else. The range is within the
+    // mapping (the decoder only reports offsets inside the input) and page-aligned.
+    let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len) };
+}

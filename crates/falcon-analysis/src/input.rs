@@ -143,3 +143,62 @@ fn looks_like_json(path: &Path) -> bool {
     matches!(first, Some(b'{') | Some(b'['))
         && head[..n].iter().all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
 }
+
+/// What a trace analysis reads: the XSpace files of a capture, or one Chrome trace JSON file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "files")]
+pub enum TraceFiles {
+    /// `<host>.xplane.pb` files (one per host).
+    Xplane(Vec<HostFile>),
+    /// A Chrome trace JSON file, plain or gzipped (XProf trace viewer output, JAX's `*.trace.json.gz`,
+    /// a PyTorch profiler trace).
+    ChromeJson(PathBuf),
+}
+
+/// Whether a file name looks like a Chrome trace JSON (`.json`, `.json.gz`).
+pub fn is_chrome_trace_name(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    name.ends_with(".json") || name.ends_with(".json.gz")
+}
+
+/// The trace input at a local path: a `.json[.gz]` file is a Chrome trace; any other file is taken as
+/// an XSpace; a directory's XSpace files are preferred (as [`find_profiles`] finds them), else its
+/// Chrome trace (`*.trace.json.gz` / `*.pt.trace.json[.gz]`, also under `plugins/profile/<run>/`).
+pub fn find_trace(path: &Path, host: Option<&str>) -> Result<TraceFiles> {
+    let meta = std::fs::metadata(path).map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?;
+    if meta.is_file() {
+        return Ok(if is_chrome_trace_name(path) {
+            TraceFiles::ChromeJson(path.to_path_buf())
+        } else {
+            TraceFiles::Xplane(find_profiles(path, host)?)
+        });
+    }
+    match find_profiles(path, host) {
+        Ok(files) => return Ok(TraceFiles::Xplane(files)),
+        Err(AnalysisError::NotFound(_)) if host.is_none() => {}
+        Err(e) => return Err(e),
+    }
+    let mut dirs = vec![path.to_path_buf()];
+    let runs = path.join("plugins").join("profile");
+    if let Ok(entries) = std::fs::read_dir(&runs) {
+        let mut found: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_dir()).collect();
+        found.sort();
+        dirs.extend(found.into_iter().rev());
+    }
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut traces: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && is_chrome_trace_name(p) && p.to_string_lossy().contains("trace"))
+            .collect();
+        traces.sort();
+        if let Some(first) = traces.into_iter().next() {
+            return Ok(TraceFiles::ChromeJson(first));
+        }
+    }
+    Err(AnalysisError::NotFound(format!(
+        "{}: no `*{XPLANE_SUFFIX}` profile and no Chrome trace (`*.trace.json[.gz]`) in it or under plugins/profile/<run>/",
+        path.display()
+    )))
+}

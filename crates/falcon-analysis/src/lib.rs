@@ -19,4 +19,6 @@ pub mod profile;
 pub mod roofline;
 pub mod service;
 pub mod steps;
+pub mod timeline;
+pub mod trace;
 pub mod trace_export;

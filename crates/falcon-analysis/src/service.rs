@@ -16,11 +16,38 @@ use falcon_infra::{ArtifactStore, MetaStore};
 use serde::Serialize;
 
 use crate::error::{AnalysisError, Result};
-use crate::input::{find_profiles, host_of, HostFile, XPLANE_SUFFIX};
+use crate::input::{find_profiles, find_trace, host_of, is_chrome_trace_name, HostFile, TraceFiles, XPLANE_SUFFIX};
+use crate::timeline::Timeline;
+use crate::trace::{analyze_trace, TraceOptions, TraceReport};
 use crate::profile::{analyze_files, AnalyzeOptions, ProfileReport};
 
 /// Summary-row tool name of the profile analysis.
 pub const PROFILE_SUMMARY_TOOL: &str = "profile";
+
+/// Summary-row tool name of the deep trace analysis.
+pub const TRACE_SUMMARY_TOOL: &str = "trace";
+
+/// Where the trace of an input is on local disk.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResolvedTrace {
+    /// The input as given.
+    pub input: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<ExperimentId>,
+    /// The files read.
+    pub files: TraceFiles,
+}
+
+/// The result of `profile trace`: what was read, and the analysis.
+#[derive(Debug, Clone, Serialize)]
+pub struct TraceRun {
+    #[serde(flatten)]
+    pub resolved: ResolvedTrace,
+    /// Events the reader kept, devices, host threads.
+    pub events_read: u64,
+    #[serde(flatten)]
+    pub report: TraceReport,
+}
 
 /// The analysis service. The metadata and artifact stores are connected on first use, so analysing a
 /// local file never opens (or creates) a database.
@@ -189,6 +216,98 @@ impl Analysis {
         Ok((resolved, report))
     }
 
+    /// Finds what a trace analysis of `input` reads: like [`Analysis::resolve`], plus Chrome trace JSON
+    /// files (`*.json[.gz]`: XProf trace-viewer output, JAX's `*.trace.json.gz`, PyTorch profiler
+    /// traces), locally or among an experiment's `trace` artifacts when it has no XSpace profile.
+    pub async fn resolve_trace(&self, input: &str, host: Option<&str>) -> Result<ResolvedTrace> {
+        let path = Path::new(input);
+        if !input.starts_with("gs://") && !input.starts_with("s3://") && path.exists() {
+            return Ok(ResolvedTrace { input: input.to_string(), experiment: None, files: find_trace(path, host)? });
+        }
+        if (input.starts_with("gs://") || input.starts_with("s3://")) && is_chrome_trace_name(path) {
+            let local = self.fetch_object(input).await?;
+            return Ok(ResolvedTrace { input: input.to_string(), experiment: None, files: TraceFiles::ChromeJson(local) });
+        }
+        match self.resolve(input, host).await {
+            Ok(r) => Ok(ResolvedTrace { input: r.input, experiment: r.experiment, files: TraceFiles::Xplane(r.files) }),
+            Err(AnalysisError::NotFound(why)) => {
+                let Ok(id) = input.parse::<ExperimentId>() else { return Err(AnalysisError::NotFound(why)) };
+                let (meta, artifacts) = self.stores().await?;
+                let traces: Vec<_> = meta
+                    .list_artifacts(id, Some(ArtifactKind::Trace))
+                    .await?
+                    .into_iter()
+                    .filter(|r| is_chrome_trace_name(Path::new(&r.key)))
+                    .collect();
+                let Some(rec) = traces.last() else {
+                    return Err(AnalysisError::NotFound(format!("{id} has neither an XProf profile nor a Chrome trace among its artifacts")));
+                };
+                let relative = rec.key.strip_prefix(&format!("experiments/{id}/")).unwrap_or(&rec.key);
+                let local = self.cache_dir().join(id.to_string()).join(relative);
+                if !cached_matches(&local, rec.size, &rec.sha256) {
+                    download_from(artifacts, &rec.key, &local, Some((rec.size, &rec.sha256))).await?;
+                }
+                Ok(ResolvedTrace { input: input.to_string(), experiment: Some(id), files: TraceFiles::ChromeJson(local) })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Reads the trace of `input` into one timeline (several hosts appended) and runs the trace
+    /// analyses; for an experiment, stores its `trace` summary row (exposed communication %, idle %,
+    /// host-bound fraction) when every analysis ran over every host.
+    pub async fn trace(&self, input: &str, host: Option<&str>, options: &TraceOptions) -> Result<TraceRun> {
+        let resolved = self.resolve_trace(input, host).await?;
+        let files = resolved.files.clone();
+        let opts = options.clone();
+        let (events_read, report) = tokio::task::spawn_blocking(move || -> Result<(u64, TraceReport)> {
+            let timeline = read_timeline(&files)?;
+            Ok((timeline.events_read, analyze_trace(&timeline, &opts)))
+        })
+        .await
+        .map_err(|e| AnalysisError::Io(format!("trace analysis task failed: {e}")))??;
+        if let Some(id) = resolved.experiment {
+            if options.analyses.is_empty() && host.is_none() {
+                let s = crate::trace::summary(&report);
+                let mean_step_ms = (!report.steps.is_empty())
+                    .then(|| report.steps.iter().map(|r| r.breakdown.duration_us).sum::<f64>() / report.steps.len() as f64 / 1000.0);
+                let row = AnalysisSummary {
+                    tool: TRACE_SUMMARY_TOOL.into(),
+                    mfu: None,
+                    step_time_ms: mean_step_ms,
+                    duty_cycle: s.idle_percent.map(|i| 1.0 - i / 100.0),
+                    peak_memory_bytes: None,
+                    bound_by: report.host_bound.as_ref().and_then(|h| match h.verdict {
+                        crate::trace::host::HostVerdict::HostBound => Some("host".to_string()),
+                        crate::trace::host::HostVerdict::PartlyHostBound => Some("partly host".to_string()),
+                        crate::trace::host::HostVerdict::NotHostBound => None,
+                    }),
+                    details: serde_json::json!({
+                        "exposed_collective_percent": s.exposed_collective_percent,
+                        "idle_percent": s.idle_percent,
+                        "host_bound_fraction": s.host_bound_fraction,
+                        "steps": report.steps.len(),
+                        "step_rule": report.step_detection.rule,
+                    }),
+                };
+                self.meta().await?.put_analysis_summary(id, &row).await?;
+            }
+        }
+        Ok(TraceRun { resolved, events_read, report })
+    }
+
+    async fn fetch_object(&self, uri: &str) -> Result<PathBuf> {
+        let (scheme, rest) = uri.split_once("://").ok_or_else(|| AnalysisError::Invalid(format!("{uri}: not a URI")))?;
+        let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
+        let store = ArtifactStore::open(&format!("{scheme}://{bucket}"), &self.config.gcs, &self.config.s3)?;
+        if !store.exists(key).await? {
+            return Err(AnalysisError::NotFound(format!("{uri}: no such object")));
+        }
+        let local = self.cache_dir().join("uri").join(scheme).join(bucket).join(key);
+        download_from(&store, key, &local, None).await?;
+        Ok(local)
+    }
+
     /// Analyses completed experiments that have a profile and no summary row yet (at most `limit`),
     /// storing a summary row for each — an error row when the profile cannot be analysed, so a corrupt
     /// profile is reported once, not retried forever. Returns what was done.
@@ -198,7 +317,16 @@ impl Analysis {
         for id in ids {
             let options = AnalyzeOptions::default();
             match self.analyze(&id.to_string(), None, &options).await {
-                Ok((_, report)) => out.push(PendingOutcome { experiment: id, error: None, mfu: report.overview.as_ref().and_then(|o| o.mfu) }),
+                Ok((_, report)) => {
+                    // The deep trace analysis of the same capture joins the summary (its own `trace` row);
+                    // a failure there does not undo the profile analysis.
+                    let trace_error = self.trace(&id.to_string(), None, &TraceOptions::default()).await.err().map(|e| e.to_string());
+                    out.push(PendingOutcome {
+                        experiment: id,
+                        error: trace_error.map(|e| format!("trace analysis: {e}")),
+                        mfu: report.overview.as_ref().and_then(|o| o.mfu),
+                    })
+                }
                 Err(e) => {
                     let row = AnalysisSummary {
                         tool: PROFILE_SUMMARY_TOOL.into(),
@@ -237,6 +365,26 @@ pub struct PendingOutcome {
     /// Why the analysis failed, when it did.
     pub error: Option<String>,
     pub mfu: Option<f64>,
+}
+
+/// Reads trace files into one timeline: XSpace hosts appended in host order, or one Chrome trace.
+pub fn read_timeline(files: &TraceFiles) -> Result<Timeline> {
+    match files {
+        TraceFiles::ChromeJson(path) => crate::timeline::chrome::read_chrome_trace_file(path),
+        TraceFiles::Xplane(hosts) => {
+            let mut all: Option<Timeline> = None;
+            for f in hosts {
+                let space = crate::input::load(&f.path)?;
+                let tl = crate::timeline::xspace::from_xspace(&space, &f.host);
+                drop(space);
+                match all.as_mut() {
+                    None => all = Some(tl),
+                    Some(t) => t.append(tl),
+                }
+            }
+            all.ok_or_else(|| AnalysisError::NotFound("no profile files to read".into()))
+        }
+    }
 }
 
 /// The summary row of a full analysis.

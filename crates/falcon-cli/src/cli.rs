@@ -68,6 +68,9 @@ pub enum Command {
 pub enum ProfileCommand {
     /// Analyse a profile: an experiment id (`e-12`), a `.xplane.pb` file, a run directory, or a gs:// URI.
     Analyze(ProfileAnalyzeArgs),
+    /// Deep trace analysis: per-step breakdown (compute / exposed collective / memcpy / host wait / idle),
+    /// collective overlap, idle gaps, host-bound check, steps — from an XSpace or a Chrome trace JSON.
+    Trace(ProfileTraceArgs),
     /// Copy an experiment's (or a URI's) profile files into the local cache and print where they are.
     Fetch {
         /// Experiment id or gs:// / s3:// URI.
@@ -90,6 +93,39 @@ pub enum ProfileCommand {
         #[arg(long)]
         force: bool,
     },
+}
+
+/// Analyses of `profile trace --analysis`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TraceAnalysisArg {
+    All,
+    Breakdown,
+    Overlap,
+    Gaps,
+    Host,
+    Steps,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileTraceArgs {
+    /// Experiment id, `.xplane.pb`, run directory, Chrome trace (`.json`/`.json.gz`: XProf trace viewer, JAX,
+    /// PyTorch profiler), or gs:// URI.
+    pub target: String,
+    /// Analyses to run (repeat or comma-separate).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
+    pub analysis: Vec<TraceAnalysisArg>,
+    /// Only this host of a multi-host capture.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Idle gaps to list.
+    #[arg(long, default_value_t = 10)]
+    pub top_gaps: usize,
+    /// Render Markdown instead of plain tables (ignored with --json).
+    #[arg(long)]
+    pub markdown: bool,
+    /// Step rows in text/Markdown output (JSON always has every row).
+    #[arg(long, default_value_t = 15)]
+    pub top: usize,
 }
 
 /// Tools of `profile analyze --tool`.

@@ -1,7 +1,7 @@
 //! `falcon profile …`: analyse XProf captures, fetch them, export Chrome traces. The analysis itself is
 //! `falcon_analysis`; this module resolves arguments and renders the report.
 
-use crate::cli::{GlobalArgs, ProfileAnalyzeArgs, ProfileCommand, ToolArg};
+use crate::cli::{GlobalArgs, ProfileAnalyzeArgs, ProfileCommand, ProfileTraceArgs, ToolArg, TraceAnalysisArg};
 use crate::output::{print_json, print_stdout, CliFailure};
 use crate::settings;
 use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
@@ -16,6 +16,7 @@ pub async fn run(global: &GlobalArgs, command: &ProfileCommand) -> anyhow::Resul
     let analysis = Analysis::connect(&loaded.config).await?;
     let result = match command {
         ProfileCommand::Analyze(args) => analyze(global, &analysis, args).await,
+        ProfileCommand::Trace(args) => trace(global, &analysis, args).await,
         ProfileCommand::Fetch { target, host } => fetch(global, &analysis, target, host.as_deref()).await,
         ProfileCommand::ExportTrace { target, output, host, force } => {
             export_trace(global, &analysis, target, output, host.as_deref(), *force).await
@@ -58,6 +59,115 @@ async fn analyze(global: &GlobalArgs, analysis: &Analysis, args: &ProfileAnalyze
         render(&resolved, &report, args)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+async fn trace(global: &GlobalArgs, analysis: &Analysis, args: &ProfileTraceArgs) -> anyhow::Result<ExitCode> {
+    use falcon_analysis::trace::{TraceAnalysis, TraceOptions};
+    let analyses: Vec<TraceAnalysis> = if args.analysis.contains(&TraceAnalysisArg::All) {
+        Vec::new()
+    } else {
+        args.analysis
+            .iter()
+            .map(|a| match a {
+                TraceAnalysisArg::All | TraceAnalysisArg::Breakdown => TraceAnalysis::Breakdown,
+                TraceAnalysisArg::Overlap => TraceAnalysis::Overlap,
+                TraceAnalysisArg::Gaps => TraceAnalysis::Gaps,
+                TraceAnalysisArg::Host => TraceAnalysis::Host,
+                TraceAnalysisArg::Steps => TraceAnalysis::Steps,
+            })
+            .collect()
+    };
+    let options = TraceOptions { analyses, top_gaps: args.top_gaps, ..TraceOptions::default() };
+    if !global.json {
+        eprintln!("falcon profile: reading the trace of {} …", args.target);
+    }
+    let run = analysis.trace(&args.target, args.host.as_deref(), &options).await?;
+    if global.json {
+        print_json(&run)?;
+    } else {
+        render_trace(&run, args)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_trace(run: &falcon_analysis::service::TraceRun, args: &ProfileTraceArgs) -> anyhow::Result<()> {
+    let md = args.markdown;
+    let r = &run.report;
+    if md {
+        print_stdout(&format!("# Trace analysis of `{}`", run.resolved.input))?;
+    }
+    let devices: Vec<String> = r.devices.iter().map(|d| d.name.clone()).collect();
+    print_stdout(&format!(
+        "{} — {} device(s): {}; {} events; steps by {} ({})",
+        run.resolved.input,
+        devices.len(),
+        devices.join(", "),
+        run.events_read,
+        serde_json::to_value(r.step_detection.rule)?.as_str().unwrap_or("?"),
+        r.step_detection.steps
+    ))?;
+    if let Some(t) = &r.total {
+        heading(md, "Where the step time goes (all steps, mean over devices)")?;
+        let mut table = new_table(md, ["category", "µs", "share"]);
+        let share = |x: f64| if t.duration_us > 0.0 { format!("{:.1}%", 100.0 * x / t.duration_us) } else { "—".into() };
+        for (name, v) in [
+            ("compute", t.compute_us),
+            ("collective (exposed)", t.collective_us),
+            ("memcpy / infeed-outfeed", t.memcpy_us),
+            ("host wait", t.host_wait_us),
+            ("other", t.other_us),
+            ("idle", t.idle_us),
+        ] {
+            table.add_row([name.to_string(), format!("{v:.1}"), share(v)]);
+        }
+        table.add_row(["collective hidden under compute".to_string(), format!("{:.1}", t.hidden_collective_us), "(beside)".to_string()]);
+        print_stdout(&table.to_string())?;
+    }
+    if !r.steps.is_empty() {
+        heading(md, &format!("Steps ({} of {})", r.steps.len().min(args.top), r.steps.len()))?;
+        let mut table = new_table(md, ["step", "duration µs", "compute", "collective", "memcpy", "host wait", "idle"]);
+        for s in r.steps.iter().take(args.top) {
+            let b = &s.breakdown;
+            table.add_row([
+                s.step.to_string(),
+                format!("{:.1}", b.duration_us),
+                format!("{:.1}", b.compute_us),
+                format!("{:.1}", b.collective_us),
+                format!("{:.1}", b.memcpy_us),
+                format!("{:.1}", b.host_wait_us),
+                format!("{:.1}", b.idle_us),
+            ]);
+        }
+        print_stdout(&table.to_string())?;
+    }
+    if !r.overlap.is_empty() {
+        heading(md, "Collectives: hidden under compute vs exposed")?;
+        let mut table = new_table(md, ["kind", "total µs", "exposed µs", "hidden"]);
+        for o in &r.overlap {
+            table.add_row([o.kind.clone(), format!("{:.1}", o.total_us), format!("{:.1}", o.exposed_us), format!("{:.1}%", 100.0 * o.hidden_fraction)]);
+        }
+        print_stdout(&table.to_string())?;
+    }
+    if !r.gaps.is_empty() {
+        heading(md, "Longest device idle gaps")?;
+        let mut table = new_table(md, ["device", "start µs", "duration µs", "host busy with"]);
+        for g in &r.gaps {
+            let host: Vec<String> = g.host_activity.iter().take(3).map(|h| format!("{} ({:.0} µs)", h.name, h.overlap_us)).collect();
+            table.add_row([g.device_name.clone(), format!("{:.1}", g.start_us), format!("{:.1}", g.duration_us), host.join("; ")]);
+        }
+        print_stdout(&table.to_string())?;
+    }
+    if let Some(h) = &r.host_bound {
+        print_stdout(&format!(
+            "\nhost-bound: {:.1}% of step time the device waits on the host → {}",
+            100.0 * h.fraction,
+            serde_json::to_value(h.verdict)?.as_str().unwrap_or("?")
+        ))?;
+    }
+    for note in &r.notes {
+        print_stdout(&format!("note: {note}"))?;
+    }
+    Ok(())
 }
 
 async fn fetch(global: &GlobalArgs, analysis: &Analysis, target: &str, host: Option<&str>) -> anyhow::Result<ExitCode> {

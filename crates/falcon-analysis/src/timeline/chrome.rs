@@ -1,0 +1,1132 @@
+//! Chrome trace JSON → [`Timeline`]: XLA/XProf trace viewer output, JAX's `*.trace.json.gz`, PyTorch
+//! (Kineto) profiler traces, and any other Chrome Trace Event Format file.
+//!
+//! # Streaming
+//!
+//! The document is never held as a `serde_json::Value`: a serde visitor walks the top-level object
+//! (or array) and deserializes each element of `traceEvents` into a small fixed set of fields
+//! (`ph`, `name`, `cat`, `pid`, `tid`, `ts`, `dur` and, from `args`, only `name`, `hlo_op`,
+//! `hlo_module`, `hlo_category`, `group_id`, `step_num`, `_r`); everything else is skipped unparsed
+//! into memory. Names are interned as they are read, and each kept event is one 32-byte row until the
+//! timeline (24 bytes an event) is built.
+//!
+//! # Phases
+//!
+//! `X` complete events are kept (one without `dur` is dropped, as Perfetto does); `B`/`E` pairs are
+//! matched per (`pid`, `tid`) in file order (the spec requires them ordered per thread) into complete
+//! events, unmatched ones dropped; `M` `process_name` / `thread_name` identify devices and threads;
+//! instants (`i`/`I`/`R`) are dropped except on an XLA device op line, where XProf's trace viewer
+//! writes a zero-duration op as an instant: there they are kept as zero-duration ops so that op
+//! counts match the XSpace (the process/thread names must precede them, as XProf writes them);
+//! counters, flows, async and other phases are skipped and counted in `notes`. Timestamps are µs
+//! (floats) converted to integer picoseconds with rounding, relative to the first timestamp read,
+//! so epoch-scale `ts` values keep the precision of their `f64` parse.
+//!
+//! # Dialects
+//!
+//! - **XLA / XProf** (a `process_name` starting with `/device:` or `/host:`): a process named
+//!   `/device:TPU:…` or `/device:GPU:…` is a device (`id` = `pid`). TPU: its `XLA Ops` thread holds
+//!   the ops, `XLA Modules` the modules, `Steps` the step markers; `Async XLA Ops` and the lines
+//!   XProf derives (`Framework Ops`, `Source code`, `Host Offload Ops row N`, `XLA TraceMe`, …) are
+//!   skipped. GPU: every stream thread is an op line. Ops are classified as by the XSpace reader
+//!   ([`super::xspace::classify_xla_op`] with the `hlo_category` arg). When no device process exists
+//!   (a CPU capture, e.g. JAX's own `*.trace.json.gz` with only `/host:CPU`), the events carrying an
+//!   `hlo_op` arg form one [`DeviceKind::CpuExecutor`] device named by that arg, exactly as the XSpace
+//!   reader does, and events with `hlo_module` but no `hlo_op` its modules. The other host events are
+//!   host threads; host step markers follow the XSpace rule (`train…`/`test…`/`TraceContext…`
+//!   without `/`, with a `step_num`, `group_id` or non-zero `_r` arg).
+//! - **PyTorch / Kineto** (envelope keys `schemaVersion`, `deviceProperties`, `traceName`,
+//!   `baseTimeNanoseconds`, or `cat` values of the profiler): events of `cat` `kernel`,
+//!   `gpu_memcpy`, `gpu_memset` are GPU device ops (device = `pid`, streams = `tid` merged;
+//!   memcpy/memset → MemCopy, NCCL kernels → Collective, else Compute); `gpu_user_annotation` is
+//!   skipped. In a CPU-only trace the device is the CPU op threads: the **top-level** `cpu_op` events
+//!   of every thread (those not nested in another `cpu_op` of the same thread) form one CpuExecutor
+//!   device, so its busy time is their union. `ProfilerStep#N` events (not `gpu_user_annotation`)
+//!   are [`StepSource::ProfilerStep`] markers. Every other event (nested `cpu_op`s included) goes to
+//!   its host thread. `baseTimeNanoseconds` gives the absolute origin.
+//! - Any other Chrome trace: all events are host threads.
+//!
+//! # Errors
+//!
+//! Malformed input never panics: invalid or truncated JSON, a read error (truncated gzip), a document
+//! that is not a trace (a scalar, an object without `traceEvents`, an array whose objects have no
+//! `ph` — e.g. an XProf tool output table) each give a [`ChromeTraceError`] with the line and column
+//! where known.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use super::xspace::{
+    classify_cpu_op, classify_gpu_kernel, classify_xla_op, device_order, is_derived_host_line, is_gpu_stream_line,
+    is_host_step_marker_name, sort_events, Interner, CPU_EXECUTOR_NAME,
+};
+use super::{
+    Device, DeviceKind, Event, EventClass, HostThread, NameId, StepMarker, StepSource, Timeline, TimelineSource,
+};
+use crate::error::AnalysisError;
+
+/// Where in the input an error was found (1-based line, column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Why a Chrome trace could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChromeTraceError {
+    /// Well-formed input that is not a Chrome trace.
+    #[error("not a Chrome trace: {reason}")]
+    NotATrace { reason: String, position: Option<Position> },
+    /// Invalid JSON.
+    #[error("invalid JSON: {message}")]
+    Syntax { message: String, position: Option<Position> },
+    /// The JSON ends in the middle of a value.
+    #[error("the JSON ends early (truncated file?): {message}")]
+    Truncated { message: String, position: Option<Position> },
+    /// Reading failed (I/O error, truncated or corrupt gzip).
+    #[error("read error (truncated or corrupt gzip?): {message}")]
+    Io { message: String, position: Option<Position> },
+}
+
+impl ChromeTraceError {
+    /// Line and column of the error, when known.
+    pub fn position(&self) -> Option<Position> {
+        match self {
+            ChromeTraceError::NotATrace { position, .. }
+            | ChromeTraceError::Syntax { position, .. }
+            | ChromeTraceError::Truncated { position, .. }
+            | ChromeTraceError::Io { position, .. } => *position,
+        }
+    }
+
+    fn from_json(e: &serde_json::Error, top_started: bool) -> ChromeTraceError {
+        use serde_json::error::Category;
+        let position = (e.line() > 0).then(|| Position { line: e.line(), column: e.column() });
+        let message = e.to_string();
+        match e.classify() {
+            Category::Io => ChromeTraceError::Io { message, position },
+            Category::Syntax => ChromeTraceError::Syntax { message, position },
+            Category::Eof if !top_started || (e.line() == 1 && e.column() == 0) => ChromeTraceError::NotATrace {
+                reason: "empty input (no JSON value; whitespace only, or a cut scalar)".into(),
+                position,
+            },
+            Category::Eof => ChromeTraceError::Truncated { message, position },
+            Category::Data => ChromeTraceError::NotATrace { reason: message, position },
+        }
+    }
+}
+
+/// Reads a Chrome trace file, gzip-compressed or not (detected from the magic bytes, not the name).
+pub fn read_chrome_trace_file(path: &Path) -> Result<Timeline, AnalysisError> {
+    let file = std::fs::File::open(path).map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let gz = {
+        let head = reader.fill_buf().map_err(|e| AnalysisError::Io(format!("reading {}: {e}", path.display())))?;
+        head.starts_with(&[0x1f, 0x8b])
+    };
+    let result = if gz {
+        from_chrome_json(BufReader::with_capacity(1 << 16, flate2::bufread::MultiGzDecoder::new(reader)))
+    } else {
+        from_chrome_json(reader)
+    };
+    result.map_err(|e| match e {
+        ChromeTraceError::Io { .. } => AnalysisError::Io(format!("reading {}: {e}", path.display())),
+        e => AnalysisError::Invalid(format!("{}: {e}", path.display())),
+    })
+}
+
+/// Reads a Chrome trace JSON document (uncompressed) from `reader`, streaming (see the module docs).
+/// Pass a buffered reader for speed.
+pub fn from_chrome_json(reader: impl Read) -> Result<Timeline, ChromeTraceError> {
+    let mut parser = Parser::default();
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    let parsed = TopSeed(&mut parser).deserialize(&mut de).and_then(|()| de.end());
+    if let Err(e) = parsed {
+        return Err(ChromeTraceError::from_json(&e, parser.top_started));
+    }
+    parser.finish()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lenient scalar seeds.
+
+/// A value as the closure of an [`AnySeed`] sees it; containers and other types are skipped.
+enum Val<'s> {
+    Str(&'s str),
+    I(i64),
+    U(u64),
+    F(f64),
+    Other,
+}
+
+impl Val<'_> {
+    fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Val::I(v) => Some(v),
+            Val::U(v) => i64::try_from(v).ok(),
+            Val::F(v) if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e18 => Some(v as i64),
+            Val::Str(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+    fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Val::I(v) => Some(v as f64),
+            Val::U(v) => Some(v as f64),
+            Val::F(v) => Some(v),
+            Val::Str(s) => s.trim().parse().ok().filter(|v: &f64| v.is_finite()),
+            Val::Other => None,
+        }
+    }
+}
+
+struct AnySeed<F>(F);
+
+impl<'de, R, F: FnOnce(Val<'_>) -> R> DeserializeSeed<'de> for AnySeed<F> {
+    type Value = R;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<R, D::Error> {
+        d.deserialize_any(AnyVisitor(self.0))
+    }
+}
+
+struct AnyVisitor<F>(F);
+
+impl<'de, R, F: FnOnce(Val<'_>) -> R> Visitor<'de> for AnyVisitor<F> {
+    type Value = R;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_str<E>(self, v: &str) -> Result<R, E> {
+        Ok((self.0)(Val::Str(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<R, E> {
+        Ok((self.0)(Val::I(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<R, E> {
+        Ok((self.0)(Val::U(v)))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<R, E> {
+        Ok((self.0)(Val::F(v)))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<R, E> {
+        Ok((self.0)(Val::Other))
+    }
+    fn visit_unit<E>(self) -> Result<R, E> {
+        Ok((self.0)(Val::Other))
+    }
+    fn visit_none<E>(self) -> Result<R, E> {
+        Ok((self.0)(Val::Other))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<R, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok((self.0)(Val::Other))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<R, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok((self.0)(Val::Other))
+    }
+}
+
+/// Splits a µs value into whole µs and the fraction in ps, rounded to the finest power of ten of
+/// picoseconds that the `f64` resolves at that magnitude (1 ps for XLA's relative timestamps, 1 ns for
+/// Kineto's `ts` of ~5e12 µs, whose 3 decimals are nanoseconds), so that parse error does not show
+/// up as spurious sub-nanosecond digits.
+fn split_us(x: f64) -> Option<(i64, i64)> {
+    if !x.is_finite() || x.abs() >= 9.0e15 {
+        return None;
+    }
+    let whole = x.floor();
+    let frac_ps = (x - whole) * 1e6;
+    let exp = if x == 0.0 { -1074 } else { x.abs().log2().floor() as i32 };
+    let ulp_ps = 2f64.powi(exp - 52) * 1e6;
+    let grain = if ulp_ps <= 1.0 { 1.0 } else { 10f64.powi(ulp_ps.log10().ceil() as i32) };
+    let frac_ps = ((frac_ps / grain).round() * grain) as i64;
+    Some((whole as i64, frac_ps))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parse state.
+
+/// A `pid` / `tid`: a number, or an interned string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+enum IdKey {
+    #[default]
+    None,
+    Num(i64),
+    Str(u32),
+}
+
+/// Fields read from `args`.
+#[derive(Clone, Copy, Default)]
+struct ArgFields {
+    hlo_op: Option<NameId>,
+    hlo_module: bool,
+    hlo_category: Option<u32>,
+    group_id: Option<i64>,
+    step_num: Option<i64>,
+    root: Option<i64>,
+}
+
+/// Fields read from one event.
+#[derive(Clone, Copy, Default)]
+struct Fields {
+    any: bool,
+    ph: Option<u8>,
+    name: Option<NameId>,
+    cat: Option<u32>,
+    pid: IdKey,
+    tid: IdKey,
+    ts: Option<f64>,
+    dur: Option<f64>,
+    args: ArgFields,
+}
+
+const F_HLO_OP: u8 = 1;
+const F_HLO_MODULE: u8 = 2;
+const F_INSTANT: u8 = 4;
+
+/// One kept event before classification.
+#[derive(Clone, Copy)]
+struct Raw {
+    start_ps: i64,
+    dur_ps: i64,
+    name: NameId,
+    track: u32,
+    /// `hlo_category` arg if any, else `cat` (interned in `cats`); `u32::MAX` when none.
+    cat: u32,
+    flags: u8,
+}
+
+#[derive(Default)]
+struct Parser {
+    names: Interner,
+    id_strs: Interner,
+    cats: Interner,
+    tracks: HashMap<(IdKey, IdKey), u32>,
+    track_keys: Vec<(IdKey, IdKey)>,
+    last_track: Option<((IdKey, IdKey), u32)>,
+    proc_names: HashMap<IdKey, String>,
+    thread_names: HashMap<(IdKey, IdKey), String>,
+    raws: Vec<Raw>,
+    open: HashMap<u32, Vec<Fields>>,
+    /// Events that may be on a `Steps` line: (raw index, step).
+    step_cands: Vec<(u32, Option<i64>)>,
+    host_marks: Vec<(u32, Option<i64>)>,
+    profiler_steps: Vec<(u32, i64)>,
+    base_us: Option<i64>,
+    base_time_ns: Option<i64>,
+    pytorch_envelope: bool,
+    saw_trace_events: bool,
+    top_is_array: bool,
+    top_started: bool,
+    top_keys: Vec<String>,
+    events_read: u64,
+    with_ph: u64,
+    empty_objects: u64,
+    no_ph_objects: u64,
+    skipped_phases: BTreeMap<char, u64>,
+    dropped_no_ts: u64,
+    dropped_no_dur: u64,
+    dropped_range: u64,
+    unmatched_end: u64,
+    instants_dropped: u64,
+    scratch: String,
+}
+
+impl Parser {
+    fn track(&mut self, pid: IdKey, tid: IdKey) -> u32 {
+        if let Some((k, t)) = self.last_track {
+            if k == (pid, tid) {
+                return t;
+            }
+        }
+        let next = u32::try_from(self.track_keys.len()).unwrap_or(u32::MAX);
+        let t = *self.tracks.entry((pid, tid)).or_insert(next);
+        if t == next {
+            self.track_keys.push((pid, tid));
+        }
+        self.last_track = Some(((pid, tid), t));
+        t
+    }
+
+    /// µs → ps relative to the first timestamp's whole µs.
+    fn rel_ps(&mut self, ts_us: f64) -> Option<i64> {
+        let (whole, frac_ps) = split_us(ts_us)?;
+        let base = *self.base_us.get_or_insert(whole);
+        whole.checked_sub(base)?.checked_mul(1_000_000)?.checked_add(frac_ps)
+    }
+
+    fn id_key(&mut self, v: Val<'_>) -> IdKey {
+        match v {
+            Val::Str(s) => IdKey::Str(self.id_strs.intern(s)),
+            Val::F(f) if f.is_finite() => IdKey::Num(f as i64),
+            v => v.as_i64().map_or(IdKey::None, IdKey::Num),
+        }
+    }
+
+    fn name_str(&self, id: Option<NameId>) -> &str {
+        id.and_then(|i| self.names_ref().get(i as usize)).map_or("", String::as_str)
+    }
+
+    fn names_ref(&self) -> &[String] {
+        self.names.names()
+    }
+
+    fn is_xla_device_op_track(&self, pid: IdKey, tid: IdKey) -> bool {
+        let device = self.proc_names.get(&pid).is_some_and(|p| p.starts_with("/device:"));
+        device
+            && self
+                .thread_names
+                .get(&(pid, tid))
+                .is_some_and(|t| t == "XLA Ops" || t == "Sparse Core Ops")
+    }
+
+    /// Handles one parsed event object.
+    fn event(&mut self, f: Fields) {
+        if !f.any {
+            self.empty_objects += 1;
+            return;
+        }
+        self.events_read += 1;
+        let Some(ph) = f.ph else {
+            self.no_ph_objects += 1;
+            return;
+        };
+        self.with_ph += 1;
+        match ph {
+            b'X' => {
+                if f.dur.is_none() {
+                    self.dropped_no_dur += 1;
+                    return;
+                }
+                self.complete(f, 0);
+            }
+            b'B' => {
+                let t = self.track(f.pid, f.tid);
+                self.open.entry(t).or_default().push(f);
+            }
+            b'E' => {
+                let t = self.track(f.pid, f.tid);
+                let begin = self.open.get_mut(&t).and_then(Vec::pop);
+                match (begin, begin.and_then(|b| b.ts), f.ts) {
+                    (Some(mut b), Some(start), Some(end)) => {
+                        b.dur = Some(end - start);
+                        self.complete(b, 0);
+                    }
+                    _ => self.unmatched_end += 1,
+                }
+            }
+            b'i' | b'I' | b'R' => {
+                if self.is_xla_device_op_track(f.pid, f.tid) {
+                    self.complete(Fields { dur: Some(0.0), ..f }, F_INSTANT);
+                } else {
+                    self.instants_dropped += 1;
+                }
+            }
+            b'M' => {
+                let what = self.name_str(f.name);
+                if what == "process_name" {
+                    self.proc_names.insert(f.pid, std::mem::take(&mut self.scratch));
+                } else if what == "thread_name" {
+                    self.thread_names.insert((f.pid, f.tid), std::mem::take(&mut self.scratch));
+                }
+            }
+            other => *self.skipped_phases.entry(char::from(other)).or_default() += 1,
+        }
+    }
+
+    fn complete(&mut self, f: Fields, flags: u8) {
+        let Some(start_ps) = f.ts.and_then(|ts| self.rel_ps(ts)) else {
+            self.dropped_no_ts += 1;
+            return;
+        };
+        let dur_ps = split_us(f.dur.unwrap_or(0.0))
+            .and_then(|(whole, frac)| whole.checked_mul(1_000_000)?.checked_add(frac));
+        let Some(dur_ps) = dur_ps else {
+            self.dropped_range += 1;
+            return;
+        };
+        let dur_ps = dur_ps.max(0);
+        let track = self.track(f.pid, f.tid);
+        let idx = u32::try_from(self.raws.len()).unwrap_or(u32::MAX);
+        let orig_name = f.name.unwrap_or_else(|| self.names.intern(""));
+        let mut flags = flags;
+        if f.args.hlo_op.is_some() {
+            flags |= F_HLO_OP;
+        }
+        if f.args.hlo_module {
+            flags |= F_HLO_MODULE;
+        }
+        let cat = f.args.hlo_category.or(f.cat).unwrap_or(u32::MAX);
+        self.raws.push(Raw { start_ps, dur_ps, name: f.args.hlo_op.unwrap_or(orig_name), track, cat, flags });
+
+        let a = f.args;
+        let name = self.names.names().get(orig_name as usize).map_or("", String::as_str);
+        if let Some(n) = name.strip_prefix("ProfilerStep#") {
+            if let Ok(step) = n.trim().parse::<i64>() {
+                self.profiler_steps.push((idx, step));
+            }
+        }
+        if is_host_step_marker_name(name) && (a.group_id.is_some() || a.root.is_some_and(|r| r != 0) || a.step_num.is_some()) {
+            let step = a.step_num.or(a.group_id);
+            self.host_marks.push((idx, step));
+        }
+        let maybe_steps_line = self.thread_names.get(&(f.pid, f.tid)).is_none_or(|t| t == "Steps");
+        if maybe_steps_line {
+            let step = name.trim().parse::<i64>().ok().or(a.group_id).or(a.step_num);
+            self.step_cands.push((idx, step));
+        }
+    }
+
+    fn finish(mut self) -> Result<Timeline, ChromeTraceError> {
+        if !self.top_is_array && !self.saw_trace_events {
+            let keys = if self.top_keys.is_empty() { "none".to_owned() } else { self.top_keys.join(", ") };
+            return Err(ChromeTraceError::NotATrace {
+                reason: format!("a JSON object without a `traceEvents` array (keys: {keys})"),
+                position: None,
+            });
+        }
+        if self.with_ph == 0 && self.no_ph_objects > 0 {
+            return Err(ChromeTraceError::NotATrace {
+                reason: format!(
+                    "none of its {} event objects has a `ph` field (an XProf tool output or other JSON table?)",
+                    self.no_ph_objects
+                ),
+                position: None,
+            });
+        }
+        Ok(self.build())
+    }
+
+    fn build(&mut self) -> Timeline {
+        let mut notes: Vec<String> = Vec::new();
+        let pytorch = self.pytorch_envelope
+            || ["cpu_op", "kernel", "user_annotation", "gpu_memcpy", "gpu_memset", "cuda_runtime", "python_function"]
+                .iter()
+                .any(|c| self.cats.get(c).is_some());
+        let xla = self.proc_names.values().any(|p| p.starts_with("/device:") || p.starts_with("/host:"));
+        let source = if pytorch { TimelineSource::PyTorchJson } else { TimelineSource::ChromeJson };
+
+        // Per-track role.
+        #[derive(Clone, Copy, PartialEq)]
+        enum Role {
+            Host,
+            DeviceOps(u32, DeviceKind),
+            DeviceModules(u32, DeviceKind),
+            DeviceSteps(u32, DeviceKind),
+            Skip,
+        }
+        let mut skipped_lines: BTreeMap<String, u64> = BTreeMap::new();
+        let roles: Vec<Role> = self
+            .track_keys
+            .iter()
+            .map(|&(pid, tid)| {
+                let pname = self.proc_names.get(&pid).map_or("", String::as_str);
+                let tname = self.thread_names.get(&(pid, tid)).map_or("", String::as_str);
+                if !pytorch && pname.starts_with("/device:") {
+                    let id = match pid {
+                        IdKey::Num(n) => u32::try_from(n).unwrap_or(u32::MAX),
+                        _ => u32::MAX,
+                    };
+                    let kind = if pname.starts_with("/device:TPU:") {
+                        DeviceKind::Tpu
+                    } else if pname.starts_with("/device:GPU:") {
+                        DeviceKind::Gpu
+                    } else {
+                        *skipped_lines.entry(format!("{pname} (not a TPU/GPU device)")).or_default() += 1;
+                        return Role::Skip;
+                    };
+                    match tname {
+                        "XLA Ops" | "Sparse Core Ops" if kind == DeviceKind::Tpu => Role::DeviceOps(id, kind),
+                        "XLA Modules" | "Sparse Core Modules" => Role::DeviceModules(id, kind),
+                        "Steps" => Role::DeviceSteps(id, kind),
+                        t if kind == DeviceKind::Gpu && is_gpu_stream_line(t) => Role::DeviceOps(id, kind),
+                        t => {
+                            let key = if t.starts_with("Host Offload Ops") { "Host Offload Ops" } else { t };
+                            *skipped_lines.entry(key.to_owned()).or_default() += 1;
+                            Role::Skip
+                        }
+                    }
+                } else if xla && is_derived_host_line(tname) {
+                    Role::Skip
+                } else {
+                    Role::Host
+                }
+            })
+            .collect();
+        let any_xla_device = roles.iter().any(|r| !matches!(r, Role::Host | Role::Skip));
+        if !skipped_lines.is_empty() {
+            let list: Vec<String> = skipped_lines.keys().cloned().collect();
+            notes.push(format!("device lines skipped (as XProf's trace viewer or as derived): {}", list.join(", ")));
+        }
+
+        let cat_of = |cats: &Interner, c: u32| -> String {
+            if c == u32::MAX {
+                String::new()
+            } else {
+                cats.names().get(c as usize).map_or(String::new(), |s| s.to_ascii_lowercase())
+            }
+        };
+        // Category classes for PyTorch.
+        let ncats = self.cats.names().len();
+        let cat_lower: Vec<String> = (0..ncats).map(|c| cat_of(&self.cats, c as u32)).collect();
+        let is_gpu_cat = |c: u32| {
+            cat_lower
+                .get(c as usize)
+                .is_some_and(|s| matches!(s.as_str(), "kernel" | "gpu_memcpy" | "gpu_memset" | "memcpy" | "memset"))
+        };
+        let is_cat = |c: u32, want: &str| cat_lower.get(c as usize).is_some_and(|s| s == want);
+        let pytorch_gpu = pytorch && self.raws.iter().any(|r| is_gpu_cat(r.cat));
+
+        // Step markers' raw indices are collected before events are moved.
+        let mut markers: Vec<(i64, i64, i64, Option<u32>, StepSource)> = Vec::new(); // (start, dur, step, device, src)
+        for (ordinal, &(idx, step)) in self.step_cands.iter().enumerate() {
+            let Some(r) = self.raws.get(idx as usize) else { continue };
+            if let Some(Role::DeviceSteps(id, _)) = roles.get(r.track as usize) {
+                markers.push((r.start_ps, r.dur_ps, step.unwrap_or(ordinal as i64), Some(*id), StepSource::DeviceStepsLine));
+            }
+        }
+        let mut lone = 0i64;
+        for &(idx, step) in &self.host_marks {
+            let Some(r) = self.raws.get(idx as usize) else { continue };
+            if roles.get(r.track as usize) == Some(&Role::Host) {
+                let step = step.unwrap_or_else(|| {
+                    lone += 1;
+                    lone - 1
+                });
+                markers.push((r.start_ps, r.dur_ps, step, None, StepSource::HostAnnotation));
+            }
+        }
+        for &(idx, step) in &self.profiler_steps {
+            let Some(r) = self.raws.get(idx as usize) else { continue };
+            if pytorch && !is_cat(r.cat, "gpu_user_annotation") {
+                markers.push((r.start_ps, r.dur_ps, step, None, StepSource::ProfilerStep));
+            }
+        }
+
+        // Distribute events.
+        let mut devices: BTreeMap<(u8, u32), Device> = BTreeMap::new();
+        let mut threads: BTreeMap<u32, Vec<Event>> = BTreeMap::new();
+        let mut cpu_candidates: BTreeMap<u32, Vec<Event>> = BTreeMap::new();
+        let new_device = |id: u32, kind: DeviceKind, name: String| Device {
+            id,
+            name,
+            kind,
+            host: String::new(),
+            events: Vec::new(),
+            modules: Vec::new(),
+        };
+        let raws = std::mem::take(&mut self.raws);
+        let mut gpu_annotations = 0u64;
+        for r in &raws {
+            let role = roles.get(r.track as usize).copied().unwrap_or(Role::Skip);
+            let name_s = self.names.names().get(r.name as usize).map_or("", String::as_str);
+            let ev = |class: EventClass| Event { start_ps: r.start_ps, dur_ps: r.dur_ps, name: r.name, class };
+            let (pid, _) = self.track_keys.get(r.track as usize).copied().unwrap_or_default();
+            let pname = || self.proc_names.get(&pid).cloned().unwrap_or_default();
+            match role {
+                Role::Skip => {}
+                Role::DeviceOps(id, kind) => {
+                    let class = if kind == DeviceKind::Tpu {
+                        let c = (r.cat != u32::MAX).then(|| self.cats.names().get(r.cat as usize)).flatten();
+                        classify_xla_op(name_s, c.map(String::as_str))
+                    } else {
+                        classify_gpu_kernel(name_s)
+                    };
+                    devices.entry((0, id)).or_insert_with(|| new_device(id, kind, pname())).events.push(ev(class));
+                }
+                Role::DeviceModules(id, kind) => {
+                    devices.entry((0, id)).or_insert_with(|| new_device(id, kind, pname())).modules.push(ev(EventClass::Module));
+                }
+                Role::DeviceSteps(..) => {}
+                Role::Host if pytorch => {
+                    if is_gpu_cat(r.cat) {
+                        let id = match pid {
+                            IdKey::Num(n) => u32::try_from(n).unwrap_or(u32::MAX),
+                            _ => u32::MAX,
+                        };
+                        let mut class = classify_gpu_kernel(name_s);
+                        if matches!(cat_lower.get(r.cat as usize).map(String::as_str), Some("gpu_memcpy" | "gpu_memset" | "memcpy" | "memset")) {
+                            class = EventClass::MemCopy;
+                        }
+                        devices
+                            .entry((1, id))
+                            .or_insert_with(|| new_device(id, DeviceKind::Gpu, format!("GPU {id}")))
+                            .events
+                            .push(ev(class));
+                    } else if is_cat(r.cat, "gpu_user_annotation") {
+                        gpu_annotations += 1;
+                    } else if !pytorch_gpu && is_cat(r.cat, "cpu_op") {
+                        cpu_candidates.entry(r.track).or_default().push(ev(classify_cpu_op(name_s)));
+                    } else {
+                        threads.entry(r.track).or_default().push(ev(EventClass::Other));
+                    }
+                }
+                Role::Host => {
+                    if xla && !any_xla_device && r.flags & F_HLO_OP != 0 {
+                        cpu_candidates.entry(u32::MAX).or_default().push(ev(classify_cpu_op(name_s)));
+                    } else if xla && !any_xla_device && r.flags & F_HLO_MODULE != 0 {
+                        cpu_candidates.entry(u32::MAX - 1).or_default().push(ev(EventClass::Module));
+                    } else {
+                        threads.entry(r.track).or_default().push(ev(EventClass::Other));
+                    }
+                }
+            }
+        }
+        drop(raws);
+        if gpu_annotations > 0 {
+            notes.push(format!("{gpu_annotations} gpu_user_annotation events skipped"));
+        }
+
+        // The CPU executor device.
+        if !cpu_candidates.is_empty() {
+            let mut cpu = new_device(0, DeviceKind::CpuExecutor, String::new());
+            if pytorch {
+                cpu.name = "CPU op threads".to_owned();
+                for (track, mut evs) in cpu_candidates {
+                    sort_events(&mut evs);
+                    let mut end = i64::MIN;
+                    for e in evs {
+                        // Partly overlapping (not nested) events are kept so the union stays exact.
+                        if e.start_ps >= end || e.end_ps() > end {
+                            end = end.max(e.end_ps());
+                            cpu.events.push(e);
+                        } else {
+                            threads.entry(track).or_default().push(Event { class: EventClass::Other, ..e });
+                        }
+                    }
+                }
+            } else {
+                cpu.name = CPU_EXECUTOR_NAME.to_owned();
+                cpu.events = cpu_candidates.remove(&u32::MAX).unwrap_or_default();
+                cpu.modules = cpu_candidates.remove(&(u32::MAX - 1)).unwrap_or_default();
+            }
+            if !cpu.events.is_empty() {
+                devices.insert((2, 0), cpu);
+            }
+        }
+
+        // Origin: the earliest kept event or marker.
+        let min_rel = devices
+            .values()
+            .flat_map(|d| d.events.iter().chain(&d.modules).map(|e| e.start_ps))
+            .chain(threads.values().flat_map(|t| t.iter().map(|e| e.start_ps)))
+            .chain(markers.iter().map(|m| m.0))
+            .min()
+            .unwrap_or(0);
+        let base_ps = i128::from(self.base_us.unwrap_or(0)) * 1_000_000;
+        let first_abs = base_ps + i128::from(min_rel);
+        let origin_ps = if let Some(ns) = self.base_time_ns {
+            i128::from(ns) * 1000 + first_abs
+        } else if first_abs >= 1_000_000_000_000_000_000_000 {
+            first_abs
+        } else {
+            notes.push("timestamps are relative to an unknown epoch: origin_ps is 0".into());
+            0
+        };
+
+        // Name compaction: keep only the names used, in first-use order.
+        let old_names = std::mem::take(&mut self.names).into_names();
+        let mut remap: Vec<NameId> = vec![NameId::MAX; old_names.len()];
+        let mut new_names: Vec<String> = Vec::new();
+        let mut old_names: Vec<Option<String>> = old_names.into_iter().map(Some).collect();
+        let mut fix = |e: &mut Event| {
+            let i = e.name as usize;
+            if let Some(slot) = remap.get_mut(i) {
+                if *slot == NameId::MAX {
+                    *slot = NameId::try_from(new_names.len()).unwrap_or(NameId::MAX);
+                    new_names.push(old_names.get_mut(i).and_then(Option::take).unwrap_or_default());
+                }
+                e.name = *slot;
+            }
+            e.start_ps -= min_rel;
+        };
+
+        let mut out_devices: Vec<Device> = devices.into_values().collect();
+        for d in &mut out_devices {
+            d.events.iter_mut().chain(d.modules.iter_mut()).for_each(&mut fix);
+            sort_events(&mut d.events);
+            sort_events(&mut d.modules);
+            if d.name.is_empty() {
+                d.name = format!("device {}", d.id);
+            }
+        }
+        out_devices.sort_by_cached_key(device_order);
+
+        let mut host_threads: Vec<HostThread> = Vec::with_capacity(threads.len());
+        for (track, mut events) in threads {
+            events.iter_mut().for_each(&mut fix);
+            sort_events(&mut events);
+            let (pid, tid) = self.track_keys.get(track as usize).copied().unwrap_or_default();
+            let id = match tid {
+                IdKey::Num(n) => n as u64,
+                IdKey::Str(s) => u64::from(s),
+                IdKey::None => 0,
+            };
+            let name = self.thread_names.get(&(pid, tid)).cloned().unwrap_or_else(|| {
+                let show = |k: IdKey| match k {
+                    IdKey::Num(n) => n.to_string(),
+                    IdKey::Str(s) => self.id_strs.names().get(s as usize).cloned().unwrap_or_default(),
+                    IdKey::None => String::new(),
+                };
+                format!("{}/{}", show(pid), show(tid))
+            });
+            host_threads.push(HostThread { id, name, host: String::new(), events });
+        }
+        host_threads.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+
+        let mut steps: Vec<StepMarker> = markers
+            .into_iter()
+            .map(|(start, dur, step, device, source)| StepMarker { step, start_ps: start - min_rel, dur_ps: dur, device, source })
+            .collect();
+        steps.sort_by_key(|m| (m.start_ps, m.device, m.step));
+
+        // Notes on what was skipped.
+        for (ph, n) in &self.skipped_phases {
+            notes.push(format!("{n} events of phase `{ph}` skipped (counters, flows, async, …)"));
+        }
+        let counted = [
+            (self.instants_dropped, "instant events dropped"),
+            (self.dropped_no_dur, "`X` events without `dur` dropped"),
+            (self.dropped_no_ts, "events without a usable `ts` dropped"),
+            (self.dropped_range, "events with an out-of-range `dur` dropped"),
+            (self.unmatched_end, "unmatched `E` events dropped"),
+            (self.open.values().map(|v| v.len() as u64).sum(), "unmatched `B` events dropped"),
+            (self.no_ph_objects, "objects without `ph` skipped"),
+        ];
+        for (n, what) in counted {
+            if n > 0 {
+                notes.push(format!("{n} {what}"));
+            }
+        }
+
+        Timeline {
+            source,
+            origin_ps,
+            devices: out_devices,
+            host_threads,
+            steps,
+            names: new_names,
+            events_read: self.events_read,
+            notes,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Visitors.
+
+struct TopSeed<'a>(&'a mut Parser);
+
+impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(TopVisitor(self.0))
+    }
+}
+
+struct TopVisitor<'a>(&'a mut Parser);
+
+#[derive(Clone, Copy)]
+enum TopKey {
+    TraceEvents,
+    BaseTime,
+    PyTorch,
+    Other,
+}
+
+impl<'de> Visitor<'de> for TopVisitor<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Chrome trace (a JSON object with `traceEvents`, or an array of events)")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        self.0.top_is_array = true;
+        self.0.top_started = true;
+        EventsVisitor(self.0).visit_seq(seq)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let p = self.0;
+        p.top_started = true;
+        loop {
+            let keys = &mut p.top_keys;
+            let key = map.next_key_seed(AnySeed(|v: Val<'_>| match v {
+                Val::Str("traceEvents") => TopKey::TraceEvents,
+                Val::Str("baseTimeNanoseconds") => TopKey::BaseTime,
+                Val::Str("schemaVersion" | "deviceProperties" | "traceName" | "distributedInfo") => TopKey::PyTorch,
+                Val::Str(s) => {
+                    if keys.len() < 8 {
+                        keys.push(s.chars().take(40).collect());
+                    }
+                    TopKey::Other
+                }
+                _ => TopKey::Other,
+            }))?;
+            let Some(key) = key else { break };
+            match key {
+                TopKey::TraceEvents => {
+                    if p.saw_trace_events {
+                        return Err(A::Error::custom("`traceEvents` appears twice"));
+                    }
+                    p.saw_trace_events = true;
+                    map.next_value_seed(EventsSeed(p))?;
+                }
+                TopKey::BaseTime => {
+                    p.pytorch_envelope = true;
+                    p.base_time_ns = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?;
+                }
+                TopKey::PyTorch => {
+                    p.pytorch_envelope = true;
+                    map.next_value::<IgnoredAny>()?;
+                }
+                TopKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+struct EventsSeed<'a>(&'a mut Parser);
+
+impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(EventsVisitor(self.0))
+    }
+}
+
+struct EventsVisitor<'a>(&'a mut Parser);
+
+impl<'de> Visitor<'de> for EventsVisitor<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of trace events")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let p = self.0;
+        loop {
+            let mut fields = Fields::default();
+            let got = seq.next_element_seed(EventSeed { p: &mut *p, f: &mut fields })?;
+            if got.is_none() {
+                break;
+            }
+            p.event(fields);
+        }
+        Ok(())
+    }
+}
+
+struct EventSeed<'a> {
+    p: &'a mut Parser,
+    f: &'a mut Fields,
+}
+
+impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(EventVisitor { p: self.p, f: self.f })
+    }
+}
+
+struct EventVisitor<'a> {
+    p: &'a mut Parser,
+    f: &'a mut Fields,
+}
+
+#[derive(Clone, Copy)]
+enum EvKey {
+    Ph,
+    Name,
+    Cat,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Args,
+    Other,
+}
+
+impl<'de> Visitor<'de> for EventVisitor<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a trace event object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let EventVisitor { p, f } = self;
+        p.scratch.clear();
+        while let Some(key) = map.next_key_seed(AnySeed(|v: Val<'_>| match v {
+            Val::Str(k) => match k {
+                "ph" => EvKey::Ph,
+                "name" => EvKey::Name,
+                "cat" => EvKey::Cat,
+                "pid" => EvKey::Pid,
+                "tid" => EvKey::Tid,
+                "ts" => EvKey::Ts,
+                "dur" => EvKey::Dur,
+                "args" => EvKey::Args,
+                _ => EvKey::Other,
+            },
+            _ => EvKey::Other,
+        }))? {
+            f.any = true;
+            match key {
+                EvKey::Ph => {
+                    f.ph = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
+                        Val::Str(s) => s.bytes().next(),
+                        _ => None,
+                    }))?;
+                }
+                EvKey::Name => {
+                    let names = &mut p.names;
+                    f.name = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
+                        Val::Str(s) => Some(names.intern(s)),
+                        Val::I(n) => Some(names.intern(&n.to_string())),
+                        Val::U(n) => Some(names.intern(&n.to_string())),
+                        _ => None,
+                    }))?;
+                }
+                EvKey::Cat => {
+                    let cats = &mut p.cats;
+                    f.cat = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
+                        Val::Str(s) => Some(cats.intern(s)),
+                        _ => None,
+                    }))?;
+                }
+                EvKey::Pid => {
+                    f.pid = map.next_value_seed(AnySeed(|v: Val<'_>| p.id_key(v)))?;
+                }
+                EvKey::Tid => {
+                    f.tid = map.next_value_seed(AnySeed(|v: Val<'_>| p.id_key(v)))?;
+                }
+                EvKey::Ts => f.ts = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_f64()))?,
+                EvKey::Dur => f.dur = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_f64()))?,
+                EvKey::Args => map.next_value_seed(ArgsSeed { p: &mut *p, a: &mut f.args })?,
+                EvKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+struct ArgsSeed<'a> {
+    p: &'a mut Parser,
+    a: &'a mut ArgFields,
+}
+
+impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(ArgsVisitor { p: self.p, a: self.a })
+    }
+}
+
+struct ArgsVisitor<'a> {
+    p: &'a mut Parser,
+    a: &'a mut ArgFields,
+}
+
+#[derive(Clone, Copy)]
+enum ArgKey {
+    Name,
+    HloOp,
+    HloModule,
+    HloCategory,
+    GroupId,
+    StepNum,
+    Root,
+    Other,
+}
+
+impl<'de> Visitor<'de> for ArgsVisitor<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an args object")
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let ArgsVisitor { p, a } = self;
+        while let Some(key) = map.next_key_seed(AnySeed(|v: Val<'_>| match v {
+            Val::Str(k) => match k {
+                "name" => ArgKey::Name,
+                "hlo_op" => ArgKey::HloOp,
+                "hlo_module" => ArgKey::HloModule,
+                "hlo_category" => ArgKey::HloCategory,
+                "group_id" => ArgKey::GroupId,
+                "step_num" => ArgKey::StepNum,
+                "_r" => ArgKey::Root,
+                _ => ArgKey::Other,
+            },
+            _ => ArgKey::Other,
+        }))? {
+            match key {
+                ArgKey::Name => {
+                    let scratch = &mut p.scratch;
+                    map.next_value_seed(AnySeed(|v: Val<'_>| {
+                        scratch.clear();
+                        match v {
+                            Val::Str(s) => scratch.push_str(s),
+                            Val::I(n) => scratch.push_str(&n.to_string()),
+                            Val::U(n) => scratch.push_str(&n.to_string()),
+                            _ => {}
+                        }
+                    }))?;
+                }
+                ArgKey::HloOp => {
+                    let names = &mut p.names;
+                    a.hlo_op = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
+                        Val::Str(s) => Some(names.intern(s)),
+                        _ => None,
+                    }))?;
+                }
+                ArgKey::HloModule => {
+                    a.hlo_module = map.next_value_seed(AnySeed(|v: Val<'_>| matches!(v, Val::Str(_))))?;
+                }
+                ArgKey::HloCategory => {
+                    let cats = &mut p.cats;
+                    a.hlo_category = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
+                        Val::Str(s) => Some(cats.intern(s)),
+                        _ => None,
+                    }))?;
+                }
+                ArgKey::GroupId => a.group_id = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?,
+                ArgKey::StepNum => a.step_num = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?,
+                ArgKey::Root => a.root = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?,
+                ArgKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

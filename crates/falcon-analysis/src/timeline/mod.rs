@@ -1,0 +1,272 @@
+//! One in-memory timeline model for deep trace analysis, fed by two readers: an XSpace (`xspace.rs`)
+//! and Chrome trace JSON (`chrome.rs`: XLA/XProf's trace viewer output, JAX's `*.trace.json.gz`,
+//! PyTorch profiler traces). The analyses in [`crate::trace`] read only this model.
+//!
+//! The model is deliberately small: times are integer picoseconds relative to the earliest event of the
+//! trace (`origin_ps`, absolute, for display), names are interned, and each event is one fixed-size
+//! row, so a trace costs well under its JSON size in memory.
+//!
+//! LEAD-FIXED TYPE SHAPES: readers (helper F) and analyses (helper G) code against these; fields may be
+//! added by telling the lead, never removed or renamed.
+
+use serde::Serialize;
+
+pub mod chrome;
+pub mod xspace;
+
+/// Index into [`Timeline::names`].
+pub type NameId = u32;
+
+/// What an event on a device track does, decided by the reader from names/categories/lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventClass {
+    /// A compute op / kernel (XLA op, CUDA compute kernel, PyTorch CPU op on an executor thread).
+    Compute,
+    /// A collective (see [`CollectiveKind`]).
+    Collective(CollectiveKind),
+    /// Memory copy / memset / DMA / host-offload transfer on the device.
+    MemCopy,
+    /// Infeed / outfeed / host send-recv on the device.
+    InfeedOutfeed,
+    /// The device waits on the host (e.g. a host transfer it blocks on, a `*-done` wait on a host op).
+    HostWait,
+    /// A top-level program/module execution (`XLA Modules` line, PyTorch `ProfilerStep`-free fallback):
+    /// used for step detection, never counted as busy time by itself.
+    Module,
+    /// Anything else on a device track (counted as compute only if a reader says so).
+    Other,
+}
+
+/// Kinds of collective communication.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CollectiveKind {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    AllToAll,
+    SendRecv,
+    CollectivePermute,
+    Other,
+}
+
+impl CollectiveKind {
+    /// Stable lowercase name (`all-reduce`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CollectiveKind::AllReduce => "all-reduce",
+            CollectiveKind::AllGather => "all-gather",
+            CollectiveKind::ReduceScatter => "reduce-scatter",
+            CollectiveKind::AllToAll => "all-to-all",
+            CollectiveKind::SendRecv => "send-recv",
+            CollectiveKind::CollectivePermute => "collective-permute",
+            CollectiveKind::Other => "other",
+        }
+    }
+}
+
+/// One event (slice): `[start_ps, start_ps + dur_ps)` relative to [`Timeline::origin_ps`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Event {
+    pub start_ps: i64,
+    pub dur_ps: i64,
+    pub name: NameId,
+    pub class: EventClass,
+}
+
+impl Event {
+    pub fn end_ps(&self) -> i64 {
+        self.start_ps.saturating_add(self.dur_ps)
+    }
+}
+
+/// What kind of executor a device track is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceKind {
+    Tpu,
+    Gpu,
+    /// In a CPU-only trace: the thread pool that runs compiled ops (XLA:CPU executor threads,
+    /// PyTorch's CPU op threads) merged into one device.
+    CpuExecutor,
+}
+
+/// One device: all its op events (several lines/streams merged), sorted by start.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Device {
+    /// Stable id within the trace (plane id / pid).
+    pub id: u32,
+    /// E.g. `/device:TPU:0`, `GPU 0`, `XLA:CPU executor threads`.
+    pub name: String,
+    pub kind: DeviceKind,
+    /// Host the device belongs to ("" when unknown / single host).
+    pub host: String,
+    /// Op events (compute, collectives, copies, host waits), sorted by `start_ps`; may overlap
+    /// (streams / threads run concurrently).
+    pub events: Vec<Event>,
+    /// Top-level module executions (`EventClass::Module`), sorted by `start_ps`.
+    pub modules: Vec<Event>,
+}
+
+/// One host thread (or host-side line): its events sorted by start (may nest).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostThread {
+    pub id: u64,
+    pub name: String,
+    pub host: String,
+    pub events: Vec<Event>,
+}
+
+/// Where a step marker came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepSource {
+    /// A device `Steps` line.
+    DeviceStepsLine,
+    /// `ProfilerStep#N` (PyTorch).
+    ProfilerStep,
+    /// Host `train…`/`test…`/`TraceContext` annotations (JAX `StepTraceAnnotation`).
+    HostAnnotation,
+}
+
+/// A step marker as found in the trace (steps may also be derived from module executions by the
+/// analysis when there are none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StepMarker {
+    pub step: i64,
+    pub start_ps: i64,
+    pub dur_ps: i64,
+    /// The device whose `Steps` line it is on; `None` for host markers (they span all devices).
+    pub device: Option<u32>,
+    pub source: StepSource,
+}
+
+/// Which reader produced the timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimelineSource {
+    XSpace,
+    ChromeJson,
+    PyTorchJson,
+}
+
+/// The whole trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Timeline {
+    pub source: TimelineSource,
+    /// Absolute time of `start_ps == 0`, picoseconds since the Unix epoch when known (else 0).
+    pub origin_ps: i128,
+    pub devices: Vec<Device>,
+    pub host_threads: Vec<HostThread>,
+    pub steps: Vec<StepMarker>,
+    /// Interned event names.
+    pub names: Vec<String>,
+    /// Events read, by the reader's count (all phases kept).
+    pub events_read: u64,
+    /// Reader remarks (skipped events, unknown phases, clock assumptions).
+    pub notes: Vec<String>,
+}
+
+impl Timeline {
+    /// The name of an interned id ("" if out of range).
+    pub fn name(&self, id: NameId) -> &str {
+        self.names.get(id as usize).map_or("", String::as_str)
+    }
+
+    /// Adds another host's timeline (a multi-host capture read file by file): its devices, host threads
+    /// and step markers join this one, with times moved to this timeline's origin (the earlier of the
+    /// two becomes the origin), names re-interned, and device ids renumbered after this one's.
+    pub fn append(&mut self, mut other: Timeline) {
+        let origin = if self.devices.is_empty() && self.host_threads.is_empty() {
+            other.origin_ps
+        } else {
+            self.origin_ps.min(other.origin_ps)
+        };
+        let shift_self = i64::try_from(self.origin_ps - origin).unwrap_or(0);
+        let shift_other = i64::try_from(other.origin_ps - origin).unwrap_or(0);
+        if shift_self != 0 {
+            shift_all(self, shift_self);
+        }
+        self.origin_ps = origin;
+        let mut index: std::collections::HashMap<String, NameId> =
+            self.names.iter().enumerate().map(|(i, n)| (n.clone(), i as NameId)).collect();
+        let mut remap: Vec<NameId> = Vec::with_capacity(other.names.len());
+        for n in other.names.drain(..) {
+            let next = self.names.len() as NameId;
+            let id = *index.entry(n.clone()).or_insert_with(|| {
+                self.names.push(n);
+                next
+            });
+            remap.push(id);
+        }
+        let fix = |e: &mut Event| {
+            e.start_ps = e.start_ps.saturating_add(shift_other);
+            e.name = remap.get(e.name as usize).copied().unwrap_or(e.name);
+        };
+        let first_id = self.devices.iter().map(|d| d.id + 1).max().unwrap_or(0);
+        let mut id_map = std::collections::HashMap::new();
+        for (i, mut d) in other.devices.into_iter().enumerate() {
+            let new_id = first_id + i as u32;
+            id_map.insert(d.id, new_id);
+            d.id = new_id;
+            d.events.iter_mut().for_each(fix);
+            d.modules.iter_mut().for_each(fix);
+            self.devices.push(d);
+        }
+        for mut t in other.host_threads {
+            t.events.iter_mut().for_each(fix);
+            self.host_threads.push(t);
+        }
+        for mut m in other.steps {
+            m.start_ps = m.start_ps.saturating_add(shift_other);
+            m.device = m.device.and_then(|d| id_map.get(&d).copied());
+            self.steps.push(m);
+        }
+        self.steps.sort_by_key(|m| (m.start_ps, m.step));
+        self.events_read += other.events_read;
+        self.notes.extend(other.notes);
+    }
+}
+
+fn shift_all(tl: &mut Timeline, by: i64) {
+    let shift = |e: &mut Event| e.start_ps = e.start_ps.saturating_add(by);
+    for d in &mut tl.devices {
+        d.events.iter_mut().for_each(shift);
+        d.modules.iter_mut().for_each(shift);
+    }
+    for t in &mut tl.host_threads {
+        t.events.iter_mut().for_each(shift);
+    }
+    for m in &mut tl.steps {
+        m.start_ps = m.start_ps.saturating_add(by);
+    }
+}
+
+/// Classifies an op name into a collective kind, if it is one (XLA HLO names like `all-reduce.3`,
+/// `all-gather-start`, `reduce-scatter`, `all-to-all`, `collective-permute`, `send`/`recv`; NCCL
+/// kernels like `ncclDevKernel_AllReduce_Sum_f32_RING_LL`, `ncclKernel_AllGather…`; PyTorch
+/// `c10d::allreduce_`, `nccl:all_reduce`).
+pub fn collective_kind(name: &str) -> Option<CollectiveKind> {
+    let lower = name.to_ascii_lowercase();
+    let n = lower.as_str();
+    let has = |s: &str| n.contains(s);
+    let is_nccl = has("nccl") || n.starts_with("c10d::") || n.starts_with("rccl") || n.starts_with("hccl");
+    if has("all-reduce") || has("allreduce") || has("all_reduce") {
+        Some(CollectiveKind::AllReduce)
+    } else if has("all-gather") || has("allgather") || has("all_gather") {
+        Some(CollectiveKind::AllGather)
+    } else if has("reduce-scatter") || has("reducescatter") || has("reduce_scatter") {
+        Some(CollectiveKind::ReduceScatter)
+    } else if has("all-to-all") || has("alltoall") || has("all_to_all") {
+        Some(CollectiveKind::AllToAll)
+    } else if has("collective-permute") || has("collectivepermute") {
+        Some(CollectiveKind::CollectivePermute)
+    } else if n.starts_with("send") || n.starts_with("recv") || (is_nccl && (has("send") || has("recv"))) {
+        Some(CollectiveKind::SendRecv)
+    } else if is_nccl {
+        Some(CollectiveKind::Other)
+    } else {
+        None
+    }
+}

@@ -1,0 +1,594 @@
+//! Deep trace analysis over a [`crate::timeline::Timeline`]: per-step temporal breakdown, collective /
+//! compute overlap, idle gaps with host activity, host-bound check, step detection, stragglers —
+//! HTA-like, but for XLA/TPU/GPU/CPU traces and without assuming PyTorch + CUDA.
+//!
+//! Entry point: [`analyze_trace`] → [`TraceReport`]; [`summary`] condenses it into the experiment's
+//! summary row. Every definition is in the module doc of the part that computes it:
+//!
+//! * [`steps`] — step detection (device markers > host markers > most-executed module > whole trace);
+//! * [`breakdown`] — the per-step partition `compute > collective > memcpy > host_wait > other >
+//!   idle` (exact in integer picoseconds) with `hidden_collective`, and the per-kind overlap;
+//! * [`gaps`] — idle gaps and the host activity during them;
+//! * [`host`] — the host-bound fraction, verdict and evidence;
+//! * [`stragglers`] — per-step spread of work across devices.
+//!
+//! # Several devices
+//!
+//! Each device is analysed on its own windows (its steps) and reported in `devices[]`. The
+//! top-level rows are **means over devices**: `steps[]` has one row per step number, each field the
+//! mean over the devices that have that step (`devices` says how many); `total` is the mean over
+//! devices of each device's sum over its steps; `overlap[]` the mean over devices of each device's
+//! per-kind times, taken over the **whole device trace** (communication outside the steps, such as
+//! a separate `jit__psum` program run before the first step, counts; `devices[].outside_steps_busy_us`
+//! says how much busy time lies outside the steps). `host_bound` divides the sums over devices.
+//! `gaps[]` are the longest gaps over all devices. With one device, top-level rows are that device's.
+//! Devices without any event are skipped (with a note). All times are µs relative to the timeline's
+//! origin, computed from integer picoseconds.
+
+pub mod breakdown;
+pub mod gaps;
+pub mod host;
+pub mod steps;
+pub mod stragglers;
+mod sweep;
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::timeline::{DeviceKind, Timeline, TimelineSource};
+use breakdown::{breakdown_segments, BreakdownPs, KindOverlapPs, OverlapRow};
+use gaps::Gap;
+use host::HostBound;
+use steps::{detect_steps, StepRule};
+use stragglers::{DeviceSteps, Stragglers};
+use sweep::{intersection_len, merge, us};
+
+pub use breakdown::breakdown_window;
+
+/// One analysis of [`analyze_trace`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceAnalysis {
+    /// Per-step temporal breakdown (`steps[]`, `total`, `devices[].steps`).
+    Breakdown,
+    /// Collective/compute overlap per kind (`overlap[]`).
+    Overlap,
+    /// Longest idle gaps with host activity (`gaps[]`).
+    Gaps,
+    /// Host-bound check (`host_bound`).
+    Host,
+    /// Cross-device step comparison (`stragglers`). Step detection itself always runs.
+    Steps,
+}
+
+impl TraceAnalysis {
+    /// All analyses, in report order.
+    pub const ALL: [TraceAnalysis; 5] = [
+        TraceAnalysis::Breakdown,
+        TraceAnalysis::Overlap,
+        TraceAnalysis::Gaps,
+        TraceAnalysis::Host,
+        TraceAnalysis::Steps,
+    ];
+
+    /// The lowercase name (`breakdown`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TraceAnalysis::Breakdown => "breakdown",
+            TraceAnalysis::Overlap => "overlap",
+            TraceAnalysis::Gaps => "gaps",
+            TraceAnalysis::Host => "host",
+            TraceAnalysis::Steps => "steps",
+        }
+    }
+}
+
+impl std::str::FromStr for TraceAnalysis {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        TraceAnalysis::ALL.into_iter().find(|a| a.as_str() == s.trim().to_ascii_lowercase()).ok_or_else(|| {
+            format!("unknown trace analysis `{s}` (expected one of: breakdown, overlap, gaps, host, steps)")
+        })
+    }
+}
+
+/// What [`analyze_trace`] computes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TraceOptions {
+    /// Analyses to run; empty = all.
+    pub analyses: Vec<TraceAnalysis>,
+    /// How many idle gaps to report (longest first).
+    pub top_gaps: usize,
+    /// How many host events per gap and in the host-bound evidence.
+    pub top_host_events: usize,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        TraceOptions {
+            analyses: Vec::new(),
+            top_gaps: 10,
+            top_host_events: 5,
+        }
+    }
+}
+
+impl TraceOptions {
+    fn wants(&self, a: TraceAnalysis) -> bool {
+        self.analyses.is_empty() || self.analyses.contains(&a)
+    }
+}
+
+/// A temporal breakdown in µs. `compute + collective + memcpy + host_wait + other + idle == duration`
+/// (exact in ps; up to float rounding here, and for means over devices).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct BreakdownUs {
+    pub duration_us: f64,
+    pub compute_us: f64,
+    /// Exposed collective time (a collective runs, no compute).
+    pub collective_us: f64,
+    pub memcpy_us: f64,
+    pub host_wait_us: f64,
+    /// Only `Other`-class events run (zero when the reader classes every device event).
+    pub other_us: f64,
+    pub idle_us: f64,
+    /// Collective time under compute (beside the partition, not in it).
+    pub hidden_collective_us: f64,
+}
+
+impl BreakdownUs {
+    fn from_ps(b: &BreakdownPs, div: f64) -> BreakdownUs {
+        let f = |ps: i64| us(ps) / div;
+        BreakdownUs {
+            duration_us: f(b.duration),
+            compute_us: f(b.compute),
+            collective_us: f(b.collective),
+            memcpy_us: f(b.memcpy),
+            host_wait_us: f(b.host_wait),
+            other_us: f(b.other),
+            idle_us: f(b.idle),
+            hidden_collective_us: f(b.hidden_collective),
+        }
+    }
+}
+
+/// One step's breakdown (one device, or the mean over devices).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepRow {
+    pub step: i64,
+    pub start_us: f64,
+    /// Devices averaged into this row (1 in `devices[].steps`).
+    pub devices: usize,
+    #[serde(flatten)]
+    pub breakdown: BreakdownUs,
+}
+
+/// How steps were found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepDetection {
+    /// The rule (`mixed` at top level when devices differ).
+    pub rule: StepRule,
+    /// For `module_executions`: the module whose executions start steps (top level: when all
+    /// devices agree).
+    pub module: Option<String>,
+    pub module_executions: Option<usize>,
+    /// Number of steps (top level: of `steps[]`).
+    pub steps: usize,
+}
+
+/// One device's results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceReport {
+    pub device: u32,
+    pub name: String,
+    pub kind: DeviceKind,
+    pub host: String,
+    pub step_detection: StepDetection,
+    /// Per step (with `breakdown`).
+    pub steps: Vec<StepRow>,
+    /// Sum over the device's steps (with `breakdown`).
+    pub total: Option<BreakdownUs>,
+    /// Per collective kind over the whole device trace (with `overlap`).
+    pub overlap: Vec<OverlapRow>,
+    /// With `host`.
+    pub host_bound: Option<HostBound>,
+    /// Number of idle gaps in its step windows (with `gaps`).
+    pub idle_gaps: usize,
+    /// Busy time outside the step windows (e.g. programs run before the first step).
+    pub outside_steps_busy_us: f64,
+}
+
+/// The result of [`analyze_trace`] (see the module doc for the multi-device rules).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceReport {
+    pub source: TimelineSource,
+    /// The analyses run.
+    pub analyses: Vec<TraceAnalysis>,
+    pub step_detection: StepDetection,
+    /// Mean over devices per step number.
+    pub steps: Vec<StepRow>,
+    /// Mean over devices of the sum over steps.
+    pub total: Option<BreakdownUs>,
+    pub overlap: Vec<OverlapRow>,
+    pub gaps: Vec<Gap>,
+    pub host_bound: Option<HostBound>,
+    pub stragglers: Option<Stragglers>,
+    pub devices: Vec<DeviceReport>,
+    pub notes: Vec<String>,
+}
+
+/// The experiment's summary row.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TraceSummary {
+    /// Exposed collective time / step time · 100 (over all steps, mean over devices).
+    pub exposed_collective_percent: Option<f64>,
+    /// Idle time / step time · 100.
+    pub idle_percent: Option<f64>,
+    /// [`HostBound::fraction`].
+    pub host_bound_fraction: Option<f64>,
+}
+
+/// Condenses a report into the summary row (fields `None` when their analysis did not run or there
+/// is no step time).
+pub fn summary(report: &TraceReport) -> TraceSummary {
+    let pct = |f: fn(&BreakdownUs) -> f64| {
+        report
+            .total
+            .filter(|t| t.duration_us > 0.0)
+            .map(|t| f(&t) / t.duration_us * 100.0)
+    };
+    TraceSummary {
+        exposed_collective_percent: pct(|t| t.collective_us),
+        idle_percent: pct(|t| t.idle_us),
+        host_bound_fraction: report.host_bound.as_ref().map(|h| h.fraction),
+    }
+}
+
+/// Runs the requested analyses on a timeline. Never fails: a trace without devices or steps gives
+/// empty rows and a note.
+pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
+    let analyses: Vec<TraceAnalysis> = TraceAnalysis::ALL
+        .into_iter()
+        .filter(|&a| options.wants(a))
+        .collect();
+    let want = |a| analyses.contains(&a);
+    let mut notes: Vec<String> = Vec::new();
+    if tl.devices.iter().all(|d| d.events.is_empty()) {
+        notes.push("no device events in the trace: nothing to analyse".to_string());
+    }
+
+    let mut devices: Vec<DeviceReport> = Vec::with_capacity(tl.devices.len());
+    let mut step_sums: BTreeMap<i64, (BreakdownPs, i128, usize)> = BTreeMap::new();
+    let mut total_sum = BreakdownPs::default();
+    let mut devices_with_steps = 0usize;
+    let mut kind_sum = KindOverlapPs::default();
+    let mut gap_candidates: Vec<(i64, i64, usize, Option<i64>)> = Vec::new(); // (dur, start, dev idx, step)
+    let (mut host_step_ps, mut host_wait_ps, mut host_idle_busy_ps) = (0i64, 0i64, 0i64);
+    let mut evidence: HashMap<(usize, u32), (i64, usize)> = HashMap::new();
+    let mut straggler_input: Vec<DeviceSteps<'_>> = Vec::new();
+    let mut other_seen = false;
+    let view = host::HostView::new(tl);
+    let mut spans: Vec<host::StepSpans> = vec![host::StepSpans::default(); tl.devices.len()];
+    let empty: Vec<&str> = tl
+        .devices
+        .iter()
+        .filter(|d| d.events.is_empty())
+        .map(|d| d.name.as_str())
+        .collect();
+    if !empty.is_empty() {
+        notes.push(format!(
+            "devices without events skipped: {}",
+            empty.join(", ")
+        ));
+    }
+    let analysed = tl.devices.iter().filter(|d| !d.events.is_empty()).count();
+
+    for (di, dev) in tl.devices.iter().enumerate() {
+        if dev.events.is_empty() {
+            continue;
+        }
+        let det = detect_steps(tl, dev);
+        if det.rule == StepRule::WholeTrace {
+            notes.push(format!(
+                "{}: no step markers and no module executions: one step spanning the whole trace",
+                dev.name
+            ));
+        }
+        let segs = sweep::segments(&dev.events);
+        let windows = merge(det.windows.iter().map(|w| (w.start_ps, w.end_ps)).collect());
+        let step_spans = host::StepSpans::new(
+            &det.windows
+                .iter()
+                .map(|w| (w.start_ps, w.end_ps))
+                .collect::<Vec<_>>(),
+        );
+        let per_step: Vec<(i64, i64, BreakdownPs)> = det
+            .windows
+            .iter()
+            .map(|w| {
+                (
+                    w.step,
+                    w.start_ps,
+                    breakdown_segments(&segs, w.start_ps, w.end_ps),
+                )
+            })
+            .collect();
+        let mut total = BreakdownPs::default();
+        for (step, start, b) in &per_step {
+            total.add(b);
+            let e = step_sums
+                .entry(*step)
+                .or_insert((BreakdownPs::default(), 0, 0));
+            e.0.add(b);
+            e.1 += i128::from(*start);
+            e.2 += 1;
+        }
+        other_seen |= total.other > 0;
+        if !per_step.is_empty() {
+            total_sum.add(&total);
+            devices_with_steps += 1;
+        }
+
+        let busy_all: i64 = segs.iter().map(|s| s.end - s.start).sum();
+        let busy_in_steps: i64 = windows
+            .iter()
+            .map(|&(a, b)| breakdown_segments(&segs, a, b).busy())
+            .sum();
+        let outside = busy_all - busy_in_steps;
+        if outside > 0 && det.rule != StepRule::WholeTrace {
+            notes.push(format!(
+                "{}: {:.3} µs of device busy time lies outside the step windows (not in steps[]; in overlap[])",
+                dev.name,
+                us(outside)
+            ));
+        }
+
+        let mut kinds = KindOverlapPs::default();
+        if want(TraceAnalysis::Overlap) {
+            // Over the whole device trace: communication outside the steps (e.g. a separate
+            // `jit__psum` program) counts.
+            kinds.add_window(&segs, i64::MIN, i64::MAX);
+            for i in 0..kinds.total.len() {
+                kind_sum.total[i] += kinds.total[i];
+                kind_sum.exposed[i] += kinds.exposed[i];
+            }
+        }
+
+        let mut idle: Vec<(i64, i64)> = Vec::new();
+        if want(TraceAnalysis::Gaps) || want(TraceAnalysis::Host) {
+            for &(a, b) in &windows {
+                sweep::idle_intervals(&segs, a, b, &mut idle);
+            }
+        }
+        if want(TraceAnalysis::Gaps) {
+            let mut mine: Vec<(i64, i64)> = idle.iter().map(|&(a, b)| (b - a, a)).collect();
+            mine.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+            mine.truncate(options.top_gaps);
+            gap_candidates.extend(mine.into_iter().map(|(dur, start)| {
+                let step = det
+                    .windows
+                    .iter()
+                    .find(|w| w.start_ps <= start && start < w.end_ps)
+                    .map(|w| w.step);
+                (dur, start, di, step)
+            }));
+        }
+
+        let mut dev_host = None;
+        if want(TraceAnalysis::Host) {
+            let busy = view.busy(tl, dev, &step_spans);
+            let step_ps: i64 = windows.iter().map(|&(a, b)| b - a).sum();
+            let wait_ps: i64 = windows
+                .iter()
+                .map(|&(a, b)| breakdown_segments(&segs, a, b).host_wait)
+                .sum();
+            let idle_busy_ps = intersection_len(&idle, &busy);
+            let ev = view.evidence_ps(tl, dev, &idle, &step_spans);
+            let dev_evidence = host::top_evidence(tl, ev.clone(), 1, options.top_host_events);
+            for (k, (ps, n)) in ev {
+                let e = evidence.entry(k).or_insert((0, 0));
+                e.0 += ps;
+                e.1 += n;
+            }
+            host_step_ps += step_ps;
+            host_wait_ps += wait_ps;
+            host_idle_busy_ps += idle_busy_ps;
+            dev_host = Some(HostBound::new(
+                step_ps,
+                wait_ps,
+                idle_busy_ps,
+                1,
+                dev_evidence,
+            ));
+        }
+
+        if want(TraceAnalysis::Steps) {
+            straggler_input.push(DeviceSteps {
+                id: dev.id,
+                name: &dev.name,
+                host: &dev.host,
+                steps: per_step.iter().map(|(s, _, b)| (*s, *b)).collect(),
+            });
+        }
+
+        if let Some(slot) = spans.get_mut(di) {
+            *slot = step_spans;
+        }
+        let breakdown_on = want(TraceAnalysis::Breakdown);
+        devices.push(DeviceReport {
+            device: dev.id,
+            name: dev.name.clone(),
+            kind: dev.kind,
+            host: dev.host.clone(),
+            step_detection: StepDetection {
+                rule: det.rule,
+                module: det.module.clone(),
+                module_executions: det.module_executions,
+                steps: det.windows.len(),
+            },
+            steps: if breakdown_on {
+                per_step
+                    .iter()
+                    .map(|(step, start, b)| StepRow {
+                        step: *step,
+                        start_us: us(*start),
+                        devices: 1,
+                        breakdown: BreakdownUs::from_ps(b, 1.0),
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            total: (breakdown_on && !per_step.is_empty())
+                .then(|| BreakdownUs::from_ps(&total, 1.0)),
+            overlap: kinds.rows(1.0),
+            host_bound: dev_host,
+            idle_gaps: if want(TraceAnalysis::Gaps) {
+                idle.len()
+            } else {
+                0
+            },
+            outside_steps_busy_us: us(outside),
+        });
+    }
+
+    if other_seen {
+        notes.push(
+            "some device time runs only `other`-class events: reported as other_us".to_string(),
+        );
+    }
+    let n_dev = analysed.max(1) as f64;
+
+    let steps: Vec<StepRow> = if want(TraceAnalysis::Breakdown) {
+        step_sums
+            .iter()
+            .map(|(&step, (b, start, n))| StepRow {
+                step,
+                start_us: us_i128(*start) / *n as f64,
+                devices: *n,
+                breakdown: BreakdownUs::from_ps(b, *n as f64),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let total = (want(TraceAnalysis::Breakdown) && devices_with_steps > 0)
+        .then(|| BreakdownUs::from_ps(&total_sum, devices_with_steps as f64));
+
+    let overlap: Vec<OverlapRow> = kind_sum.rows(n_dev);
+
+    gap_candidates.sort_by(|x, y| {
+        y.0.cmp(&x.0)
+            .then(x.1.cmp(&y.1))
+            .then(tl.devices[x.2].id.cmp(&tl.devices[y.2].id))
+    });
+    gap_candidates.truncate(options.top_gaps);
+    let gaps: Vec<Gap> = gap_candidates
+        .into_iter()
+        .map(|(dur, start, di, step)| {
+            let dev = &tl.devices[di];
+            Gap {
+                device: dev.id,
+                device_name: dev.name.clone(),
+                step,
+                start_us: us(start),
+                duration_us: us(dur),
+                host_activity: gaps::host_activity(
+                    tl,
+                    &view,
+                    &spans[di],
+                    dev,
+                    start,
+                    start + dur,
+                    options.top_host_events,
+                ),
+            }
+        })
+        .collect();
+
+    let host_bound = (want(TraceAnalysis::Host) && analysed > 0).then(|| {
+        let ev = host::top_evidence(tl, evidence, analysed, options.top_host_events);
+        HostBound::new(host_step_ps, host_wait_ps, host_idle_busy_ps, analysed, ev)
+    });
+    if want(TraceAnalysis::Host) && tl.host_threads.is_empty() {
+        notes.push(
+            "no host threads in the trace: host-bound check sees only device HostWait events"
+                .to_string(),
+        );
+    }
+
+    let stragglers = if want(TraceAnalysis::Steps) {
+        let s = stragglers::stragglers(&straggler_input);
+        if s.is_none() && analysed == 1 {
+            notes.push("one device: no straggler analysis".to_string());
+        }
+        s
+    } else {
+        None
+    };
+
+    let step_detection = top_detection(&devices, steps.len().max(step_sums.len()));
+    if step_detection.rule == StepRule::Mixed {
+        notes.push(
+            "devices found their steps by different rules: steps are matched by number".to_string(),
+        );
+    }
+
+    TraceReport {
+        source: tl.source,
+        analyses,
+        step_detection,
+        steps,
+        total,
+        overlap,
+        gaps,
+        host_bound,
+        stragglers,
+        devices,
+        notes,
+    }
+}
+
+fn us_i128(ps: i128) -> f64 {
+    ps as f64 / 1e6
+}
+
+fn top_detection(devices: &[DeviceReport], steps: usize) -> StepDetection {
+    let Some(first) = devices.first() else {
+        return StepDetection {
+            rule: StepRule::None,
+            module: None,
+            module_executions: None,
+            steps: 0,
+        };
+    };
+    let same_rule = devices
+        .iter()
+        .all(|d| d.step_detection.rule == first.step_detection.rule);
+    let same_module = devices
+        .iter()
+        .all(|d| d.step_detection.module == first.step_detection.module);
+    let same_count = devices
+        .iter()
+        .all(|d| d.step_detection.module_executions == first.step_detection.module_executions);
+    StepDetection {
+        rule: if same_rule {
+            first.step_detection.rule
+        } else {
+            StepRule::Mixed
+        },
+        module: if same_module {
+            first.step_detection.module.clone()
+        } else {
+            None
+        },
+        module_executions: if same_module && same_count {
+            first.step_detection.module_executions
+        } else {
+            None
+        },
+        steps,
+    }
+}

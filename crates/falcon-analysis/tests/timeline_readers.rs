@@ -5,7 +5,8 @@
 //!   the same 5 host step markers;
 //! - a PyTorch CPU profiler trace: `ProfilerStep#2..4` and a CPU-op device;
 //! - a TF GPU XSpace: stream lines merged per GPU;
-//! and bad inputs (never a panic).
+//!
+//! And bad inputs: an error, never a panic.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

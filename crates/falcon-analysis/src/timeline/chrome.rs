@@ -53,16 +53,16 @@
 //! `ph` — e.g. an XProf tool output table) each give a [`ChromeTraceError`] with the line and column
 //! where known.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::xspace::{
     classify_cpu_op, classify_gpu_kernel, classify_xla_op, device_order, is_derived_host_line, is_gpu_stream_line,
-    is_host_step_marker_name, sort_events, Interner, CPU_EXECUTOR_NAME,
+    is_host_step_marker_name, sort_events, FxMap, Interner, CPU_EXECUTOR_NAME,
 };
 use super::{
     Device, DeviceKind, Event, EventClass, HostThread, NameId, StepMarker, StepSource, Timeline, TimelineSource,
@@ -104,22 +104,6 @@ impl ChromeTraceError {
             | ChromeTraceError::Io { position, .. } => *position,
         }
     }
-
-    fn from_json(e: &serde_json::Error, top_started: bool) -> ChromeTraceError {
-        use serde_json::error::Category;
-        let position = (e.line() > 0).then(|| Position { line: e.line(), column: e.column() });
-        let message = e.to_string();
-        match e.classify() {
-            Category::Io => ChromeTraceError::Io { message, position },
-            Category::Syntax => ChromeTraceError::Syntax { message, position },
-            Category::Eof if !top_started || (e.line() == 1 && e.column() == 0) => ChromeTraceError::NotATrace {
-                reason: "empty input (no JSON value; whitespace only, or a cut scalar)".into(),
-                position,
-            },
-            Category::Eof => ChromeTraceError::Truncated { message, position },
-            Category::Data => ChromeTraceError::NotATrace { reason: message, position },
-        }
-    }
 }
 
 /// Reads a Chrome trace file, gzip-compressed or not (detected from the magic bytes, not the name).
@@ -145,12 +129,363 @@ pub fn read_chrome_trace_file(path: &Path) -> Result<Timeline, AnalysisError> {
 /// Pass a buffered reader for speed.
 pub fn from_chrome_json(reader: impl Read) -> Result<Timeline, ChromeTraceError> {
     let mut parser = Parser::default();
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    let parsed = TopSeed(&mut parser).deserialize(&mut de).and_then(|()| de.end());
-    if let Err(e) = parsed {
-        return Err(ChromeTraceError::from_json(&e, parser.top_started));
-    }
+    let mut scanner = Scanner::new(reader);
+    scanner.document(&mut parser)?;
     parser.finish()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The outer scanner: finds the top-level structure and the bounds of each event, which serde then
+// parses from the buffer (`from_slice` is several times faster than serde's byte-wise reader).
+
+struct Scanner<R> {
+    r: R,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    eof: bool,
+    /// Line number (1-based) at `pos`, and the absolute offset where that line starts.
+    line: usize,
+    line_start: u64,
+    /// Absolute offset of `buf[0]`.
+    consumed: u64,
+}
+
+enum Top {
+    Object,
+    Array,
+}
+
+impl<R: Read> Scanner<R> {
+    fn new(r: R) -> Self {
+        Scanner { r, buf: vec![0; 1 << 20], pos: 0, end: 0, eof: false, line: 1, line_start: 0, consumed: 0 }
+    }
+
+    fn position(&self) -> Option<Position> {
+        let offset = self.consumed + self.pos as u64;
+        Some(Position { line: self.line, column: offset.saturating_sub(self.line_start) as usize + 1 })
+    }
+
+    fn syntax(&self, what: &str) -> ChromeTraceError {
+        let position = self.position();
+        let at = position.map_or(String::new(), |p| format!(" at line {} column {}", p.line, p.column));
+        if self.pos >= self.end && self.eof {
+            ChromeTraceError::Truncated { message: format!("EOF while expecting {what}{at}"), position }
+        } else {
+            ChromeTraceError::Syntax { message: format!("expected {what}{at}"), position }
+        }
+    }
+
+    /// Reads more input, keeping `buf[keep..]` (moved to the front). Returns false at EOF.
+    fn fill(&mut self, keep: usize) -> Result<bool, ChromeTraceError> {
+        if keep > 0 {
+            self.buf.copy_within(keep..self.end, 0);
+            self.consumed += keep as u64;
+            self.end -= keep;
+            self.pos -= keep;
+        }
+        if self.eof {
+            return Ok(false);
+        }
+        if self.end == self.buf.len() {
+            let grown = self.buf.len() * 2;
+            self.buf.resize(grown, 0);
+        }
+        loop {
+            match self.r.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let position = self.position();
+                    let at = position.map_or(String::new(), |p| format!(" at line {} column {}", p.line, p.column));
+                    return Err(ChromeTraceError::Io { message: format!("{e}{at}"), position });
+                }
+            }
+        }
+    }
+
+    /// The next non-whitespace byte (not consumed), `None` at EOF.
+    fn peek(&mut self) -> Result<Option<u8>, ChromeTraceError> {
+        loop {
+            while self.pos < self.end {
+                let b = self.buf[self.pos];
+                match b {
+                    b'\n' => {
+                        self.pos += 1;
+                        self.line += 1;
+                        self.line_start = self.consumed + self.pos as u64;
+                    }
+                    b' ' | b'\t' | b'\r' => self.pos += 1,
+                    _ => return Ok(Some(b)),
+                }
+            }
+            if !self.fill(self.pos)? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Scans one JSON value starting at `pos` (a non-whitespace byte); returns its range in `buf`,
+    /// valid until the next read, and the line/column where it starts. Only brackets and strings
+    /// are tracked: serde validates the value.
+    fn value(&mut self) -> Result<(usize, usize, usize, usize), ChromeTraceError> {
+        let start_line = self.line;
+        let start_col = (self.consumed + self.pos as u64).saturating_sub(self.line_start) as usize + 1;
+        let mut i = self.pos;
+        let mut depth = 0usize;
+        let mut in_str = false;
+        let mut escape = false;
+        let first = self.buf[i];
+        let scalar = !matches!(first, b'{' | b'[' | b'"');
+        loop {
+            if i >= self.end {
+                let start = self.pos;
+                let more = self.fill(start)?;
+                i -= start;
+                if !more {
+                    if scalar {
+                        break;
+                    }
+                    let message = format!("EOF inside the JSON value that starts at line {start_line} column {start_col}");
+                    let position = Some(Position { line: start_line, column: start_col });
+                    return Err(ChromeTraceError::Truncated { message, position });
+                }
+                continue;
+            }
+            if in_str {
+                if escape {
+                    escape = false;
+                    i += 1;
+                    continue;
+                }
+                // Fast path: jump to the next quote or backslash.
+                match self.buf[i..self.end].iter().position(|&c| c == b'"' || c == b'\\') {
+                    Some(k) => {
+                        i += k;
+                        let b = self.buf[i];
+                        i += 1;
+                        if b == b'\\' {
+                            escape = true;
+                        } else {
+                            in_str = false;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                    }
+                    None => i = self.end,
+                }
+                continue;
+            }
+            let b = self.buf[i];
+            i += 1;
+            if scalar {
+                if matches!(b, b',' | b']' | b'}' | b' ' | b'\n' | b'\r' | b'\t') {
+                    i -= 1;
+                    break;
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_str = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b'\n' => {
+                    self.line += 1;
+                    self.line_start = self.consumed + i as u64;
+                }
+                _ => {}
+            }
+        }
+        let range = (self.pos, i, start_line, start_col);
+        self.pos = i;
+        Ok(range)
+    }
+
+    /// Maps a serde error inside a value that starts at (`line`, `col`) to the document.
+    fn value_error(e: &serde_json::Error, line: usize, col: usize) -> ChromeTraceError {
+        use serde_json::error::Category;
+        let position = if e.line() <= 1 {
+            Position { line, column: col + e.column().saturating_sub(1) }
+        } else {
+            Position { line: line + e.line() - 1, column: e.column() }
+        };
+        let mut message = e.to_string();
+        if let Some(cut) = message.rfind(" at line ") {
+            message.truncate(cut);
+        }
+        let message = format!("{message} at line {} column {}", position.line, position.column);
+        let position = Some(position);
+        match e.classify() {
+            Category::Io => ChromeTraceError::Io { message, position },
+            Category::Syntax => ChromeTraceError::Syntax { message, position },
+            Category::Eof => ChromeTraceError::Truncated { message, position },
+            Category::Data => ChromeTraceError::NotATrace { reason: message, position },
+        }
+    }
+
+    fn expect(&mut self, byte: u8, what: &str) -> Result<(), ChromeTraceError> {
+        if self.peek()? == Some(byte) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.syntax(what))
+        }
+    }
+
+    fn document(&mut self, p: &mut Parser) -> Result<(), ChromeTraceError> {
+        let top = match self.peek()? {
+            None => {
+                return Err(ChromeTraceError::NotATrace {
+                    reason: "empty input (no JSON value)".into(),
+                    position: self.position(),
+                })
+            }
+            Some(b'[') => Top::Array,
+            Some(b'{') => Top::Object,
+            Some(_) => {
+                let (s, e, line, col) = self.value()?;
+                let kind = match serde_json::from_slice::<serde_json::Value>(&self.buf[s..e]) {
+                    Err(err) => return Err(Self::value_error(&err, line, col)),
+                    Ok(serde_json::Value::String(_)) => "string",
+                    Ok(serde_json::Value::Number(_)) => "number",
+                    Ok(_) => "scalar",
+                };
+                return Err(ChromeTraceError::NotATrace {
+                    reason: format!("the document is a JSON {kind}, not an object with `traceEvents` or an array of events"),
+                    position: Some(Position { line, column: col }),
+                });
+            }
+        };
+        self.pos += 1;
+        match top {
+            Top::Array => {
+                p.top_is_array = true;
+                self.events(p)?;
+            }
+            Top::Object => self.object(p)?,
+        }
+        match self.peek()? {
+            None => Ok(()),
+            Some(_) => Err(ChromeTraceError::Syntax {
+                message: format!(
+                    "trailing characters at line {} column {}",
+                    self.line,
+                    self.position().map_or(0, |q| q.column)
+                ),
+                position: self.position(),
+            }),
+        }
+    }
+
+    fn object(&mut self, p: &mut Parser) -> Result<(), ChromeTraceError> {
+        if self.peek()? == Some(b'}') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            if self.peek()? != Some(b'"') {
+                return Err(self.syntax("an object key"));
+            }
+            let (s, e, line, col) = self.value()?;
+            let key: String = serde_json::from_slice(&self.buf[s..e]).map_err(|err| Self::value_error(&err, line, col))?;
+            self.expect(b':', "`:`")?;
+            if self.peek()?.is_none() {
+                return Err(self.syntax("a value"));
+            }
+            match key.as_str() {
+                "traceEvents" => {
+                    if p.saw_trace_events {
+                        return Err(ChromeTraceError::NotATrace {
+                            reason: "`traceEvents` appears twice".into(),
+                            position: self.position(),
+                        });
+                    }
+                    p.saw_trace_events = true;
+                    if self.peek()? != Some(b'[') {
+                        return Err(ChromeTraceError::NotATrace {
+                            reason: format!(
+                                "`traceEvents` is not an array (line {} column {})",
+                                self.line,
+                                self.position().map_or(0, |q| q.column)
+                            ),
+                            position: self.position(),
+                        });
+                    }
+                    self.pos += 1;
+                    self.events(p)?;
+                }
+                other => {
+                    let (s, e, line, col) = self.value()?;
+                    let slice = &self.buf[s..e];
+                    let parsed = match other {
+                        "baseTimeNanoseconds" => {
+                            p.pytorch_envelope = true;
+                            let mut de = serde_json::Deserializer::from_slice(slice);
+                            AnySeed(|v: Val<'_>| v.as_i64()).deserialize(&mut de).and_then(|v| de.end().map(|()| v)).map(|v| {
+                                p.base_time_ns = v;
+                            })
+                        }
+                        _ => {
+                            if matches!(other, "schemaVersion" | "deviceProperties" | "traceName" | "distributedInfo") {
+                                p.pytorch_envelope = true;
+                            } else if p.top_keys.len() < 8 {
+                                p.top_keys.push(other.chars().take(40).collect());
+                            }
+                            serde_json::from_slice::<IgnoredAny>(slice).map(|_| ())
+                        }
+                    };
+                    parsed.map_err(|err| Self::value_error(&err, line, col))?;
+                }
+            }
+            match self.peek()? {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(self.syntax("`,` or `}` after an object member")),
+            }
+        }
+    }
+
+    fn events(&mut self, p: &mut Parser) -> Result<(), ChromeTraceError> {
+        loop {
+            match self.peek()? {
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                None => return Err(self.syntax("a trace event or `]`")),
+                Some(_) => {}
+            }
+            let (s, e, line, col) = self.value()?;
+            let mut fields = Fields::default();
+            let mut de = serde_json::Deserializer::from_slice(&self.buf[s..e]);
+            EventSeed { p: &mut *p, f: &mut fields }
+                .deserialize(&mut de)
+                .and_then(|()| de.end())
+                .map_err(|err| Self::value_error(&err, line, col))?;
+            p.event(fields);
+            match self.peek()? {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {}
+                _ => return Err(self.syntax("`,` or `]` after a trace event")),
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -308,13 +643,13 @@ struct Parser {
     names: Interner,
     id_strs: Interner,
     cats: Interner,
-    tracks: HashMap<(IdKey, IdKey), u32>,
+    tracks: FxMap<(IdKey, IdKey), u32>,
     track_keys: Vec<(IdKey, IdKey)>,
     last_track: Option<((IdKey, IdKey), u32)>,
-    proc_names: HashMap<IdKey, String>,
-    thread_names: HashMap<(IdKey, IdKey), String>,
+    proc_names: FxMap<IdKey, String>,
+    thread_names: FxMap<(IdKey, IdKey), String>,
     raws: Vec<Raw>,
-    open: HashMap<u32, Vec<Fields>>,
+    open: FxMap<u32, Vec<Fields>>,
     /// Events that may be on a `Steps` line: (raw index, step).
     step_cands: Vec<(u32, Option<i64>)>,
     host_marks: Vec<(u32, Option<i64>)>,
@@ -324,7 +659,6 @@ struct Parser {
     pytorch_envelope: bool,
     saw_trace_events: bool,
     top_is_array: bool,
-    top_started: bool,
     top_keys: Vec<String>,
     events_read: u64,
     with_ph: u64,
@@ -821,108 +1155,6 @@ impl Parser {
 
 // ---------------------------------------------------------------------------------------------
 // Visitors.
-
-struct TopSeed<'a>(&'a mut Parser);
-
-impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(TopVisitor(self.0))
-    }
-}
-
-struct TopVisitor<'a>(&'a mut Parser);
-
-#[derive(Clone, Copy)]
-enum TopKey {
-    TraceEvents,
-    BaseTime,
-    PyTorch,
-    Other,
-}
-
-impl<'de> Visitor<'de> for TopVisitor<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a Chrome trace (a JSON object with `traceEvents`, or an array of events)")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
-        self.0.top_is_array = true;
-        self.0.top_started = true;
-        EventsVisitor(self.0).visit_seq(seq)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let p = self.0;
-        p.top_started = true;
-        loop {
-            let keys = &mut p.top_keys;
-            let key = map.next_key_seed(AnySeed(|v: Val<'_>| match v {
-                Val::Str("traceEvents") => TopKey::TraceEvents,
-                Val::Str("baseTimeNanoseconds") => TopKey::BaseTime,
-                Val::Str("schemaVersion" | "deviceProperties" | "traceName" | "distributedInfo") => TopKey::PyTorch,
-                Val::Str(s) => {
-                    if keys.len() < 8 {
-                        keys.push(s.chars().take(40).collect());
-                    }
-                    TopKey::Other
-                }
-                _ => TopKey::Other,
-            }))?;
-            let Some(key) = key else { break };
-            match key {
-                TopKey::TraceEvents => {
-                    if p.saw_trace_events {
-                        return Err(A::Error::custom("`traceEvents` appears twice"));
-                    }
-                    p.saw_trace_events = true;
-                    map.next_value_seed(EventsSeed(p))?;
-                }
-                TopKey::BaseTime => {
-                    p.pytorch_envelope = true;
-                    p.base_time_ns = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?;
-                }
-                TopKey::PyTorch => {
-                    p.pytorch_envelope = true;
-                    map.next_value::<IgnoredAny>()?;
-                }
-                TopKey::Other => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-struct EventsSeed<'a>(&'a mut Parser);
-
-impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(EventsVisitor(self.0))
-    }
-}
-
-struct EventsVisitor<'a>(&'a mut Parser);
-
-impl<'de> Visitor<'de> for EventsVisitor<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an array of trace events")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let p = self.0;
-        loop {
-            let mut fields = Fields::default();
-            let got = seq.next_element_seed(EventSeed { p: &mut *p, f: &mut fields })?;
-            if got.is_none() {
-                break;
-            }
-            p.event(fields);
-        }
-        Ok(())
-    }
-}
 
 struct EventSeed<'a> {
     p: &'a mut Parser,

@@ -173,10 +173,53 @@ pub(crate) fn sort_events(events: &mut [Event]) {
     events.sort_unstable_by_key(|e| (e.start_ps, std::cmp::Reverse(e.dur_ps), e.name));
 }
 
+/// A small fast hasher (FxHash) for the readers' maps: their keys are short names and ids, and the
+/// maps are never exposed to untrusted-key flooding concerns beyond one file's own content.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        for &b in chunks.remainder() {
+            self.add(u64::from(b));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl FxHasher {
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// `HashMap` with [`FxHasher`].
+pub(crate) type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+
 /// A string interner for [`Timeline::names`].
 #[derive(Default)]
 pub(crate) struct Interner {
-    ids: HashMap<String, NameId>,
+    ids: FxMap<String, NameId>,
     names: Vec<String>,
 }
 

@@ -127,11 +127,64 @@ pub fn read_chrome_trace_file(path: &Path) -> Result<Timeline, AnalysisError> {
 
 /// Reads a Chrome trace JSON document (uncompressed) from `reader`, streaming (see the module docs).
 /// Pass a buffered reader for speed.
+///
+/// An input larger than the first buffer (1 MiB) is read in a 3-stage pipeline on scoped threads:
+/// this thread reads and scans, copying whole events into ~1 MiB batches; a second thread parses each
+/// batch's events with serde; a third interns their names and feeds the [`Parser`], in input order.
+/// Bounded channels keep at most a few batches in flight. Errors are those of a sequential read: the
+/// first one in input order.
 pub fn from_chrome_json(reader: impl Read) -> Result<Timeline, ChromeTraceError> {
     let mut parser = Parser::default();
     let mut scanner = Scanner::new(reader);
-    scanner.document(&mut parser)?;
+    scanner.prefill();
+    if scanner.eof {
+        let mut batcher = Batcher::new(|raw: RawBatch| apply(&mut parser, preparse(&raw)));
+        let scanned = scanner.document(&mut |b: &[u8], line, col| batcher.push(b, line, col));
+        batcher.flush()?;
+        scanned?;
+    } else {
+        pipeline(&mut scanner, &mut parser)?;
+    }
+    parser.set_envelope(std::mem::take(&mut scanner.env));
     parser.finish()
+}
+
+/// The threaded read (see [`from_chrome_json`]).
+fn pipeline<R: Read>(scanner: &mut Scanner<R>, parser: &mut Parser) -> Result<(), ChromeTraceError> {
+    use std::sync::mpsc::sync_channel;
+    let thread_failed = |what: &str| ChromeTraceError::Io { message: format!("internal error: the {what} thread failed"), position: None };
+    std::thread::scope(|s| {
+        let (raw_tx, raw_rx) = sync_channel::<RawBatch>(2);
+        let (pre_tx, pre_rx) = sync_channel::<PreBatch>(2);
+        let parse = s.spawn(move || {
+            for raw in raw_rx {
+                let pb = preparse(&raw);
+                drop(raw);
+                let stop = pb.err.is_some();
+                if pre_tx.send(pb).is_err() || stop {
+                    break;
+                }
+            }
+        });
+        let feed = s.spawn(move || -> Result<(), ChromeTraceError> {
+            for pb in pre_rx {
+                apply(parser, pb)?;
+            }
+            Ok(())
+        });
+        // A send fails only when a later stage stopped, on an error that comes first in the input.
+        let mut batcher = Batcher::new(move |raw: RawBatch| {
+            raw_tx.send(raw).map_err(|_| ChromeTraceError::Io { message: "pipeline closed".into(), position: None })
+        });
+        let scanned = scanner.document(&mut |b: &[u8], line, col| batcher.push(b, line, col));
+        let flushed = batcher.flush();
+        drop(batcher);
+        let parsed = parse.join();
+        feed.join().map_err(|_| thread_failed("parser"))??;
+        parsed.map_err(|_| thread_failed("event parsing"))?;
+        flushed?;
+        scanned
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -149,6 +202,20 @@ struct Scanner<R> {
     line_start: u64,
     /// Absolute offset of `buf[0]`.
     consumed: u64,
+    /// A read error met while prefilling, reported by the next `fill` (where the reads would have met it).
+    pending: Option<std::io::Error>,
+    /// What the top level says (read here, handed to the [`Parser`] at the end).
+    env: Envelope,
+}
+
+/// The top-level facts that the scanner reads outside `traceEvents`.
+#[derive(Default)]
+struct Envelope {
+    base_time_ns: Option<i64>,
+    pytorch_envelope: bool,
+    saw_trace_events: bool,
+    top_is_array: bool,
+    top_keys: Vec<String>,
 }
 
 enum Top {
@@ -158,7 +225,30 @@ enum Top {
 
 impl<R: Read> Scanner<R> {
     fn new(r: R) -> Self {
-        Scanner { r, buf: vec![0; 1 << 20], pos: 0, end: 0, eof: false, line: 1, line_start: 0, consumed: 0 }
+        Scanner {
+            r,
+            buf: vec![0; 1 << 20],
+            pos: 0,
+            end: 0,
+            eof: false,
+            line: 1,
+            line_start: 0,
+            consumed: 0,
+            pending: None,
+            env: Envelope::default(),
+        }
+    }
+
+    /// Fills the empty buffer (until full, EOF or a read error, which is kept for the next `fill`).
+    fn prefill(&mut self) {
+        while !self.eof && self.pending.is_none() && self.end < self.buf.len() {
+            match self.r.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => self.pending = Some(e),
+            }
+        }
     }
 
     fn position(&self) -> Option<Position> {
@@ -192,7 +282,11 @@ impl<R: Read> Scanner<R> {
             self.buf.resize(grown, 0);
         }
         loop {
-            match self.r.read(&mut self.buf[self.end..]) {
+            let read = match self.pending.take() {
+                Some(e) => Err(e),
+                None => self.r.read(&mut self.buf[self.end..]),
+            };
+            match read {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(false);
@@ -266,7 +360,7 @@ impl<R: Read> Scanner<R> {
                     continue;
                 }
                 // Fast path: jump to the next quote or backslash.
-                match self.buf[i..self.end].iter().position(|&c| c == b'"' || c == b'\\') {
+                match find_quote_or_backslash(&self.buf[i..self.end]) {
                     Some(k) => {
                         i += k;
                         let b = self.buf[i];
@@ -283,6 +377,16 @@ impl<R: Read> Scanner<R> {
                     None => i = self.end,
                 }
                 continue;
+            }
+            if !scalar {
+                // Skip to the next byte that matters outside strings.
+                match self.buf[i..self.end].iter().position(|&c| STRUCTURAL[usize::from(c)]) {
+                    Some(k) => i += k,
+                    None => {
+                        i = self.end;
+                        continue;
+                    }
+                }
             }
             let b = self.buf[i];
             i += 1;
@@ -345,7 +449,10 @@ impl<R: Read> Scanner<R> {
         }
     }
 
-    fn document(&mut self, p: &mut Parser) -> Result<(), ChromeTraceError> {
+    fn document<S: FnMut(&[u8], usize, usize) -> Result<(), ChromeTraceError>>(
+        &mut self,
+        sink: &mut S,
+    ) -> Result<(), ChromeTraceError> {
         let top = match self.peek()? {
             None => {
                 return Err(ChromeTraceError::NotATrace {
@@ -372,10 +479,10 @@ impl<R: Read> Scanner<R> {
         self.pos += 1;
         match top {
             Top::Array => {
-                p.top_is_array = true;
-                self.events(p)?;
+                self.env.top_is_array = true;
+                self.events(sink)?;
             }
-            Top::Object => self.object(p)?,
+            Top::Object => self.object(sink)?,
         }
         match self.peek()? {
             None => Ok(()),
@@ -390,7 +497,10 @@ impl<R: Read> Scanner<R> {
         }
     }
 
-    fn object(&mut self, p: &mut Parser) -> Result<(), ChromeTraceError> {
+    fn object<S: FnMut(&[u8], usize, usize) -> Result<(), ChromeTraceError>>(
+        &mut self,
+        sink: &mut S,
+    ) -> Result<(), ChromeTraceError> {
         if self.peek()? == Some(b'}') {
             self.pos += 1;
             return Ok(());
@@ -407,13 +517,13 @@ impl<R: Read> Scanner<R> {
             }
             match key.as_str() {
                 "traceEvents" => {
-                    if p.saw_trace_events {
+                    if self.env.saw_trace_events {
                         return Err(ChromeTraceError::NotATrace {
                             reason: "`traceEvents` appears twice".into(),
                             position: self.position(),
                         });
                     }
-                    p.saw_trace_events = true;
+                    self.env.saw_trace_events = true;
                     if self.peek()? != Some(b'[') {
                         return Err(ChromeTraceError::NotATrace {
                             reason: format!(
@@ -425,11 +535,12 @@ impl<R: Read> Scanner<R> {
                         });
                     }
                     self.pos += 1;
-                    self.events(p)?;
+                    self.events(sink)?;
                 }
                 other => {
                     let (s, e, line, col) = self.value()?;
                     let slice = &self.buf[s..e];
+                    let p = &mut self.env;
                     let parsed = match other {
                         "baseTimeNanoseconds" => {
                             p.pytorch_envelope = true;
@@ -461,7 +572,10 @@ impl<R: Read> Scanner<R> {
         }
     }
 
-    fn events(&mut self, p: &mut Parser) -> Result<(), ChromeTraceError> {
+    fn events<S: FnMut(&[u8], usize, usize) -> Result<(), ChromeTraceError>>(
+        &mut self,
+        sink: &mut S,
+    ) -> Result<(), ChromeTraceError> {
         loop {
             match self.peek()? {
                 Some(b']') => {
@@ -472,13 +586,7 @@ impl<R: Read> Scanner<R> {
                 Some(_) => {}
             }
             let (s, e, line, col) = self.value()?;
-            let mut fields = Fields::default();
-            let mut de = serde_json::Deserializer::from_slice(&self.buf[s..e]);
-            EventSeed { p: &mut *p, f: &mut fields }
-                .deserialize(&mut de)
-                .and_then(|()| de.end())
-                .map_err(|err| Self::value_error(&err, line, col))?;
-            p.event(fields);
+            sink(&self.buf[s..e], line, col)?;
             match self.peek()? {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {}
@@ -486,6 +594,40 @@ impl<R: Read> Scanner<R> {
             }
         }
     }
+}
+
+/// The bytes that [`Scanner::value`] acts on outside strings.
+static STRUCTURAL: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'"' as usize] = true;
+    t[b'{' as usize] = true;
+    t[b'}' as usize] = true;
+    t[b'[' as usize] = true;
+    t[b']' as usize] = true;
+    t[b'\n' as usize] = true;
+    t
+};
+
+/// The index of the first `"` or `\\` in `s`, eight bytes at a time.
+fn find_quote_or_backslash(s: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = s.chunks_exact(8);
+    let mut k = 0;
+    for chunk in &mut chunks {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(a);
+        let q = w ^ (LO * u64::from(b'"'));
+        let b = w ^ (LO * u64::from(b'\\'));
+        // Exact for the lowest matching byte (a borrow only marks bytes above a match).
+        let m = (q.wrapping_sub(LO) & !q & HI) | (b.wrapping_sub(LO) & !b & HI);
+        if m != 0 {
+            return Some(k + (m.trailing_zeros() / 8) as usize);
+        }
+        k += 8;
+    }
+    chunks.remainder().iter().position(|&c| c == b'"' || c == b'\\').map(|p| k + p)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -696,12 +838,20 @@ impl Parser {
         whole.checked_sub(base)?.checked_mul(1_000_000)?.checked_add(frac_ps)
     }
 
-    fn id_key(&mut self, v: Val<'_>) -> IdKey {
-        match v {
-            Val::Str(s) => IdKey::Str(self.id_strs.intern(s)),
-            Val::F(f) if f.is_finite() => IdKey::Num(f as i64),
-            v => v.as_i64().map_or(IdKey::None, IdKey::Num),
+    fn pre_id(&mut self, pb: &PreBatch, id: PreId) -> IdKey {
+        match id {
+            PreId::None => IdKey::None,
+            PreId::Num(n) => IdKey::Num(n),
+            PreId::Str(span) => IdKey::Str(self.id_strs.intern(pb.str(span))),
         }
+    }
+
+    fn set_envelope(&mut self, env: Envelope) {
+        self.base_time_ns = env.base_time_ns;
+        self.pytorch_envelope = env.pytorch_envelope;
+        self.saw_trace_events = env.saw_trace_events;
+        self.top_is_array = env.top_is_array;
+        self.top_keys = env.top_keys;
     }
 
     fn name_str(&self, id: Option<NameId>) -> &str {
@@ -1154,23 +1304,199 @@ impl Parser {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Visitors.
+// Event parsing: serde reads one event's bytes into a `PreEvent` whose strings are spans of the
+// batch's arena, with every string that the parser interns recorded as an `Interned` in input order (the
+// interners' contents, e.g. the `cat` values that mark a PyTorch trace, follow that order). `apply`
+// then replays them into the `Parser`.
+
+type Span = (usize, usize);
+
+#[derive(Clone, Copy)]
+enum PreId {
+    None,
+    Num(i64),
+    Str(Span),
+}
+
+#[derive(Clone, Copy)]
+enum Interned {
+    Name(Option<Span>),
+    Cat(Option<Span>),
+    Pid(PreId),
+    Tid(PreId),
+    ArgName(Span),
+    HloOp(Option<Span>),
+    HloCategory(Option<Span>),
+}
+
+/// The scalar fields of one event; its `Interned`s end at `ops_end`.
+#[derive(Clone, Copy, Default)]
+struct PreEvent {
+    any: bool,
+    ph: Option<u8>,
+    ts: Option<f64>,
+    dur: Option<f64>,
+    hlo_module: bool,
+    group_id: Option<i64>,
+    step_num: Option<i64>,
+    root: Option<i64>,
+    ops_end: usize,
+}
+
+/// Events parsed from one [`RawBatch`], up to its first error.
+#[derive(Default)]
+struct PreBatch {
+    arena: String,
+    ops: Vec<Interned>,
+    events: Vec<PreEvent>,
+    err: Option<ChromeTraceError>,
+}
+
+impl PreBatch {
+    fn push_str(&mut self, s: &str) -> Span {
+        let start = self.arena.len();
+        self.arena.push_str(s);
+        (start, self.arena.len())
+    }
+
+    fn push_num(&mut self, n: impl fmt::Display) -> Span {
+        use std::fmt::Write;
+        let start = self.arena.len();
+        let _ = write!(self.arena, "{n}");
+        (start, self.arena.len())
+    }
+
+    fn str(&self, (a, b): Span) -> &str {
+        self.arena.get(a..b).unwrap_or("")
+    }
+
+    fn id(&mut self, v: Val<'_>) -> PreId {
+        match v {
+            Val::Str(s) => PreId::Str(self.push_str(s)),
+            Val::F(f) if f.is_finite() => PreId::Num(f as i64),
+            v => v.as_i64().map_or(PreId::None, PreId::Num),
+        }
+    }
+}
+
+/// Whole events' bytes, copied from the scanner's buffer, with where each ends and starts.
+#[derive(Default)]
+struct RawBatch {
+    bytes: Vec<u8>,
+    /// (end offset in `bytes`, line, column) of each event; each starts where the previous ends.
+    events: Vec<(usize, usize, usize)>,
+}
+
+/// A batch is handed on once it holds this many bytes.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// Collects events into [`RawBatch`]es and hands each full one to `out`.
+struct Batcher<F> {
+    cur: RawBatch,
+    out: F,
+}
+
+impl<F: FnMut(RawBatch) -> Result<(), ChromeTraceError>> Batcher<F> {
+    fn new(out: F) -> Self {
+        Batcher { cur: RawBatch::default(), out }
+    }
+
+    fn push(&mut self, bytes: &[u8], line: usize, col: usize) -> Result<(), ChromeTraceError> {
+        self.cur.bytes.extend_from_slice(bytes);
+        self.cur.events.push((self.cur.bytes.len(), line, col));
+        if self.cur.bytes.len() >= BATCH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), ChromeTraceError> {
+        if self.cur.events.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::take(&mut self.cur);
+        (self.out)(batch)
+    }
+}
+
+/// Parses a batch's events (stopping at the first error, kept in `err`).
+fn preparse(raw: &RawBatch) -> PreBatch {
+    let mut pb = PreBatch { arena: String::with_capacity(1 << 12), ops: Vec::with_capacity(raw.events.len() * 4), ..PreBatch::default() };
+    pb.events.reserve(raw.events.len());
+    let mut start = 0;
+    for &(end, line, col) in &raw.events {
+        let bytes = raw.bytes.get(start..end).unwrap_or_default();
+        start = end;
+        let mut ev = PreEvent::default();
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let parsed = EventSeed { pb: &mut pb, ev: &mut ev }.deserialize(&mut de).and_then(|()| de.end());
+        if let Err(err) = parsed {
+            pb.err = Some(Scanner::<&[u8]>::value_error(&err, line, col));
+            break;
+        }
+        ev.ops_end = pb.ops.len();
+        pb.events.push(ev);
+    }
+    pb
+}
+
+/// Feeds a parsed batch's events to the parser, then returns its error if any.
+fn apply(p: &mut Parser, pb: PreBatch) -> Result<(), ChromeTraceError> {
+    let mut op = 0;
+    for ev in &pb.events {
+        p.scratch.clear();
+        let mut f = Fields {
+            any: ev.any,
+            ph: ev.ph,
+            ts: ev.ts,
+            dur: ev.dur,
+            args: ArgFields {
+                hlo_module: ev.hlo_module,
+                group_id: ev.group_id,
+                step_num: ev.step_num,
+                root: ev.root,
+                ..ArgFields::default()
+            },
+            ..Fields::default()
+        };
+        for o in pb.ops.get(op..ev.ops_end).unwrap_or_default() {
+            match *o {
+                Interned::Name(s) => f.name = s.map(|s| p.names.intern(pb.str(s))),
+                Interned::Cat(s) => f.cat = s.map(|s| p.cats.intern(pb.str(s))),
+                Interned::Pid(id) => f.pid = p.pre_id(&pb, id),
+                Interned::Tid(id) => f.tid = p.pre_id(&pb, id),
+                Interned::ArgName(s) => {
+                    p.scratch.clear();
+                    p.scratch.push_str(pb.str(s));
+                }
+                Interned::HloOp(s) => f.args.hlo_op = s.map(|s| p.names.intern(pb.str(s))),
+                Interned::HloCategory(s) => f.args.hlo_category = s.map(|s| p.cats.intern(pb.str(s))),
+            }
+        }
+        op = ev.ops_end;
+        p.event(f);
+    }
+    match pb.err {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
 
 struct EventSeed<'a> {
-    p: &'a mut Parser,
-    f: &'a mut Fields,
+    pb: &'a mut PreBatch,
+    ev: &'a mut PreEvent,
 }
 
 impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(EventVisitor { p: self.p, f: self.f })
+        d.deserialize_map(EventVisitor { pb: self.pb, ev: self.ev })
     }
 }
 
 struct EventVisitor<'a> {
-    p: &'a mut Parser,
-    f: &'a mut Fields,
+    pb: &'a mut PreBatch,
+    ev: &'a mut PreEvent,
 }
 
 #[derive(Clone, Copy)]
@@ -1192,8 +1518,7 @@ impl<'de> Visitor<'de> for EventVisitor<'_> {
         f.write_str("a trace event object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let EventVisitor { p, f } = self;
-        p.scratch.clear();
+        let EventVisitor { pb, ev } = self;
         while let Some(key) = map.next_key_seed(AnySeed(|v: Val<'_>| match v {
             Val::Str(k) => match k {
                 "ph" => EvKey::Ph,
@@ -1208,39 +1533,41 @@ impl<'de> Visitor<'de> for EventVisitor<'_> {
             },
             _ => EvKey::Other,
         }))? {
-            f.any = true;
+            ev.any = true;
             match key {
                 EvKey::Ph => {
-                    f.ph = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
+                    ev.ph = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
                         Val::Str(s) => s.bytes().next(),
                         _ => None,
                     }))?;
                 }
                 EvKey::Name => {
-                    let names = &mut p.names;
-                    f.name = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
-                        Val::Str(s) => Some(names.intern(s)),
-                        Val::I(n) => Some(names.intern(&n.to_string())),
-                        Val::U(n) => Some(names.intern(&n.to_string())),
+                    let name = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
+                        Val::Str(s) => Some(pb.push_str(s)),
+                        Val::I(n) => Some(pb.push_num(n)),
+                        Val::U(n) => Some(pb.push_num(n)),
                         _ => None,
                     }))?;
+                    pb.ops.push(Interned::Name(name));
                 }
                 EvKey::Cat => {
-                    let cats = &mut p.cats;
-                    f.cat = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
-                        Val::Str(s) => Some(cats.intern(s)),
+                    let cat = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
+                        Val::Str(s) => Some(pb.push_str(s)),
                         _ => None,
                     }))?;
+                    pb.ops.push(Interned::Cat(cat));
                 }
                 EvKey::Pid => {
-                    f.pid = map.next_value_seed(AnySeed(|v: Val<'_>| p.id_key(v)))?;
+                    let id = map.next_value_seed(AnySeed(|v: Val<'_>| pb.id(v)))?;
+                    pb.ops.push(Interned::Pid(id));
                 }
                 EvKey::Tid => {
-                    f.tid = map.next_value_seed(AnySeed(|v: Val<'_>| p.id_key(v)))?;
+                    let id = map.next_value_seed(AnySeed(|v: Val<'_>| pb.id(v)))?;
+                    pb.ops.push(Interned::Tid(id));
                 }
-                EvKey::Ts => f.ts = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_f64()))?,
-                EvKey::Dur => f.dur = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_f64()))?,
-                EvKey::Args => map.next_value_seed(ArgsSeed { p: &mut *p, a: &mut f.args })?,
+                EvKey::Ts => ev.ts = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_f64()))?,
+                EvKey::Dur => ev.dur = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_f64()))?,
+                EvKey::Args => map.next_value_seed(ArgsSeed { pb: &mut *pb, ev: &mut *ev })?,
                 EvKey::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -1251,20 +1578,20 @@ impl<'de> Visitor<'de> for EventVisitor<'_> {
 }
 
 struct ArgsSeed<'a> {
-    p: &'a mut Parser,
-    a: &'a mut ArgFields,
+    pb: &'a mut PreBatch,
+    ev: &'a mut PreEvent,
 }
 
 impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(ArgsVisitor { p: self.p, a: self.a })
+        d.deserialize_any(ArgsVisitor { pb: self.pb, ev: self.ev })
     }
 }
 
 struct ArgsVisitor<'a> {
-    p: &'a mut Parser,
-    a: &'a mut ArgFields,
+    pb: &'a mut PreBatch,
+    ev: &'a mut PreEvent,
 }
 
 #[derive(Clone, Copy)]
@@ -1307,7 +1634,7 @@ impl<'de> Visitor<'de> for ArgsVisitor<'_> {
         Ok(())
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let ArgsVisitor { p, a } = self;
+        let ArgsVisitor { pb, ev } = self;
         while let Some(key) = map.next_key_seed(AnySeed(|v: Val<'_>| match v {
             Val::Str(k) => match k {
                 "name" => ArgKey::Name,
@@ -1323,37 +1650,34 @@ impl<'de> Visitor<'de> for ArgsVisitor<'_> {
         }))? {
             match key {
                 ArgKey::Name => {
-                    let scratch = &mut p.scratch;
-                    map.next_value_seed(AnySeed(|v: Val<'_>| {
-                        scratch.clear();
-                        match v {
-                            Val::Str(s) => scratch.push_str(s),
-                            Val::I(n) => scratch.push_str(&n.to_string()),
-                            Val::U(n) => scratch.push_str(&n.to_string()),
-                            _ => {}
-                        }
+                    let span = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
+                        Val::Str(s) => pb.push_str(s),
+                        Val::I(n) => pb.push_num(n),
+                        Val::U(n) => pb.push_num(n),
+                        _ => (0, 0),
                     }))?;
+                    pb.ops.push(Interned::ArgName(span));
                 }
                 ArgKey::HloOp => {
-                    let names = &mut p.names;
-                    a.hlo_op = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
-                        Val::Str(s) => Some(names.intern(s)),
+                    let op = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
+                        Val::Str(s) => Some(pb.push_str(s)),
                         _ => None,
                     }))?;
+                    pb.ops.push(Interned::HloOp(op));
                 }
                 ArgKey::HloModule => {
-                    a.hlo_module = map.next_value_seed(AnySeed(|v: Val<'_>| matches!(v, Val::Str(_))))?;
+                    ev.hlo_module = map.next_value_seed(AnySeed(|v: Val<'_>| matches!(v, Val::Str(_))))?;
                 }
                 ArgKey::HloCategory => {
-                    let cats = &mut p.cats;
-                    a.hlo_category = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
-                        Val::Str(s) => Some(cats.intern(s)),
+                    let c = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
+                        Val::Str(s) => Some(pb.push_str(s)),
                         _ => None,
                     }))?;
+                    pb.ops.push(Interned::HloCategory(c));
                 }
-                ArgKey::GroupId => a.group_id = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?,
-                ArgKey::StepNum => a.step_num = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?,
-                ArgKey::Root => a.root = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?,
+                ArgKey::GroupId => ev.group_id = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?,
+                ArgKey::StepNum => ev.step_num = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?,
+                ArgKey::Root => ev.root = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?,
                 ArgKey::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }

@@ -146,8 +146,10 @@ pub struct StepMarker {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TimelineSource {
+    #[serde(rename = "xspace")]
     XSpace,
     ChromeJson,
+    #[serde(rename = "pytorch_json")]
     PyTorchJson,
 }
 

@@ -312,7 +312,7 @@ impl Analysis {
     /// storing a summary row for each — an error row when the profile cannot be analysed, so a corrupt
     /// profile is reported once, not retried forever. Returns what was done.
     pub async fn analyze_pending(&self, limit: u32) -> Result<Vec<PendingOutcome>> {
-        let ids = self.meta().await?.experiments_awaiting_analysis(PROFILE_SUMMARY_TOOL, ArtifactKind::Xprof, limit).await?;
+        let ids = self.meta().await?.experiments_awaiting_analysis(PROFILE_SUMMARY_TOOL, ArtifactKind::Xprof, &[XPLANE_SUFFIX], limit).await?;
         let mut out = Vec::new();
         for id in ids {
             let options = AnalyzeOptions::default();
@@ -340,6 +340,26 @@ impl Analysis {
                     self.meta().await?.put_analysis_summary(id, &row).await?;
                     out.push(PendingOutcome { experiment: id, error: Some(e.to_string()), mfu: None });
                 }
+            }
+        }
+        // Experiments whose only trace is a Chrome trace JSON (a PyTorch profiler trace, say) get the
+        // trace analysis alone; a failure is recorded in the row so it is reported once.
+        let traced = self.meta().await?.experiments_awaiting_analysis(TRACE_SUMMARY_TOOL, ArtifactKind::Trace, &[".json", ".json.gz"], limit).await?;
+        for id in traced {
+            if let Err(e) = self.trace(&id.to_string(), None, &TraceOptions::default()).await {
+                let row = AnalysisSummary {
+                    tool: TRACE_SUMMARY_TOOL.into(),
+                    mfu: None,
+                    step_time_ms: None,
+                    duty_cycle: None,
+                    peak_memory_bytes: None,
+                    bound_by: None,
+                    details: serde_json::json!({ "error": e.to_string() }),
+                };
+                self.meta().await?.put_analysis_summary(id, &row).await?;
+                out.push(PendingOutcome { experiment: id, error: Some(format!("trace analysis: {e}")), mfu: None });
+            } else {
+                out.push(PendingOutcome { experiment: id, error: None, mfu: None });
             }
         }
         Ok(out)

@@ -155,3 +155,23 @@ fn an_experiment_gets_its_trace_summary_row() {
     let total = &r["total"];
     assert!(within(idle, 100.0 * total["idle_us"].as_f64().unwrap() / total["duration_us"].as_f64().unwrap(), 0.001), "{row}");
 }
+
+#[test]
+fn an_experiment_with_only_a_pytorch_trace_gets_a_trace_row() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(falcon(dir.path(), &["init"]).status.code(), Some(0));
+    let src = data("pytorch_cpu_tfm2.pt.trace.json.gz");
+    std::fs::write(
+        dir.path().join("t.yaml"),
+        format!(
+            "name: torch\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'cp {} $FALCON_ARTIFACT_DIR/rank0.pt.trace.json.gz']\nresources: {{accelerator: cpu}}\n",
+            src.display()
+        ),
+    )
+    .unwrap();
+    let shown = json(&falcon(dir.path(), &["exp", "submit", "t.yaml", "--wait", "--json"]));
+    let rows = shown["analysis"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{shown}");
+    assert_eq!(rows[0]["tool"], "trace");
+    assert_eq!(rows[0]["details"]["steps"], 3, "ProfilerStep#2..4: {}", rows[0]);
+}

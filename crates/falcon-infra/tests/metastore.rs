@@ -460,7 +460,50 @@ async fn goal_claims_are_atomic_ordered_and_leased(store: MetaStore) {
     assert!(matches!(&err, InfraError::Conflict(m) if m.contains("ACHIEVED")), "{err}");
 }
 
+async fn analysis_work_list_is_completed_experiments_with_matching_artifacts_and_no_row(store: MetaStore) {
+    let mut ids = Vec::new();
+    for (name, key) in [("xplane", "plugins/profile/r/h.xplane.pb"), ("torch", "rank0.pt.trace.json.gz"), ("hlo", "m.hlo.txt"), ("running", "p/h.xplane.pb")] {
+        let id = store.insert_experiment(&experiment(name, &[])).await.unwrap().id;
+        let kind = ArtifactKind::recognise(key);
+        store
+            .insert_artifact(&NewArtifact {
+                experiment: Some(id),
+                job: None,
+                kind,
+                key: format!("experiments/{id}/{key}"),
+                uri: format!("file:///a/experiments/{id}/{key}"),
+                size: 1,
+                sha256: "ab".repeat(32),
+                content_type: "application/octet-stream".into(),
+            })
+            .await
+            .unwrap();
+        store.transition_experiment(id, ExperimentStatus::Pending, ExperimentStatus::Running, "run", None).await.unwrap();
+        if name != "running" {
+            store.transition_experiment(id, ExperimentStatus::Running, ExperimentStatus::Completed, "done", None).await.unwrap();
+        }
+        ids.push(id);
+    }
+    let profiles = store.experiments_awaiting_analysis("profile", ArtifactKind::Xprof, &[".xplane.pb"], 10).await.unwrap();
+    assert_eq!(profiles, [ids[0]], "completed, with a profile, not the running one");
+    let traces = store.experiments_awaiting_analysis("trace", ArtifactKind::Trace, &[".json", ".json.gz"], 10).await.unwrap();
+    assert_eq!(traces, [ids[1]], "a Chrome trace, not an HLO dump");
+    let row = AnalysisSummary {
+        tool: "trace".into(),
+        mfu: None,
+        step_time_ms: None,
+        duty_cycle: None,
+        peak_memory_bytes: None,
+        bound_by: None,
+        details: serde_json::json!({}),
+    };
+    store.put_analysis_summary(ids[1], &row).await.unwrap();
+    assert!(store.experiments_awaiting_analysis("trace", ArtifactKind::Trace, &[".json", ".json.gz"], 10).await.unwrap().is_empty());
+    assert_eq!(store.experiments_awaiting_analysis("trace", ArtifactKind::Trace, &[], 10).await.unwrap(), [ids[2]], "any key without suffixes");
+}
+
 on_both_databases!(
+    analysis_work_list_is_completed_experiments_with_matching_artifacts_and_no_row,
     goal_claims_are_atomic_ordered_and_leased,
     migrations_are_current_and_reapplying_is_harmless,
     experiments_round_trip_with_labels_and_history,

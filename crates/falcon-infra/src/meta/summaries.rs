@@ -181,30 +181,43 @@ impl MetaStore {
         })
     }
 
-    /// Completed experiments that have at least one artifact of `artifact_kind` and no summary row for
-    /// `tool` yet, oldest first: the work list of the analysis step of the worker loop.
+    /// Completed experiments that have at least one artifact of `artifact_kind` whose key ends with one of
+    /// `key_suffixes` (any key when empty) and no summary row for `tool` yet, oldest first: the work list
+    /// of the analysis step of the worker loop.
     pub async fn experiments_awaiting_analysis(
         &self,
         tool: &str,
         artifact_kind: falcon_core::artifact::ArtifactKind,
+        key_suffixes: &[&str],
         limit: u32,
     ) -> Result<Vec<ExperimentId>> {
         const T: &str = "experiments";
+        let suffix_filter = if key_suffixes.is_empty() {
+            String::new()
+        } else {
+            format!(" AND ({})", vec!["a.object_key LIKE ?"; key_suffixes.len()].join(" OR "))
+        };
+        let sql = format!(
+            "SELECT e.id AS id FROM experiments e \
+             WHERE e.status = ? \
+               AND EXISTS (SELECT 1 FROM artifacts a WHERE a.experiment_id = e.id AND a.kind = ?{suffix_filter}) \
+               AND NOT EXISTS (SELECT 1 FROM analysis_summaries s WHERE s.experiment_id = e.id AND s.tool = ?) \
+             ORDER BY e.id LIMIT ?"
+        );
         with_pool!(self, pool => {
-            let rows = sqlx::query(
-                "SELECT e.id AS id FROM experiments e \
-                 WHERE e.status = ? \
-                   AND EXISTS (SELECT 1 FROM artifacts a WHERE a.experiment_id = e.id AND a.kind = ?) \
-                   AND NOT EXISTS (SELECT 1 FROM analysis_summaries s WHERE s.experiment_id = e.id AND s.tool = ?) \
-                 ORDER BY e.id LIMIT ?",
-            )
-            .bind(falcon_core::status::ExperimentStatus::Completed.as_str())
-            .bind(artifact_kind.as_str())
-            .bind(tool)
-            .bind(i64::from(limit))
-            .fetch_all(pool)
-            .await
-            .map_err(query_err("find experiments awaiting analysis"))?;
+            let mut query = sqlx::query(&sql)
+                .bind(falcon_core::status::ExperimentStatus::Completed.as_str())
+                .bind(artifact_kind.as_str());
+            for suffix in key_suffixes {
+                // LIKE patterns: a suffix's own `%`/`_` would act as wildcards (the callers' suffixes have none).
+                query = query.bind(format!("%{suffix}"));
+            }
+            let rows = query
+                .bind(tool)
+                .bind(i64::from(limit))
+                .fetch_all(pool)
+                .await
+                .map_err(query_err("find experiments awaiting analysis"))?;
             rows.iter().map(|r| Ok(ExperimentId(r.int(T, "id")?))).collect()
         })
     }

@@ -1423,13 +1423,23 @@ impl<F: FnMut(RawBatch) -> Result<(), ChromeTraceError>> Batcher<F> {
 fn preparse(raw: &RawBatch) -> PreBatch {
     let mut pb = PreBatch { arena: String::with_capacity(1 << 12), ops: Vec::with_capacity(raw.events.len() * 4), ..PreBatch::default() };
     pb.events.reserve(raw.events.len());
+    // One UTF-8 check for the whole batch lets serde read each event as `&str`, skipping its per-string
+    // validation; a batch with invalid UTF-8 is read as bytes, so serde reports the bad string as before.
+    let text = std::str::from_utf8(&raw.bytes).ok();
     let mut start = 0;
     for &(end, line, col) in &raw.events {
-        let bytes = raw.bytes.get(start..end).unwrap_or_default();
-        start = end;
         let mut ev = PreEvent::default();
-        let mut de = serde_json::Deserializer::from_slice(bytes);
-        let parsed = EventSeed { pb: &mut pb, ev: &mut ev }.deserialize(&mut de).and_then(|()| de.end());
+        let parsed = match text.and_then(|t| t.get(start..end)) {
+            Some(event) => {
+                let mut de = serde_json::Deserializer::from_str(event);
+                EventSeed { pb: &mut pb, ev: &mut ev }.deserialize(&mut de).and_then(|()| de.end())
+            }
+            None => {
+                let mut de = serde_json::Deserializer::from_slice(raw.bytes.get(start..end).unwrap_or_default());
+                EventSeed { pb: &mut pb, ev: &mut ev }.deserialize(&mut de).and_then(|()| de.end())
+            }
+        };
+        start = end;
         if let Err(err) = parsed {
             pb.err = Some(Scanner::<&[u8]>::value_error(&err, line, col));
             break;

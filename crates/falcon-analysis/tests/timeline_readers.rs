@@ -460,28 +460,3 @@ proptest! {
         let _ = from_chrome_json(&text.as_bytes()[..cut]);
     }
 }
-
-/// Throughput and memory check on a big file: `FALCON_TRACE_BENCH=/path/to/trace.json cargo test
-/// --release -p falcon-analysis --test timeline_readers -- --ignored --nocapture ingest_bench`
-/// (peak memory with `/usr/bin/time -v`).
-#[test]
-#[ignore]
-fn ingest_bench() {
-    let Ok(path) = std::env::var("FALCON_TRACE_BENCH") else {
-        return;
-    };
-    let path = PathBuf::from(path);
-    let len = std::fs::metadata(&path).expect("bench file").len();
-    let start = std::time::Instant::now();
-    let t = read_chrome_trace_file(&path).expect("read");
-    let secs = start.elapsed().as_secs_f64();
-    let events: usize = t.devices.iter().map(|d| d.events.len() + d.modules.len()).sum::<usize>()
-        + t.host_threads.iter().map(|h| h.events.len()).sum::<usize>();
-    println!(
-        "{} bytes, {} events read, {events} kept, {:.2} s, {:.1} MB/s",
-        len,
-        t.events_read,
-        secs,
-        len as f64 / 1e6 / secs
-    );
-}

@@ -1,31 +1,8 @@
 //! The `falcon` binary as a user runs it: exit codes, JSON on stdout, the error envelope, config precedence.
 
-use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-/// Runs `falcon` in `dir` with a clean environment (no FALCON_* from the caller, HOME inside the test dir).
-fn falcon(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_falcon"));
-    cmd.current_dir(dir).args(args).env("HOME", dir).env_remove("XDG_CONFIG_HOME");
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("FALCON_")) {
-        cmd.env_remove(k);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("run falcon")
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-    })
-}
-
-fn code(out: &Output) -> i32 {
-    out.status.code().expect("exited normally")
-}
+use common::{falcon_with as falcon, json, code};
 
 #[test]
 fn init_then_doctor_works_on_the_embedded_defaults() {

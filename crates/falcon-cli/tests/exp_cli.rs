@@ -1,23 +1,9 @@
 //! `falcon exp …` as a user runs it, on the embedded defaults (SQLite, local artifacts, local jobs).
 
-use serde_json::Value;
+mod common;
+
+use common::{falcon, json};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn falcon(dir: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_falcon"));
-    cmd.current_dir(dir).args(args).env("HOME", dir).env_remove("XDG_CONFIG_HOME");
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("FALCON_")) {
-        cmd.env_remove(k);
-    }
-    cmd.output().expect("run falcon")
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("not JSON ({e}):\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-    })
-}
 
 fn spec(dir: &Path, name: &str, base_ms: u32) -> String {
     let text = format!(

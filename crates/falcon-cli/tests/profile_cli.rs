@@ -1,24 +1,12 @@
 //! `falcon profile …` as a user runs it: analyse files, run directories and experiments; bad input gets
 //! a clear error and the exit code DESIGN.md §6 gives it; an experiment with a profile gets its summary row.
 
+mod common;
+
+use common::{falcon, falcon_with, json};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn falcon(dir: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_falcon"));
-    cmd.current_dir(dir).args(args).env("HOME", dir).env_remove("XDG_CONFIG_HOME");
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("FALCON_")) {
-        cmd.env_remove(k);
-    }
-    cmd.output().expect("run falcon")
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("not JSON ({e}):\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-    })
-}
+use std::process::Command;
 
 fn capture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../falcon-xplane/tests/data").join(name)
@@ -217,15 +205,8 @@ fn a_gs_uri_is_fetched_from_the_bucket_and_analysed() {
         &format!("{endpoint}/upload/storage/v1/b/{bucket}/o?uploadType=media&name={name}")]);
 
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_falcon"));
-        cmd.current_dir(dir.path()).args(args).env("HOME", dir.path());
-        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("FALCON_")) {
-            cmd.env_remove(k);
-        }
-        cmd.env("FALCON_GCS_ENDPOINT", &endpoint).env("FALCON_GCS_ANONYMOUS", "1");
-        cmd.output().unwrap()
-    };
+    let gcs_env = [("FALCON_GCS_ENDPOINT", endpoint.as_str()), ("FALCON_GCS_ANONYMOUS", "1")];
+    let run = |args: &[&str]| falcon_with(dir.path(), args, &gcs_env);
     // The folder of the run: the newest run's hosts are found under it.
     let out = run(&["profile", "analyze", &format!("gs://{bucket}/team/run1"), "--tool", "overview", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));

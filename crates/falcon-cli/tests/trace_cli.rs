@@ -1,24 +1,11 @@
 //! `falcon profile trace` as a user runs it: XSpace and Chrome-trace inputs of the same capture agree, a
 //! PyTorch CPU trace is broken down, bad traces fail clearly, and an experiment gets its `trace` row.
 
+mod common;
+
+use common::{falcon, json};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn falcon(dir: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_falcon"));
-    cmd.current_dir(dir).args(args).env("HOME", dir).env_remove("XDG_CONFIG_HOME");
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("FALCON_")) {
-        cmd.env_remove(k);
-    }
-    cmd.output().expect("run falcon")
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("not JSON ({e}):\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-    })
-}
 
 fn data(name: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");

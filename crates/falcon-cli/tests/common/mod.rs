@@ -1,0 +1,37 @@
+//! Running the `falcon` binary the way a user does, shared by the CLI test files.
+#![allow(dead_code)] // each test file uses its own subset
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs `falcon` in `dir` with a clean environment (no FALCON_* from the caller, HOME inside the test dir)
+/// plus `env`.
+pub fn falcon_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_falcon"));
+    cmd.current_dir(dir).args(args).env("HOME", dir).env_remove("XDG_CONFIG_HOME");
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("FALCON_")) {
+        cmd.env_remove(k);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run falcon")
+}
+
+/// [`falcon_with`] without extra environment.
+pub fn falcon(dir: &Path, args: &[&str]) -> Output {
+    falcon_with(dir, args, &[])
+}
+
+/// Stdout as JSON (panics with stdout and stderr when it is not).
+pub fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    })
+}
+
+/// The exit status.
+pub fn code(out: &Output) -> i32 {
+    out.status.code().expect("exited normally")
+}

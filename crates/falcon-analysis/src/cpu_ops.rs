@@ -68,6 +68,13 @@ pub struct CpuOpStats {
     pub avg_time_us: f64,
     pub min_time_us: f64,
     pub max_time_us: f64,
+    /// Start of the op's first execution, picoseconds since the Unix epoch: orders ops by execution.
+    #[serde(skip)]
+    pub first_start_ps: i128,
+    /// Mean start of the op's executions within their step, picoseconds from the step's start (only
+    /// with steps given, and only over executions inside a step): orders ops within a step.
+    #[serde(skip)]
+    pub mean_step_offset_ps: Option<f64>,
 }
 
 #[derive(Default)]
@@ -77,6 +84,9 @@ struct Acc {
     total_ps: i64,
     min_ps: i64,
     max_ps: i64,
+    first_start_ps: i128,
+    in_step: u64,
+    offset_sum_ps: f64,
 }
 
 fn ps_to_us(ps: i64) -> f64 {
@@ -119,6 +129,17 @@ fn op_identity<'p>(plane: &'p XPlane, ids: &OpStatIds, event: &'p XEvent) -> Opt
 
 /// Aggregates the XLA:CPU op events of `space` (see the module docs for what counts).
 pub fn cpu_op_profile(space: &XSpace) -> CpuOpProfile {
+    cpu_op_profile_in_steps(space, &[])
+}
+
+/// [`cpu_op_profile`], also placing each op within the steps given (sorted by start): its mean start
+/// offset from the start of the step it ran in.
+pub fn cpu_op_profile_in_steps(space: &XSpace, steps: &[crate::steps::Step]) -> CpuOpProfile {
+    let step_of = |t: i128| -> Option<i128> {
+        let i = steps.partition_point(|s| s.start_ps <= t).checked_sub(1)?;
+        let s = &steps[i];
+        (t < s.start_ps + i128::from(s.duration_ps)).then_some(t - s.start_ps)
+    };
     let Some(plane) = space.plane_by_name(HOST_CPU_PLANE) else {
         return CpuOpProfile::default();
     };
@@ -136,13 +157,20 @@ pub fn cpu_op_profile(space: &XSpace) -> CpuOpProfile {
                 continue;
             };
             let d = event.duration_ps.max(0);
+            let start = i128::from(line.timestamp_ns) * 1000 + i128::from(event.offset_ps);
             let acc = groups.entry((module, name)).or_default();
             if acc.count == 0 {
                 acc.min_ps = d;
                 acc.max_ps = d;
+                acc.first_start_ps = start;
             } else {
                 acc.min_ps = acc.min_ps.min(d);
                 acc.max_ps = acc.max_ps.max(d);
+                acc.first_start_ps = acc.first_start_ps.min(start);
+            }
+            if let Some(offset) = step_of(start) {
+                acc.in_step += 1;
+                acc.offset_sum_ps += offset as f64;
             }
             acc.count += 1;
             acc.total_ps = acc.total_ps.saturating_add(d);
@@ -163,6 +191,8 @@ pub fn cpu_op_profile(space: &XSpace) -> CpuOpProfile {
             avg_time_us: ps_to_us(a.total_ps) / a.count as f64,
             min_time_us: ps_to_us(a.min_ps),
             max_time_us: ps_to_us(a.max_ps),
+            first_start_ps: a.first_start_ps,
+            mean_step_offset_ps: (a.in_step > 0).then(|| a.offset_sum_ps / a.in_step as f64),
         })
         .collect();
     // BTreeMap order already gives (module, name) ascending; a stable sort keeps it for ties.

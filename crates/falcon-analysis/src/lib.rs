@@ -5,6 +5,7 @@
 //! experiment state (that is `falcon-exp`) and never renders (that is the interface). Filled by the analysis
 //! issues; the foundation issue places it in the workspace with its allowed dependencies.
 
+pub mod compare;
 pub mod cpu_ops;
 pub mod device;
 pub mod error;

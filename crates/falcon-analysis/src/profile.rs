@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use crate::cpu_ops::{cpu_op_profile, CpuOpProfile};
+use crate::cpu_ops::{cpu_op_profile_in_steps, CpuOpProfile};
 use crate::device::{device_info, DeviceInfo, Hardware};
 use crate::error::Result;
 use crate::hlo_stats::{hlo_stats, HloStatsRow};
@@ -123,6 +123,12 @@ pub struct ProfileReport {
 
 /// Analyses the given host files (one capture) with the tools asked for.
 pub fn analyze_files(files: &[HostFile], options: &AnalyzeOptions) -> Result<ProfileReport> {
+    Ok(analyze_files_with_db(files, options)?.0)
+}
+
+/// [`analyze_files`], also returning the merged device op database the report was computed from (empty
+/// on CPU-only captures and when no tool that needs it was asked for).
+pub(crate) fn analyze_files_with_db(files: &[HostFile], options: &AnalyzeOptions) -> Result<(ProfileReport, OpMetricsDb)> {
     let mut device: Option<DeviceInfo> = None;
     let mut db: Option<OpMetricsDb> = None;
     let mut steps: Option<StepReport> = None;
@@ -151,7 +157,7 @@ pub fn analyze_files(files: &[HostFile], options: &AnalyzeOptions) -> Result<Pro
             }
         }
         if dev.hardware == Hardware::CpuOnly && (options.wants(Tool::Ops) || options.wants(Tool::Overview)) {
-            let profile = cpu_op_profile(&space);
+            let profile = cpu_op_profile_in_steps(&space, &host_steps.steps);
             cpu_ops = Some(match cpu_ops.take() {
                 None => profile,
                 Some(mut all) => {
@@ -209,7 +215,7 @@ pub fn analyze_files(files: &[HostFile], options: &AnalyzeOptions) -> Result<Pro
         by_provenance: op_profile(&db, &device, GroupBy::Provenance, false),
     });
     let ops = options.wants(Tool::Hlo).then(|| hlo_stats(&db, &device));
-    Ok(ProfileReport {
+    let report = ProfileReport {
         files: files.to_vec(),
         device,
         overview,
@@ -222,5 +228,6 @@ pub fn analyze_files(files: &[HostFile], options: &AnalyzeOptions) -> Result<Pro
         kernel_steps: options.wants(Tool::Kernels).then_some(kernel_steps),
         steps: options.wants(Tool::Steps).then_some(steps),
         notes,
-    })
+    };
+    Ok((report, db))
 }

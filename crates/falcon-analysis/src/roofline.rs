@@ -430,6 +430,12 @@ fn table_peaks(device: &DeviceInfo) -> Peaks {
     }
 }
 
+/// (peak GFLOP/s, peak HBM GiB/s) of a device, as the roofline uses them.
+pub(crate) fn peaks_of(device: &DeviceInfo) -> (f64, f64) {
+    let p = table_peaks(device);
+    (p.flop, p.hbm)
+}
+
 /// The roofline columns of one op (used by HLO stats).
 pub(crate) fn roofline_point_for_op(
     m: &OpMetrics,

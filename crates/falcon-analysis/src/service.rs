@@ -15,6 +15,7 @@ use falcon_infra::meta::AnalysisSummary;
 use falcon_infra::{ArtifactStore, MetaStore};
 use serde::Serialize;
 
+use crate::compare::{compare_files, CompareOptions, ProfileComparison};
 use crate::error::{AnalysisError, Result};
 use crate::input::{find_profiles, find_trace, host_of, is_chrome_trace_name, HostFile, TraceFiles, XPLANE_SUFFIX};
 use crate::timeline::Timeline;
@@ -214,6 +215,17 @@ impl Analysis {
             }
         }
         Ok((resolved, report))
+    }
+
+    /// Compares two inputs, each anything [`Analysis::resolve`] takes: `a` is the baseline, `b` the
+    /// candidate. `host` keeps one host on both sides.
+    pub async fn compare(&self, a: &str, b: &str, host: Option<&str>, options: &CompareOptions) -> Result<ProfileComparison> {
+        let ra = self.resolve(a, host).await?;
+        let rb = self.resolve(b, host).await?;
+        let opts = *options;
+        tokio::task::spawn_blocking(move || compare_files((&ra.input, &ra.files), (&rb.input, &rb.files), &opts))
+            .await
+            .map_err(|e| AnalysisError::Io(format!("comparison task failed: {e}")))?
     }
 
     /// Finds what a trace analysis of `input` reads: like [`Analysis::resolve`], plus Chrome trace JSON

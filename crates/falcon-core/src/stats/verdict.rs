@@ -20,6 +20,7 @@
 //!    (median b* − median a*) / median a*; the interval is the (1 − c)/2 and (1 + c)/2 quantiles of those
 //!    ratios (linear interpolation). The resampling is seeded, so the same inputs give the same interval.
 //! 4. Decision, with e = `min_effect`, d = `delta_rel`, [lo, hi] the interval, p the p-value:
+//!    - **same** if the two samples are identical (as multisets), whatever their size: there is no shift;
 //!    - **inconclusive** if a side has fewer than `min_samples` values, or d is undefined (a's median is 0
 //!      and b's is not);
 //!    - **improved / regressed** if p ≤ α, |d| ≥ e and the interval excludes 0: a significant shift, large
@@ -258,9 +259,13 @@ pub fn compare(
         None
     };
 
-    let verdict = decide(
-        &stats_a, &stats_b, delta_rel, ci, p_value, direction, opts, &mut notes,
-    );
+    // Identical samples (a capture compared with itself) show no shift whatever their size.
+    let verdict = if !sa.is_empty() && sa == sb {
+        notes.push("the two samples are identical".to_string());
+        VerdictKind::Same
+    } else {
+        decide(&stats_a, &stats_b, delta_rel, ci, p_value, direction, opts, &mut notes)
+    };
     Verdict {
         metric: metric.to_string(),
         direction,
@@ -560,6 +565,15 @@ mod tests {
         );
         assert_eq!(v.verdict, VerdictKind::Same, "{v:?}");
         assert_eq!((v.ci_low_rel, v.ci_high_rel), (Some(0.0), Some(0.0)));
+        // Identical samples too small for the test are still the same (a profile compared with itself),
+        // while two small different samples stay inconclusive.
+        let v = compare("step_time_s", Direction::LowerIsBetter, &[0.3, 0.1], &[0.1, 0.3], &CompareOptions::default());
+        assert_eq!(v.verdict, VerdictKind::Same, "{v:?}");
+        assert!(v.notes.iter().any(|n| n.contains("identical")), "{v:?}");
+        let v = compare("step_time_s", Direction::LowerIsBetter, &[0.3, 0.1], &[0.1, 0.31], &CompareOptions::default());
+        assert_eq!(v.verdict, VerdictKind::Inconclusive, "{v:?}");
+        let v = compare("step_time_s", Direction::LowerIsBetter, &[], &[], &CompareOptions::default());
+        assert_eq!(v.verdict, VerdictKind::Inconclusive, "{v:?}");
     }
 
     #[test]

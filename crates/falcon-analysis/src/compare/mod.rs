@@ -1,0 +1,604 @@
+//! A/B compare of two captures: A is the baseline, B the candidate.
+//!
+//! What it answers, and how:
+//!
+//! * **Did step time change?** The per-step times of both captures go through
+//!   [`falcon_core::stats::compare`], the one verdict implementation EXP's `exp compare` also uses
+//!   (`improved | regressed | same | inconclusive`, bootstrap interval, Mann–Whitney p-value). MFU gets
+//!   the same treatment from per-step samples when the profile knows the model FLOPs.
+//! * **Which ops moved?** Ops are paired by [`matching`] (name, deduplicated name, then a fingerprint
+//!   that survives fusion renumbering); every op of either side appears once in [`ProfileComparison::ops`],
+//!   as `matched`, `added` (B only) or `removed` (A only). Self times are summed in integer picoseconds, so
+//!   the per-op deltas add up exactly to the delta of total op time; on device profiles the idle delta makes
+//!   up the rest of the total-time delta.
+//! * **Did they move along the roofline?** Each matched op with cost data has its point (operational
+//!   intensity, FLOP rate) in A and in B, its bound-by on each side, and whether it crossed the ridge.
+//! * **Memory**: peak and per-step growth of the headline allocator.
+//!
+//! Device profiles (TPU, GPU) compare their device op databases; CPU-only captures compare their XLA:CPU
+//! op profiles, which carry no FLOPs or bytes (so no roofline) and no categories (the opcode stands in).
+
+pub mod matching;
+mod rows;
+
+use serde::Serialize;
+
+use falcon_core::stats::{compare as compare_samples, CompareOptions as VerdictOptions, Direction, Verdict};
+
+use crate::device::Hardware;
+use crate::error::{AnalysisError, Result};
+use crate::input::HostFile;
+use crate::op_metrics::OpMetricsDb;
+use crate::profile::{analyze_files_with_db, AnalyzeOptions, ProfileReport, Tool};
+pub use matching::MatchedBy;
+use matching::{match_ops, OpRow};
+
+/// Parameters of a comparison.
+#[derive(Debug, Clone, Copy)]
+pub struct CompareOptions {
+    /// Statistics of the step-time and MFU verdicts.
+    pub verdict: VerdictOptions,
+    /// How many ops the ranked regression and improvement lists keep.
+    pub top: usize,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions { verdict: VerdictOptions::default(), top: 10 }
+    }
+}
+
+/// Where the op times came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpSource {
+    /// Device (TPU/GPU) op databases: self times, FLOPs, bytes, roofline.
+    Device,
+    /// XLA:CPU op profiles of CPU-only captures: times only.
+    XlaCpu,
+}
+
+/// One capture, as compared.
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    /// The input as given (experiment id, file or directory).
+    pub input: String,
+    pub files: Vec<HostFile>,
+    pub device_type: String,
+    /// `tpu`, `gpu` or `cpu`.
+    pub hardware: String,
+    pub device_cores: u32,
+    /// Step times of the profiled steps, milliseconds, in step order.
+    pub step_times_ms: Vec<f64>,
+    /// Ops with time (IDLE excluded).
+    pub ops: usize,
+    /// Sum of op self times, picoseconds.
+    pub op_time_ps: u64,
+    /// Device time (ops + idle), picoseconds; device profiles only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_time_ps: Option<u64>,
+    /// Device idle time, picoseconds; device profiles only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_time_ps: Option<u64>,
+    pub mfu: Option<f64>,
+    /// What the analysis of this side could not do or assumed.
+    pub notes: Vec<String>,
+}
+
+/// A quantity in A and B.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TimeDelta {
+    pub a_us: f64,
+    pub b_us: f64,
+    pub delta_us: f64,
+    /// `b − a` in integer picoseconds (exact).
+    pub delta_ps: i64,
+    /// `(b − a) / a`; `null` when a is 0.
+    pub delta_rel: Option<f64>,
+}
+
+impl TimeDelta {
+    fn of(a_ps: u64, b_ps: u64) -> TimeDelta {
+        TimeDelta {
+            a_us: ps_to_us(a_ps),
+            b_us: ps_to_us(b_ps),
+            delta_us: delta_us(a_ps, b_ps),
+            delta_ps: delta_ps(a_ps, b_ps),
+            delta_rel: rel(a_ps as f64, b_ps as f64),
+        }
+    }
+}
+
+/// Total op time, idle time and device time in A and B.
+#[derive(Debug, Clone, Serialize)]
+pub struct Totals {
+    pub op_time: TimeDelta,
+    /// Device profiles only.
+    pub idle_time: Option<TimeDelta>,
+    /// Device profiles only.
+    pub total_time: Option<TimeDelta>,
+}
+
+/// MFU in A and B.
+#[derive(Debug, Clone, Serialize)]
+pub struct MfuDelta {
+    pub a: Option<f64>,
+    pub b: Option<f64>,
+    /// `b − a` (a fraction, not a ratio).
+    pub delta: Option<f64>,
+    /// Per-step MFU samples compared (metric `mfu`), when both sides know their model FLOPs.
+    pub verdict: Option<Verdict>,
+}
+
+/// `matched`, `added` (B only) or `removed` (A only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpStatus {
+    Matched,
+    Added,
+    Removed,
+}
+
+/// One op in A and/or B.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpChange {
+    /// B's name (A's for a removed op).
+    pub name: String,
+    /// A's name when it differs from B's (a renumbered op).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub a_name: Option<String>,
+    /// HLO module (program) name.
+    pub program: String,
+    pub category: String,
+    pub status: OpStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_by: Option<MatchedBy>,
+    pub a_self_time_us: f64,
+    pub b_self_time_us: f64,
+    pub delta_us: f64,
+    /// `(b − a) / a`; `null` for added ops.
+    pub delta_rel: Option<f64>,
+    /// Exact `b − a`, picoseconds.
+    pub delta_ps: i64,
+    pub a_occurrences: u64,
+    pub b_occurrences: u64,
+    pub a_flops: Option<u64>,
+    pub b_flops: Option<u64>,
+    /// `b_flops / a_flops`.
+    pub flops_ratio: Option<f64>,
+    pub a_bytes: Option<u64>,
+    pub b_bytes: Option<u64>,
+    /// GFLOP/s.
+    pub a_flop_rate: Option<f64>,
+    pub b_flop_rate: Option<f64>,
+    /// GiB/s.
+    pub a_bandwidth: Option<f64>,
+    pub b_bandwidth: Option<f64>,
+    pub a_bound_by: Option<String>,
+    pub b_bound_by: Option<String>,
+}
+
+/// Self time (and costs) of one category in A and B.
+#[derive(Debug, Clone, Serialize)]
+pub struct CategoryChange {
+    pub category: String,
+    pub a_self_time_us: f64,
+    pub b_self_time_us: f64,
+    pub delta_us: f64,
+    pub delta_rel: Option<f64>,
+    pub delta_ps: i64,
+    pub a_ops: usize,
+    pub b_ops: usize,
+    pub a_flops: Option<u64>,
+    pub b_flops: Option<u64>,
+    pub a_bytes: Option<u64>,
+    pub b_bytes: Option<u64>,
+    /// GFLOP/s over the category's self time.
+    pub a_flop_rate: Option<f64>,
+    pub b_flop_rate: Option<f64>,
+}
+
+/// A matched op's roofline point in A and in B.
+#[derive(Debug, Clone, Serialize)]
+pub struct RooflineChange {
+    pub name: String,
+    pub category: String,
+    /// Operational intensity, FLOP/byte.
+    pub a_oi: f64,
+    /// GFLOP/s.
+    pub a_flop_rate: f64,
+    pub b_oi: f64,
+    pub b_flop_rate: f64,
+    pub a_bound_by: String,
+    pub b_bound_by: String,
+    /// The op is on the other side of the ridge point in B than in A.
+    pub crossed_ridge: bool,
+    pub b_self_time_us: f64,
+    pub delta_us: f64,
+}
+
+/// The roofline frame of each side: peaks and ridge point.
+#[derive(Debug, Clone, Serialize)]
+pub struct RooflinePeaks {
+    /// GFLOP/s.
+    pub a_peak_flop_rate: f64,
+    pub b_peak_flop_rate: f64,
+    /// GiB/s.
+    pub a_peak_hbm_bw: f64,
+    pub b_peak_hbm_bw: f64,
+    /// FLOP/byte.
+    pub a_ridge_point: f64,
+    pub b_ridge_point: f64,
+}
+
+/// Memory of the headline allocator in A and B.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryDelta {
+    pub a_peak_bytes: i64,
+    pub b_peak_bytes: i64,
+    pub delta_peak_bytes: i64,
+    /// Mean change of in-use memory from one step end to the next.
+    pub a_step_growth_bytes: Option<f64>,
+    pub b_step_growth_bytes: Option<f64>,
+    pub delta_step_growth_bytes: Option<f64>,
+    pub a_leak_suspected: bool,
+    pub b_leak_suspected: bool,
+}
+
+/// How the ops were paired.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MatchSummary {
+    pub matched: usize,
+    pub by_name: usize,
+    pub by_deduplicated_name: usize,
+    pub by_fingerprint: usize,
+    pub added: usize,
+    pub removed: usize,
+}
+
+/// The result of `profile compare`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileComparison {
+    pub a: Side,
+    pub b: Side,
+    pub op_source: OpSource,
+    /// Per-step times compared (metric `step_time_s`).
+    pub step_time: Verdict,
+    pub mfu: MfuDelta,
+    pub totals: Totals,
+    /// Every op of either side, largest absolute self-time delta first.
+    pub ops: Vec<OpChange>,
+    /// Largest absolute self-time delta first.
+    pub categories: Vec<CategoryChange>,
+    /// Matched ops with cost data on both sides, B's self time first.
+    pub roofline: Vec<RooflineChange>,
+    /// Absent when neither side has a roofline (CPU captures).
+    pub roofline_peaks: Option<RooflinePeaks>,
+    /// The ops that got slower, largest increase first (at most `top`).
+    pub regressions: Vec<OpChange>,
+    /// The ops that got faster, largest decrease first (at most `top`).
+    pub improvements: Vec<OpChange>,
+    /// Absent when neither capture has allocator events.
+    pub memory: Option<MemoryDelta>,
+    pub matching: MatchSummary,
+    pub notes: Vec<String>,
+}
+
+impl ProfileComparison {
+    /// Whether B is worse than A by a verdict (step time or MFU).
+    pub fn regressed(&self) -> bool {
+        use falcon_core::stats::VerdictKind::Regressed;
+        self.step_time.verdict == Regressed || self.mfu.verdict.as_ref().is_some_and(|v| v.verdict == Regressed)
+    }
+}
+
+/// What one capture contributes to a comparison.
+pub(crate) struct SideData {
+    pub side: Side,
+    rows: Vec<OpRow>,
+    source: OpSource,
+    report: ProfileReport,
+}
+
+fn ps_to_us(ps: u64) -> f64 {
+    ps as f64 / 1e6
+}
+
+fn delta_ps(a: u64, b: u64) -> i64 {
+    i64::try_from(i128::from(b) - i128::from(a)).unwrap_or(if b > a { i64::MAX } else { i64::MIN })
+}
+
+fn delta_us(a: u64, b: u64) -> f64 {
+    delta_ps(a, b) as f64 / 1e6
+}
+
+fn rel(a: f64, b: f64) -> Option<f64> {
+    (a != 0.0).then(|| (b - a) / a).filter(|r| r.is_finite())
+}
+
+fn hardware_name(h: Hardware) -> &'static str {
+    match h {
+        Hardware::Tpu => "tpu",
+        Hardware::Gpu => "gpu",
+        Hardware::CpuOnly => "cpu",
+    }
+}
+
+/// Analyses one capture for a comparison.
+pub(crate) fn side_data(input: &str, files: &[HostFile]) -> Result<SideData> {
+    let options = AnalyzeOptions { tools: vec![Tool::Overview, Tool::Memory, Tool::Steps], model_flops_per_step: None };
+    let (report, db): (ProfileReport, OpMetricsDb) = analyze_files_with_db(files, &options)?;
+    let device = &report.device;
+    let (rows, source) = if device.hardware == Hardware::CpuOnly {
+        (rows::cpu_rows(report.cpu_ops.as_ref().unwrap_or(&Default::default())), OpSource::XlaCpu)
+    } else {
+        (rows::device_rows(&db, device), OpSource::Device)
+    };
+    let op_time_ps: u64 = rows.iter().map(|r| r.self_time_ps).sum();
+    let is_device = source == OpSource::Device;
+    let steps = report.steps.as_ref();
+    let mut notes = report.notes.clone();
+    if let Some(o) = &report.overview {
+        notes.extend(o.notes.iter().cloned());
+    }
+    let side = Side {
+        input: input.to_string(),
+        files: files.to_vec(),
+        device_type: device.device_type.clone(),
+        hardware: hardware_name(device.hardware).to_string(),
+        device_cores: device.device_cores,
+        step_times_ms: steps.map_or_else(Vec::new, |s| s.steps.iter().map(|st| st.duration_ps as f64 / 1e9).collect()),
+        ops: rows.len(),
+        op_time_ps,
+        total_time_ps: is_device.then_some(db.total_time_ps),
+        idle_time_ps: is_device.then(|| db.total_time_ps.saturating_sub(op_time_ps)),
+        mfu: report.overview.as_ref().and_then(|o| o.mfu),
+        notes,
+    };
+    Ok(SideData { side, rows, source, report })
+}
+
+/// Compares two captures, each given as its host files (see [`crate::input::find_profiles`]).
+pub fn compare_files(a: (&str, &[HostFile]), b: (&str, &[HostFile]), options: &CompareOptions) -> Result<ProfileComparison> {
+    let a = side_data(a.0, a.1)?;
+    let b = side_data(b.0, b.1)?;
+    compare_sides(a, b, options)
+}
+
+fn op_change(a: Option<&OpRow>, b: Option<&OpRow>, matched_by: Option<MatchedBy>) -> OpChange {
+    let a_ps = a.map_or(0, |r| r.self_time_ps);
+    let b_ps = b.map_or(0, |r| r.self_time_ps);
+    let main = b.or(a).expect("an op change has at least one side");
+    let status = match (a, b) {
+        (Some(_), Some(_)) => OpStatus::Matched,
+        (None, _) => OpStatus::Added,
+        (_, None) => OpStatus::Removed,
+    };
+    let a_flops = a.and_then(|r| r.flops);
+    let b_flops = b.and_then(|r| r.flops);
+    OpChange {
+        name: main.name.clone(),
+        a_name: a.filter(|r| b.is_some_and(|b| b.name != r.name)).map(|r| r.name.clone()),
+        program: main.module.clone(),
+        category: main.category.clone(),
+        status,
+        matched_by,
+        a_self_time_us: ps_to_us(a_ps),
+        b_self_time_us: ps_to_us(b_ps),
+        delta_us: delta_us(a_ps, b_ps),
+        delta_rel: a.and_then(|_| rel(a_ps as f64, b_ps as f64)),
+        delta_ps: delta_ps(a_ps, b_ps),
+        a_occurrences: a.map_or(0, |r| r.occurrences),
+        b_occurrences: b.map_or(0, |r| r.occurrences),
+        a_flops,
+        b_flops,
+        flops_ratio: match (a_flops, b_flops) {
+            (Some(x), Some(y)) if x > 0 => Some(y as f64 / x as f64),
+            _ => None,
+        },
+        a_bytes: a.and_then(|r| r.bytes_accessed),
+        b_bytes: b.and_then(|r| r.bytes_accessed),
+        a_flop_rate: a.and_then(|r| r.point.as_ref()).map(|p| p.flop_rate_gflops),
+        b_flop_rate: b.and_then(|r| r.point.as_ref()).map(|p| p.flop_rate_gflops),
+        a_bandwidth: a.and_then(|r| r.point.as_ref()).map(|p| p.memory_bw_gibs),
+        b_bandwidth: b.and_then(|r| r.point.as_ref()).map(|p| p.memory_bw_gibs),
+        a_bound_by: a.and_then(|r| r.point.as_ref()).map(|p| p.bound_by.clone()),
+        b_bound_by: b.and_then(|r| r.point.as_ref()).map(|p| p.bound_by.clone()),
+    }
+}
+
+fn sum_opt(acc: &mut Option<u64>, v: Option<u64>) {
+    if let Some(v) = v {
+        *acc = Some(acc.unwrap_or(0).saturating_add(v));
+    }
+}
+
+fn categories(a: &[OpRow], b: &[OpRow]) -> Vec<CategoryChange> {
+    #[derive(Default)]
+    struct Acc {
+        ps: [u64; 2],
+        ops: [usize; 2],
+        flops: [Option<u64>; 2],
+        bytes: [Option<u64>; 2],
+    }
+    let mut by: std::collections::BTreeMap<&str, Acc> = std::collections::BTreeMap::new();
+    for (side, rows) in [a, b].into_iter().enumerate() {
+        for r in rows {
+            let acc = by.entry(r.category.as_str()).or_default();
+            acc.ps[side] += r.self_time_ps;
+            acc.ops[side] += 1;
+            sum_opt(&mut acc.flops[side], r.flops);
+            sum_opt(&mut acc.bytes[side], r.bytes_accessed);
+        }
+    }
+    let rate = |flops: Option<u64>, ps: u64| flops.filter(|_| ps > 0).map(|f| f as f64 / (ps as f64 / 1e3));
+    let mut out: Vec<CategoryChange> = by
+        .into_iter()
+        .map(|(category, acc)| CategoryChange {
+            category: category.to_string(),
+            a_self_time_us: ps_to_us(acc.ps[0]),
+            b_self_time_us: ps_to_us(acc.ps[1]),
+            delta_us: delta_us(acc.ps[0], acc.ps[1]),
+            delta_rel: rel(acc.ps[0] as f64, acc.ps[1] as f64),
+            delta_ps: delta_ps(acc.ps[0], acc.ps[1]),
+            a_ops: acc.ops[0],
+            b_ops: acc.ops[1],
+            a_flops: acc.flops[0],
+            b_flops: acc.flops[1],
+            a_bytes: acc.bytes[0],
+            b_bytes: acc.bytes[1],
+            a_flop_rate: rate(acc.flops[0], acc.ps[0]),
+            b_flop_rate: rate(acc.flops[1], acc.ps[1]),
+        })
+        .collect();
+    out.sort_by(|x, y| y.delta_ps.unsigned_abs().cmp(&x.delta_ps.unsigned_abs()).then_with(|| x.category.cmp(&y.category)));
+    out
+}
+
+fn memory_delta(a: &ProfileReport, b: &ProfileReport) -> Option<MemoryDelta> {
+    let ma = a.memory.as_ref().filter(|m| m.peak_allocator.is_some());
+    let mb = b.memory.as_ref().filter(|m| m.peak_allocator.is_some());
+    if ma.is_none() && mb.is_none() {
+        return None;
+    }
+    let peak = |m: Option<&crate::memory::MemoryProfile>| m.map_or(0, |m| m.peak_bytes);
+    let growth = |m: Option<&crate::memory::MemoryProfile>| {
+        m.filter(|m| !m.step_growth_bytes.is_empty())
+            .map(|m| m.step_growth_bytes.iter().map(|&g| g as f64).sum::<f64>() / m.step_growth_bytes.len() as f64)
+    };
+    let (ga, gb) = (growth(ma), growth(mb));
+    Some(MemoryDelta {
+        a_peak_bytes: peak(ma),
+        b_peak_bytes: peak(mb),
+        delta_peak_bytes: peak(mb) - peak(ma),
+        a_step_growth_bytes: ga,
+        b_step_growth_bytes: gb,
+        delta_step_growth_bytes: ga.zip(gb).map(|(x, y)| y - x),
+        a_leak_suspected: ma.is_some_and(|m| m.leak_suspected),
+        b_leak_suspected: mb.is_some_and(|m| m.leak_suspected),
+    })
+}
+
+/// Per-step MFU samples: the profile's model FLOPs per step over each step's time.
+fn mfu_samples(report: &ProfileReport, side: &Side) -> Option<Vec<f64>> {
+    let o = report.overview.as_ref()?;
+    let flops = o.mfu_model_flops.filter(|f| *f > 0.0)?;
+    o.mfu?;
+    let peak = report.device.peak_teraflops_per_second * 1e12 * f64::from(report.device.device_cores.max(1));
+    (peak > 0.0).then(|| side.step_times_ms.iter().filter(|t| **t > 0.0).map(|t| flops / (t / 1e3 * peak)).collect())
+}
+
+pub(crate) fn compare_sides(a: SideData, b: SideData, options: &CompareOptions) -> Result<ProfileComparison> {
+    if a.source != b.source {
+        return Err(AnalysisError::Invalid(format!(
+            "cannot compare a {} profile ({}) with a {} profile ({}): one has device ops, the other only XLA:CPU ops",
+            a.side.hardware, a.side.input, b.side.hardware, b.side.input
+        )));
+    }
+    let m = match_ops(&a.rows, &b.rows);
+    let mut ops: Vec<OpChange> = Vec::with_capacity(m.pairs.len() + m.added.len() + m.removed.len());
+    let mut summary = MatchSummary { matched: m.pairs.len(), added: m.added.len(), removed: m.removed.len(), ..MatchSummary::default() };
+    for &(ia, ib, by) in &m.pairs {
+        match by {
+            MatchedBy::Name => summary.by_name += 1,
+            MatchedBy::DeduplicatedName => summary.by_deduplicated_name += 1,
+            MatchedBy::Fingerprint => summary.by_fingerprint += 1,
+        }
+        ops.push(op_change(Some(&a.rows[ia]), Some(&b.rows[ib]), Some(by)));
+    }
+    ops.extend(m.removed.iter().map(|&i| op_change(Some(&a.rows[i]), None, None)));
+    ops.extend(m.added.iter().map(|&i| op_change(None, Some(&b.rows[i]), None)));
+    ops.sort_by(|x, y| {
+        y.delta_ps.unsigned_abs().cmp(&x.delta_ps.unsigned_abs()).then_with(|| x.name.cmp(&y.name)).then_with(|| x.program.cmp(&y.program))
+    });
+
+    let ra = a.report.roofline_frame();
+    let rb = b.report.roofline_frame();
+    let roofline_peaks = (a.source == OpSource::Device).then(|| RooflinePeaks {
+        a_peak_flop_rate: ra.0,
+        b_peak_flop_rate: rb.0,
+        a_peak_hbm_bw: ra.1,
+        b_peak_hbm_bw: rb.1,
+        a_ridge_point: ra.2,
+        b_ridge_point: rb.2,
+    });
+    let mut roofline: Vec<RooflineChange> = m
+        .pairs
+        .iter()
+        .filter_map(|&(ia, ib, _)| {
+            let (x, y) = (&a.rows[ia], &b.rows[ib]);
+            let (pa, pb) = (x.point.as_ref()?, y.point.as_ref()?);
+            let above = |oi: f64, ridge: f64| ridge > 0.0 && oi >= ridge;
+            Some(RooflineChange {
+                name: y.name.clone(),
+                category: y.category.clone(),
+                a_oi: pa.operational_intensity,
+                a_flop_rate: pa.flop_rate_gflops,
+                b_oi: pb.operational_intensity,
+                b_flop_rate: pb.flop_rate_gflops,
+                a_bound_by: pa.bound_by.clone(),
+                b_bound_by: pb.bound_by.clone(),
+                crossed_ridge: above(pa.operational_intensity, ra.2) != above(pb.operational_intensity, rb.2),
+                b_self_time_us: ps_to_us(y.self_time_ps),
+                delta_us: delta_us(x.self_time_ps, y.self_time_ps),
+            })
+        })
+        .collect();
+    roofline.sort_by(|x, y| y.b_self_time_us.total_cmp(&x.b_self_time_us).then_with(|| x.name.cmp(&y.name)));
+
+    let mut regressions: Vec<OpChange> = ops.iter().filter(|o| o.delta_ps > 0).take(options.top).cloned().collect();
+    regressions.sort_by(|x, y| y.delta_ps.cmp(&x.delta_ps));
+    let mut improvements: Vec<OpChange> = ops.iter().filter(|o| o.delta_ps < 0).take(options.top).cloned().collect();
+    improvements.sort_by(|x, y| x.delta_ps.cmp(&y.delta_ps));
+
+    let secs = |s: &Side| s.step_times_ms.iter().map(|t| t / 1e3).collect::<Vec<f64>>();
+    let step_time = compare_samples("step_time_s", Direction::LowerIsBetter, &secs(&a.side), &secs(&b.side), &options.verdict);
+    let mfu_verdict = match (mfu_samples(&a.report, &a.side), mfu_samples(&b.report, &b.side)) {
+        (Some(x), Some(y)) => Some(compare_samples("mfu", Direction::HigherIsBetter, &x, &y, &options.verdict)),
+        _ => None,
+    };
+    let mfu = MfuDelta { a: a.side.mfu, b: b.side.mfu, delta: a.side.mfu.zip(b.side.mfu).map(|(x, y)| y - x), verdict: mfu_verdict };
+    let totals = Totals {
+        op_time: TimeDelta::of(a.side.op_time_ps, b.side.op_time_ps),
+        idle_time: a.side.idle_time_ps.zip(b.side.idle_time_ps).map(|(x, y)| TimeDelta::of(x, y)),
+        total_time: a.side.total_time_ps.zip(b.side.total_time_ps).map(|(x, y)| TimeDelta::of(x, y)),
+    };
+    let mut notes = Vec::new();
+    if a.source == OpSource::XlaCpu {
+        notes.push(
+            "CPU-only captures: op times are XLA:CPU's per-op events; XLA:CPU records no FLOPs, bytes or categories, so there is no roofline and the category is the op's HLO opcode"
+                .to_string(),
+        );
+    }
+    if a.side.step_times_ms.is_empty() || b.side.step_times_ms.is_empty() {
+        notes.push("a capture has no step markers, so there are no per-step times to compare".to_string());
+    }
+    if a.side.device_type != b.side.device_type {
+        notes.push(format!("different devices: A ran on {}, B on {}", a.side.device_type, b.side.device_type));
+    }
+    Ok(ProfileComparison {
+        categories: categories(&a.rows, &b.rows),
+        memory: memory_delta(&a.report, &b.report),
+        a: a.side,
+        b: b.side,
+        op_source: a.source,
+        step_time,
+        mfu,
+        totals,
+        ops,
+        roofline,
+        roofline_peaks,
+        regressions,
+        improvements,
+        matching: summary,
+        notes,
+    })
+}
+
+impl ProfileReport {
+    /// (peak GFLOP/s, peak HBM GiB/s, ridge point FLOP/byte) of the device, as the roofline uses them.
+    fn roofline_frame(&self) -> (f64, f64, f64) {
+        let roof = crate::roofline::peaks_of(&self.device);
+        (roof.0, roof.1, if roof.1 > 0.0 { roof.0 / (roof.1 * 1.073_741_824) } else { 0.0 })
+    }
+}

@@ -93,6 +93,45 @@ pub enum ProfileCommand {
         #[arg(long)]
         force: bool,
     },
+    /// A/B compare two profiles (A = baseline, B = candidate): step-time and MFU verdicts, op-level diff,
+    /// category deltas, roofline evolution, memory. Exit 5 with --fail-on-regression when B regressed.
+    Compare(ProfileCompareArgs),
+}
+
+/// Output formats of reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Terminal tables.
+    Table,
+    /// Markdown.
+    Md,
+    /// A self-contained HTML page with charts.
+    Html,
+    /// JSON (same as --json).
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileCompareArgs {
+    /// Baseline: experiment id, `.xplane.pb` file, run directory or gs:// URI.
+    pub a: String,
+    /// Candidate: experiment id, `.xplane.pb` file, run directory or gs:// URI.
+    pub b: String,
+    /// Output format (default: table; --json means json).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Write the report to FILE instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Exit 5 when B regressed (step-time or MFU verdict `regressed`).
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    /// Only this host of multi-host captures (both sides).
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Ops in the ranked regression/improvement lists and text tables (JSON has every op).
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
 }
 
 /// Analyses of `profile trace --analysis`.
@@ -233,6 +272,24 @@ pub enum GoalCommand {
         /// Goal id.
         id: String,
     },
+    /// Report on a goal: target and progress, best experiment, its config diff and metric verdicts against
+    /// the baseline, and the profile comparison of the two.
+    Report(GoalReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GoalReportArgs {
+    /// Goal id.
+    pub id: String,
+    /// Output format (default: table; --json means json).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Write the report to FILE instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Ops in the profile comparison's ranked lists.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
 }
 
 #[derive(Debug, Args)]

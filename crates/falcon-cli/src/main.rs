@@ -6,6 +6,7 @@
 mod cli;
 mod commands;
 mod output;
+mod report;
 mod settings;
 
 use clap::Parser;

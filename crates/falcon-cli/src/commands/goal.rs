@@ -72,6 +72,11 @@ pub async fn run(global: &GlobalArgs, command: &GoalCommand) -> anyhow::Result<E
         GoalCommand::Release(close) => close_goal(global, &exp, close, GoalStatus::Open).await?,
         GoalCommand::Achieve(close) => close_goal(global, &exp, close, GoalStatus::Achieved).await?,
         GoalCommand::Abandon(close) => close_goal(global, &exp, close, GoalStatus::Abandoned).await?,
+        GoalCommand::Report(args) => {
+            let code = crate::commands::goal_report::run(global, &exp, args).await?;
+            exp.close().await;
+            return Ok(code);
+        }
         GoalCommand::Compare { id } => {
             let cmp = exp.compare_goal(parse(id)?).await?;
             if global.json {

@@ -4,8 +4,10 @@ mod config;
 mod doctor;
 mod exp;
 mod goal;
+mod goal_report;
 mod init;
 mod profile;
+mod profile_compare;
 mod session;
 mod worker;
 

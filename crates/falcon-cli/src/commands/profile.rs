@@ -16,6 +16,7 @@ pub async fn run(global: &GlobalArgs, command: &ProfileCommand) -> anyhow::Resul
     let analysis = Analysis::connect(&loaded.config).await?;
     let result = match command {
         ProfileCommand::Analyze(args) => analyze(global, &analysis, args).await,
+        ProfileCommand::Compare(args) => crate::commands::profile_compare::run(global, &analysis, args).await,
         ProfileCommand::Trace(args) => trace(global, &analysis, args).await,
         ProfileCommand::Fetch { target, host } => fetch(global, &analysis, target, host.as_deref()).await,
         ProfileCommand::ExportTrace { target, output, host, force } => {

@@ -3,6 +3,7 @@
 larger config (LARGE below), run for 50 steps with the profiler on for all 50.
 
     .cache/example-venv/bin/python examples/jax_transformer/capture_large.py [OUT_DIR] [--layers N] [--steps N]
+        [--batch-size N]
 
 OUT_DIR defaults to $FALCON_ARTIFACT_DIR, else <repo>/.cache/capture-large-out (gitignored). The capture lands at
 OUT_DIR/plugins/profile/<run>/<host>.xplane.pb (with metrics.jsonl and config_effective.json beside it, as train.py
@@ -44,10 +45,11 @@ def main() -> int:
     p.add_argument("out_dir", nargs="?", default=default_out)
     p.add_argument("--layers", type=int, default=LARGE["layers"])
     p.add_argument("--steps", type=int, default=LARGE["steps"])
+    p.add_argument("--batch-size", type=int, default=LARGE["batch_size"], help="a second capture for A/B compare")
     args = p.parse_args()
 
     try:
-        cfg = train.validate({**train.DEFAULTS, **LARGE, "layers": args.layers, "steps": args.steps})
+        cfg = train.validate({**train.DEFAULTS, **LARGE, "layers": args.layers, "steps": args.steps, "batch_size": args.batch_size})
     except train.ConfigError as e:
         print(f"capture_large.py: error: bad config: {e}", file=sys.stderr)
         return 2

@@ -1,0 +1,178 @@
+//! A/B compare on real captures: the example workload at batch 8 (A) and 16 (B), made by
+//! `examples/jax_transformer/capture_pair.sh`, with XLA's own optimized HLO of each run as the ground truth
+//! of which op is which computation; and the XProf fixtures compared with themselves.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use falcon_analysis::compare::{compare_files, CompareOptions, MatchedBy, OpStatus, ProfileComparison};
+use falcon_analysis::input::find_profiles;
+use falcon_core::stats::VerdictKind;
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+}
+
+fn xplane(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../falcon-xplane/tests/data").join(name)
+}
+
+fn compare(a: &Path, b: &Path) -> ProfileComparison {
+    let fa = find_profiles(a, None).unwrap();
+    let fb = find_profiles(b, None).unwrap();
+    compare_files((&a.display().to_string(), &fa), (&b.display().to_string(), &fb), &CompareOptions::default()).unwrap()
+}
+
+fn assert_all_zero(c: &ProfileComparison) {
+    assert!(!c.ops.is_empty());
+    for o in &c.ops {
+        assert_eq!(o.status, OpStatus::Matched, "{o:?}");
+        assert_eq!(o.matched_by, Some(MatchedBy::Name), "{o:?}");
+        assert_eq!((o.delta_ps, o.delta_us), (0, 0.0), "{o:?}");
+        assert!(o.delta_rel.is_none_or(|r| r == 0.0), "{o:?}");
+        assert!(o.a_name.is_none());
+    }
+    assert!(c.categories.iter().all(|k| k.delta_ps == 0 && k.delta_us == 0.0));
+    assert_eq!((c.matching.added, c.matching.removed), (0, 0));
+    assert_eq!(c.totals.op_time.delta_ps, 0);
+    assert!(c.regressions.is_empty() && c.improvements.is_empty());
+    assert!(c.roofline.iter().all(|r| !r.crossed_ridge && r.delta_us == 0.0 && r.a_oi == r.b_oi));
+}
+
+#[test]
+fn a_capture_compared_with_itself_shows_no_change() {
+    let a = data("compare/batch8");
+    let c = compare(&a, &a);
+    assert_all_zero(&c);
+    assert_eq!(c.step_time.verdict, VerdictKind::Same, "{:?}", c.step_time);
+    assert_eq!(c.step_time.a.n, 8);
+    assert_eq!(c.step_time.delta_rel, Some(0.0));
+    assert!(!c.regressed());
+}
+
+#[test]
+fn device_fixtures_compared_with_themselves_show_no_change() {
+    let tpu = xplane("tpu_v6e_inference.xplane.pb");
+    let c = compare(&tpu, &tpu);
+    assert_all_zero(&c);
+    assert!(!c.roofline.is_empty(), "the TPU capture has cost data");
+    let peaks = c.roofline_peaks.as_ref().unwrap();
+    assert!(peaks.a_ridge_point > 0.0 && peaks.a_ridge_point == peaks.b_ridge_point);
+    for t in [c.totals.idle_time.unwrap(), c.totals.total_time.unwrap()] {
+        assert_eq!(t.delta_ps, 0);
+    }
+    // No step markers in this capture: nothing to test, and the verdict says so.
+    assert_eq!(c.step_time.verdict, VerdictKind::Inconclusive);
+    assert!(c.notes.iter().any(|n| n.contains("no step markers")), "{:?}", c.notes);
+
+    let gpu = xplane("gpu_v100x8_tf.xplane.pb");
+    let c = compare(&gpu, &gpu);
+    assert_eq!(c.step_time.verdict, VerdictKind::Same, "one identical step on each side");
+    assert_eq!(c.totals.total_time.unwrap().delta_ps, 0);
+}
+
+#[test]
+fn on_device_profiles_op_and_idle_deltas_make_up_the_total_time_delta() {
+    // Two different real device captures: the identity holds for any pair.
+    let c = compare(&xplane("gpu_v100x8_tf.xplane.pb"), &xplane("tpu_v6e_inference.xplane.pb"));
+    let (op, idle, total) = (c.totals.op_time, c.totals.idle_time.unwrap(), c.totals.total_time.unwrap());
+    assert_eq!(op.delta_ps + idle.delta_ps, total.delta_ps);
+    assert!(c.notes.iter().any(|n| n.contains("different devices")), "{:?}", c.notes);
+}
+
+#[test]
+fn a_cpu_capture_and_a_device_capture_are_not_compared() {
+    let err = compare_files(
+        ("a", &find_profiles(&data("compare/batch8"), None).unwrap()),
+        ("b", &find_profiles(&xplane("tpu_v6e_inference.xplane.pb"), None).unwrap()),
+        &CompareOptions::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("cannot compare a cpu profile"), "{err}");
+}
+
+#[test]
+fn per_op_deltas_add_up_exactly_to_the_op_time_delta() {
+    let c = compare(&data("compare/batch8"), &data("compare/batch16"));
+    let sum_ps: i64 = c.ops.iter().map(|o| o.delta_ps).sum();
+    assert_eq!(sum_ps, c.totals.op_time.delta_ps);
+    let sum_us: f64 = c.ops.iter().map(|o| o.delta_us).sum();
+    assert!((sum_us - c.totals.op_time.delta_us).abs() < 1e-6 * c.totals.op_time.delta_us.abs());
+    let by_category: i64 = c.categories.iter().map(|k| k.delta_ps).sum();
+    assert_eq!(by_category, c.totals.op_time.delta_ps);
+    // Every op of either side appears exactly once.
+    let a_ops = c.ops.iter().filter(|o| o.status != OpStatus::Added).count();
+    let b_ops = c.ops.iter().filter(|o| o.status != OpStatus::Removed).count();
+    assert_eq!((a_ops, b_ops), (c.a.ops, c.b.ops));
+    // Twice the batch: the step takes much longer, beyond noise.
+    assert_eq!(c.step_time.verdict, VerdictKind::Regressed, "{:?}", c.step_time);
+    assert!(c.step_time.delta_rel.unwrap() > 0.5);
+    assert!(c.regressed());
+    // Ranked lists: largest increase / decrease first.
+    assert!(c.regressions.windows(2).all(|w| w[0].delta_ps >= w[1].delta_ps));
+    assert!(c.improvements.windows(2).all(|w| w[0].delta_ps <= w[1].delta_ps));
+    assert!(c.regressions.iter().all(|o| o.delta_ps > 0));
+    // XLA:CPU records no costs: no roofline, and a note says why.
+    assert!(c.roofline.is_empty() && c.roofline_peaks.is_none());
+    assert!(c.notes.iter().any(|n| n.contains("XLA:CPU records no FLOPs")));
+}
+
+/// `name → (opcode, fusion kind, JAX op_name)` of the ENTRY instructions of an optimized HLO module.
+fn hlo_identities(path: &Path) -> HashMap<String, (String, String, String)> {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_string(&mut text).unwrap();
+    let entry = &text[text.find("ENTRY").expect("an ENTRY computation")..];
+    let mut out = HashMap::new();
+    for line in entry.lines().skip(1) {
+        let line = line.trim_start().trim_start_matches("ROOT ");
+        let Some((lhs, rhs)) = line.split_once(" = ") else { continue };
+        let name = lhs.trim_start_matches('%').to_string();
+        // `<shape> <opcode>(...`: the opcode is the word right before the first '('.
+        let Some(head) = rhs.split('(').next() else { continue };
+        let opcode = head.rsplit(' ').next().unwrap_or("").to_string();
+        let attr = |key: &str| {
+            line.find(key).map(|i| {
+                let rest = &line[i + key.len()..];
+                rest.split(|c| c == ',' || c == '"' || c == ' ').next().unwrap_or("").to_string()
+            })
+        };
+        let kind = attr("kind=").unwrap_or_default();
+        let op_name = line
+            .find("op_name=\"")
+            .map(|i| line[i + 9..].split('"').next().unwrap_or("").to_string())
+            .unwrap_or_default();
+        out.insert(name, (opcode, kind, op_name));
+    }
+    out
+}
+
+#[test]
+fn renumbered_fusions_are_matched_to_the_same_computation() {
+    let c = compare(&data("compare/batch8"), &data("compare/batch16"));
+    let ha = hlo_identities(&data("compare/batch8/hlo/jit_step.after_optimizations.txt.gz"));
+    let hb = hlo_identities(&data("compare/batch16/hlo/jit_step.after_optimizations.txt.gz"));
+    assert!(ha.len() > 300 && hb.len() > 300, "{} {}", ha.len(), hb.len());
+
+    // XLA renumbered many ops between the two runs: taken by name, dozens would pair different computations.
+    let same_name_other_computation = ha.iter().filter(|(n, id)| hb.get(*n).is_some_and(|b| b != *id)).count();
+    assert!(same_name_other_computation >= 30, "{same_name_other_computation}");
+
+    let (mut checked, mut same, mut renumbered_right) = (0, 0, 0);
+    for o in c.ops.iter().filter(|o| o.status == OpStatus::Matched && o.program == "jit_step") {
+        let a_name = o.a_name.as_deref().unwrap_or(&o.name);
+        let (Some(ia), Some(ib)) = (ha.get(a_name), hb.get(&o.name)) else { continue };
+        checked += 1;
+        if ia == ib {
+            same += 1;
+            if a_name != o.name {
+                renumbered_right += 1;
+            }
+        }
+    }
+    assert!(checked > 250, "{checked}");
+    let rate = same as f64 / checked as f64;
+    assert!(rate >= 0.95, "{same} of {checked} matched pairs are the same computation");
+    assert!(renumbered_right >= 30, "{renumbered_right} renumbered ops matched to their computation");
+    assert!(c.matching.by_fingerprint >= 30, "{:?}", c.matching);
+}

@@ -134,7 +134,7 @@ fn hlo_identities(path: &Path) -> HashMap<String, (String, String, String)> {
         let attr = |key: &str| {
             line.find(key).map(|i| {
                 let rest = &line[i + key.len()..];
-                rest.split(|c| c == ',' || c == '"' || c == ' ').next().unwrap_or("").to_string()
+                rest.split([',', '"', ' ']).next().unwrap_or("").to_string()
             })
         };
         let kind = attr("kind=").unwrap_or_default();

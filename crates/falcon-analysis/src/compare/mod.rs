@@ -223,6 +223,9 @@ fn memory_delta(a: &ProfileReport, b: &ProfileReport) -> Option<MemoryDelta> {
 
 /// Per-step MFU samples: the profile's model FLOPs per step over each step's time.
 fn mfu_samples(report: &ProfileReport, side: &Side) -> Option<Vec<f64>> {
+    if side.step_times_ms.is_empty() {
+        return None;
+    }
     let o = report.overview.as_ref()?;
     let flops = o.mfu_model_flops.filter(|f| *f > 0.0)?;
     o.mfu?;

@@ -1,10 +1,222 @@
-//! `falcon profile compare A B`. (Being written.)
+//! `falcon profile compare A B`: the A/B comparison of two captures (A is the baseline), rendered as
+//! terminal tables, Markdown, an HTML page or JSON, on stdout or atomically into a file. When both inputs
+//! are experiments, their config diff goes with it (`config_diff` in JSON).
 
-use crate::cli::{GlobalArgs, ProfileCompareArgs};
+use crate::cli::{GlobalArgs, ProfileCompareArgs, ReportFormat};
+use crate::output::{print_stdout, CliFailure};
+use crate::report::{compare_html, compare_md, compare_table};
+use crate::settings;
+use falcon_analysis::compare::{CompareOptions, ProfileComparison};
 use falcon_analysis::service::Analysis;
+use falcon_core::ids::ExperimentId;
+use falcon_core::stats::VerdictKind;
+use falcon_core::ErrorKind;
+use falcon_exp::diff::Change;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs, analysis: &Analysis, args: &ProfileCompareArgs) -> anyhow::Result<ExitCode> {
-    let _ = (global, analysis, args);
-    anyhow::bail!("profile compare is not built yet")
+    let format = if global.json { ReportFormat::Json } else { args.format.unwrap_or(ReportFormat::Table) };
+    if let Some(out) = &args.output {
+        check_output(out)?;
+    }
+    let ids = experiment_id(&args.a).zip(experiment_id(&args.b));
+    let options = CompareOptions { top: args.top, ..Default::default() };
+    let spinner = (format != ReportFormat::Json && std::io::stderr().is_terminal())
+        .then(|| Spinner::start(format!("comparing {} with {}", args.a, args.b)));
+    let result = analysis.compare(&args.a, &args.b, args.host.as_deref(), &options).await;
+    drop(spinner);
+    let c = result?;
+    let config_diff = match ids {
+        Some((a, b)) => Some(config_diff(global, a, b).await?),
+        None => None,
+    };
+    let text = render(&c, format, args.top, config_diff.as_deref())?;
+    match &args.output {
+        Some(path) => {
+            write_atomically(path, &text)?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print_stdout(text.trim_end_matches('\n'))?,
+    }
+    if args.fail_on_regression && c.regressed() {
+        eprintln!("regression: {}", regression_reason(&c));
+        return Ok(ExitCode::from(ErrorKind::Regression.exit_code() as u8));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The experiment an input names, as [`Analysis::resolve`] reads it: `e-N` or digits, and not a path.
+fn experiment_id(input: &str) -> Option<ExperimentId> {
+    if Path::new(input).exists() || !(input.starts_with("e-") || input.chars().all(|c| c.is_ascii_digit())) {
+        return None;
+    }
+    input.parse().ok()
+}
+
+async fn config_diff(global: &GlobalArgs, a: ExperimentId, b: ExperimentId) -> anyhow::Result<Vec<Change>> {
+    let loaded = settings::load(global)?;
+    let exp = falcon_exp::Exp::connect(&loaded.config).await?;
+    let changes = exp.diff(a, b).await;
+    exp.close().await;
+    Ok(changes?)
+}
+
+fn render(c: &ProfileComparison, format: ReportFormat, top: usize, config_diff: Option<&[Change]>) -> anyhow::Result<String> {
+    Ok(match format {
+        ReportFormat::Json => {
+            let mut value = serde_json::to_value(c)?;
+            if let (Some(changes), Some(map)) = (config_diff, value.as_object_mut()) {
+                map.insert("config_diff".to_string(), serde_json::to_value(changes)?);
+            }
+            serde_json::to_string_pretty(&value)? + "\n"
+        }
+        ReportFormat::Table => compare_table::render_with(c, top, config_diff),
+        ReportFormat::Md => compare_md::render_with(c, top, 1, config_diff),
+        ReportFormat::Html => {
+            let title = format!("Profile comparison: {} → {}", c.a.input, c.b.input);
+            let mut sections = Vec::new();
+            if let Some(changes) = config_diff {
+                sections.push(config_diff_html(changes));
+            }
+            sections.push(compare_html::render_section(c, top));
+            compare_html::render_page(&title, &sections)
+        }
+    })
+}
+
+fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// The experiments' config diff as an HTML section.
+fn config_diff_html(changes: &[Change]) -> String {
+    let mut s = String::from("<section class=\"config-diff\">\n<h2>Config diff</h2>\n");
+    if changes.is_empty() {
+        s.push_str("<p>no differences</p>\n");
+    } else {
+        s.push_str("<table>\n<thead><tr><th>path</th><th>group</th><th>A</th><th>B</th></tr></thead>\n<tbody>\n");
+        for ch in changes {
+            s.push_str(&format!(
+                "<tr><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td></tr>\n",
+                escape_html(&ch.path),
+                ch.group.as_str(),
+                escape_html(&falcon_exp::diff::show(ch.a.as_ref())),
+                escape_html(&falcon_exp::diff::show(ch.b.as_ref()))
+            ));
+        }
+        s.push_str("</tbody>\n</table>\n");
+    }
+    s.push_str("</section>\n");
+    s
+}
+
+/// Why `c.regressed()`: the verdict(s) that say so.
+fn regression_reason(c: &ProfileComparison) -> String {
+    let mut why = Vec::new();
+    for v in std::iter::once(&c.step_time).chain(c.mfu.verdict.as_ref()) {
+        if v.verdict == VerdictKind::Regressed {
+            why.push(compare_table::verdict_line(v, false));
+        }
+    }
+    why.join("; ")
+}
+
+/// The directory `path` goes into (the current one for a bare name).
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Fails early, before the comparison, when the output cannot be written: no such directory, or a directory
+/// in its place.
+fn check_output(path: &Path) -> anyhow::Result<()> {
+    let dir = parent_dir(path);
+    if !dir.is_dir() {
+        return Err(CliFailure::new(ErrorKind::NotFound, format!("cannot write {}: directory {} does not exist", path.display(), dir.display()))
+            .with_hint("create the directory first, or pick another --output")
+            .into());
+    }
+    if path.is_dir() {
+        return Err(CliFailure::new(ErrorKind::Conflict, format!("cannot write {}: it is a directory", path.display())).into());
+    }
+    Ok(())
+}
+
+/// Writes `text` to a temporary file beside `path`, then renames it over `path`: readers see the old file
+/// or the whole new one, never a part.
+fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    check_output(path)?;
+    let dir = parent_dir(path);
+    let name = path.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let failure = |what: &str, e: std::io::Error| CliFailure::new(ErrorKind::Failure, format!("{what} {}: {e}", path.display()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(failure("writing", e).into());
+    }
+    if let Err(e) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(failure("replacing", e).into());
+    }
+    Ok(())
+}
+
+/// A spinner on stderr (only started when stderr is a terminal); stops and clears its line when dropped.
+struct Spinner {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Spinner {
+    fn start(message: String) -> Spinner {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+            let started = std::time::Instant::now();
+            let mut i = 0usize;
+            while !flag.load(Ordering::Relaxed) {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(err, "\r{} {message} … {:.0}s", FRAMES[i % FRAMES.len()], started.elapsed().as_secs_f64());
+                let _ = err.flush();
+                drop(err);
+                i += 1;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+        });
+        Spinner { stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }

@@ -4,3 +4,4 @@
 pub mod compare_html;
 pub mod compare_md;
 pub mod compare_table;
+pub mod svg;

@@ -4,7 +4,7 @@ mod config;
 mod doctor;
 mod exp;
 mod goal;
-mod goal_report;
+pub(crate) mod goal_report;
 mod init;
 mod profile;
 mod profile_compare;

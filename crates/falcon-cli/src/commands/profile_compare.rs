@@ -4,7 +4,7 @@
 
 use crate::cli::{GlobalArgs, ProfileCompareArgs, ReportFormat};
 use crate::output::{print_stdout, CliFailure};
-use crate::report::{compare_html, compare_md, compare_table};
+use crate::report::{compare_html, compare_md, compare_table, html};
 use crate::settings;
 use falcon_analysis::compare::{CompareOptions, ProfileComparison};
 use falcon_analysis::service::Analysis;
@@ -81,24 +81,9 @@ fn render(c: &ProfileComparison, format: ReportFormat, top: usize, config_diff: 
                 sections.push(config_diff_html(changes));
             }
             sections.push(compare_html::render_section(c, top));
-            compare_html::render_page(&title, &sections)
+            html::render_page(&title, &sections)
         }
     })
-}
-
-fn escape_html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(ch),
-        }
-    }
-    out
 }
 
 /// The experiments' config diff as an HTML section.
@@ -111,10 +96,10 @@ fn config_diff_html(changes: &[Change]) -> String {
         for ch in changes {
             s.push_str(&format!(
                 "<tr><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td></tr>\n",
-                escape_html(&ch.path),
+                html::escape(&ch.path),
                 ch.group.as_str(),
-                escape_html(&falcon_exp::diff::show(ch.a.as_ref())),
-                escape_html(&falcon_exp::diff::show(ch.b.as_ref()))
+                html::escape(&falcon_exp::diff::show(ch.a.as_ref())),
+                html::escape(&falcon_exp::diff::show(ch.b.as_ref()))
             ));
         }
         s.push_str("</tbody>\n</table>\n");

@@ -4,4 +4,6 @@
 pub mod compare_html;
 pub mod compare_md;
 pub mod compare_table;
+pub mod goal;
+pub mod html;
 pub mod svg;

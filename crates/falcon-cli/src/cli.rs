@@ -62,6 +62,121 @@ pub enum Command {
     /// XProf profiles: analyse (overview/MFU, ops, HLO stats, roofline, memory, kernels, steps), fetch, export traces.
     #[command(subcommand)]
     Profile(ProfileCommand),
+    /// Numerical alignment across frameworks: metric series (MaxText, Megatron-LM, tfevents, JSONL/CSV) and
+    /// tensor dumps (.npy, .npz, safetensors).
+    #[command(subcommand)]
+    Accuracy(AccuracyCommand),
+    /// Kernel-bench results: achieved TFLOP/s and GB/s, % of roofline, speed-ups, fast_p, regressions.
+    #[command(subcommand)]
+    Kernel(KernelCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AccuracyCommand {
+    /// Align two runs' metric series by step and compare them (A is the reference).
+    Compare(AccuracyCompareArgs),
+    /// Compare two tensor dumps tensor by tensor (A is the reference).
+    Tensors(AccuracyTensorsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AccuracyCompareArgs {
+    /// Reference run: a metrics file (MaxText JSONL or console log, Megatron log or golden-values JSON,
+    /// tfevents file or directory, JSONL, CSV) or an experiment id.
+    pub a: String,
+    /// Candidate run, same kinds as A.
+    pub b: String,
+    /// Metric to compare (repeatable; either side's name); default: the loss metrics of both sides.
+    #[arg(long)]
+    pub metric: Vec<String>,
+    /// Relative tolerance for every compared metric (default per metric: loss 0.05, as Megatron's CI).
+    #[arg(long)]
+    pub rtol: Option<f64>,
+    /// Absolute tolerance (default 0).
+    #[arg(long)]
+    pub atol: Option<f64>,
+    /// Extra name mapping `A_NAME=B_NAME` (repeatable), on top of the built-in map.
+    #[arg(long, value_name = "A=B")]
+    pub map: Vec<String>,
+    /// Step column of generic JSONL/CSV inputs (default: `step`, else `iteration`).
+    #[arg(long)]
+    pub step_column: Option<String>,
+    /// Output format (default: table; --json means json).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Write the report to FILE instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Exit 5 when the overall verdict is `fail`.
+    #[arg(long)]
+    pub fail_on_mismatch: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AccuracyTensorsArgs {
+    /// Reference dump: a `.npy` file, a `.npz` archive, a `.safetensors` file, or a directory of `.npy` files.
+    pub a: String,
+    /// Candidate dump, same kinds as A.
+    pub b: String,
+    /// Name mapping file: one `A_NAME B_NAME` (or `A_NAME=B_NAME`) per line, `#` comments.
+    #[arg(long, value_name = "FILE")]
+    pub map: Option<PathBuf>,
+    /// Relative tolerance of the allclose check (default: torch's per dtype).
+    #[arg(long)]
+    pub rtol: Option<f64>,
+    /// Absolute tolerance of the allclose check (default: torch's per dtype).
+    #[arg(long)]
+    pub atol: Option<f64>,
+    /// Tensor rows in text output (JSON has every tensor).
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Output format (default: table; --json means json).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Exit 5 when any tensor fails allclose.
+    #[arg(long)]
+    pub fail_on_mismatch: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KernelCommand {
+    /// Analyse a kernel-bench results file (JSONL or CSV) or an experiment's results.
+    Analyze(KernelAnalyzeArgs),
+    /// Compare a kernel-bench run with a baseline run, kernel by kernel (BASE is the baseline).
+    Compare(KernelCompareArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KernelAnalyzeArgs {
+    /// Results: a `kernel_bench*.jsonl` / `.csv` file or an experiment id.
+    pub results: String,
+    /// Peak TFLOP/s for % of roofline when the hardware is not in the catalog (e.g. a CPU).
+    #[arg(long)]
+    pub peak_tflops: Option<f64>,
+    /// Peak memory bandwidth in GB/s for % of roofline when the hardware is not in the catalog.
+    #[arg(long)]
+    pub peak_gbs: Option<f64>,
+    /// `fast_p` threshold: the fraction of kernels that are correct and faster than their reference by more
+    /// than this speed-up (KernelBench's p; default 1.0).
+    #[arg(long, default_value_t = 1.0)]
+    pub p: f64,
+    /// Output format (default: table; --json means json).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+}
+
+#[derive(Debug, Args)]
+pub struct KernelCompareArgs {
+    /// Baseline results (file or experiment id).
+    pub base: String,
+    /// New results (file or experiment id).
+    pub new: String,
+    /// Output format (default: table; --json means json).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Exit 5 when any kernel regressed.
+    #[arg(long)]
+    pub fail_on_regression: bool,
 }
 
 #[derive(Debug, Subcommand)]

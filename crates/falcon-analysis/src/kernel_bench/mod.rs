@@ -1,0 +1,1 @@
+//! Kernel-bench results: format, analysis, comparison. (Being written.)

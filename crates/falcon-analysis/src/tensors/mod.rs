@@ -1,0 +1,1 @@
+//! Tensor dump comparison (`.npy`, `.npz`, safetensors). (Being written.)

@@ -162,6 +162,29 @@ impl Analysis {
         Ok(ResolvedProfile { input: id.to_string(), experiment: Some(id), remote: Some(artifacts.uri(&run)), files, downloaded_bytes: downloaded })
     }
 
+    /// Copies an experiment's artifacts of `kind` into the local cache and returns their local paths
+    /// (sorted by key). Not found when the experiment has none.
+    pub async fn fetch_artifacts(&self, id: ExperimentId, kind: ArtifactKind) -> Result<Vec<PathBuf>> {
+        let (meta, artifacts) = self.stores().await?;
+        meta.get_experiment(id).await?;
+        let mut records = meta.list_artifacts(id, Some(kind)).await?;
+        if records.is_empty() {
+            return Err(AnalysisError::NotFound(format!("{id} has no `{}` artifact", kind.as_str())));
+        }
+        records.sort_by(|a, b| a.key.cmp(&b.key));
+        let cache = self.cache_dir().join(id.to_string());
+        let mut paths = Vec::with_capacity(records.len());
+        for rec in &records {
+            let relative = rec.key.strip_prefix(&format!("experiments/{id}/")).unwrap_or(&rec.key);
+            let local = cache.join(relative);
+            if !cached_matches(&local, rec.size, &rec.sha256) {
+                download_from(artifacts, &rec.key, &local, Some((rec.size, &rec.sha256))).await?;
+            }
+            paths.push(local);
+        }
+        Ok(paths)
+    }
+
     /// Copies the profile(s) at a `gs://`/`s3://` URI into the local cache: the object itself when it
     /// ends in `.xplane.pb`, else every `*.xplane.pb` of the newest run under that folder.
     pub async fn fetch_uri(&self, uri: &str, host: Option<&str>) -> Result<ResolvedProfile> {

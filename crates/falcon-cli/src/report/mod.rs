@@ -7,3 +7,6 @@ pub mod compare_table;
 pub mod goal;
 pub mod html;
 pub mod svg;
+pub mod accuracy;
+pub mod kernel;
+pub mod tensors;

@@ -1,0 +1,1 @@
+//! Rendering of the accuracy report. (Being written.)

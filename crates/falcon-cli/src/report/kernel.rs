@@ -1,0 +1,1 @@
+//! Rendering of the kernel report. (Being written.)

@@ -1,0 +1,1 @@
+//! Rendering of the tensors report. (Being written.)

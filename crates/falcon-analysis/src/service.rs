@@ -185,6 +185,33 @@ impl Analysis {
         Ok(paths)
     }
 
+    /// Finds the metrics input of `accuracy compare`: an existing path as is; for an experiment id, its
+    /// `metrics` artifacts copied into the local cache, and the directory of its TensorBoard event files,
+    /// else its first `metrics*.jsonl`.
+    pub async fn accuracy_inputs(&self, input: &str) -> Result<PathBuf> {
+        let path = Path::new(input);
+        if path.exists() {
+            return Ok(path.to_path_buf());
+        }
+        let id = match input.parse::<ExperimentId>() {
+            Ok(id) if input.starts_with("e-") || input.chars().all(|c| c.is_ascii_digit()) => id,
+            _ => return Err(AnalysisError::NotFound(format!("{input}: no such file, directory or experiment"))),
+        };
+        let files = self.fetch_artifacts(id, ArtifactKind::Metrics).await?;
+        let name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if let Some(dir) = files.iter().find(|p| name(p).contains("tfevents")).and_then(|p| p.parent()) {
+            return Ok(dir.to_path_buf());
+        }
+        if let Some(file) = files.iter().find(|p| name(p).starts_with("metrics") && name(p).ends_with(".jsonl")) {
+            return Ok(file.clone());
+        }
+        let names: Vec<String> = files.iter().map(name).collect();
+        Err(AnalysisError::NotFound(format!(
+            "{id} has no TensorBoard event file or `metrics*.jsonl` among its metrics artifacts (it has: {})",
+            names.join(", ")
+        )))
+    }
+
     /// Copies the profile(s) at a `gs://`/`s3://` URI into the local cache: the object itself when it
     /// ends in `.xplane.pb`, else every `*.xplane.pb` of the newest run under that folder.
     pub async fn fetch_uri(&self, uri: &str, host: Option<&str>) -> Result<ResolvedProfile> {
@@ -356,7 +383,7 @@ impl Analysis {
                     // The deep trace analysis of the same capture joins the summary (its own `trace` row);
                     // a failure there does not undo the profile analysis.
                     let trace_error = self.trace(&id.to_string(), None, &TraceOptions::default()).await.err().map(|e| e.to_string());
-                    out.push(PendingOutcome {
+                    out.push(PendingOutcome { tool: "profile",
                         experiment: id,
                         error: trace_error.map(|e| format!("trace analysis: {e}")),
                         mfu: report.overview.as_ref().and_then(|o| o.mfu),
@@ -373,7 +400,7 @@ impl Analysis {
                         details: serde_json::json!({ "error": e.to_string() }),
                     };
                     self.meta().await?.put_analysis_summary(id, &row).await?;
-                    out.push(PendingOutcome { experiment: id, error: Some(e.to_string()), mfu: None });
+                    out.push(PendingOutcome { tool: "profile", experiment: id, error: Some(e.to_string()), mfu: None });
                 }
             }
         }
@@ -392,10 +419,89 @@ impl Analysis {
                     details: serde_json::json!({ "error": e.to_string() }),
                 };
                 self.meta().await?.put_analysis_summary(id, &row).await?;
-                out.push(PendingOutcome { experiment: id, error: Some(format!("trace analysis: {e}")), mfu: None });
+                out.push(PendingOutcome { tool: "trace", experiment: id, error: Some(format!("trace analysis: {e}")), mfu: None });
             } else {
-                out.push(PendingOutcome { experiment: id, error: None, mfu: None });
+                out.push(PendingOutcome { tool: "trace", experiment: id, error: None, mfu: None });
             }
+        }
+        out.extend(self.analyze_pending_kernel_bench(limit).await?);
+        out.extend(self.analyze_pending_accuracy(limit).await?);
+        Ok(out)
+    }
+
+    /// Completed experiments with kernel-bench results and no `kernel_bench` summary: analyse their newest
+    /// results file and store fast_p, correctness and the geometric-mean speed-up (or the error).
+    async fn analyze_pending_kernel_bench(&self, limit: u32) -> Result<Vec<PendingOutcome>> {
+        let ids = self.meta().await?.experiments_awaiting_analysis(KERNEL_BENCH_SUMMARY_TOOL, ArtifactKind::KernelBench, &[], limit).await?;
+        let mut out = Vec::new();
+        for id in ids {
+            let outcome = async {
+                let files = self.fetch_artifacts(id, ArtifactKind::KernelBench).await?;
+                let newest = files.last().cloned().ok_or_else(|| AnalysisError::NotFound(format!("{id} has no kernel-bench results")))?;
+                let results = crate::kernel_bench::read_results(&newest)?;
+                Ok::<_, AnalysisError>(crate::kernel_bench::analyze(&results, &crate::kernel_bench::KernelOptions::default()))
+            }
+            .await;
+            let (details, error) = match outcome {
+                Ok(r) => (
+                    serde_json::json!({
+                        "rows": r.rows.len(), "fast_p": r.fast_p, "fast_0": r.fast_0,
+                        "correct_fraction": r.correct_fraction, "geomean_speedup": r.geomean_speedup,
+                    }),
+                    None,
+                ),
+                Err(e) => (serde_json::json!({ "error": e.to_string() }), Some(format!("kernel-bench analysis: {e}"))),
+            };
+            self.meta().await?.put_analysis_summary(id, &detail_row(KERNEL_BENCH_SUMMARY_TOOL, details)).await?;
+            out.push(PendingOutcome { tool: KERNEL_BENCH_SUMMARY_TOOL, experiment: id, error, mfu: None });
+        }
+        Ok(out)
+    }
+
+    /// Completed experiments of the `accuracy` scenario with metrics and no `accuracy` summary: when the
+    /// spec's `config.accuracy.reference` names a reference (an experiment id or a metrics file), align the
+    /// run with it (the reference is A) and store the verdict and per-metric errors; otherwise store what
+    /// the run logged (series, steps) with a note that there is nothing to compare with.
+    async fn analyze_pending_accuracy(&self, limit: u32) -> Result<Vec<PendingOutcome>> {
+        let meta = self.meta().await?;
+        let ids = meta
+            .experiments_awaiting_analysis_in(Some(falcon_core::status::Scenario::Accuracy), ACCURACY_SUMMARY_TOOL, ArtifactKind::Metrics, &[], limit)
+            .await?;
+        let mut out = Vec::new();
+        for id in ids {
+            let outcome = async {
+                let record = meta.get_experiment(id).await?;
+                let run = crate::accuracy::read::read_path(&self.accuracy_inputs(&id.to_string()).await?, &Default::default())?;
+                let reference = record.spec.pointer("/config/accuracy/reference").and_then(|v| v.as_str()).map(str::to_string);
+                let details = match reference {
+                    Some(r) => {
+                        let a = crate::accuracy::read::read_path(&self.accuracy_inputs(&r).await?, &Default::default())?;
+                        let report = crate::accuracy::align::align(&a, &run, &Default::default())?;
+                        let metrics: Vec<_> = report
+                            .metrics
+                            .iter()
+                            .map(|m| serde_json::json!({
+                                "name": m.name, "verdict": m.verdict, "steps_compared": m.steps_compared,
+                                "max_rel_err": m.max_rel_err, "first_divergence_step": m.first_divergence_step,
+                            }))
+                            .collect();
+                        serde_json::json!({ "reference": r, "verdict": report.verdict, "metrics": metrics })
+                    }
+                    None => serde_json::json!({
+                        "reference": null,
+                        "series": run.series.iter().map(|s| serde_json::json!({ "name": s.name, "steps": s.points.len() })).collect::<Vec<_>>(),
+                        "note": "no config.accuracy.reference in the spec: nothing to align with",
+                    }),
+                };
+                Ok::<_, AnalysisError>(details)
+            }
+            .await;
+            let (details, error) = match outcome {
+                Ok(d) => (d, None),
+                Err(e) => (serde_json::json!({ "error": e.to_string() }), Some(format!("accuracy analysis: {e}"))),
+            };
+            meta.put_analysis_summary(id, &detail_row(ACCURACY_SUMMARY_TOOL, details)).await?;
+            out.push(PendingOutcome { tool: ACCURACY_SUMMARY_TOOL, experiment: id, error, mfu: None });
         }
         Ok(out)
     }
@@ -417,6 +523,8 @@ impl Analysis {
 #[derive(Debug, Clone, Serialize)]
 pub struct PendingOutcome {
     pub experiment: ExperimentId,
+    /// Which analysis: `profile`, `trace`, `kernel_bench` or `accuracy`.
+    pub tool: &'static str,
     /// Why the analysis failed, when it did.
     pub error: Option<String>,
     pub mfu: Option<f64>,
@@ -499,4 +607,13 @@ async fn download_from(store: &ArtifactStore, key: &str, local: &Path, expect: O
         }
     }
     Ok(info.size)
+}
+
+/// Summary-row tool names of the worker's kernel-bench and accuracy analyses.
+pub const KERNEL_BENCH_SUMMARY_TOOL: &str = "kernel_bench";
+pub const ACCURACY_SUMMARY_TOOL: &str = "accuracy";
+
+/// A summary row that has only details (no profile numbers).
+fn detail_row(tool: &str, details: serde_json::Value) -> AnalysisSummary {
+    AnalysisSummary { tool: tool.into(), mfu: None, step_time_ms: None, duty_cycle: None, peak_memory_bytes: None, bound_by: None, details }
 }

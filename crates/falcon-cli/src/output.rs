@@ -4,6 +4,7 @@
 use falcon_core::ErrorKind;
 use serde::Serialize;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// A failure the CLI itself raises (bad config file, missing file, existing file), with its kind and a hint.
@@ -95,4 +96,53 @@ fn classify(err: &anyhow::Error) -> (ErrorKind, Option<String>) {
         }
     }
     (ErrorKind::Failure, None)
+}
+
+// --- report files (`-o FILE`) ---
+
+/// The directory `path` goes into (the current one for a bare name).
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Fails early, before the comparison, when the output cannot be written: no such directory, or a directory
+/// in its place.
+pub fn check_output(path: &Path) -> anyhow::Result<()> {
+    let dir = parent_dir(path);
+    if !dir.is_dir() {
+        return Err(CliFailure::new(ErrorKind::NotFound, format!("cannot write {}: directory {} does not exist", path.display(), dir.display()))
+            .with_hint("create the directory first, or pick another --output")
+            .into());
+    }
+    if path.is_dir() {
+        return Err(CliFailure::new(ErrorKind::Conflict, format!("cannot write {}: it is a directory", path.display())).into());
+    }
+    Ok(())
+}
+
+/// Writes `text` to a temporary file beside `path`, then renames it over `path`: readers see the old file
+/// or the whole new one, never a part.
+pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    check_output(path)?;
+    let dir = parent_dir(path);
+    let name = path.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let failure = |what: &str, e: std::io::Error| CliFailure::new(ErrorKind::Failure, format!("{what} {}: {e}", path.display()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(failure("writing", e).into());
+    }
+    if let Err(e) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(failure("replacing", e).into());
+    }
+    Ok(())
 }

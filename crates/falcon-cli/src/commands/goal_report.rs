@@ -51,7 +51,6 @@ use falcon_exp::diff::Change;
 use falcon_exp::goals::GoalRow;
 use falcon_exp::{Exp, GoalRecord};
 use serde::Serialize;
-use std::path::Path;
 use std::process::ExitCode;
 
 /// The standard metrics compared between the baseline and the best experiment, besides the goal's own.
@@ -113,7 +112,7 @@ pub async fn run(global: &GlobalArgs, exp: &Exp, args: &GoalReportArgs) -> anyho
     };
     match &args.output {
         Some(path) => {
-            write_atomically(path, text.trim_end())?;
+            crate::output::write_atomically(path, &format!("{}\n", text.trim_end()))?;
             eprintln!("wrote {}", path.display());
         }
         None => print_stdout(text.trim_end())?,
@@ -236,19 +235,3 @@ async fn profile_comparison(exp: &Exp, a: ExperimentId, b: ExperimentId, top: us
     }
 }
 
-/// Writes `text` (plus a final newline) to a temporary file next to `path`, then renames it over `path`.
-fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
-    let fail = |e: std::io::Error| {
-        let kind = if e.kind() == std::io::ErrorKind::NotFound { ErrorKind::NotFound } else { ErrorKind::Failure };
-        CliFailure::new(kind, format!("writing {}: {e}", path.display()))
-    };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().ok_or_else(|| CliFailure::new(ErrorKind::Usage, format!("-o {}: not a file name", path.display())))?;
-    let temp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
-    let written = std::fs::write(&temp, format!("{text}\n")).and_then(|()| std::fs::rename(&temp, path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(fail(e).into());
-    }
-    Ok(())
-}

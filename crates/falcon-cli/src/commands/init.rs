@@ -6,7 +6,7 @@ use crate::settings;
 use falcon_core::config::{Config, ConfigLayer, PoolConfig, CONFIG_FILE_NAME, DEFAULT_DATA_DIR};
 use falcon_core::ErrorKind;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Serialize)]
@@ -36,7 +36,7 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitCod
         layer.to_toml()
     );
     std::fs::create_dir_all(&dir).map_err(|e| CliFailure::new(ErrorKind::Failure, format!("creating {}: {e}", dir.display())))?;
-    write_atomically(&path, &text)?;
+    crate::output::write_atomically(&path, &text)?;
 
     // Connect through the file just written (plus environment and flags), creating the database and the
     // artifact directory and applying migrations.
@@ -78,16 +78,4 @@ fn initial_layer(global: &GlobalArgs, cores: u32) -> ConfigLayer {
         pools: Some(vec![PoolConfig::local_cpu(cores)]),
         jobs: None,
     }
-}
-
-/// Writes beside the target and renames, so a crash never leaves half a config file.
-fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
-    let tmp = path.with_extension(format!("toml.tmp-{}", std::process::id()));
-    let fail = |e: std::io::Error| CliFailure::new(ErrorKind::Failure, format!("writing {}: {e}", path.display()));
-    std::fs::write(&tmp, text).map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        fail(e)
-    })?;
-    Ok(())
 }

@@ -42,20 +42,22 @@ pub async fn run(global: &GlobalArgs, args: &WorkerArgs) -> anyhow::Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-/// The analysis step of the loop: completed experiments with a profile and no summary yet get analysed
+/// The analysis step of the loop: completed experiments with a profile, kernel-bench results or (accuracy
+/// scenario) metrics and no summary yet get analysed
 /// (a failure is recorded in the summary row and logged, never stops the loop).
 pub(crate) async fn analyze_completed(json_lines: bool, analysis: &falcon_analysis::service::Analysis) {
     match analysis.analyze_pending(4).await {
         Ok(done) => {
             for d in done {
                 match (&d.error, json_lines) {
-                    (Some(e), _) => tracing::warn!("profile analysis of {} failed: {e}", d.experiment),
+                    (Some(e), _) => tracing::warn!("{} analysis of {} failed: {e}", d.tool, d.experiment),
                     (None, true) => {
-                        let _ = print_json(&serde_json::json!({ "experiment": d.experiment, "analysis": "profile", "mfu": d.mfu }));
+                        let _ = print_json(&serde_json::json!({ "experiment": d.experiment, "analysis": d.tool, "mfu": d.mfu }));
                     }
                     (None, false) => eprintln!(
-                        "falcon worker: {} profile analysed{}",
+                        "falcon worker: {} {} analysed{}",
                         d.experiment,
+                        d.tool,
                         d.mfu.map_or(String::new(), |m| format!(" (MFU {:.2}%)", m * 100.0))
                     ),
                 }

@@ -191,7 +191,20 @@ impl MetaStore {
         key_suffixes: &[&str],
         limit: u32,
     ) -> Result<Vec<ExperimentId>> {
+        self.experiments_awaiting_analysis_in(None, tool, artifact_kind, key_suffixes, limit).await
+    }
+
+    /// [`MetaStore::experiments_awaiting_analysis`], restricted to experiments of one scenario when given.
+    pub async fn experiments_awaiting_analysis_in(
+        &self,
+        scenario: Option<falcon_core::status::Scenario>,
+        tool: &str,
+        artifact_kind: falcon_core::artifact::ArtifactKind,
+        key_suffixes: &[&str],
+        limit: u32,
+    ) -> Result<Vec<ExperimentId>> {
         const T: &str = "experiments";
+        let scenario_filter = if scenario.is_some() { " AND e.scenario = ?" } else { "" };
         let suffix_filter = if key_suffixes.is_empty() {
             String::new()
         } else {
@@ -199,15 +212,17 @@ impl MetaStore {
         };
         let sql = format!(
             "SELECT e.id AS id FROM experiments e \
-             WHERE e.status = ? \
+             WHERE e.status = ?{scenario_filter} \
                AND EXISTS (SELECT 1 FROM artifacts a WHERE a.experiment_id = e.id AND a.kind = ?{suffix_filter}) \
                AND NOT EXISTS (SELECT 1 FROM analysis_summaries s WHERE s.experiment_id = e.id AND s.tool = ?) \
              ORDER BY e.id LIMIT ?"
         );
         with_pool!(self, pool => {
-            let mut query = sqlx::query(&sql)
-                .bind(falcon_core::status::ExperimentStatus::Completed.as_str())
-                .bind(artifact_kind.as_str());
+            let mut query = sqlx::query(&sql).bind(falcon_core::status::ExperimentStatus::Completed.as_str());
+            if let Some(scenario) = scenario {
+                query = query.bind(scenario.as_str());
+            }
+            let mut query = query.bind(artifact_kind.as_str());
             for suffix in key_suffixes {
                 // LIKE patterns: a suffix's own `%`/`_` would act as wildcards (the callers' suffixes have none).
                 query = query.bind(format!("%{suffix}"));

@@ -4,7 +4,7 @@
 //!
 //! Values are printed with 6 significant digits, errors as percents; the JSON report is the struct itself.
 
-use super::compare_table::{new_table, Part, Section};
+use super::compare_table::{new_table, sections_to_markdown, sections_to_text, Part, Section};
 use super::html::{self, escape};
 use super::svg::{self, num, padded_domain, text, tick_label, Linear};
 use falcon_analysis::accuracy::align::{AccuracyReport, AlignedPoint, MetricAlignment, SideInfo, Verdict};
@@ -172,43 +172,12 @@ fn sections(r: &AccuracyReport, markdown: bool) -> Vec<Section> {
 
 /// Plain-text tables for a terminal.
 pub fn render_table(r: &AccuracyReport) -> String {
-    let mut out = String::new();
-    for (i, s) in sections(r, false).iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(&s.title);
-        out.push('\n');
-        for part in &s.parts {
-            match part {
-                Part::Text(t) => out.push_str(t),
-                Part::Table(t) => out.push_str(&t.to_string()),
-            }
-            out.push('\n');
-        }
-    }
-    out
+    sections_to_text(&sections(r, false))
 }
 
 /// Markdown.
 pub fn render_md(r: &AccuracyReport) -> String {
-    let mut out = String::new();
-    for (i, s) in sections(r, true).iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let hashes = if i == 0 { "#" } else { "##" };
-        out.push_str(&format!("{hashes} {}\n", s.title));
-        for part in &s.parts {
-            out.push('\n');
-            match part {
-                Part::Text(t) => out.push_str(t),
-                Part::Table(t) => out.push_str(&t.to_string()),
-            }
-            out.push('\n');
-        }
-    }
-    out
+    sections_to_markdown(&sections(r, true), 1)
 }
 
 /// A self-contained HTML page: verdict cards, the metric table, one chart per compared metric, notes.

@@ -20,14 +20,41 @@ pub fn render(c: &ProfileComparison, top: usize) -> String {
 
 /// [`render`] with the experiments' config diff after the header (when both inputs were experiments).
 pub(crate) fn render_with(c: &ProfileComparison, top: usize, config_diff: Option<&[Change]>) -> String {
+    sections_to_text(&sections(c, top, false, config_diff))
+}
+
+/// Sections as terminal text: each title, then its parts, a blank line between sections.
+pub(crate) fn sections_to_text(sections: &[Section]) -> String {
     let mut out = String::new();
-    for (i, s) in sections(c, top, false, config_diff).iter().enumerate() {
+    for (i, s) in sections.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
         out.push_str(&s.title);
         out.push('\n');
         for part in &s.parts {
+            match part {
+                Part::Text(t) => out.push_str(t),
+                Part::Table(t) => out.push_str(&t.to_string()),
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Sections as Markdown: the first title at heading `level`, the others one level below.
+pub(crate) fn sections_to_markdown(sections: &[Section], level: usize) -> String {
+    let level = level.clamp(1, 5);
+    let mut out = String::new();
+    for (i, s) in sections.iter().enumerate() {
+        let hashes = "#".repeat(if i == 0 { level } else { level + 1 });
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&format!("{hashes} {}\n", s.title));
+        for part in &s.parts {
+            out.push('\n');
             match part {
                 Part::Text(t) => out.push_str(t),
                 Part::Table(t) => out.push_str(&t.to_string()),

@@ -73,6 +73,8 @@ def load_config(argv: list[str]) -> tuple[dict[str, Any], str]:
     parser.add_argument("--dtypes", help="comma-separated: fp32,bf16 (default fp32)")
     parser.add_argument("--kernels", help="comma-separated: matmul,attention (default both)")
     parser.add_argument("--seed", type=int)
+    parser.add_argument("--hardware", help="accelerator type for the rows (default: detected: cpu, or the catalog "
+                        "type of the GPU, e.g. h100-80gb-8)")
     parser.add_argument("--output", help="results file (default $FALCON_ARTIFACT_DIR/kernel_bench_results.jsonl)")
     args = parser.parse_args(argv)
 
@@ -98,6 +100,7 @@ def load_config(argv: list[str]) -> tuple[dict[str, Any], str]:
         if getattr(args, key) is not None:
             cfg[key] = [s.strip() for s in getattr(args, key).split(",") if s.strip()]
     validate(cfg)
+    cfg["hardware"] = args.hardware
     out_dir = os.environ.get("FALCON_ARTIFACT_DIR") or "artifacts"
     output = args.output or os.path.join(out_dir, "kernel_bench_results.jsonl")
     return cfg, output
@@ -247,7 +250,7 @@ def bench_group(np, jax, kernel: str, shape: dict[str, int], dtype: str, args: t
                 "correct": correct,
                 "shape": shape,
                 "dtype": dtype,
-                "hardware": "cpu",
+                "hardware": cfg["hardware"],
                 "times_ms": [round(t, 6) for t in times[name]],
                 "max_abs_diff": max_abs,
                 "atol": tol,
@@ -258,6 +261,23 @@ def bench_group(np, jax, kernel: str, shape: dict[str, int], dtype: str, args: t
         )
     return rows
 
+
+
+def detect_hardware() -> str:
+    """The accelerator type of JAX's first device as Falcon's catalog names it (per chip), else its kind."""
+    import jax
+
+    dev = jax.devices()[0]
+    if dev.platform == "cpu":
+        return "cpu"
+    kind = getattr(dev, "device_kind", "") or dev.platform
+    # Catalog GPU types are 8-GPU machines; the analysis uses their per-chip peaks.
+    known = [("H200", "h200-141gb-8"), ("H100", "h100-80gb-8"), ("A100-SXM4-80GB", "a100-80gb-8"), ("A100 80GB", "a100-80gb-8"),
+             ("A100", "a100-40gb-8")]
+    for needle, name in known:
+        if needle in kind:
+            return name
+    return kind.lower().replace(" ", "-")
 
 def main(argv: list[str]) -> int:
     try:
@@ -270,6 +290,7 @@ def main(argv: list[str]) -> int:
     import jax.numpy as jnp
     import numpy as np
 
+    cfg["hardware"] = cfg.get("hardware") or detect_hardware()
     jnp_dtype = {"fp32": jnp.float32, "bf16": jnp.bfloat16}
     key = jax.random.PRNGKey(cfg["seed"])
     rows: list[dict] = []

@@ -1,13 +1,15 @@
 //! Tensor dump comparison: two dumps (`.npy`, `.npz`, `.safetensors`, or a directory of `.npy` files),
 //! matched by name (plus an optional mapping file), compared tensor by tensor. A is the reference.
 //!
-//! Per tensor, computed in `f64` over chunks read in parallel (never the whole dump in memory unless it is a
-//! compressed `.npz` member): max abs error (with its index and the values there), max rel error |b−a|/|a|
-//! over a ≠ 0 (with the count of a == 0, b ≠ 0 apart), mean abs error, relative L2 ‖b−a‖/‖a‖, cosine
-//! similarity, max ULP distance in the tensor's dtype, `allclose` with `torch.testing.assert_close`'s
+//! Per tensor, computed in `f64` over chunks that worker threads read with positional reads (so memory stays
+//! at a few MiB per thread; only a deflated `.npz` member, or a pair stored in different memory orders, is
+//! held in memory whole, one pair at a time per worker): max abs error (with its index and the values
+//! there), max rel error |b−a|/|a| over a ≠ 0 (with the count of a == 0, b ≠ 0 apart), mean abs error,
+//! relative L2 ‖b−a‖/‖a‖, cosine similarity, max ULP distance in the tensor's dtype, `allclose` with `torch.testing.assert_close`'s
 //! default tolerances per dtype (or the caller's), the fraction of close elements, and NaN/Inf counts. The
-//! error metrics are over positions where both values are finite; NaN positions must match to be close.
-//! See [`metrics`] for the exact definitions.
+//! error metrics are over positions where both values are finite; NaN positions must match to be close
+//! (`metrics.rs` has the exact definitions). Results do not depend on the number of threads: chunk results
+//! are merged in element order.
 //!
 //! Readers accept `.npy` format 1.0/2.0/3.0, both byte orders, C and Fortran order, `f2 f4 f8`, ints,
 //! `b1`, and bfloat16 as numpy writes an `ml_dtypes.bfloat16` (JAX) array (`<V2`); safetensors `F16 BF16
@@ -17,7 +19,7 @@
 mod dtype;
 mod dump;
 mod mapping;
-pub mod metrics;
+mod metrics;
 mod npy;
 
 use crate::error::{AnalysisError, Result};

@@ -390,15 +390,7 @@ impl Analysis {
                     })
                 }
                 Err(e) => {
-                    let row = AnalysisSummary {
-                        tool: PROFILE_SUMMARY_TOOL.into(),
-                        mfu: None,
-                        step_time_ms: None,
-                        duty_cycle: None,
-                        peak_memory_bytes: None,
-                        bound_by: None,
-                        details: serde_json::json!({ "error": e.to_string() }),
-                    };
+                    let row = detail_row(PROFILE_SUMMARY_TOOL, serde_json::json!({ "error": e.to_string() }));
                     self.meta().await?.put_analysis_summary(id, &row).await?;
                     out.push(PendingOutcome { tool: "profile", experiment: id, error: Some(e.to_string()), mfu: None });
                 }
@@ -409,15 +401,7 @@ impl Analysis {
         let traced = self.meta().await?.experiments_awaiting_analysis(TRACE_SUMMARY_TOOL, ArtifactKind::Trace, &[".json", ".json.gz"], limit).await?;
         for id in traced {
             if let Err(e) = self.trace(&id.to_string(), None, &TraceOptions::default()).await {
-                let row = AnalysisSummary {
-                    tool: TRACE_SUMMARY_TOOL.into(),
-                    mfu: None,
-                    step_time_ms: None,
-                    duty_cycle: None,
-                    peak_memory_bytes: None,
-                    bound_by: None,
-                    details: serde_json::json!({ "error": e.to_string() }),
-                };
+                let row = detail_row(TRACE_SUMMARY_TOOL, serde_json::json!({ "error": e.to_string() }));
                 self.meta().await?.put_analysis_summary(id, &row).await?;
                 out.push(PendingOutcome { tool: "trace", experiment: id, error: Some(format!("trace analysis: {e}")), mfu: None });
             } else {

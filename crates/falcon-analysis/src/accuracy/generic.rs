@@ -256,6 +256,17 @@ impl Collector {
 
 /// A number as logs print it: decimal, exponent (`6.159759E+00`), `nan`, `inf`, `-inf`, `Infinity`
 /// (any case); surrounding blanks ignored.
+/// A line a log reader recognised but could not parse: an error naming `path:line`, except the file's
+/// last line when the file ends mid-line (a log still being written), which is skipped with a note.
+pub(crate) fn bad_line(path: &str, line_no: usize, cut_off: bool, msg: String, notes: &mut Vec<String>) -> Result<()> {
+    if cut_off {
+        notes.push(format!("line {line_no} is cut off (the file ends mid-line): skipped ({msg})"));
+        Ok(())
+    } else {
+        Err(AnalysisError::Invalid(format!("{path}:{line_no}: {msg}")))
+    }
+}
+
 pub(crate) fn parse_number(s: &str) -> Option<f64> {
     let s = s.trim();
     if s.is_empty() {

@@ -72,11 +72,7 @@ pub fn parse_log(text: &str, path: &str) -> Result<RunSeries> {
             Ok(())
         };
         if let Err(msg) = parsed {
-            if unterminated && line_no == n_lines {
-                notes.push(format!("line {line_no} is cut off (the file ends mid-line): skipped ({msg})"));
-            } else {
-                return Err(AnalysisError::Invalid(format!("{path}:{line_no}: {msg}")));
-            }
+            super::generic::bad_line(path, line_no, unterminated && line_no == n_lines, msg, &mut notes)?;
         }
     }
     if col.is_empty() {

@@ -28,8 +28,25 @@ pub const ALLOWED_FALCON_DEPS: &[(&str, &[&str])] = &[
 
 /// Crates that must never be reachable (transitively, through normal and build dependencies) from a crate.
 pub const FORBIDDEN_BELOW: &[(&str, &[&str])] = &[
-    ("falcon-core", &["falcon-infra", "falcon-job", "falcon-exp", "falcon-xplane", "falcon-analysis", "falcon-cli", "falcon-api", "sqlx", "opendal", "kube"]),
-    ("falcon-xplane", &["falcon-core", "falcon-infra", "falcon-job", "falcon-exp", "falcon-analysis", "falcon-cli", "falcon-api"]),
+    (
+        "falcon-core",
+        &[
+            "falcon-infra",
+            "falcon-job",
+            "falcon-exp",
+            "falcon-xplane",
+            "falcon-analysis",
+            "falcon-cli",
+            "falcon-api",
+            "sqlx",
+            "opendal",
+            "kube",
+        ],
+    ),
+    (
+        "falcon-xplane",
+        &["falcon-core", "falcon-infra", "falcon-job", "falcon-exp", "falcon-analysis", "falcon-cli", "falcon-api"],
+    ),
     ("falcon-infra", &["falcon-job", "falcon-exp", "falcon-xplane", "falcon-analysis", "falcon-cli", "falcon-api"]),
     ("falcon-job", &["falcon-exp", "falcon-analysis", "falcon-cli", "falcon-api"]),
     ("falcon-exp", &["falcon-analysis", "falcon-cli", "falcon-api"]),
@@ -58,13 +75,16 @@ pub fn layering_violations(metadata: &Metadata) -> Vec<Violation> {
     let resolve = metadata.resolve.as_ref().expect("cargo metadata was run with dependency resolution");
     let nodes: HashMap<&PackageId, &Node> = resolve.nodes.iter().map(|n| (&n.id, n)).collect();
     let name_of = |id: &PackageId| metadata[id].name.to_string();
-    let members: HashMap<String, &PackageId> =
-        metadata.workspace_members.iter().map(|id| (name_of(id), id)).collect();
+    let members: HashMap<String, &PackageId> = metadata.workspace_members.iter().map(|id| (name_of(id), id)).collect();
     let mut out = BTreeSet::new();
 
     for (krate, allowed) in ALLOWED_FALCON_DEPS {
         let Some(id) = members.get(*krate) else {
-            out.insert(Violation { krate: krate.to_string(), dependency: "-".into(), rule: "crate is missing from the workspace".into() });
+            out.insert(Violation {
+                krate: krate.to_string(),
+                dependency: "-".into(),
+                rule: "crate is missing from the workspace".into(),
+            });
             continue;
         };
         for dep in direct_deps(nodes[id]) {
@@ -135,5 +155,9 @@ fn direct_deps(node: &Node) -> impl Iterator<Item = &PackageId> {
 }
 
 fn list(names: &[&str]) -> String {
-    if names.is_empty() { "no Falcon crate".into() } else { names.join(", ") }
+    if names.is_empty() {
+        "no Falcon crate".into()
+    } else {
+        names.join(", ")
+    }
 }

@@ -27,7 +27,8 @@ fn id_of(meta: &Value, name: &str) -> String {
 /// Adds an edge `from → to` of the given kind (`null` = normal, "dev", "build") to the resolve graph.
 fn inject(mut meta: Value, from: &str, to: &str, kind: Value) -> Metadata {
     let (from_id, to_id) = (id_of(&meta, from), id_of(&meta, to));
-    let node = meta["resolve"]["nodes"].as_array_mut().unwrap().iter_mut().find(|n| n["id"] == from_id.as_str()).unwrap();
+    let node =
+        meta["resolve"]["nodes"].as_array_mut().unwrap().iter_mut().find(|n| n["id"] == from_id.as_str()).unwrap();
     node["deps"].as_array_mut().unwrap().push(json!({
         "name": to.replace('-', "_"),
         "pkg": to_id,
@@ -68,7 +69,12 @@ fn a_transitive_arrow_is_caught_with_its_path() {
     assert!(v.iter().any(|v| v.krate == "falcon-infra" && v.dependency == "falcon-job"), "{v:?}");
     // EXP reaching analysis through another crate is caught too.
     let v = layering_violations(&inject(metadata_json(), "falcon-job", "falcon-analysis", Value::Null));
-    assert!(v.iter().any(|v| v.krate == "falcon-exp" && v.dependency == "falcon-analysis" && v.rule.contains("falcon-exp → falcon-job → falcon-analysis")), "{v:?}");
+    assert!(
+        v.iter().any(|v| v.krate == "falcon-exp"
+            && v.dependency == "falcon-analysis"
+            && v.rule.contains("falcon-exp → falcon-job → falcon-analysis")),
+        "{v:?}"
+    );
 }
 
 #[test]

@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use crate::selector::{labels_of, LabelSelector};
-use crate::store::{
-    invalid, is_owned_by, key, name_of, obj_mut, uid_of, Inner, Key, PodRuntime, Res,
-};
+use crate::store::{invalid, is_owned_by, key, name_of, obj_mut, uid_of, Inner, Key, PodRuntime, Res};
 use crate::util::{now_rfc3339, random_suffix, ApiError};
 
 /// The message a pod gets while the fake cluster is "out of TPUs".
@@ -49,23 +47,15 @@ fn is_terminal_phase(p: &str) -> bool {
 }
 
 fn has_condition(obj: &Value, ctype: &str, status: &str) -> bool {
-    obj.pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|cs| {
-            cs.iter().any(|c| {
-                c.get("type").and_then(Value::as_str) == Some(ctype)
-                    && c.get("status").and_then(Value::as_str) == Some(status)
-            })
+    obj.pointer("/status/conditions").and_then(Value::as_array).is_some_and(|cs| {
+        cs.iter().any(|c| {
+            c.get("type").and_then(Value::as_str) == Some(ctype)
+                && c.get("status").and_then(Value::as_str) == Some(status)
         })
+    })
 }
 
-fn cond(
-    ctype: &str,
-    status: &str,
-    reason: Option<&str>,
-    message: Option<&str>,
-    now: &str,
-) -> Value {
+fn cond(ctype: &str, status: &str, reason: Option<&str>, message: Option<&str>, now: &str) -> Value {
     let mut c = json!({
         "type": ctype,
         "status": status,
@@ -82,22 +72,11 @@ fn cond(
 }
 
 fn containers(pod: &Value) -> Vec<Value> {
-    pod.pointer("/spec/containers")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
+    pod.pointer("/spec/containers").and_then(Value::as_array).cloned().unwrap_or_default()
 }
 
 fn container_names(pod: &Value) -> Vec<String> {
-    containers(pod)
-        .iter()
-        .map(|c| {
-            c.get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        })
-        .collect()
+    containers(pod).iter().map(|c| c.get("name").and_then(Value::as_str).unwrap_or("").to_string()).collect()
 }
 
 fn container_status_base(c: &Value) -> Value {
@@ -115,11 +94,7 @@ fn command_line(c: &Value) -> String {
         .iter()
         .filter_map(|f| c.get(*f).and_then(Value::as_array))
         .flatten()
-        .map(|v| {
-            v.as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| v.to_string())
-        })
+        .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
         .collect();
     format!("[{}]", parts.join(" "))
 }
@@ -175,9 +150,7 @@ fn set_pod_running(pod: &mut Value, started_at: &str) {
             s
         })
         .collect();
-    let start_time = str_at(pod, "/status/startTime")
-        .unwrap_or(started_at)
-        .to_string();
+    let start_time = str_at(pod, "/status/startTime").unwrap_or(started_at).to_string();
     pod["status"] = json!({
         "phase": "Running",
         "qosClass": "BestEffort",
@@ -193,20 +166,10 @@ fn set_pod_running(pod: &mut Value, started_at: &str) {
     });
 }
 
-fn set_pod_terminated(
-    pod: &mut Value,
-    exit_code: i32,
-    preempted: bool,
-    started_at: &str,
-    now: &str,
-) {
+fn set_pod_terminated(pod: &mut Value, exit_code: i32, preempted: bool, started_at: &str, now: &str) {
     let failed = preempted || exit_code != 0;
     let why = if failed { "PodFailed" } else { "PodCompleted" };
-    let old_statuses = pod
-        .pointer("/status/containerStatuses")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let old_statuses = pod.pointer("/status/containerStatuses").and_then(Value::as_array).cloned().unwrap_or_default();
     let statuses: Vec<Value> = containers(pod)
         .iter()
         .enumerate()
@@ -251,16 +214,12 @@ fn set_pod_terminated(
                 "DisruptionTarget",
                 "True",
                 Some("PreemptionByScheduler"),
-                Some(
-                    "fake-kube-apiserver: the pod was preempted (simulated preemption of its node)",
-                ),
+                Some("fake-kube-apiserver: the pod was preempted (simulated preemption of its node)"),
                 now,
             ),
         );
     }
-    let start_time = str_at(pod, "/status/startTime")
-        .unwrap_or(started_at)
-        .to_string();
+    let start_time = str_at(pod, "/status/startTime").unwrap_or(started_at).to_string();
     let mut status = json!({
         "phase": if failed { "Failed" } else { "Succeeded" },
         "qosClass": "BestEffort",
@@ -270,9 +229,8 @@ fn set_pod_terminated(
     });
     if preempted {
         status["reason"] = json!("Preempted");
-        status["message"] = json!(
-            "Preempted in order to admit critical pod (fake-kube-apiserver simulated preemption)"
-        );
+        status["message"] =
+            json!("Preempted in order to admit critical pod (fake-kube-apiserver simulated preemption)");
     }
     pod["status"] = status;
 }
@@ -283,30 +241,20 @@ type Cause = (String, &'static str, String);
 
 fn validate_pod_spec(spec: Option<&Value>, prefix: &str, for_job: bool, causes: &mut Vec<Cause>) {
     let Some(spec) = spec.filter(|s| s.is_object()) else {
-        causes.push((
-            prefix.to_string(),
-            "FieldValueRequired",
-            "Required value".into(),
-        ));
+        causes.push((prefix.to_string(), "FieldValueRequired", "Required value".into()));
         return;
     };
     match spec.get("containers").and_then(Value::as_array) {
         Some(cs) if !cs.is_empty() => {
             for (i, c) in cs.iter().enumerate() {
-                if c.get("name")
-                    .and_then(Value::as_str)
-                    .is_none_or(str::is_empty)
-                {
+                if c.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
                     causes.push((
                         format!("{prefix}.containers[{i}].name"),
                         "FieldValueRequired",
                         "Required value".into(),
                     ));
                 }
-                if c.get("image")
-                    .and_then(Value::as_str)
-                    .is_none_or(str::is_empty)
-                {
+                if c.get("image").and_then(Value::as_str).is_none_or(str::is_empty) {
                     causes.push((
                         format!("{prefix}.containers[{i}].image"),
                         "FieldValueRequired",
@@ -315,11 +263,7 @@ fn validate_pod_spec(spec: Option<&Value>, prefix: &str, for_job: bool, causes: 
                 }
             }
         }
-        _ => causes.push((
-            format!("{prefix}.containers"),
-            "FieldValueRequired",
-            "Required value".into(),
-        )),
+        _ => causes.push((format!("{prefix}.containers"), "FieldValueRequired", "Required value".into())),
     }
     if for_job {
         match spec.get("restartPolicy").and_then(Value::as_str) {
@@ -332,9 +276,7 @@ fn validate_pod_spec(spec: Option<&Value>, prefix: &str, for_job: bool, causes: 
             Some(other) => causes.push((
                 format!("{prefix}.restartPolicy"),
                 "FieldValueNotSupported",
-                format!(
-                    "Unsupported value: \"{other}\": supported values: \"OnFailure\", \"Never\""
-                ),
+                format!("Unsupported value: \"{other}\": supported values: \"OnFailure\", \"Never\""),
             )),
         }
     }
@@ -342,11 +284,7 @@ fn validate_pod_spec(spec: Option<&Value>, prefix: &str, for_job: bool, causes: 
 
 fn validate_job_spec(spec: Option<&Value>, prefix: &str, causes: &mut Vec<Cause>) {
     let Some(spec) = spec.filter(|s| s.is_object()) else {
-        causes.push((
-            prefix.to_string(),
-            "FieldValueRequired",
-            "Required value".into(),
-        ));
+        causes.push((prefix.to_string(), "FieldValueRequired", "Required value".into()));
         return;
     };
     for f in ["parallelism", "completions", "backoffLimit"] {
@@ -369,30 +307,15 @@ fn validate_job_spec(spec: Option<&Value>, prefix: &str, causes: &mut Vec<Cause>
             "Required value: when completion mode is Indexed".into(),
         ));
     }
-    validate_pod_spec(
-        spec.pointer("/template/spec"),
-        &format!("{prefix}.template.spec"),
-        true,
-        causes,
-    );
+    validate_pod_spec(spec.pointer("/template/spec"), &format!("{prefix}.template.spec"), true, causes);
 }
 
 fn causes_to_error(res: Res, name: &str, causes: Vec<Cause>) -> ApiError {
-    invalid(
-        res,
-        name,
-        causes
-            .iter()
-            .map(|(f, r, m)| (f.as_str(), *r, m.clone()))
-            .collect(),
-    )
+    invalid(res, name, causes.iter().map(|(f, r, m)| (f.as_str(), *r, m.clone())).collect())
 }
 
 fn label_map(v: &Value, ptr: &str) -> Map<String, Value> {
-    v.pointer(ptr)
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default()
+    v.pointer(ptr).and_then(Value::as_object).cloned().unwrap_or_default()
 }
 
 /// Defaulting the API server and the Job controller do on create.
@@ -412,12 +335,7 @@ fn default_job(job: &mut Value) {
     spec.entry("completionMode").or_insert(json!("NonIndexed"));
     spec.entry("suspend").or_insert(json!(false));
     let has_pfp = spec.get("podFailurePolicy").is_some_and(|p| !p.is_null());
-    spec.entry("podReplacementPolicy")
-        .or_insert(json!(if has_pfp {
-            "Failed"
-        } else {
-            "TerminatingOrFailed"
-        }));
+    spec.entry("podReplacementPolicy").or_insert(json!(if has_pfp { "Failed" } else { "TerminatingOrFailed" }));
     spec.entry("manualSelector").or_insert(json!(false));
     let user_template_labels = label_map(job, "/spec/template/metadata/labels");
     {
@@ -441,12 +359,7 @@ fn default_job(job: &mut Value) {
         .entry("selector")
         .or_insert(json!({"matchLabels": {LABEL_BATCH_CONTROLLER_UID: uid}}));
     let meta = obj_mut(job, "metadata");
-    if meta
-        .get("labels")
-        .and_then(Value::as_object)
-        .is_none_or(Map::is_empty)
-        && !user_template_labels.is_empty()
-    {
+    if meta.get("labels").and_then(Value::as_object).is_none_or(Map::is_empty) && !user_template_labels.is_empty() {
         meta.insert("labels".into(), Value::Object(user_template_labels));
     }
     job["status"] = json!({});
@@ -475,13 +388,9 @@ enum Verdict {
 
 fn failure_verdict(job: &Value, pod: &Value, ns: &str) -> Verdict {
     let pod_name = name_of(pod);
-    let preempted = has_condition(pod, "DisruptionTarget", "True")
-        || str_at(pod, "/status/reason") == Some("Preempted");
-    let preempt_note = if preempted {
-        "; the pod was preempted"
-    } else {
-        ""
-    };
+    let preempted =
+        has_condition(pod, "DisruptionTarget", "True") || str_at(pod, "/status/reason") == Some("Preempted");
+    let preempt_note = if preempted { "; the pod was preempted" } else { "" };
     let failed_containers: Vec<(String, i64)> = pod
         .pointer("/status/containerStatuses")
         .and_then(Value::as_array)
@@ -495,11 +404,7 @@ fn failure_verdict(job: &Value, pod: &Value, ns: &str) -> Verdict {
                 .collect()
         })
         .unwrap_or_default();
-    let rules = job
-        .pointer("/spec/podFailurePolicy/rules")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let rules = job.pointer("/spec/podFailurePolicy/rules").and_then(Value::as_array).cloned().unwrap_or_default();
     for (i, rule) in rules.iter().enumerate() {
         let action = rule.get("action").and_then(Value::as_str).unwrap_or("");
         let mut hit: Option<String> = None;
@@ -541,10 +446,7 @@ fn failure_verdict(job: &Value, pod: &Value, ns: &str) -> Verdict {
             match action {
                 "Ignore" => return Verdict::Ignore,
                 "FailJob" => {
-                    return Verdict::Fail {
-                        reason: "PodFailurePolicy".into(),
-                        message: format!("{msg}{preempt_note}"),
-                    }
+                    return Verdict::Fail { reason: "PodFailurePolicy".into(), message: format!("{msg}{preempt_note}") }
                 }
                 // Count / FailIndex: fall through to the default accounting.
                 _ => break,
@@ -575,11 +477,7 @@ fn index_ranges(idx: &std::collections::BTreeSet<u32>) -> String {
             end += 1;
             iter.next();
         }
-        out.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
+        out.push(if start == end { start.to_string() } else { format!("{start}-{end}") });
     }
     out.join(",")
 }
@@ -589,11 +487,7 @@ fn index_ranges(idx: &std::collections::BTreeSet<u32>) -> String {
 impl Inner {
     /// POST a Job (from a client or from the JobSet controller).
     pub fn create_job(&mut self, ns: &str, mut body: Value) -> Result<Value, ApiError> {
-        let name = body
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let name = body.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_string();
         let mut causes = Vec::new();
         validate_job_spec(body.get("spec"), "spec", &mut causes);
         if !causes.is_empty() {
@@ -610,11 +504,7 @@ impl Inner {
 
     /// POST a bare Pod (not owned by a Job).
     pub fn create_bare_pod(&mut self, ns: &str, body: Value) -> Result<Value, ApiError> {
-        let name = body
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let name = body.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_string();
         let mut causes = Vec::new();
         validate_pod_spec(body.get("spec"), "spec", false, &mut causes);
         if !causes.is_empty() {
@@ -646,35 +536,18 @@ impl Inner {
 
     /// POST a JobSet: validate, default, store. Child Jobs appear on reconcile.
     pub fn create_jobset(&mut self, ns: &str, mut body: Value) -> Result<Value, ApiError> {
-        let name = body
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let name = body.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_string();
         let mut causes = Vec::new();
         // JobSet's webhook defaults restartPolicy=OnFailure and completionMode=Indexed.
-        if let Some(rjs) = body
-            .pointer_mut("/spec/replicatedJobs")
-            .and_then(Value::as_array_mut)
-        {
+        if let Some(rjs) = body.pointer_mut("/spec/replicatedJobs").and_then(Value::as_array_mut) {
             for rj in rjs.iter_mut() {
                 if let Some(jspec) = rj.pointer_mut("/template/spec").filter(|v| v.is_object()) {
-                    jspec
-                        .as_object_mut()
-                        .expect("object")
-                        .entry("completionMode")
-                        .or_insert(json!("Indexed"));
+                    jspec.as_object_mut().expect("object").entry("completionMode").or_insert(json!("Indexed"));
                     if jspec.get("completions").is_none_or(Value::is_null) {
-                        let p = jspec
-                            .get("parallelism")
-                            .and_then(Value::as_i64)
-                            .unwrap_or(1);
+                        let p = jspec.get("parallelism").and_then(Value::as_i64).unwrap_or(1);
                         jspec["completions"] = json!(p);
                     }
-                    if let Some(pspec) = jspec
-                        .pointer_mut("/template/spec")
-                        .and_then(Value::as_object_mut)
-                    {
+                    if let Some(pspec) = jspec.pointer_mut("/template/spec").and_then(Value::as_object_mut) {
                         pspec.entry("restartPolicy").or_insert(json!("OnFailure"));
                     }
                 }
@@ -683,17 +556,10 @@ impl Inner {
                 }
             }
         }
-        match body
-            .pointer("/spec/replicatedJobs")
-            .and_then(Value::as_array)
-        {
+        match body.pointer("/spec/replicatedJobs").and_then(Value::as_array) {
             Some(rjs) if !rjs.is_empty() => {
                 for (i, rj) in rjs.iter().enumerate() {
-                    if rj
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .is_none_or(str::is_empty)
-                    {
+                    if rj.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
                         causes.push((
                             format!("spec.replicatedJobs[{i}].name"),
                             "FieldValueRequired",
@@ -707,11 +573,7 @@ impl Inner {
                     );
                 }
             }
-            _ => causes.push((
-                "spec.replicatedJobs".into(),
-                "FieldValueRequired",
-                "Required value".into(),
-            )),
+            _ => causes.push(("spec.replicatedJobs".into(), "FieldValueRequired", "Required value".into())),
         }
         if !causes.is_empty() {
             return Err(causes_to_error(Res::JobSet, &name, causes));
@@ -721,10 +583,8 @@ impl Inner {
         }
         self.create(Res::JobSet, ns, body, |_, js| {
             let spec = obj_mut(js, "spec");
-            spec.entry("successPolicy")
-                .or_insert(json!({"operator": "All"}));
-            spec.entry("network")
-                .or_insert(json!({"enableDNSHostnames": true, "publishNotReadyAddresses": true}));
+            spec.entry("successPolicy").or_insert(json!({"operator": "All"}));
+            spec.entry("network").or_insert(json!({"enableDNSHostnames": true, "publishNotReadyAddresses": true}));
             js["status"] = json!({});
             Ok(())
         })
@@ -764,34 +624,22 @@ impl Inner {
         let ns = k.1.clone();
         let uid = uid_of(&job).unwrap_or_default().to_string();
         let parallelism = i64_at(&job, "/spec/parallelism").unwrap_or(1).max(0) as u32;
-        let target = i64_at(&job, "/spec/completions")
-            .map(|c| c.max(0) as u32)
-            .unwrap_or(parallelism);
+        let target = i64_at(&job, "/spec/completions").map(|c| c.max(0) as u32).unwrap_or(parallelism);
         let indexed = str_at(&job, "/spec/completionMode") == Some("Indexed");
         let suspended = job.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true);
         let pods = self.owned(Res::Pod, &ns, &uid);
 
         let mut track = self.jobs_rt.remove(&uid).unwrap_or_default();
         // Pods that vanished while active count as failed (like the real controller).
-        let present: std::collections::HashSet<String> = pods
-            .iter()
-            .filter_map(|(_, p)| uid_of(p).map(str::to_string))
-            .collect();
-        let vanished: Vec<String> = track
-            .active
-            .iter()
-            .filter(|u| !present.contains(*u))
-            .cloned()
-            .collect();
+        let present: std::collections::HashSet<String> =
+            pods.iter().filter_map(|(_, p)| uid_of(p).map(str::to_string)).collect();
+        let vanished: Vec<String> = track.active.iter().filter(|u| !present.contains(*u)).cloned().collect();
         for u in vanished {
             track.active.remove(&u);
             if track.counted.insert(u) {
                 track.failed += 1;
                 track.first_failure.get_or_insert_with(|| {
-                    (
-                        "BackoffLimitExceeded".into(),
-                        "Job has reached the specified backoff limit".into(),
-                    )
+                    ("BackoffLimitExceeded".into(), "Job has reached the specified backoff limit".into())
                 });
             }
         }
@@ -800,9 +648,7 @@ impl Inner {
         let mut ready = 0u64;
         for (pk, pod) in &pods {
             let puid = uid_of(pod).unwrap_or_default().to_string();
-            let idx = labels_of(pod)
-                .get(LABEL_INDEX)
-                .and_then(|s| s.parse::<u32>().ok());
+            let idx = labels_of(pod).get(LABEL_INDEX).and_then(|s| s.parse::<u32>().ok());
             match phase(pod) {
                 "Succeeded" => {
                     track.active.remove(&puid);
@@ -859,13 +705,7 @@ impl Inner {
             }
             active_keys.clear();
             ready = 0;
-            new_conditions.push(cond(
-                "FailureTarget",
-                "True",
-                Some(&reason),
-                Some(&message),
-                &now,
-            ));
+            new_conditions.push(cond("FailureTarget", "True", Some(&reason), Some(&message), &now));
             new_conditions.push(cond("Failed", "True", Some(&reason), Some(&message), &now));
         } else if (done && target > 0) || (target == 0 && !suspended) {
             for pk in &active_keys {
@@ -878,20 +718,8 @@ impl Inner {
             active_keys.clear();
             ready = 0;
             let msg = "Reached expected number of succeeded pods";
-            new_conditions.push(cond(
-                "SuccessCriteriaMet",
-                "True",
-                Some("CompletionsReached"),
-                Some(msg),
-                &now,
-            ));
-            new_conditions.push(cond(
-                "Complete",
-                "True",
-                Some("CompletionsReached"),
-                Some(msg),
-                &now,
-            ));
+            new_conditions.push(cond("SuccessCriteriaMet", "True", Some("CompletionsReached"), Some(msg), &now));
+            new_conditions.push(cond("Complete", "True", Some("CompletionsReached"), Some(msg), &now));
             completion_time = Some(now.clone());
         } else if !suspended {
             let room = parallelism.saturating_sub(active_keys.len() as u32);
@@ -936,13 +764,7 @@ impl Inner {
                 status.insert("completionTime".into(), json!(ct));
             }
             if suspended && !has_condition(j, "Suspended", "True") {
-                new_conditions.push(cond(
-                    "Suspended",
-                    "True",
-                    Some("JobSuspended"),
-                    Some("Job suspended"),
-                    &now,
-                ));
+                new_conditions.push(cond("Suspended", "True", Some("JobSuspended"), Some("Job suspended"), &now));
             }
             if !new_conditions.is_empty() {
                 let status = obj_mut(j, "status");
@@ -969,8 +791,7 @@ impl Inner {
         let mut spec = template.get("spec").cloned().unwrap_or_else(|| json!({}));
         if str_at(job, "/spec/completionMode") == Some("Indexed") {
             if let Some(m) = spec.as_object_mut() {
-                m.entry("hostname")
-                    .or_insert(json!(format!("{job_name}-{index}")));
+                m.entry("hostname").or_insert(json!(format!("{job_name}-{index}")));
             }
         }
         let prefix = format!("{job_name}-{index}-");
@@ -1000,30 +821,13 @@ impl Inner {
     fn materialize_jobset(&mut self, js: &Value, ns: &str) {
         let js_name = name_of(js).to_string();
         let uid = uid_of(js).unwrap_or_default().to_string();
-        let dns = js
-            .pointer("/spec/network/enableDNSHostnames")
-            .and_then(Value::as_bool)
-            != Some(false);
-        let subdomain = str_at(js, "/spec/network/subdomain")
-            .unwrap_or(&js_name)
-            .to_string();
-        let rjs = js
-            .pointer("/spec/replicatedJobs")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let dns = js.pointer("/spec/network/enableDNSHostnames").and_then(Value::as_bool) != Some(false);
+        let subdomain = str_at(js, "/spec/network/subdomain").unwrap_or(&js_name).to_string();
+        let rjs = js.pointer("/spec/replicatedJobs").and_then(Value::as_array).cloned().unwrap_or_default();
         let mut global = 0u64;
         for rj in rjs {
-            let rj_name = rj
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let replicas = rj
-                .get("replicas")
-                .and_then(Value::as_i64)
-                .unwrap_or(1)
-                .max(0);
+            let rj_name = rj.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+            let replicas = rj.get("replicas").and_then(Value::as_i64).unwrap_or(1).max(0);
             for i in 0..replicas {
                 let job_name = format!("{js_name}-{rj_name}-{i}");
                 let mut extra = Map::new();
@@ -1056,29 +860,15 @@ impl Inner {
                 });
                 merge_into(&mut job, &["metadata", "labels"], &extra);
                 merge_into(&mut job, &["metadata", "annotations"], &extra);
-                merge_into(
-                    &mut job,
-                    &["spec", "template", "metadata", "labels"],
-                    &extra,
-                );
-                merge_into(
-                    &mut job,
-                    &["spec", "template", "metadata", "annotations"],
-                    &extra,
-                );
+                merge_into(&mut job, &["spec", "template", "metadata", "labels"], &extra);
+                merge_into(&mut job, &["spec", "template", "metadata", "annotations"], &extra);
                 if dns {
-                    if let Some(ps) = job
-                        .pointer_mut("/spec/template/spec")
-                        .and_then(Value::as_object_mut)
-                    {
+                    if let Some(ps) = job.pointer_mut("/spec/template/spec").and_then(Value::as_object_mut) {
                         ps.entry("subdomain").or_insert(json!(subdomain.clone()));
                     }
                 }
                 if let Err(e) = self.create_job(ns, job) {
-                    tracing::warn!(
-                        "fake jobset controller: job {job_name} not created: {}",
-                        e.message
-                    );
+                    tracing::warn!("fake jobset controller: job {job_name} not created: {}", e.message);
                 }
             }
         }
@@ -1097,35 +887,18 @@ impl Inner {
             return;
         }
         let children = self.owned(Res::Job, &ns, &uid);
-        let rjs = js
-            .pointer("/spec/replicatedJobs")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let rjs = js.pointer("/spec/replicatedJobs").and_then(Value::as_array).cloned().unwrap_or_default();
         let mut per_rj: BTreeMap<String, [u64; 5]> = BTreeMap::new(); // ready, succeeded, failed, active, suspended
         let mut expected: BTreeMap<String, u64> = BTreeMap::new();
         for rj in &rjs {
-            let n = rj
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            expected.insert(
-                n.clone(),
-                rj.get("replicas")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(1)
-                    .max(0) as u64,
-            );
+            let n = rj.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+            expected.insert(n.clone(), rj.get("replicas").and_then(Value::as_i64).unwrap_or(1).max(0) as u64);
             per_rj.insert(n, [0; 5]);
         }
         let mut any_failed = false;
         let mut active_children = Vec::new();
         for (ck, job) in &children {
-            let rj = labels_of(job)
-                .get(LABEL_RJ_NAME)
-                .cloned()
-                .unwrap_or_default();
+            let rj = labels_of(job).get(LABEL_RJ_NAME).cloned().unwrap_or_default();
             let e = per_rj.entry(rj).or_insert([0; 5]);
             if has_condition(job, "Failed", "True") {
                 e[2] += 1;
@@ -1152,20 +925,13 @@ impl Inner {
             .pointer("/spec/successPolicy/targetReplicatedJobs")
             .and_then(Value::as_array)
             .filter(|a| !a.is_empty())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
+            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
             .unwrap_or_else(|| expected.keys().cloned().collect());
         let succeeded_of = |n: &String| per_rj.get(n).map(|c| c[1]).unwrap_or(0);
         let succeeded = if op_any {
             targets.iter().any(|n| succeeded_of(n) > 0)
         } else {
-            !targets.is_empty()
-                && targets
-                    .iter()
-                    .all(|n| succeeded_of(n) >= expected.get(n).copied().unwrap_or(0))
+            !targets.is_empty() && targets.iter().all(|n| succeeded_of(n) >= expected.get(n).copied().unwrap_or(0))
         };
         let now = now_rfc3339();
         let mut new_cond = None;
@@ -1183,13 +949,8 @@ impl Inner {
             ));
             terminal = Some("Failed");
         } else if succeeded {
-            new_cond = Some(cond(
-                "Completed",
-                "True",
-                Some("AllJobsCompleted"),
-                Some("jobset completed successfully"),
-                &now,
-            ));
+            new_cond =
+                Some(cond("Completed", "True", Some("AllJobsCompleted"), Some("jobset completed successfully"), &now));
             terminal = Some("Completed");
         }
         let rj_status: Vec<Value> = per_rj
@@ -1268,15 +1029,8 @@ impl Inner {
         rt.scheduled_at.get_or_insert(Instant::now());
         rt.started_at = Some(now.clone());
         for c in containers(&pod) {
-            let cname = c
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let line = format!(
-                "fake kubelet: started container {cname} with command {}\n",
-                command_line(&c)
-            );
+            let cname = c.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+            let line = format!("fake kubelet: started container {cname} with command {}\n", command_line(&c));
             let log = rt.logs.entry(cname).or_default();
             log.insert_str(0, &line);
         }
@@ -1284,12 +1038,7 @@ impl Inner {
     }
 
     /// Terminate pods matching `selector` (all namespaces) that are not yet terminal.
-    pub fn terminate_pods(
-        &mut self,
-        selector: &LabelSelector,
-        exit_code: i32,
-        preempted: bool,
-    ) -> usize {
+    pub fn terminate_pods(&mut self, selector: &LabelSelector, exit_code: i32, preempted: bool) -> usize {
         let mut n = 0;
         for k in self.keys_of(Res::Pod) {
             let Some(pod) = self.objects.get(&k) else {
@@ -1299,21 +1048,10 @@ impl Inner {
                 continue;
             }
             self.start_pod(&k);
-            let uid = self
-                .objects
-                .get(&k)
-                .and_then(uid_of)
-                .unwrap_or_default()
-                .to_string();
-            let started = self
-                .pods_rt
-                .get(&uid)
-                .and_then(|r| r.started_at.clone())
-                .unwrap_or_else(now_rfc3339);
+            let uid = self.objects.get(&k).and_then(uid_of).unwrap_or_default().to_string();
+            let started = self.pods_rt.get(&uid).and_then(|r| r.started_at.clone()).unwrap_or_else(now_rfc3339);
             let now = now_rfc3339();
-            self.modify(&k, |p| {
-                set_pod_terminated(p, exit_code, preempted, &started, &now)
-            });
+            self.modify(&k, |p| set_pod_terminated(p, exit_code, preempted, &started, &now));
             n += 1;
         }
         self.reconcile();
@@ -1337,22 +1075,13 @@ impl Inner {
     }
 
     /// Log text of a pod's container, or an API error like the real kubelet path gives.
-    pub fn pod_log(
-        &self,
-        ns: &str,
-        name: &str,
-        container: Option<&str>,
-    ) -> Result<String, ApiError> {
-        let pod = self
-            .get(Res::Pod, ns, name)
-            .ok_or_else(|| crate::store::not_found(Res::Pod, name))?;
+    pub fn pod_log(&self, ns: &str, name: &str, container: Option<&str>) -> Result<String, ApiError> {
+        let pod = self.get(Res::Pod, ns, name).ok_or_else(|| crate::store::not_found(Res::Pod, name))?;
         let names = container_names(pod);
         let cname = match container {
             Some(c) if !c.is_empty() => {
                 if !names.iter().any(|n| n == c) {
-                    return Err(ApiError::bad_request(format!(
-                        "container {c} is not valid for pod {name}"
-                    )));
+                    return Err(ApiError::bad_request(format!("container {c} is not valid for pod {name}")));
                 }
                 c.to_string()
             }
@@ -1360,43 +1089,22 @@ impl Inner {
         };
         if phase(pod) == "Pending" {
             if str_at(pod, "/spec/nodeName").is_none() {
-                return Err(ApiError::bad_request(format!(
-                    "pod {name} does not have a host assigned"
-                )));
+                return Err(ApiError::bad_request(format!("pod {name} does not have a host assigned")));
             }
             return Err(ApiError::bad_request(format!(
                 "container \"{cname}\" in pod \"{name}\" is waiting to start: ContainerCreating"
             )));
         }
         let uid = uid_of(pod).unwrap_or_default();
-        Ok(self
-            .pods_rt
-            .get(uid)
-            .and_then(|r| r.logs.get(&cname))
-            .cloned()
-            .unwrap_or_default())
+        Ok(self.pods_rt.get(uid).and_then(|r| r.logs.get(&cname)).cloned().unwrap_or_default())
     }
 
     /// Append text to the first container's log of the first pod named `pod`.
     pub fn append_log(&mut self, pod: &str) -> Option<&mut String> {
-        let (uid, first) = self
-            .objects
-            .iter()
-            .find(|((r, _, n), _)| *r == Res::Pod && n == pod)
-            .map(|(_, v)| {
-                (
-                    uid_of(v).unwrap_or_default().to_string(),
-                    container_names(v).into_iter().next().unwrap_or_default(),
-                )
-            })?;
-        Some(
-            self.pods_rt
-                .entry(uid)
-                .or_default()
-                .logs
-                .entry(first)
-                .or_default(),
-        )
+        let (uid, first) = self.objects.iter().find(|((r, _, n), _)| *r == Res::Pod && n == pod).map(|(_, v)| {
+            (uid_of(v).unwrap_or_default().to_string(), container_names(v).into_iter().next().unwrap_or_default())
+        })?;
+        Some(self.pods_rt.entry(uid).or_default().logs.entry(first).or_default())
     }
 }
 

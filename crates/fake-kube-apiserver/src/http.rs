@@ -31,25 +31,17 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/readyz", get(|| async { "ok" }))
         .route("/api", get(api_versions))
         .route("/apis", get(api_groups))
-        .route(
-            "/api/v1",
-            get(|| async { Json(resource_list("v1", &[Res::Pod])) }),
-        )
-        .route(
-            "/apis/batch/v1",
-            get(|| async { Json(resource_list("batch/v1", &[Res::Job])) }),
-        )
+        .route("/api/v1", get(|| async { Json(resource_list("v1", &[Res::Pod])) }))
+        .route("/apis/batch/v1", get(|| async { Json(resource_list("batch/v1", &[Res::Job])) }))
         .route(
             "/apis/jobset.x-k8s.io/v1alpha2",
             get(|| async { Json(resource_list("jobset.x-k8s.io/v1alpha2", &[Res::JobSet])) }),
         )
         .route(
             "/api/v1/namespaces/{ns}/pods/{name}/log",
-            get(
-                |State(s): S, Path((ns, name)): Path<(String, String)>, Query(q): Q| async move {
-                    pod_log(&s, &ns, &name, &q)
-                },
-            ),
+            get(|State(s): S, Path((ns, name)): Path<(String, String)>, Query(q): Q| async move {
+                pod_log(&s, &ns, &name, &q)
+            }),
         );
     for res in [Res::Pod, Res::Job, Res::JobSet] {
         let base = match res {
@@ -64,48 +56,34 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
             )
             .route(
                 &format!("{base}/namespaces/{{ns}}/{plural}"),
-                get(
-                    move |State(s): S, Path(ns): Path<String>, Query(q): Q| async move {
-                        list_or_watch(s, res, Some(ns), q)
-                    },
-                )
-                .post(
-                    move |State(s): S, Path(ns): Path<String>, body: Bytes| async move {
-                        create(&s, res, &ns, &body)
-                    },
-                ),
+                get(move |State(s): S, Path(ns): Path<String>, Query(q): Q| async move {
+                    list_or_watch(s, res, Some(ns), q)
+                })
+                .post(move |State(s): S, Path(ns): Path<String>, body: Bytes| async move {
+                    create(&s, res, &ns, &body)
+                }),
             )
             .route(
                 &format!("{base}/namespaces/{{ns}}/{plural}/{{name}}"),
-                get(
-                    move |State(s): S, Path((ns, name)): Path<(String, String)>| async move {
-                        get_one(&s, res, &ns, &name)
-                    },
-                )
+                get(move |State(s): S, Path((ns, name)): Path<(String, String)>| async move {
+                    get_one(&s, res, &ns, &name)
+                })
                 .delete(
-                    move |State(s): S,
-                          Path((ns, name)): Path<(String, String)>,
-                          Query(q): Q,
-                          body: Bytes| async move {
+                    move |State(s): S, Path((ns, name)): Path<(String, String)>, Query(q): Q, body: Bytes| async move {
                         delete(&s, res, &ns, &name, &q, &body)
                     },
                 ),
             )
             .route(
                 &format!("{base}/namespaces/{{ns}}/{plural}/{{name}}/status"),
-                get(
-                    move |State(s): S, Path((ns, name)): Path<(String, String)>| async move {
-                        get_one(&s, res, &ns, &name)
-                    },
-                ),
+                get(move |State(s): S, Path((ns, name)): Path<(String, String)>| async move {
+                    get_one(&s, res, &ns, &name)
+                }),
             );
     }
     r.fallback(|| async { ApiError::new(404, "the server could not find the requested resource") })
         .method_not_allowed_fallback(|| async {
-            ApiError::new(
-                405,
-                "the fake-kube-apiserver does not support this method on this resource",
-            )
+            ApiError::new(405, "the fake-kube-apiserver does not support this method on this resource")
         })
         .layer(middleware::from_fn_with_state(shared.clone(), gate))
         .with_state(shared)
@@ -126,11 +104,10 @@ async fn gate(State(s): S, req: Request, next: Next) -> Response {
         }
     };
     match injected {
-        Some(code) => ApiError::new(
-            code,
-            format!("fake-kube-apiserver: injected failure (fail_next_requests, code {code})"),
-        )
-        .into_response(),
+        Some(code) => {
+            ApiError::new(code, format!("fake-kube-apiserver: injected failure (fail_next_requests, code {code})"))
+                .into_response()
+        }
         None => next.run(req).await,
     }
 }
@@ -207,12 +184,7 @@ fn is_true(q: &HashMap<String, String>, k: &str) -> bool {
     matches!(q.get(k).map(String::as_str), Some("true") | Some("1"))
 }
 
-fn list_or_watch(
-    s: Arc<Shared>,
-    res: Res,
-    ns: Option<String>,
-    q: HashMap<String, String>,
-) -> Response {
+fn list_or_watch(s: Arc<Shared>, res: Res, ns: Option<String>, q: HashMap<String, String>) -> Response {
     let (label, field) = match selectors(&q) {
         Ok(x) => x,
         Err(e) => return e.into_response(),
@@ -246,10 +218,7 @@ fn get_one(s: &Shared, res: Res, ns: &str, name: &str) -> Response {
 fn create(s: &Shared, res: Res, ns: &str, body: &[u8]) -> Response {
     let obj: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
-        Err(e) => {
-            return ApiError::bad_request(format!("the request body is not valid JSON: {e}"))
-                .into_response()
-        }
+        Err(e) => return ApiError::bad_request(format!("the request body is not valid JSON: {e}")).into_response(),
     };
     let mut inner = s.lock();
     let created = match res {
@@ -266,24 +235,14 @@ fn create(s: &Shared, res: Res, ns: &str, body: &[u8]) -> Response {
     }
 }
 
-fn delete(
-    s: &Shared,
-    res: Res,
-    ns: &str,
-    name: &str,
-    q: &HashMap<String, String>,
-    body: &[u8],
-) -> Response {
+fn delete(s: &Shared, res: Res, ns: &str, name: &str, q: &HashMap<String, String>, body: &[u8]) -> Response {
     let opts: Value = if body.iter().all(u8::is_ascii_whitespace) {
         json!({})
     } else {
         match serde_json::from_slice(body) {
             Ok(v) => v,
             Err(e) => {
-                return ApiError::bad_request(format!(
-                    "the DeleteOptions body is not valid JSON: {e}"
-                ))
-                .into_response()
+                return ApiError::bad_request(format!("the DeleteOptions body is not valid JSON: {e}")).into_response()
             }
         }
     };
@@ -292,13 +251,11 @@ fn delete(
         .and_then(Value::as_str)
         .map(str::to_string)
         .or_else(|| q.get("propagationPolicy").cloned())
-        .or_else(
-            || match opts.get("orphanDependents").and_then(Value::as_bool) {
-                Some(true) => Some("Orphan".into()),
-                Some(false) => Some("Background".into()),
-                None => None,
-            },
-        );
+        .or_else(|| match opts.get("orphanDependents").and_then(Value::as_bool) {
+            Some(true) => Some("Orphan".into()),
+            Some(false) => Some("Background".into()),
+            None => None,
+        });
     let orphan = match policy.as_deref() {
         Some("Orphan") => true,
         Some("Background") | Some("Foreground") => false,
@@ -317,10 +274,7 @@ fn delete(
         Some(mut obj) => {
             inner.reconcile();
             if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-                m.insert(
-                    "deletionTimestamp".into(),
-                    json!(crate::util::now_rfc3339()),
-                );
+                m.insert("deletionTimestamp".into(), json!(crate::util::now_rfc3339()));
                 m.insert("deletionGracePeriodSeconds".into(), json!(0));
             }
             Json(obj).into_response()
@@ -330,10 +284,7 @@ fn delete(
 }
 
 fn pod_log(s: &Shared, ns: &str, name: &str, q: &HashMap<String, String>) -> Response {
-    let text = match s
-        .lock()
-        .pod_log(ns, name, q.get("container").map(String::as_str))
-    {
+    let text = match s.lock().pod_log(ns, name, q.get("container").map(String::as_str)) {
         Ok(t) => t,
         Err(e) => return e.into_response(),
     };
@@ -384,11 +335,7 @@ fn watch(
     field: FieldSelector,
     q: &HashMap<String, String>,
 ) -> Response {
-    let timeout = q
-        .get("timeoutSeconds")
-        .and_then(|t| t.parse::<u64>().ok())
-        .unwrap_or(1800)
-        .min(3600);
+    let timeout = q.get("timeoutSeconds").and_then(|t| t.parse::<u64>().ok()).unwrap_or(1800).min(3600);
     let filter = move |ev: &Event| {
         ev.res == res
             && ns.as_deref().is_none_or(|n| n == ev.ns)
@@ -399,31 +346,18 @@ fn watch(
         let inner = s.lock();
         let rx = inner.events.subscribe();
         let mut queued = VecDeque::new();
-        match q
-            .get("resourceVersion")
-            .and_then(|v| v.parse::<u64>().ok())
-            .filter(|v| *v > 0)
-        {
+        match q.get("resourceVersion").and_then(|v| v.parse::<u64>().ok()).filter(|v| *v > 0) {
             None => {
                 // "Any" / "0": synthetic ADDED events for the current state.
                 for ((r, n, _), obj) in &inner.objects {
-                    let ev = Event {
-                        rv: 0,
-                        res: *r,
-                        ns: n.clone(),
-                        etype: "ADDED",
-                        object: obj.clone(),
-                    };
+                    let ev = Event { rv: 0, res: *r, ns: n.clone(), etype: "ADDED", object: obj.clone() };
                     if filter(&ev) {
                         queued.push_back(event_line("ADDED", obj));
                     }
                 }
             }
             Some(since) if since < inner.history_floor => {
-                queued.push_back(gone_line(&format!(
-                    "too old resource version: {since} ({})",
-                    inner.history_floor
-                )));
+                queued.push_back(gone_line(&format!("too old resource version: {since} ({})", inner.history_floor)));
                 return streamed(WatchState {
                     queued,
                     rx: None,

@@ -61,9 +61,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -88,10 +86,7 @@ pub struct FakeCluster {
 
 impl std::fmt::Debug for FakeCluster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeCluster")
-            .field("name", &self.shared.name)
-            .field("url", &self.url())
-            .finish()
+        f.debug_struct("FakeCluster").field("name", &self.shared.name).field("url", &self.url()).finish()
     }
 }
 
@@ -106,19 +101,12 @@ impl FakeCluster {
     ///
     /// Panics if the port cannot be bound. Must be called inside a tokio runtime.
     pub async fn start(name: &str) -> FakeCluster {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("fake-kube-apiserver: bind 127.0.0.1:0");
-        let addr = listener
-            .local_addr()
-            .expect("fake-kube-apiserver: local_addr");
+        let listener =
+            tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("fake-kube-apiserver: bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("fake-kube-apiserver: local_addr");
         let (tx, rx) = watch::channel(false);
-        let shared = Arc::new(Shared {
-            name: name.to_string(),
-            addr,
-            inner: Mutex::new(Inner::new()),
-            shutdown_rx: rx.clone(),
-        });
+        let shared =
+            Arc::new(Shared { name: name.to_string(), addr, inner: Mutex::new(Inner::new()), shutdown_rx: rx.clone() });
         let app = http::router(shared.clone());
         let mut server_rx = rx.clone();
         tokio::spawn(async move {
@@ -144,10 +132,7 @@ impl FakeCluster {
             }
         });
         tracing::info!("fake-kube-apiserver {name:?} listening on http://{addr}");
-        FakeCluster {
-            shared,
-            guard: Arc::new(Guard { tx }),
-        }
+        FakeCluster { shared, guard: Arc::new(Guard { tx }) }
     }
 
     /// The cluster's name as given to [`FakeCluster::start`].
@@ -234,12 +219,7 @@ impl FakeCluster {
     }
 
     fn snapshot(&self, res: Res) -> Vec<Value> {
-        self.shared
-            .lock()
-            .list(res, None)
-            .into_iter()
-            .cloned()
-            .collect()
+        self.shared.lock().list(res, None).into_iter().cloned().collect()
     }
 
     /// Every request received so far as `"METHOD /path"` (no query string),

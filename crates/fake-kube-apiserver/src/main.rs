@@ -4,9 +4,7 @@
 
 #[tokio::main]
 async fn main() {
-    let name = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "fake".to_string());
+    let name = std::env::args().nth(1).unwrap_or_else(|| "fake".to_string());
     let cluster = fake_kube_apiserver::FakeCluster::start(&name).await;
     println!("{}", cluster.url());
     eprintln!(

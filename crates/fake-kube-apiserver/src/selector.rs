@@ -52,19 +52,13 @@ fn parse_set(rest: &str, term: &str) -> Result<Vec<String>, String> {
         .strip_prefix('(')
         .and_then(|r| r.strip_suffix(')'))
         .ok_or_else(|| format!("unable to parse requirement: {term:?}: expected (v1,v2,...)"))?;
-    Ok(inner
-        .split(',')
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-        .collect())
+    Ok(inner.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect())
 }
 
 fn check_key(key: &str, term: &str) -> Result<String, String> {
     let key = key.trim();
     if key.is_empty() || key.contains(char::is_whitespace) {
-        return Err(format!(
-            "unable to parse requirement: {term:?}: invalid label key"
-        ));
+        return Err(format!("unable to parse requirement: {term:?}: invalid label key"));
     }
     Ok(key.to_string())
 }
@@ -126,11 +120,7 @@ impl LabelSelector {
 pub(crate) fn labels_of(obj: &Value) -> BTreeMap<String, String> {
     obj.pointer("/metadata/labels")
         .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-                .collect()
-        })
+        .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())
         .unwrap_or_default()
 }
 
@@ -174,62 +164,37 @@ mod tests {
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
     #[test]
     fn equality_and_existence() {
         let l = labels(&[("job-name", "x"), ("team", "ml")]);
-        assert!(LabelSelector::parse("job-name=x")
-            .unwrap()
-            .matches_labels(&l));
-        assert!(LabelSelector::parse("job-name==x,team")
-            .unwrap()
-            .matches_labels(&l));
-        assert!(!LabelSelector::parse("job-name=y")
-            .unwrap()
-            .matches_labels(&l));
-        assert!(!LabelSelector::parse("job-name=x,other")
-            .unwrap()
-            .matches_labels(&l));
+        assert!(LabelSelector::parse("job-name=x").unwrap().matches_labels(&l));
+        assert!(LabelSelector::parse("job-name==x,team").unwrap().matches_labels(&l));
+        assert!(!LabelSelector::parse("job-name=y").unwrap().matches_labels(&l));
+        assert!(!LabelSelector::parse("job-name=x,other").unwrap().matches_labels(&l));
         assert!(LabelSelector::parse("!other").unwrap().matches_labels(&l));
         assert!(!LabelSelector::parse("!team").unwrap().matches_labels(&l));
-        assert!(LabelSelector::parse("team!=infra")
-            .unwrap()
-            .matches_labels(&l));
+        assert!(LabelSelector::parse("team!=infra").unwrap().matches_labels(&l));
         assert!(LabelSelector::parse("").unwrap().matches_labels(&l));
     }
 
     #[test]
     fn set_based() {
         let l = labels(&[("env", "prod")]);
-        assert!(LabelSelector::parse("env in (prod, dev)")
-            .unwrap()
-            .matches_labels(&l));
-        assert!(!LabelSelector::parse("env notin (prod,dev),x")
-            .unwrap()
-            .matches_labels(&l));
-        assert!(LabelSelector::parse("tier notin (a)")
-            .unwrap()
-            .matches_labels(&l));
+        assert!(LabelSelector::parse("env in (prod, dev)").unwrap().matches_labels(&l));
+        assert!(!LabelSelector::parse("env notin (prod,dev),x").unwrap().matches_labels(&l));
+        assert!(LabelSelector::parse("tier notin (a)").unwrap().matches_labels(&l));
         assert!(LabelSelector::parse("env in prod").is_err());
     }
 
     #[test]
     fn field_selector() {
         let obj = serde_json::json!({"metadata": {"name": "a"}, "status": {"phase": "Running"}});
-        assert!(FieldSelector::parse("metadata.name=a")
-            .unwrap()
-            .matches_object(&obj));
-        assert!(FieldSelector::parse("status.phase!=Pending")
-            .unwrap()
-            .matches_object(&obj));
-        assert!(!FieldSelector::parse("metadata.name=b")
-            .unwrap()
-            .matches_object(&obj));
+        assert!(FieldSelector::parse("metadata.name=a").unwrap().matches_object(&obj));
+        assert!(FieldSelector::parse("status.phase!=Pending").unwrap().matches_object(&obj));
+        assert!(!FieldSelector::parse("metadata.name=b").unwrap().matches_object(&obj));
         assert!(FieldSelector::parse("nonsense").is_err());
     }
 }

@@ -154,13 +154,7 @@ impl Inner {
     }
 
     fn emit(&mut self, res: Res, ns: &str, etype: &'static str, object: Value, rv: u64) {
-        let ev = Arc::new(Event {
-            rv,
-            res,
-            ns: ns.to_string(),
-            etype,
-            object,
-        });
+        let ev = Arc::new(Event { rv, res, ns: ns.to_string(), etype, object });
         self.history.push_back(ev.clone());
         while self.history.len() > HISTORY_CAP {
             if let Some(old) = self.history.pop_front() {
@@ -185,11 +179,7 @@ impl Inner {
     }
 
     pub fn keys_of(&self, res: Res) -> Vec<Key> {
-        self.objects
-            .keys()
-            .filter(|(r, _, _)| *r == res)
-            .cloned()
-            .collect()
+        self.objects.keys().filter(|(r, _, _)| *r == res).cloned().collect()
     }
 
     /// Store a new object: fill in server-set metadata, reject duplicates.
@@ -202,17 +192,12 @@ impl Inner {
         prepare: impl FnOnce(&mut Inner, &mut Value) -> Result<(), ApiError>,
     ) -> Result<Value, ApiError> {
         if !obj.is_object() {
-            return Err(ApiError::bad_request(format!(
-                "the body of the request was not a {} object",
-                res.kind()
-            )));
+            return Err(ApiError::bad_request(format!("the body of the request was not a {} object", res.kind())));
         }
         if !obj.get("metadata").is_some_and(Value::is_object) {
             obj["metadata"] = json!({});
         }
-        let meta = obj["metadata"]
-            .as_object_mut()
-            .expect("metadata is an object");
+        let meta = obj["metadata"].as_object_mut().expect("metadata is an object");
         if let Some(body_ns) = meta.get("namespace").and_then(Value::as_str) {
             if !body_ns.is_empty() && body_ns != ns {
                 return Err(ApiError::bad_request(
@@ -238,22 +223,15 @@ impl Inner {
             },
         };
         if self.objects.contains_key(&key(res, ns, &name)) {
-            return Err(ApiError::new(
-                409,
-                format!("{} \"{name}\" already exists", res.qualified()),
-            )
-            .with_details(json!({"name": name, "group": res.group(), "kind": res.plural()})));
+            return Err(ApiError::new(409, format!("{} \"{name}\" already exists", res.qualified()))
+                .with_details(json!({"name": name, "group": res.group(), "kind": res.plural()})));
         }
         meta.insert("name".into(), json!(name));
         meta.insert("namespace".into(), json!(ns));
         meta.insert("uid".into(), json!(new_uid()));
         meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
         meta.insert("generation".into(), json!(1));
-        for server_only in [
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "managedFields",
-        ] {
+        for server_only in ["deletionTimestamp", "deletionGracePeriodSeconds", "managedFields"] {
             meta.remove(server_only);
         }
         let obj_map = obj.as_object_mut().expect("object");
@@ -316,10 +294,7 @@ impl Inner {
         for dep in self.dependents_of(&k.1, &uid) {
             if orphan {
                 self.modify(&dep, |v| {
-                    if let Some(refs) = v
-                        .pointer_mut("/metadata/ownerReferences")
-                        .and_then(Value::as_array_mut)
-                    {
+                    if let Some(refs) = v.pointer_mut("/metadata/ownerReferences").and_then(Value::as_array_mut) {
                         refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(uid.as_str()));
                     }
                 });
@@ -342,18 +317,13 @@ pub(crate) fn uid_of(v: &Value) -> Option<&str> {
 }
 
 pub(crate) fn name_of(v: &Value) -> &str {
-    v.pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
+    v.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
 }
 
 pub(crate) fn is_owned_by(v: &Value, owner_uid: &str) -> bool {
     v.pointer("/metadata/ownerReferences")
         .and_then(Value::as_array)
-        .is_some_and(|refs| {
-            refs.iter()
-                .any(|r| r.get("uid").and_then(Value::as_str) == Some(owner_uid))
-        })
+        .is_some_and(|refs| refs.iter().any(|r| r.get("uid").and_then(Value::as_str) == Some(owner_uid)))
 }
 
 /// Ensure `v[field]` is a JSON object and return it.
@@ -366,20 +336,9 @@ pub(crate) fn obj_mut<'a>(v: &'a mut Value, field: &str) -> &'a mut Map<String, 
 
 /// A 422 Invalid error in the API server's format.
 pub(crate) fn invalid(res: Res, name: &str, causes: Vec<(&str, &str, String)>) -> ApiError {
-    let text = causes
-        .iter()
-        .map(|(field, _, msg)| format!("{field}: {msg}"))
-        .collect::<Vec<_>>();
-    let msg = if text.len() == 1 {
-        text[0].clone()
-    } else {
-        format!("[{}]", text.join(", "))
-    };
-    ApiError::new(
-        422,
-        format!("{} \"{name}\" is invalid: {msg}", res.qualified_kind()),
-    )
-    .with_details(json!({
+    let text = causes.iter().map(|(field, _, msg)| format!("{field}: {msg}")).collect::<Vec<_>>();
+    let msg = if text.len() == 1 { text[0].clone() } else { format!("[{}]", text.join(", ")) };
+    ApiError::new(422, format!("{} \"{name}\" is invalid: {msg}", res.qualified_kind())).with_details(json!({
         "name": name,
         "group": res.group(),
         "kind": res.kind(),

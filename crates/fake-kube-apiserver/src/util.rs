@@ -9,10 +9,7 @@ use serde_json::{json, Value};
 /// Current wall-clock time as an RFC 3339 timestamp with second precision,
 /// e.g. `2026-11-30T10:00:00Z` (the form Kubernetes uses in object metadata).
 pub(crate) fn now_rfc3339() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     format_rfc3339(secs)
 }
 
@@ -20,12 +17,7 @@ pub(crate) fn format_rfc3339(unix_secs: u64) -> String {
     let days = (unix_secs / 86_400) as i64;
     let rem = unix_secs % 86_400;
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem / 60) % 60,
-        rem % 60
-    )
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, (rem / 60) % 60, rem % 60)
 }
 
 /// Howard Hinnant's days-since-epoch to proleptic Gregorian date.
@@ -92,12 +84,7 @@ pub(crate) struct ApiError {
 
 impl ApiError {
     pub fn new(code: u16, message: impl Into<String>) -> Self {
-        ApiError {
-            code,
-            reason: reason_for_code(code),
-            message: message.into(),
-            details: None,
-        }
+        ApiError { code, reason: reason_for_code(code), message: message.into(), details: None }
     }
 
     pub fn with_details(mut self, details: Value) -> Self {

@@ -16,41 +16,22 @@ struct T {
 
 impl T {
     async fn new() -> T {
-        T {
-            c: FakeCluster::start("test").await,
-            http: reqwest::Client::new(),
-        }
+        T { c: FakeCluster::start("test").await, http: reqwest::Client::new() }
     }
 
     async fn get(&self, path: &str) -> (u16, Value) {
-        let r = self
-            .http
-            .get(format!("{}{path}", self.c.url()))
-            .send()
-            .await
-            .unwrap();
+        let r = self.http.get(format!("{}{path}", self.c.url())).send().await.unwrap();
         let code = r.status().as_u16();
         (code, r.json().await.unwrap())
     }
 
     async fn get_text(&self, path: &str) -> (u16, String) {
-        let r = self
-            .http
-            .get(format!("{}{path}", self.c.url()))
-            .send()
-            .await
-            .unwrap();
+        let r = self.http.get(format!("{}{path}", self.c.url())).send().await.unwrap();
         (r.status().as_u16(), r.text().await.unwrap())
     }
 
     async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
-        let r = self
-            .http
-            .post(format!("{}{path}", self.c.url()))
-            .json(body)
-            .send()
-            .await
-            .unwrap();
+        let r = self.http.post(format!("{}{path}", self.c.url())).json(body).send().await.unwrap();
         let code = r.status().as_u16();
         (code, r.json().await.unwrap())
     }
@@ -66,19 +47,11 @@ impl T {
     }
 
     fn pods_of(&self, job: &str) -> Vec<Value> {
-        self.c
-            .pods()
-            .into_iter()
-            .filter(|p| p["metadata"]["labels"]["job-name"] == job)
-            .collect()
+        self.c.pods().into_iter().filter(|p| p["metadata"]["labels"]["job-name"] == job).collect()
     }
 
     fn job(&self, name: &str) -> Value {
-        self.c
-            .jobs()
-            .into_iter()
-            .find(|j| j["metadata"]["name"] == name)
-            .unwrap_or_else(|| panic!("no job {name}"))
+        self.c.jobs().into_iter().find(|j| j["metadata"]["name"] == name).unwrap_or_else(|| panic!("no job {name}"))
     }
 }
 
@@ -125,10 +98,7 @@ fn job_body(name: &str, parallelism: u32) -> Value {
 }
 
 fn condition<'a>(obj: &'a Value, ctype: &str) -> Option<&'a Value> {
-    obj["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == ctype)
+    obj["status"]["conditions"].as_array()?.iter().find(|c| c["type"] == ctype)
 }
 
 #[tokio::test]
@@ -143,11 +113,7 @@ async fn job_with_two_pods_runs_then_fails_with_exit_code() {
     assert_eq!(meta["namespace"], "default");
     assert_eq!(meta["generation"], 1);
     assert!(meta["uid"].as_str().unwrap().len() >= 32);
-    assert!(meta["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .parse::<u64>()
-        .is_ok());
+    assert!(meta["resourceVersion"].as_str().unwrap().parse::<u64>().is_ok());
     let ts = meta["creationTimestamp"].as_str().unwrap();
     assert_eq!(ts.len(), 20, "{ts}");
     assert!(ts.ends_with('Z') && ts.as_bytes()[10] == b'T', "{ts}");
@@ -164,10 +130,7 @@ async fn job_with_two_pods_runs_then_fails_with_exit_code() {
         let labels = &pod["metadata"]["labels"];
         assert_eq!(labels["job-name"], "train");
         assert_eq!(labels["batch.kubernetes.io/job-name"], "train");
-        assert_eq!(
-            labels["batch.kubernetes.io/job-completion-index"],
-            i.to_string()
-        );
+        assert_eq!(labels["batch.kubernetes.io/job-completion-index"], i.to_string());
         assert_eq!(labels["app"], "falcon");
         assert_eq!(labels["falcon.dev/run"], "r1");
         let tmpl = &body["spec"]["template"]["spec"];
@@ -183,12 +146,7 @@ async fn job_with_two_pods_runs_then_fails_with_exit_code() {
         assert_eq!(pod["apiVersion"], "v1");
     }
 
-    wait_until("both pods Running", || {
-        t.pods_of("train")
-            .iter()
-            .all(|p| p["status"]["phase"] == "Running")
-    })
-    .await;
+    wait_until("both pods Running", || t.pods_of("train").iter().all(|p| p["status"]["phase"] == "Running")).await;
     let job = t.job("train");
     assert_eq!(job["status"]["active"], 2);
     assert_eq!(job["status"]["ready"], 2);
@@ -197,10 +155,7 @@ async fn job_with_two_pods_runs_then_fails_with_exit_code() {
     assert_eq!(t.c.finish_pods("job-name=train", 3), 2);
     for pod in t.pods_of("train") {
         assert_eq!(pod["status"]["phase"], "Failed");
-        assert_eq!(
-            pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"],
-            3
-        );
+        assert_eq!(pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 3);
     }
     let (code, job) = t.get(&format!("{JOBS}/train/status")).await;
     assert_eq!(code, 200);
@@ -259,10 +214,7 @@ async fn unschedulable_pods_stay_pending_until_capacity_returns() {
         assert_eq!(c["status"], "False");
         assert_eq!(c["reason"], "Unschedulable");
         assert_eq!(c["message"], UNSCHEDULABLE_MESSAGE);
-        assert_eq!(
-            c["message"],
-            "0/3 nodes are available: 3 Insufficient google.com/tpu."
-        );
+        assert_eq!(c["message"], "0/3 nodes are available: 3 Insufficient google.com/tpu.");
     }
     // No node yet: the log endpoint refuses, like the real API server.
     let name = pods[0]["metadata"]["name"].as_str().unwrap();
@@ -271,9 +223,7 @@ async fn unschedulable_pods_stay_pending_until_capacity_returns() {
 
     t.c.set_schedulable(true);
     wait_until("pods Running after capacity returns", || {
-        t.pods_of("stuck")
-            .iter()
-            .all(|p| p["status"]["phase"] == "Running")
+        t.pods_of("stuck").iter().all(|p| p["status"]["phase"] == "Running")
     })
     .await;
 }
@@ -314,17 +264,9 @@ async fn jobset_creates_child_jobs_and_tracks_their_outcome() {
     assert_eq!(code, 201, "{created}");
     assert_eq!(created["kind"], "JobSet");
 
-    let (_, list) = t
-        .get(&format!(
-            "{JOBS}?labelSelector=jobset.sigs.k8s.io/jobset-name%3Dmulti"
-        ))
-        .await;
-    let names: Vec<&str> = list["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| j["metadata"]["name"].as_str().unwrap())
-        .collect();
+    let (_, list) = t.get(&format!("{JOBS}?labelSelector=jobset.sigs.k8s.io/jobset-name%3Dmulti")).await;
+    let names: Vec<&str> =
+        list["items"].as_array().unwrap().iter().map(|j| j["metadata"]["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["multi-slice-0", "multi-slice-1"]);
     for (i, job) in list["items"].as_array().unwrap().iter().enumerate() {
         let l = &job["metadata"]["labels"];
@@ -368,10 +310,7 @@ async fn jobset_fails_when_a_child_job_fails() {
     assert_eq!(t.post(JOBSETS, &body).await.0, 201);
     assert_eq!(t.c.jobs().len(), 2);
     // JobSet defaulting: restartPolicy OnFailure, Indexed completion mode.
-    assert_eq!(
-        t.job("js-w-0")["spec"]["template"]["spec"]["restartPolicy"],
-        "OnFailure"
-    );
+    assert_eq!(t.job("js-w-0")["spec"]["template"]["spec"]["restartPolicy"], "OnFailure");
     assert_eq!(t.job("js-w-0")["spec"]["completionMode"], "Indexed");
     t.c.finish_pods("job-name=js-w-1", 1);
     let js = &t.c.jobsets()[0];
@@ -379,11 +318,7 @@ async fn jobset_fails_when_a_child_job_fails() {
     assert_eq!(failed["status"], "True");
     assert_eq!(js["status"]["terminalState"], "Failed");
     // The failed child is kept; the still-active one was torn down with its pods.
-    let names: Vec<String> =
-        t.c.jobs()
-            .iter()
-            .map(|j| j["metadata"]["name"].as_str().unwrap().to_string())
-            .collect();
+    let names: Vec<String> = t.c.jobs().iter().map(|j| j["metadata"]["name"].as_str().unwrap().to_string()).collect();
     assert_eq!(names, ["js-w-1"]);
     assert!(condition(&t.job("js-w-1"), "Failed").is_some());
 }
@@ -397,12 +332,7 @@ async fn label_selectors_filter_lists() {
         assert_eq!(t.post(JOBS, &body).await.0, 201);
     }
     let names = |v: &Value| -> Vec<String> {
-        v["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|j| j["metadata"]["name"].as_str().unwrap().to_string())
-            .collect()
+        v["items"].as_array().unwrap().iter().map(|j| j["metadata"]["name"].as_str().unwrap().to_string()).collect()
     };
     let (code, all) = t.get(JOBS).await;
     assert_eq!(code, 200);
@@ -410,15 +340,9 @@ async fn label_selectors_filter_lists() {
     assert_eq!(all["apiVersion"], "batch/v1");
     assert!(all["metadata"]["resourceVersion"].is_string());
     assert_eq!(names(&all), ["a", "b", "c"]);
-    let (_, ml) = t
-        .get(&format!("{JOBS}?labelSelector=team%3Dml&limit=500"))
-        .await;
+    let (_, ml) = t.get(&format!("{JOBS}?labelSelector=team%3Dml&limit=500")).await;
     assert_eq!(names(&ml), ["a", "b"]);
-    let (_, both) = t
-        .get(&format!(
-            "{JOBS}?labelSelector=team%3Dml,falcon.dev/exp%3Db"
-        ))
-        .await;
+    let (_, both) = t.get(&format!("{JOBS}?labelSelector=team%3Dml,falcon.dev/exp%3Db")).await;
     assert_eq!(names(&both), ["b"]);
     let (_, exists) = t.get(&format!("{JOBS}?labelSelector=team")).await;
     assert_eq!(names(&exists), ["a", "b", "c"]);
@@ -429,13 +353,9 @@ async fn label_selectors_filter_lists() {
     assert_eq!(pods["items"].as_array().unwrap().len(), 1);
     let (_, other_ns) = t.get("/apis/batch/v1/namespaces/other/jobs").await;
     assert_eq!(names(&other_ns), Vec::<String>::new());
-    let (_, cluster_wide) = t
-        .get("/apis/batch/v1/jobs?labelSelector=team%3Dinfra")
-        .await;
+    let (_, cluster_wide) = t.get("/apis/batch/v1/jobs?labelSelector=team%3Dinfra").await;
     assert_eq!(names(&cluster_wide), ["c"]);
-    let (_, by_field) = t
-        .get(&format!("{JOBS}?fieldSelector=metadata.name%3Db"))
-        .await;
+    let (_, by_field) = t.get(&format!("{JOBS}?fieldSelector=metadata.name%3Db")).await;
     assert_eq!(names(&by_field), ["b"]);
 }
 
@@ -443,35 +363,18 @@ async fn label_selectors_filter_lists() {
 async fn pod_log_has_kubelet_line_and_appended_text() {
     let t = T::new().await;
     t.post(JOBS, &job_body("logs", 1)).await;
-    wait_until("pod Running", || {
-        t.pods_of("logs")
-            .iter()
-            .all(|p| p["status"]["phase"] == "Running")
-    })
-    .await;
-    let name = t.pods_of("logs")[0]["metadata"]["name"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    wait_until("pod Running", || t.pods_of("logs").iter().all(|p| p["status"]["phase"] == "Running")).await;
+    let name = t.pods_of("logs")[0]["metadata"]["name"].as_str().unwrap().to_string();
     t.c.append_log(&name, "step 1 loss=2.5\n");
     t.c.append_log(&name, "step 2 loss=1.9\n");
-    let (code, text) = t
-        .get_text(&format!("{PODS}/{name}/log?container=main&timestamps=true"))
-        .await;
+    let (code, text) = t.get_text(&format!("{PODS}/{name}/log?container=main&timestamps=true")).await;
     assert_eq!(code, 200);
     assert!(
-        text.starts_with(
-            "fake kubelet: started container main with command [python -m train --steps 10]\n"
-        ),
+        text.starts_with("fake kubelet: started container main with command [python -m train --steps 10]\n"),
         "{text}"
     );
-    assert!(
-        text.contains("step 1 loss=2.5\nstep 2 loss=1.9\n"),
-        "{text}"
-    );
-    let (_, tail) = t
-        .get_text(&format!("{PODS}/{name}/log?tailLines=1&follow=true"))
-        .await;
+    assert!(text.contains("step 1 loss=2.5\nstep 2 loss=1.9\n"), "{text}");
+    let (_, tail) = t.get_text(&format!("{PODS}/{name}/log?tailLines=1&follow=true")).await;
     assert_eq!(tail, "step 2 loss=1.9\n");
     // Logs stay readable after the pod terminates.
     t.c.finish_pods("job-name=logs", 0);
@@ -491,7 +394,10 @@ async fn delete_propagation_policies() {
     assert_eq!(t.pods_of("bg").len(), 2);
 
     let (code, deleted) = t
-        .delete(&format!("{JOBS}/bg"), Some(json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"})))
+        .delete(
+            &format!("{JOBS}/bg"),
+            Some(json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"})),
+        )
         .await;
     assert_eq!(code, 200);
     assert_eq!(deleted["kind"], "Job");
@@ -499,9 +405,7 @@ async fn delete_propagation_policies() {
     assert!(t.pods_of("bg").is_empty());
     assert_eq!(t.get(&format!("{JOBS}/bg")).await.0, 404);
 
-    let (code, _) = t
-        .delete(&format!("{JOBS}/orphan?propagationPolicy=Orphan"), None)
-        .await;
+    let (code, _) = t.delete(&format!("{JOBS}/orphan?propagationPolicy=Orphan"), None).await;
     assert_eq!(code, 200);
     let left = t.pods_of("orphan");
     assert_eq!(left.len(), 1);
@@ -541,20 +445,11 @@ async fn conflicts_and_not_found_use_status_objects() {
     assert_eq!(t.pods_of("dup").len(), 1);
 
     for (path, msg) in [
-        (
-            format!("{JOBS}/missing"),
-            "jobs.batch \"missing\" not found",
-        ),
+        (format!("{JOBS}/missing"), "jobs.batch \"missing\" not found"),
         (format!("{PODS}/missing"), "pods \"missing\" not found"),
         (format!("{PODS}/missing/log"), "pods \"missing\" not found"),
-        (
-            format!("{JOBSETS}/missing"),
-            "jobsets.jobset.x-k8s.io \"missing\" not found",
-        ),
-        (
-            "/apis/batch/v1/namespaces/elsewhere/jobs/dup".to_string(),
-            "jobs.batch \"dup\" not found",
-        ),
+        (format!("{JOBSETS}/missing"), "jobsets.jobset.x-k8s.io \"missing\" not found"),
+        ("/apis/batch/v1/namespaces/elsewhere/jobs/dup".to_string(), "jobs.batch \"dup\" not found"),
     ] {
         let (code, st) = t.get(&path).await;
         assert_eq!(code, 404, "{path}");
@@ -571,20 +466,11 @@ async fn conflicts_and_not_found_use_status_objects() {
 
     // Validation: a Job's pods must not restart in place.
     let mut bad = job_body("bad", 1);
-    bad["spec"]["template"]["spec"]
-        .as_object_mut()
-        .unwrap()
-        .remove("restartPolicy");
+    bad["spec"]["template"]["spec"].as_object_mut().unwrap().remove("restartPolicy");
     let (code, st) = t.post(JOBS, &bad).await;
     assert_eq!(code, 422);
     assert_eq!(st["reason"], "Invalid");
-    assert!(
-        st["message"]
-            .as_str()
-            .unwrap()
-            .contains("spec.template.spec.restartPolicy"),
-        "{st}"
-    );
+    assert!(st["message"].as_str().unwrap().contains("spec.template.spec.restartPolicy"), "{st}");
     let (code, st) = t.post(JOBS, &json!({"spec": {}})).await;
     assert_eq!((code, st["reason"].as_str()), (422, Some("Invalid")));
 }
@@ -600,10 +486,7 @@ async fn injected_failures_and_request_log() {
         assert_eq!(st["reason"], "InternalError");
         assert_eq!(st["code"], 500);
     }
-    assert!(
-        t.c.jobs().is_empty(),
-        "failed requests must not change state"
-    );
+    assert!(t.c.jobs().is_empty(), "failed requests must not change state");
     assert_eq!(t.post(JOBS, &job_body("flaky", 1)).await.0, 201);
     t.c.fail_next_requests(1, 503);
     assert_eq!(t.get(JOBS).await.0, 503);
@@ -629,41 +512,18 @@ async fn injected_failures_and_request_log() {
 async fn preemption_fails_the_job_with_pod_failure_policy() {
     let t = T::new().await;
     t.post(JOBS, &job_body("pre", 2)).await;
-    wait_until("Running", || {
-        t.pods_of("pre")
-            .iter()
-            .all(|p| p["status"]["phase"] == "Running")
-    })
-    .await;
-    assert_eq!(
-        t.c.preempt_pods("job-name=pre,batch.kubernetes.io/job-completion-index=0"),
-        1
-    );
+    wait_until("Running", || t.pods_of("pre").iter().all(|p| p["status"]["phase"] == "Running")).await;
+    assert_eq!(t.c.preempt_pods("job-name=pre,batch.kubernetes.io/job-completion-index=0"), 1);
     let pods = t.c.pods();
-    let pre = pods
-        .iter()
-        .find(|p| p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] == "0")
-        .unwrap();
+    let pre = pods.iter().find(|p| p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] == "0").unwrap();
     assert_eq!(pre["status"]["phase"], "Failed");
     assert_eq!(pre["status"]["reason"], "Preempted");
-    assert_eq!(
-        condition(pre, "DisruptionTarget").unwrap()["status"],
-        "True"
-    );
+    assert_eq!(condition(pre, "DisruptionTarget").unwrap()["status"], "True");
     let job = t.job("pre");
     let failed = condition(&job, "Failed").unwrap();
     assert_eq!(failed["reason"], "PodFailurePolicy");
-    assert!(
-        failed["message"].as_str().unwrap().contains("preempted"),
-        "{failed}"
-    );
-    assert!(
-        failed["message"]
-            .as_str()
-            .unwrap()
-            .contains("DisruptionTarget"),
-        "{failed}"
-    );
+    assert!(failed["message"].as_str().unwrap().contains("preempted"), "{failed}");
+    assert!(failed["message"].as_str().unwrap().contains("DisruptionTarget"), "{failed}");
     // The other, still-running pod was terminated by the job controller.
     assert_eq!(t.pods_of("pre").len(), 1);
 }
@@ -685,10 +545,7 @@ async fn pod_failure_policy_ignore_replaces_preempted_pod() {
     let failed = condition(&t.job("resilient"), "Failed").cloned().unwrap();
     assert_eq!(failed["reason"], "PodFailurePolicy");
     assert!(
-        failed["message"]
-            .as_str()
-            .unwrap()
-            .contains("failed with exit code 42 matching FailJob rule at index 1"),
+        failed["message"].as_str().unwrap().contains("failed with exit code 42 matching FailJob rule at index 1"),
         "{failed}"
     );
 }
@@ -697,10 +554,7 @@ async fn pod_failure_policy_ignore_replaces_preempted_pod() {
 async fn watch_streams_events() {
     let t = T::new().await;
     t.post(JOBS, &job_body("w1", 1)).await;
-    let url = format!(
-        "{}{PODS}?watch=true&timeoutSeconds=1&labelSelector=job-name%3Dw1",
-        t.c.url()
-    );
+    let url = format!("{}{PODS}?watch=true&timeoutSeconds=1&labelSelector=job-name%3Dw1", t.c.url());
     let resp = tokio::spawn({
         let http = t.http.clone();
         async move { http.get(url).send().await.unwrap().text().await.unwrap() }
@@ -708,18 +562,13 @@ async fn watch_streams_events() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     t.c.finish_pods("job-name=w1", 0);
     let text = resp.await.unwrap();
-    let events: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(events[0]["type"], "ADDED");
     assert_eq!(events[0]["object"]["kind"], "Pod");
     let last = events.last().unwrap();
     assert_eq!(last["type"], "MODIFIED");
     assert_eq!(last["object"]["status"]["phase"], "Succeeded");
-    assert!(events
-        .iter()
-        .all(|e| e["object"]["metadata"]["labels"]["job-name"] == "w1"));
+    assert!(events.iter().all(|e| e["object"]["metadata"]["labels"]["job-name"] == "w1"));
 }
 
 #[tokio::test]
@@ -728,11 +577,6 @@ async fn shutdown_stops_serving() {
     assert_eq!(t.get("/version").await.0, 200);
     t.c.shutdown();
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let r = t
-        .http
-        .get(format!("{}/version", t.c.url()))
-        .timeout(Duration::from_secs(2))
-        .send()
-        .await;
+    let r = t.http.get(format!("{}/version", t.c.url())).timeout(Duration::from_secs(2)).send().await;
     assert!(r.is_err(), "server still answering after shutdown: {r:?}");
 }

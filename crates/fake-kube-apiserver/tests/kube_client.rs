@@ -7,10 +7,7 @@ use std::time::Duration;
 use fake_kube_apiserver::FakeCluster;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, LogParams,
-    PostParams,
-};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, LogParams, PostParams};
 use kube::Client;
 use serde_json::json;
 
@@ -45,11 +42,8 @@ fn job(name: &str) -> Job {
 async fn wait_running(pods: &Api<Pod>, lp: &ListParams, n: usize) -> Vec<Pod> {
     for _ in 0..200 {
         let list = pods.list(lp).await.unwrap();
-        let running = list
-            .items
-            .iter()
-            .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
-            .count();
+        let running =
+            list.items.iter().filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")).count();
         if running == n {
             return list.items;
         }
@@ -65,10 +59,7 @@ async fn kube_rs_job_lifecycle_against_the_fake() {
     let jobs: Api<Job> = Api::namespaced(client.clone(), "default");
     let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
 
-    let created = jobs
-        .create(&PostParams::default(), &job("train"))
-        .await
-        .unwrap();
+    let created = jobs.create(&PostParams::default(), &job("train")).await.unwrap();
     assert_eq!(created.metadata.name.as_deref(), Some("train"));
     assert!(created.metadata.uid.is_some());
     assert!(created.metadata.creation_timestamp.is_some());
@@ -97,46 +88,23 @@ async fn kube_rs_job_lifecycle_against_the_fake() {
         assert_eq!(labels["app"], "falcon");
         assert_eq!(labels["batch.kubernetes.io/job-name"], "train");
         let spec = p.spec.as_ref().unwrap();
-        assert_eq!(
-            spec.node_selector.as_ref().unwrap()["cloud.google.com/gke-tpu-topology"],
-            "2x4"
-        );
+        assert_eq!(spec.node_selector.as_ref().unwrap()["cloud.google.com/gke-tpu-topology"], "2x4");
     }
 
     let pod_name = running[0].metadata.name.clone().unwrap();
     cluster.append_log(&pod_name, "hello from the fake\n");
     let log = pods
-        .logs(
-            &pod_name,
-            &LogParams {
-                container: Some("main".into()),
-                tail_lines: Some(100),
-                ..LogParams::default()
-            },
-        )
+        .logs(&pod_name, &LogParams { container: Some("main".into()), tail_lines: Some(100), ..LogParams::default() })
         .await
         .unwrap();
-    assert!(
-        log.contains("fake kubelet: started container main with command [python train.py]"),
-        "{log}"
-    );
+    assert!(log.contains("fake kubelet: started container main with command [python train.py]"), "{log}");
     assert!(log.ends_with("hello from the fake\n"), "{log}");
 
-    cluster.finish_pods(
-        "job-name=train,batch.kubernetes.io/job-completion-index=0",
-        0,
-    );
-    cluster.finish_pods(
-        "job-name=train,batch.kubernetes.io/job-completion-index=1",
-        7,
-    );
+    cluster.finish_pods("job-name=train,batch.kubernetes.io/job-completion-index=0", 0);
+    cluster.finish_pods("job-name=train,batch.kubernetes.io/job-completion-index=1", 7);
     let status = jobs.get_status("train").await.unwrap().status.unwrap();
-    let failed = status
-        .conditions
-        .unwrap_or_default()
-        .into_iter()
-        .find(|c| c.type_ == "Failed")
-        .expect("Failed condition");
+    let failed =
+        status.conditions.unwrap_or_default().into_iter().find(|c| c.type_ == "Failed").expect("Failed condition");
     assert_eq!(failed.status, "True");
     assert_eq!(status.succeeded, Some(1));
     assert_eq!(status.failed, Some(1));
@@ -145,12 +113,7 @@ async fn kube_rs_job_lifecycle_against_the_fake() {
         .items
         .iter()
         .map(|p| {
-            p.status
-                .as_ref()
-                .unwrap()
-                .container_statuses
-                .as_ref()
-                .unwrap()[0]
+            p.status.as_ref().unwrap().container_statuses.as_ref().unwrap()[0]
                 .state
                 .as_ref()
                 .unwrap()
@@ -162,38 +125,22 @@ async fn kube_rs_job_lifecycle_against_the_fake() {
         .collect();
     assert_eq!(codes, [0, 7]);
 
-    let deleted = jobs
-        .delete("train", &DeleteParams::background())
-        .await
-        .unwrap();
-    assert!(deleted
-        .left()
-        .is_some_and(|j| j.metadata.name.as_deref() == Some("train")));
+    let deleted = jobs.delete("train", &DeleteParams::background()).await.unwrap();
+    assert!(deleted.left().is_some_and(|j| j.metadata.name.as_deref() == Some("train")));
     assert!(pods.list(&lp).await.unwrap().items.is_empty());
-    assert!(jobs
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .is_empty());
+    assert!(jobs.list(&ListParams::default()).await.unwrap().items.is_empty());
 
     let requests = cluster.request_log();
     assert!(requests.contains(&"POST /apis/batch/v1/namespaces/default/jobs".to_string()));
     assert!(requests.contains(&"DELETE /apis/batch/v1/namespaces/default/jobs/train".to_string()));
-    assert!(requests.contains(&format!(
-        "GET /api/v1/namespaces/default/pods/{pod_name}/log"
-    )));
+    assert!(requests.contains(&format!("GET /api/v1/namespaces/default/pods/{pod_name}/log")));
 }
 
 #[tokio::test]
 async fn kube_rs_jobset_as_dynamic_object() {
     let cluster = FakeCluster::start("kube-rs-jobset").await;
     let client = client_for(&cluster);
-    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk(
-        "jobset.x-k8s.io",
-        "v1alpha2",
-        "JobSet",
-    ));
+    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk("jobset.x-k8s.io", "v1alpha2", "JobSet"));
     let jobsets: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
     let jobs: Api<Job> = Api::namespaced(client.clone(), "default");
 
@@ -202,34 +149,17 @@ async fn kube_rs_jobset_as_dynamic_object() {
         "spec": {"replicatedJobs": [{"name": "slice", "replicas": 2, "template": {"spec": template}}]},
     }));
     jobsets.create(&PostParams::default(), &js).await.unwrap();
-    let children = jobs
-        .list(&ListParams::default().labels("jobset.sigs.k8s.io/jobset-name=multi"))
-        .await
-        .unwrap();
-    let names: Vec<_> = children
-        .items
-        .iter()
-        .filter_map(|j| j.metadata.name.clone())
-        .collect();
+    let children = jobs.list(&ListParams::default().labels("jobset.sigs.k8s.io/jobset-name=multi")).await.unwrap();
+    let names: Vec<_> = children.items.iter().filter_map(|j| j.metadata.name.clone()).collect();
     assert_eq!(names, ["multi-slice-0", "multi-slice-1"]);
 
     cluster.finish_pods("jobset.sigs.k8s.io/jobset-name=multi", 0);
     let got = jobsets.get_status("multi").await.unwrap();
     let conds = got.data["status"]["conditions"].as_array().unwrap();
-    assert!(conds
-        .iter()
-        .any(|c| c["type"] == "Completed" && c["status"] == "True"));
+    assert!(conds.iter().any(|c| c["type"] == "Completed" && c["status"] == "True"));
 
-    jobsets
-        .delete("multi", &DeleteParams::background())
-        .await
-        .unwrap();
-    assert!(jobs
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .is_empty());
+    jobsets.delete("multi", &DeleteParams::background()).await.unwrap();
+    assert!(jobs.list(&ListParams::default()).await.unwrap().items.is_empty());
     assert!(cluster.pods().is_empty());
 }
 
@@ -242,13 +172,8 @@ async fn kube_rs_watch_sees_pod_transitions() {
     let client = client_for(&cluster);
     let jobs: Api<Job> = Api::namespaced(client.clone(), "default");
     let pods: Api<Pod> = Api::namespaced(client, "default");
-    jobs.create(&PostParams::default(), &job("watched"))
-        .await
-        .unwrap();
-    let list = pods
-        .list(&ListParams::default().labels("job-name=watched"))
-        .await
-        .unwrap();
+    jobs.create(&PostParams::default(), &job("watched")).await.unwrap();
+    let list = pods.list(&ListParams::default().labels("job-name=watched")).await.unwrap();
     let rv = list.metadata.resource_version.clone().unwrap();
     assert_eq!(list.items.len(), 2);
 

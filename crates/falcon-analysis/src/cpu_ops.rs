@@ -33,12 +33,7 @@ pub const HOST_CPU_PLANE: &str = "/host:CPU";
 
 /// Line-name suffixes of lines XProf derives from the raw op events; never counted (nor scanned for step
 /// markers).
-pub(crate) const DERIVED_LINE_SUFFIXES: [&str; 4] = [
-    "XLA Modules",
-    "XLA Ops",
-    "Framework Ops",
-    "Framework Name Scope",
-];
+pub(crate) const DERIVED_LINE_SUFFIXES: [&str; 4] = ["XLA Modules", "XLA Ops", "Framework Ops", "Framework Name Scope"];
 
 /// The per-op profile of one capture.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -119,7 +114,11 @@ fn stat_by_id<'p>(plane: &'p XPlane, event: &'p XEvent, id: Option<i64>) -> Opti
 }
 
 /// The op name, module and category of an XLA:CPU op event; `None` if it is not one.
-fn op_identity<'p>(plane: &'p XPlane, ids: &OpStatIds, event: &'p XEvent) -> Option<(&'p str, &'p str, Option<&'p str>)> {
+fn op_identity<'p>(
+    plane: &'p XPlane,
+    ids: &OpStatIds,
+    event: &'p XEvent,
+) -> Option<(&'p str, &'p str, Option<&'p str>)> {
     let op = stat_by_id(plane, event, ids.hlo_op)?;
     let name = plane.stat_str(op).unwrap_or_else(|| plane.event_name(event));
     let str_stat = |id: Option<i64>| stat_by_id(plane, event, id).and_then(|s| plane.stat_str(s));
@@ -197,9 +196,7 @@ pub fn cpu_op_profile_in_steps(space: &XSpace, steps: &[crate::steps::Step]) -> 
         .collect();
     // BTreeMap order already gives (module, name) ascending; a stable sort keeps it for ties.
     ops.sort_by_key(|o| std::cmp::Reverse(o.total_time_ps));
-    let total_ps = ops
-        .iter()
-        .fold(0i64, |s, o| s.saturating_add(o.total_time_ps));
+    let total_ps = ops.iter().fold(0i64, |s, o| s.saturating_add(o.total_time_ps));
     CpuOpProfile {
         host_plane_found: true,
         op_events: ops.iter().map(|o| o.occurrences).sum(),

@@ -86,10 +86,7 @@ pub struct DeviceInfo {
 impl DeviceInfo {
     /// XProf's ridge point: peak GFLOP/s ÷ peak HBM GB/s (0 when unknown).
     pub fn hbm_ridge_point(&self) -> f64 {
-        safe_divide(
-            self.peak_teraflops_per_second * 1000.0,
-            self.peak_bws_giga_bytes_per_second[0],
-        )
+        safe_divide(self.peak_teraflops_per_second * 1000.0, self.peak_bws_giga_bytes_per_second[0])
     }
 
     /// Peak compute in GFLOP/s per core.
@@ -114,17 +111,14 @@ pub(crate) fn giga_to_gibi(x: f64) -> f64 {
 
 /// Whether a plane name is a TPU TensorCore plane (`/device:TPU:<digits>`).
 pub(crate) fn is_tpu_tensor_core_plane(name: &str) -> bool {
-    name.strip_prefix("/device:TPU:")
-        .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()))
+    name.strip_prefix("/device:TPU:").is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// The device planes XProf builds op metrics from: TPU planes (except SparseCore) when any, else
 /// GPU planes.
 pub(crate) fn op_device_planes(space: &XSpace) -> (Hardware, Vec<&XPlane>) {
-    let tpu: Vec<&XPlane> = space
-        .planes_with_prefix("/device:TPU:")
-        .filter(|p| !p.name.contains("SparseCore"))
-        .collect();
+    let tpu: Vec<&XPlane> =
+        space.planes_with_prefix("/device:TPU:").filter(|p| !p.name.contains("SparseCore")).collect();
     if !tpu.is_empty() {
         return (Hardware::Tpu, tpu);
     }
@@ -176,11 +170,7 @@ pub(crate) fn catalog_chip_for(device_type: &str) -> Option<&'static Chip> {
         return Some(&catalog::H100_80GB);
     }
     if t.contains("a100") {
-        return Some(if t.contains("80") {
-            &catalog::A100_80GB
-        } else {
-            &catalog::A100_40GB
-        });
+        return Some(if t.contains("80") { &catalog::A100_80GB } else { &catalog::A100_40GB });
     }
     None
 }
@@ -205,12 +195,7 @@ fn nvidia_flops_per_sm_per_cycle(major: i64, minor: i64) -> f64 {
         (10000, 8192.0),
     ];
     let cap = major * 1000 + minor * 10;
-    TABLE
-        .iter()
-        .rev()
-        .find(|(c, _)| *c <= cap)
-        .or(TABLE.first())
-        .map_or(0.0, |(_, f)| *f)
+    TABLE.iter().rev().find(|(c, _)| *c <= cap).or(TABLE.first()).map_or(0.0, |(_, f)| *f)
 }
 
 fn gpu_model_name(vendor: &str, major: i64, minor: i64) -> String {
@@ -237,20 +222,11 @@ fn gpu_model_name(vendor: &str, major: i64, minor: i64) -> String {
 fn tpu_info(planes: &[&XPlane]) -> DeviceInfo {
     let mut info = DeviceInfo {
         hardware: Hardware::Tpu,
-        device_cores: u32::try_from(
-            planes
-                .iter()
-                .filter(|p| is_tpu_tensor_core_plane(&p.name))
-                .count(),
-        )
-        .unwrap_or(u32::MAX),
+        device_cores: u32::try_from(planes.iter().filter(|p| is_tpu_tensor_core_plane(&p.name)).count())
+            .unwrap_or(u32::MAX),
         ..DeviceInfo::default()
     };
-    let Some(first) = planes
-        .iter()
-        .find(|p| is_tpu_tensor_core_plane(&p.name))
-        .or(planes.first())
-    else {
+    let Some(first) = planes.iter().find(|p| is_tpu_tensor_core_plane(&p.name)).or(planes.first()) else {
         return info;
     };
     info.device_type = stat_string(first, "device_type_string").unwrap_or_default();
@@ -265,8 +241,7 @@ fn tpu_info(planes: &[&XPlane]) -> DeviceInfo {
         get("peak_vmem_rd_bw_gigabytes_per_second"),
         get("peak_vmem_wr_bw_gigabytes_per_second"),
     ];
-    info.has_cmem = info.peak_bws_giga_bytes_per_second[3] > 0.0
-        || info.peak_bws_giga_bytes_per_second[4] > 0.0;
+    info.has_cmem = info.peak_bws_giga_bytes_per_second[3] > 0.0 || info.peak_bws_giga_bytes_per_second[4] > 0.0;
     info.has_merged_vmem = stat_bool(first, "has_merged_vmem");
     info.has_megacore = stat_bool(first, "has_megacore");
     info
@@ -282,12 +257,7 @@ fn gpu_info(planes: &[&XPlane]) -> DeviceInfo {
     let Some(first) = planes.first() else {
         return info;
     };
-    let int = |name: &str| {
-        first
-            .plane_stat(name)
-            .and_then(|s| s.value.as_i64())
-            .unwrap_or(0)
-    };
+    let int = |name: &str| first.plane_stat(name).and_then(|s| s.value.as_i64()).unwrap_or(0);
     let clock_ghz = int("clock_rate") as f64 / 1_000_000.0;
     let cores = int("core_count") as f64;
     let (major, minor) = (int("compute_cap_major"), int("compute_cap_minor"));
@@ -297,26 +267,14 @@ fn gpu_info(planes: &[&XPlane]) -> DeviceInfo {
         info.device_type = model;
     }
     info.device_name = stat_string(first, "gpu_device_name").unwrap_or_default();
-    let per_sm_gflops = if vendor == "Nvidia" {
-        nvidia_flops_per_sm_per_cycle(major, minor) * clock_ghz
-    } else {
-        0.0
-    };
+    let per_sm_gflops = if vendor == "Nvidia" { nvidia_flops_per_sm_per_cycle(major, minor) * clock_ghz } else { 0.0 };
     info.peak_teraflops_per_second = cores * per_sm_gflops / 1000.0;
     if let Some(peak) = stat_f64(first, "peak_teraflops_per_second").filter(|p| *p > 0.0) {
         info.peak_teraflops_per_second = peak;
     }
-    let hbm = first
-        .plane_stat("memory_bandwidth")
-        .and_then(|s| s.value.as_f64())
-        .unwrap_or(0.0)
-        / 1e9;
+    let hbm = first.plane_stat("memory_bandwidth").and_then(|s| s.value.as_f64()).unwrap_or(0.0) / 1e9;
     let shm = if vendor == "Nvidia" {
-        let bytes_per_cycle = if major <= 2 {
-            32.0 * 4.0 / 2.0
-        } else {
-            32.0 * 8.0
-        };
+        let bytes_per_cycle = if major <= 2 { 32.0 * 4.0 / 2.0 } else { 32.0 * 8.0 };
         cores * bytes_per_cycle * clock_ghz
     } else {
         0.0
@@ -335,11 +293,7 @@ pub fn device_info(space: &XSpace) -> DeviceInfo {
         Hardware::Tpu => tpu_info(&planes),
         Hardware::Gpu => gpu_info(&planes),
         Hardware::CpuOnly => {
-            return DeviceInfo {
-                hardware: Hardware::CpuOnly,
-                device_type: "CPU".to_string(),
-                ..DeviceInfo::default()
-            }
+            return DeviceInfo { hardware: Hardware::CpuOnly, device_type: "CPU".to_string(), ..DeviceInfo::default() }
         }
     };
     let chip = catalog_chip_for(&info.device_type).or_else(|| catalog_chip_for(&info.device_name));

@@ -37,7 +37,10 @@ impl AnalysisError {
         match self {
             AnalysisError::Store(e) => e.kind(),
             AnalysisError::NotFound(_) => ErrorKind::NotFound,
-            AnalysisError::Decode { .. } | AnalysisError::NotAProfile { .. } | AnalysisError::Invalid(_) | AnalysisError::Io(_) => ErrorKind::Failure,
+            AnalysisError::Decode { .. }
+            | AnalysisError::NotAProfile { .. }
+            | AnalysisError::Invalid(_)
+            | AnalysisError::Io(_) => ErrorKind::Failure,
         }
     }
 

@@ -90,11 +90,7 @@ pub fn hlo_stats(db: &OpMetricsDb, device: &DeviceInfo) -> Vec<HloStatsRow> {
             rank: rows.len() as u64 + 1,
             program_id: m.program_id,
             name: m.name.clone(),
-            expression: if m.long_name.is_empty() {
-                m.name.clone()
-            } else {
-                m.long_name.clone()
-            },
+            expression: if m.long_name.is_empty() { m.name.clone() } else { m.long_name.clone() },
             category: m.category.clone(),
             provenance: m.provenance.clone(),
             occurrences: m.occurrences,

@@ -37,8 +37,7 @@ pub fn host_of(path: &Path) -> String {
 
 /// The profile files of a local path (file or directory), optionally only `host`'s.
 pub fn find_profiles(path: &Path, host: Option<&str>) -> Result<Vec<HostFile>> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?;
+    let meta = std::fs::metadata(path).map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?;
     let mut files = if meta.is_file() {
         vec![HostFile { host: host_of(path), path: path.to_path_buf() }]
     } else {
@@ -112,9 +111,7 @@ pub fn load_complete(path: &Path) -> Result<XSpace> {
 }
 
 fn load_with(path: &Path, options: &falcon_xplane::DecodeOptions<'_>) -> Result<XSpace> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?
-        .len();
+    let len = std::fs::metadata(path).map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?.len();
     let not_profile = |reason: String| AnalysisError::NotAProfile { path: path.to_path_buf(), reason };
     if len == 0 {
         return Err(not_profile("the file is empty (0 bytes)".into()));

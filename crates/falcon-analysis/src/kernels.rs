@@ -161,16 +161,9 @@ pub struct KernelReport {
 /// Computes the kernel statistics and per-step breakdown of `space` (rules in the module docs).
 pub fn kernel_stats(space: &XSpace, steps: &StepReport) -> KernelReport {
     let has_hlo_costs = has_hlo_protos(space);
-    let mut report = KernelReport {
-        has_hlo_costs,
-        ..KernelReport::default()
-    };
+    let mut report = KernelReport { has_hlo_costs, ..KernelReport::default() };
     let has_tpu = space.planes_with_prefix(TPU_PLANE_PREFIX).next().is_some();
-    let gpus: Vec<&XPlane> = if has_tpu {
-        Vec::new()
-    } else {
-        space.planes_with_prefix(GPU_PLANE_PREFIX).collect()
-    };
+    let gpus: Vec<&XPlane> = if has_tpu { Vec::new() } else { space.planes_with_prefix(GPU_PLANE_PREFIX).collect() };
     if gpus.is_empty() {
         let kind = if has_tpu { "a TPU" } else { "a non-GPU" };
         report.notes.push(format!(
@@ -209,9 +202,8 @@ pub fn kernel_stats(space: &XSpace, steps: &StepReport) -> KernelReport {
                     Some(tf_op) if !tf_op.is_empty() => {
                         let op = tf_op_name(tf_op).to_owned();
                         let equation = ids.str(plane, event, ids.equation).unwrap_or("");
-                        let eligible = is_einsum_tensor_core_eligible(equation)
-                            || is_op_tensor_core_eligible(&op)
-                            || uses_tc;
+                        let eligible =
+                            is_einsum_tensor_core_eligible(equation) || is_op_tensor_core_eligible(&op) || uses_tc;
                         (op, eligible)
                     }
                     _ => (String::new(), false),
@@ -261,9 +253,7 @@ pub fn kernel_stats(space: &XSpace, steps: &StepReport) -> KernelReport {
     report.per_step = per_step_breakdown(&gpus, steps);
 
     if report.kernel_launches == 0 {
-        report
-            .notes
-            .push("the GPU planes hold no kernel events (no `kernel_details` stat)".to_owned());
+        report.notes.push("the GPU planes hold no kernel events (no `kernel_details` stat)".to_owned());
     }
     if report.distinct_kernels > MAX_KERNEL_ROWS {
         report.notes.push(format!(
@@ -295,9 +285,7 @@ pub fn kernel_stats(space: &XSpace, steps: &StepReport) -> KernelReport {
         );
     }
     if !steps.steps.is_empty() && report.per_step.iter().all(|s| s.gpu_count == 0) {
-        report
-            .notes
-            .push("no GPU event could be attributed to a step".to_owned());
+        report.notes.push("no GPU event could be attributed to a step".to_owned());
     }
     report
 }
@@ -366,14 +354,8 @@ struct LaunchParams {
 
 /// XProf `ParseKernelLaunchParams`.
 fn parse_kernel_launch_params(details: &str) -> LaunchParams {
-    let mut p = LaunchParams {
-        regs: 0,
-        static_shmem: 0,
-        dynamic_shmem: 0,
-        grid: [1, 1, 1],
-        block: [1, 1, 1],
-        occupancy: 0.0,
-    };
+    let mut p =
+        LaunchParams { regs: 0, static_shmem: 0, dynamic_shmem: 0, grid: [1, 1, 1], block: [1, 1, 1], occupancy: 0.0 };
     for token in details.split([' ', '\n']) {
         let mut kv = token.split(':');
         let (Some(key), Some(value), None) = (kv.next(), kv.next(), kv.next()) else {
@@ -418,19 +400,13 @@ fn parse_kernel_launch_params(details: &str) -> LaunchParams {
 
 fn parse_dim3(value: &str) -> Option<[u32; 3]> {
     let mut it = value.split(',');
-    let d = [
-        it.next()?.parse().ok()?,
-        it.next()?.parse().ok()?,
-        it.next()?.parse().ok()?,
-    ];
+    let d = [it.next()?.parse().ok()?, it.next()?.parse().ok()?, it.next()?.parse().ok()?];
     it.next().is_none().then_some(d)
 }
 
 /// XProf `IsKernelUsingTensorCore` (NVIDIA name patterns).
 pub fn is_kernel_using_tensor_core(kernel_name: &str) -> bool {
-    TENSOR_CORE_KERNEL_PATTERNS
-        .iter()
-        .any(|p| kernel_name.contains(p))
+    TENSOR_CORE_KERNEL_PATTERNS.iter().any(|p| kernel_name.contains(p))
 }
 
 /// XProf `IsOpTensorCoreEligible` (not exhaustive, as XProf says).
@@ -449,12 +425,7 @@ pub fn is_op_tensor_core_eligible(op_name: &str) -> bool {
         "XlaDot",
         "XlaDotV2",
     ];
-    const CONTAINS: [&str; 4] = [
-        "BatchMatMul",
-        "CudnnRNNV",
-        "CudnnRNNForward",
-        "CudnnRNNBackprop",
-    ];
+    const CONTAINS: [&str; 4] = ["BatchMatMul", "CudnnRNNV", "CudnnRNNForward", "CudnnRNNBackprop"];
     ENDS.iter().any(|s| op_name.ends_with(s)) || CONTAINS.iter().any(|s| op_name.contains(s))
 }
 
@@ -485,18 +456,14 @@ fn tf_op_name(full: &str) -> &str {
 /// `[A-Za-z0-9.][A-Za-z0-9_.\/>-]*`
 fn is_tf_op_name(s: &str) -> bool {
     let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '.')
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '.')
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '>' | '-'))
 }
 
 /// `[A-Z_][a-zA-Z0-9_]*`
 fn is_tf_op_type(s: &str) -> bool {
     let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
+    chars.next().is_some_and(|c| c.is_ascii_uppercase() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
@@ -507,18 +474,13 @@ fn is_jax_op_type(s: &str) -> bool {
         None => (s, None),
     };
     let mut chars = head.chars();
-    let head_ok = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+    let head_ok = chars.next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
     head_ok && bracket.is_none_or(|b| b.ends_with(']'))
 }
 
 fn plane_vendor_is_nvidia_or_unset(plane: &XPlane) -> bool {
-    match plane
-        .plane_stat("device_vendor")
-        .and_then(|s| plane.stat_str(s))
-    {
+    match plane.plane_stat("device_vendor").and_then(|s| plane.stat_str(s)) {
         None | Some("") => true,
         Some(v) => v == "Nvidia",
     }
@@ -529,15 +491,12 @@ fn has_hlo_protos(space: &XSpace) -> bool {
         let Some(id) = p.stat_metadata_by_name("Hlo Proto").map(|m| m.id) else {
             return false;
         };
-        p.event_metadata
-            .values()
-            .any(|m| m.stats.iter().any(|s| s.metadata_id == id))
+        p.event_metadata.values().any(|m| m.stats.iter().any(|s| s.metadata_id == id))
     })
 }
 
 fn is_derived_line(line: &XLine) -> bool {
-    let in_range =
-        |id: i64| (DERIVED_LINE_ID_MIN..DERIVED_LINE_ID_MIN + DERIVED_LINE_ID_SPAN).contains(&id);
+    let in_range = |id: i64| (DERIVED_LINE_ID_MIN..DERIVED_LINE_ID_MIN + DERIVED_LINE_ID_SPAN).contains(&id);
     // Some writers store the 32-bit id sign-extended (0xdeadbeef -> -559038737).
     in_range(line.id) || in_range(line.id.wrapping_add(1 << 32))
 }
@@ -590,13 +549,7 @@ impl StatIds {
             .stats
             .iter()
             .find(|s| s.metadata_id == id)
-            .or_else(|| {
-                plane
-                    .event_metadata_of(event)?
-                    .stats
-                    .iter()
-                    .find(|s| s.metadata_id == id)
-            })
+            .or_else(|| plane.event_metadata_of(event)?.stats.iter().find(|s| s.metadata_id == id))
     }
 
     fn str<'a>(&self, plane: &'a XPlane, event: &'a XEvent, id: Option<i64>) -> Option<&'a str> {
@@ -736,21 +689,18 @@ fn per_step_breakdown(gpus: &[&XPlane], steps: &StepReport) -> Vec<StepKernelBre
         let ids = StatIds::of(plane);
         for line in plane.lines.iter().filter(|l| !is_derived_line(l)) {
             for event in &line.events {
-                if ids
-                    .int(plane, event, ids.correlation_id)
-                    .is_none_or(|c| c < 0)
-                {
+                if ids.int(plane, event, ids.correlation_id).is_none_or(|c| c < 0) {
                     continue;
                 }
                 let mut start = line.event_start_ps(event);
                 let mut end = start + i128::from(event.duration_ps.max(0));
                 let step = if by_time {
-                    steps.steps.iter().position(|s| {
-                        s.start_ps <= start && start < s.start_ps + i128::from(s.duration_ps)
-                    })
+                    steps
+                        .steps
+                        .iter()
+                        .position(|s| s.start_ps <= start && start < s.start_ps + i128::from(s.duration_ps))
                 } else {
-                    ids.int(plane, event, ids.group_id)
-                        .and_then(|g| by_group.get(&g).copied())
+                    ids.int(plane, event, ids.group_id).and_then(|g| by_group.get(&g).copied())
                 };
                 let Some(step) = step else { continue };
                 let Some(acc) = accs.get_mut(step) else {
@@ -765,13 +715,8 @@ fn per_step_breakdown(gpus: &[&XPlane], steps: &StepReport) -> Vec<StepKernelBre
                 let name = plane.event_name(event);
                 let shapes = ids.str(plane, event, ids.shape).unwrap_or("");
                 let class = classify_gpu_event(name, shapes);
-                acc.per_gpu
-                    .entry(gpu)
-                    .or_default()
-                    .push(Interval { start, end, class });
-                let is_kernel = ids
-                    .str(plane, event, ids.kernel_details)
-                    .is_some_and(|d| !d.is_empty());
+                acc.per_gpu.entry(gpu).or_default().push(Interval { start, end, class });
+                let is_kernel = ids.str(plane, event, ids.kernel_details).is_some_and(|d| !d.is_empty());
                 let dur_ns = (event.duration_ps.max(0) / 1000).unsigned_abs();
                 if is_kernel && dur_ns > 0 {
                     acc.kernel_count += 1;
@@ -808,11 +753,7 @@ fn per_step_breakdown(gpus: &[&XPlane], steps: &StepReport) -> Vec<StepKernelBre
                 device_to_host_us: us(Class::DeviceToHost),
                 device_to_device_us: us(Class::DeviceToDevice),
                 collectives_us: us(Class::Collectives),
-                compute_16bit_percent: if c16 + c32 > 0.0 {
-                    100.0 * c16 / (c16 + c32)
-                } else {
-                    0.0
-                },
+                compute_16bit_percent: if c16 + c32 > 0.0 { 100.0 * c16 / (c16 + c32) } else { 0.0 },
             }
         })
         .collect()
@@ -842,12 +783,8 @@ mod tests {
 
     #[test]
     fn tensor_core_rules() {
-        assert!(is_kernel_using_tensor_core(
-            "volta_fp16_s884gemm_fp16_128x128_ldg8_f2f_tn"
-        ));
-        assert!(!is_kernel_using_tensor_core(
-            "void Eigen::internal::EigenMetaKernel"
-        ));
+        assert!(is_kernel_using_tensor_core("volta_fp16_s884gemm_fp16_128x128_ldg8_f2f_tn"));
+        assert!(!is_kernel_using_tensor_core("void Eigen::internal::EigenMetaKernel"));
         assert!(is_op_tensor_core_eligible("model/dense/MatMul"));
         assert!(is_op_tensor_core_eligible("model/conv/Conv2D"));
         assert!(is_op_tensor_core_eligible("a/BatchMatMulV2"));
@@ -859,14 +796,8 @@ mod tests {
 
     #[test]
     fn tf_op_names() {
-        assert_eq!(
-            tf_op_name("model/dense/MatMul:MatMul"),
-            "model/dense/MatMul"
-        );
-        assert_eq!(
-            tf_op_name("jit(f)/dot_general:dot_general"),
-            "jit(f)/dot_general"
-        );
+        assert_eq!(tf_op_name("model/dense/MatMul:MatMul"), "model/dense/MatMul");
+        assert_eq!(tf_op_name("jit(f)/dot_general:dot_general"), "jit(f)/dot_general");
         assert_eq!(tf_op_name("a/b:"), "a/b");
         assert_eq!(tf_op_name("Iterator::Batch"), "Iterator::Batch");
         assert_eq!(tf_op_name("no colon"), "no colon");
@@ -878,37 +809,15 @@ mod tests {
         assert_eq!(classify_gpu_event("MemcpyH2D", ""), Class::HostToDevice);
         assert_eq!(classify_gpu_event("memcpyDToH", ""), Class::DeviceToHost);
         assert_eq!(classify_gpu_event("MemcpyP2P", ""), Class::DeviceToDevice);
-        assert_eq!(
-            classify_gpu_event("ncclAllReduceKernel", ""),
-            Class::Collectives
-        );
+        assert_eq!(classify_gpu_event("ncclAllReduceKernel", ""), Class::Collectives);
         assert_eq!(classify_gpu_event("k<half>", ""), Class::Compute16);
-        assert_eq!(
-            classify_gpu_event("k<half>", "(float[2])"),
-            Class::Compute32
-        );
+        assert_eq!(classify_gpu_event("k<half>", "(float[2])"), Class::Compute32);
         assert_eq!(classify_gpu_event("k", "(half[2])"), Class::Compute16);
         let t = non_overlapped(&[
-            Interval {
-                start: 0,
-                end: 10,
-                class: Class::HostToDevice,
-            },
-            Interval {
-                start: 5,
-                end: 8,
-                class: Class::Compute32,
-            },
-            Interval {
-                start: 20,
-                end: 25,
-                class: Class::Compute16,
-            },
-            Interval {
-                start: 22,
-                end: 30,
-                class: Class::Compute32,
-            },
+            Interval { start: 0, end: 10, class: Class::HostToDevice },
+            Interval { start: 5, end: 8, class: Class::Compute32 },
+            Interval { start: 20, end: 25, class: Class::Compute16 },
+            Interval { start: 22, end: 30, class: Class::Compute32 },
         ]);
         assert_eq!(t[Class::HostToDevice as usize], 7);
         assert_eq!(t[Class::Compute32 as usize], 3 + 5);

@@ -110,8 +110,7 @@ pub struct MemoryStats {
 impl MemoryStats {
     /// Memory in use: stack reserved + heap allocated.
     pub fn in_use_bytes(&self) -> i64 {
-        self.stack_reserved_bytes
-            .saturating_add(self.heap_allocated_bytes)
+        self.stack_reserved_bytes.saturating_add(self.heap_allocated_bytes)
     }
 }
 
@@ -349,11 +348,8 @@ impl Acc {
 
 /// Reads the allocation events of the host plane, per memory id, in processing order.
 fn read_events(plane: &XPlane) -> BTreeMap<String, Acc> {
-    let fields: HashMap<i64, Field> = plane
-        .stat_metadata
-        .values()
-        .filter_map(|m| Some((m.id, field_of(&m.name)?)))
-        .collect();
+    let fields: HashMap<i64, Field> =
+        plane.stat_metadata.values().filter_map(|m| Some((m.id, field_of(&m.name)?))).collect();
     let mut out: BTreeMap<String, Acc> = BTreeMap::new();
     for line in &plane.lines {
         for event in &line.events {
@@ -368,11 +364,7 @@ fn read_events(plane: &XPlane) -> BTreeMap<String, Acc> {
             let mut p = TimelinePoint {
                 time_offset_ps: event.offset_ps,
                 time_ps: line.event_start_ps(event),
-                activity: ActivityMetadata {
-                    activity,
-                    step_id: INVALID_STEP_ID,
-                    ..ActivityMetadata::default()
-                },
+                activity: ActivityMetadata { activity, step_id: INVALID_STEP_ID, ..ActivityMetadata::default() },
                 ..TimelinePoint::default()
             };
             let mut memory_id = String::new();
@@ -475,11 +467,7 @@ fn sample_timeline(snapshots: &[TimelinePoint], max_points: usize) -> Vec<Timeli
 
 /// XProf `GetPeakMemoryStep`.
 fn peak_step(peak_bytes: i64, snapshots: &[TimelinePoint]) -> i64 {
-    snapshots
-        .iter()
-        .rev()
-        .find(|s| s.in_use_bytes == peak_bytes)
-        .map_or(0, |s| s.activity.step_id)
+    snapshots.iter().rev().find(|s| s.in_use_bytes == peak_bytes).map_or(0, |s| s.activity.step_id)
 }
 
 fn special_row(bytes: i64, tf_op: &str, region: &str, step_id: i64) -> ActivityMetadata {
@@ -508,11 +496,7 @@ fn row_key(m: &ActivityMetadata) -> (i64, i64, &str, &str, &str, &str) {
 }
 
 /// XProf `ProcessActiveAllocations` (+ `InsertSpecialAllocations`): live allocations at the peak.
-fn active_allocations(
-    snapshots: &[TimelinePoint],
-    peak: &PeakStats,
-    step_id: i64,
-) -> Vec<Allocation> {
+fn active_allocations(snapshots: &[TimelinePoint], peak: &PeakStats, step_id: i64) -> Vec<Allocation> {
     let mut unmapped_alloc = peak.heap_allocated_bytes;
     let mut unmapped_dealloc = 0i64;
     let mut live: BTreeMap<i64, usize> = BTreeMap::new();
@@ -544,12 +528,7 @@ fn active_allocations(
     let mut special = 0i64;
     if unmapped_alloc > 0 {
         special -= 1;
-        let m = special_row(
-            unmapped_alloc,
-            "unused preallocated device memory",
-            "persist/dynamic",
-            step_id,
-        );
+        let m = special_row(unmapped_alloc, "unused preallocated device memory", "persist/dynamic", step_id);
         rows.push((special, m, None));
     }
     if peak.stack_reserved_bytes > 0 {
@@ -559,21 +538,14 @@ fn active_allocations(
     }
     for &i in live.values() {
         if let Some(s) = snapshots.get(i) {
-            rows.push((
-                i64::try_from(i).unwrap_or(i64::MAX),
-                s.activity.clone(),
-                Some(i),
-            ));
+            rows.push((i64::try_from(i).unwrap_or(i64::MAX), s.activity.clone(), Some(i)));
         }
     }
     rows.sort_by(|a, b| row_key(&a.1).cmp(&row_key(&b.1)).then(a.0.cmp(&b.0)));
 
     let mut out: Vec<Allocation> = Vec::new();
     for (k, (_, m, index)) in rows.iter().enumerate() {
-        let same_as_previous = k
-            .checked_sub(1)
-            .and_then(|p| rows.get(p))
-            .is_some_and(|p| row_key(&p.1) == row_key(m));
+        let same_as_previous = k.checked_sub(1).and_then(|p| rows.get(p)).is_some_and(|p| row_key(&p.1) == row_key(m));
         if same_as_previous {
             if let Some(row) = out.last_mut() {
                 row.occurrences += 1;
@@ -600,30 +572,18 @@ fn active_allocations(
 
 /// In-use bytes at the end of each step, and their consecutive differences.
 fn step_growth(snapshots: &[TimelinePoint], steps: &StepReport) -> Vec<i64> {
-    let mut by_time: Vec<(i128, i64)> = snapshots
-        .iter()
-        .map(|s| (s.time_ps, s.in_use_bytes))
-        .collect();
+    let mut by_time: Vec<(i128, i64)> = snapshots.iter().map(|s| (s.time_ps, s.in_use_bytes)).collect();
     by_time.sort_by_key(|&(t, _)| t);
-    let mut ends: Vec<i128> = steps
-        .steps
-        .iter()
-        .map(|s| s.start_ps + i128::from(s.duration_ps.max(0)))
-        .collect();
+    let mut ends: Vec<i128> = steps.steps.iter().map(|s| s.start_ps + i128::from(s.duration_ps.max(0))).collect();
     ends.sort_unstable();
     let in_use: Vec<i64> = ends
         .iter()
         .map(|&end| {
             let n = by_time.partition_point(|&(t, _)| t <= end);
-            n.checked_sub(1)
-                .and_then(|i| by_time.get(i))
-                .map_or(0, |&(_, b)| b)
+            n.checked_sub(1).and_then(|i| by_time.get(i)).map_or(0, |&(_, b)| b)
         })
         .collect();
-    in_use
-        .windows(2)
-        .map(|w| w[1].saturating_sub(w[0]))
-        .collect()
+    in_use.windows(2).map(|w| w[1].saturating_sub(w[0])).collect()
 }
 
 /// The leak rule (see the module docs).
@@ -656,12 +616,7 @@ pub fn memory_profile(space: &XSpace, steps: &StepReport) -> MemoryProfile {
     };
     let mut allocators = Vec::new();
     for (id, acc) in read_events(plane) {
-        let Acc {
-            mut snapshots,
-            lifetime_peak,
-            peak,
-            capacity,
-        } = acc;
+        let Acc { mut snapshots, lifetime_peak, peak, capacity } = acc;
         snapshots.sort_by_key(|s| s.time_offset_ps);
         backfill_step_ids(&mut snapshots);
         fill_deallocations(&mut snapshots);
@@ -669,15 +624,8 @@ pub fn memory_profile(space: &XSpace, steps: &StepReport) -> MemoryProfile {
         let step = peak_step(peak.peak_bytes, &snapshots);
         let top_allocations = active_allocations(&snapshots, &peak, step);
         let step_growth_bytes = step_growth(&snapshots, steps);
-        let leak_base = if capacity > 0 {
-            capacity
-        } else {
-            peak.peak_bytes
-        };
-        let num_allocations = snapshots
-            .iter()
-            .filter(|s| s.activity.activity == MemoryActivity::Allocation)
-            .count();
+        let leak_base = if capacity > 0 { capacity } else { peak.peak_bytes };
+        let num_allocations = snapshots.iter().filter(|s| s.activity.activity == MemoryActivity::Allocation).count();
         allocators.push(AllocatorMemory {
             leak_suspected: leak_suspected(&step_growth_bytes, leak_base),
             id,

@@ -179,27 +179,16 @@ impl OpMetricsDb {
         self.idle_time_ps += other.idle_time_ps;
         self.precision.compute_16bit_ps += other.precision.compute_16bit_ps;
         self.precision.compute_32bit_ps += other.precision.compute_32bit_ps;
-        self.has_hlo_costs = if empty {
-            other.has_hlo_costs
-        } else {
-            self.has_hlo_costs && other.has_hlo_costs
-        };
-        let mut index: HashMap<(u64, String), usize> = self
-            .ops
-            .iter()
-            .enumerate()
-            .map(|(i, o)| ((o.program_id, o.name.clone()), i))
-            .collect();
+        self.has_hlo_costs = if empty { other.has_hlo_costs } else { self.has_hlo_costs && other.has_hlo_costs };
+        let mut index: HashMap<(u64, String), usize> =
+            self.ops.iter().enumerate().map(|(i, o)| ((o.program_id, o.name.clone()), i)).collect();
         for op in &other.ops {
             match index.get(&(op.program_id, op.name.clone())) {
                 Some(&i) => combine_op(&mut self.ops[i], op),
                 None => {
                     index.insert((op.program_id, op.name.clone()), self.ops.len());
-                    let mut fresh = OpMetrics {
-                        program_id: op.program_id,
-                        name: op.name.clone(),
-                        ..OpMetrics::default()
-                    };
+                    let mut fresh =
+                        OpMetrics { program_id: op.program_id, name: op.name.clone(), ..OpMetrics::default() };
                     combine_op(&mut fresh, op);
                     self.ops.push(fresh);
                 }
@@ -251,11 +240,7 @@ fn combine_op(dst: &mut OpMetrics, src: &OpMetrics) {
     if dst.source_stack.is_empty() {
         dst.source_stack.clone_from(&src.source_stack);
     }
-    dst.min_time_ps = if dst.occurrences == 0 {
-        src.min_time_ps
-    } else {
-        dst.min_time_ps.min(src.min_time_ps)
-    };
+    dst.min_time_ps = if dst.occurrences == 0 { src.min_time_ps } else { dst.min_time_ps.min(src.min_time_ps) };
     dst.occurrences += src.occurrences;
     dst.time_ps += src.time_ps;
     dst.self_time_ps += src.self_time_ps;
@@ -264,19 +249,13 @@ fn combine_op(dst: &mut OpMetrics, src: &OpMetrics) {
     dst.model_flops += src.model_flops;
     dst.bytes_accessed += src.bytes_accessed;
     dst.dma_stall_ps += src.dma_stall_ps;
-    combine_breakdown(
-        &mut dst.memory_accessed_breakdown,
-        &src.memory_accessed_breakdown,
-    );
+    combine_breakdown(&mut dst.memory_accessed_breakdown, &src.memory_accessed_breakdown);
 }
 
 /// XProf `CombineMemoryAccessedBreakdown`: sum per (memory space, operation type).
 pub(crate) fn combine_breakdown(dst: &mut Vec<MemoryAccessed>, src: &[MemoryAccessed]) {
     for s in src {
-        match dst
-            .iter_mut()
-            .find(|d| d.memory_space == s.memory_space && d.operation_type == s.operation_type)
-        {
+        match dst.iter_mut().find(|d| d.memory_space == s.memory_space && d.operation_type == s.operation_type) {
             Some(d) => d.bytes_accessed += s.bytes_accessed,
             None => dst.push(*s),
         }
@@ -370,12 +349,10 @@ pub fn decode_memory_access_breakdown(bytes: &[u8]) -> Vec<MemoryAccessed> {
 
 /// `local_chip_id` (field 4) of a serialized `CoreDetails`, when present.
 fn core_details_chip_id(bytes: &[u8]) -> Option<u64> {
-    proto_fields(bytes)
-        .into_iter()
-        .find_map(|(f, v)| match (f, v) {
-            (4, Field::Varint(v)) => Some(v),
-            _ => None,
-        })
+    proto_fields(bytes).into_iter().find_map(|(f, v)| match (f, v) {
+        (4, Field::Varint(v)) => Some(v),
+        _ => None,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -394,10 +371,7 @@ fn stat_text(plane: &XPlane, stat: &XStat) -> String {
         StatValue::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
         StatValue::CompressedStr(b) => {
             let mut out = String::new();
-            match std::io::Read::read_to_string(
-                &mut flate2::read::GzDecoder::new(b.as_slice()),
-                &mut out,
-            ) {
+            match std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(b.as_slice()), &mut out) {
                 Ok(_) => out,
                 Err(_) => String::new(),
             }
@@ -454,8 +428,7 @@ impl StatIds {
 
     /// Event stat first, then its metadata's.
     fn event<'s>(&self, plane: &'s XPlane, event: &'s XEvent, name: &str) -> Option<&'s XStat> {
-        self.find(&event.stats, name)
-            .or_else(|| self.find(&plane.event_metadata_of(event)?.stats, name))
+        self.find(&event.stats, name).or_else(|| self.find(&plane.event_metadata_of(event)?.stats, name))
     }
 }
 
@@ -470,10 +443,7 @@ struct Builder<K> {
 
 impl<K: std::hash::Hash + Eq> Builder<K> {
     fn new() -> Self {
-        Builder {
-            index: HashMap::new(),
-            ops: Vec::new(),
-        }
+        Builder { index: HashMap::new(), ops: Vec::new() }
     }
 
     /// XProf `MergeOpMetrics`: the first occurrence provides the metadata.
@@ -502,11 +472,8 @@ impl<K: std::hash::Hash + Eq> Builder<K> {
         for op in &mut ops {
             if scale_costs {
                 op.flops = op.flops.saturating_mul(op.occurrences);
-                op.model_flops = if op.model_flops > 0 {
-                    op.model_flops.saturating_mul(op.occurrences)
-                } else {
-                    op.flops
-                };
+                op.model_flops =
+                    if op.model_flops > 0 { op.model_flops.saturating_mul(op.occurrences) } else { op.flops };
                 op.bytes_accessed = op.bytes_accessed.saturating_mul(op.occurrences);
                 for m in &mut op.memory_accessed_breakdown {
                     m.bytes_accessed = m.bytes_accessed.saturating_mul(op.occurrences);
@@ -515,13 +482,7 @@ impl<K: std::hash::Hash + Eq> Builder<K> {
             total_op_time_ps += op.self_time_ps;
         }
         ops.push(idle_op(total_time_ps.saturating_sub(total_op_time_ps)));
-        OpMetricsDb {
-            ops,
-            total_time_ps,
-            total_op_time_ps,
-            has_hlo_costs: true,
-            ..OpMetricsDb::default()
-        }
+        OpMetricsDb { ops, total_time_ps, total_op_time_ps, has_hlo_costs: true, ..OpMetricsDb::default() }
     }
 }
 
@@ -551,26 +512,15 @@ fn op_from_metadata(plane: &XPlane, ids: &StatIds, metadata_id: i64, depth: usiz
         op.name.clone_from(&md.display_name);
         op.long_name.clone_from(&md.name);
     }
-    let num = |name: &str| {
-        ids.find(&md.stats, name)
-            .and_then(|s| stat_u64(&s.value))
-            .unwrap_or(0)
-    };
-    let text = |name: &str| {
-        ids.find(&md.stats, name)
-            .map(|s| stat_text(plane, s))
-            .unwrap_or_default()
-    };
+    let num = |name: &str| ids.find(&md.stats, name).and_then(|s| stat_u64(&s.value)).unwrap_or(0);
+    let text = |name: &str| ids.find(&md.stats, name).map(|s| stat_text(plane, s)).unwrap_or_default();
     op.program_id = num("program_id");
     op.category = text("hlo_category");
     op.provenance = text("tf_op");
     op.flops = num("flops");
     op.model_flops = num("model_flops");
     op.bytes_accessed = num("bytes_accessed");
-    if let Some(StatValue::Bytes(b)) = ids
-        .find(&md.stats, "memory_access_breakdown")
-        .map(|s| &s.value)
-    {
+    if let Some(StatValue::Bytes(b)) = ids.find(&md.stats, "memory_access_breakdown").map(|s| &s.value) {
         op.memory_accessed_breakdown = decode_memory_access_breakdown(b);
     }
     op.deduplicated_name = text("deduplicated_name");
@@ -603,24 +553,13 @@ fn device_span(ids: &StatIds, line: &XLine, event: &XEvent) -> (i128, u64) {
     (i128::from(line.timestamp_ns) * 1000 + offset, duration)
 }
 
-const OP_LINES: [&str; 4] = [
-    "XLA Ops",
-    "Framework Ops",
-    "TensorFlow Ops",
-    "Sparse Core Ops",
-];
+const OP_LINES: [&str; 4] = ["XLA Ops", "Framework Ops", "TensorFlow Ops", "Sparse Core Ops"];
 
 /// XProf `IsOffDutyOp`.
 fn is_off_duty(category: &str) -> bool {
     matches!(
         category,
-        "infeed"
-            | "outfeed"
-            | "host send"
-            | "host send-done"
-            | "host recv"
-            | "host recv-done"
-            | "megacore fusion"
+        "infeed" | "outfeed" | "host send" | "host send-done" | "host recv" | "host recv-done" | "megacore fusion"
     )
 }
 
@@ -671,9 +610,7 @@ impl DutyCycle {
     }
 
     fn idle_ps(&self) -> u64 {
-        let span = self
-            .span
-            .map_or(0, |(b, e)| u64::try_from(e - b).unwrap_or(0));
+        let span = self.span.map_or(0, |(b, e)| u64::try_from(e - b).unwrap_or(0));
         span.saturating_sub(self.active_ps())
     }
 }
@@ -693,9 +630,7 @@ fn plane_duty_cycle(plane: &XPlane, ids: &StatIds) -> DutyCycle {
             let end = begin + i128::from(event.duration_ps.max(0));
             let active = match kind {
                 0 => {
-                    let category = ids
-                        .event(plane, event, "hlo_category")
-                        .map(|s| stat_text(plane, s));
+                    let category = ids.event(plane, event, "hlo_category").map(|s| stat_text(plane, s));
                     let off = category.as_deref().is_some_and(|c| {
                         is_off_duty(c)
                             || (c == "custom-call"
@@ -731,22 +666,14 @@ struct StepBuilders<'a> {
 
 impl StepBuilders<'_> {
     fn step_of(&self, begin: i128) -> Option<usize> {
-        self.steps
-            .iter()
-            .position(|s| s.start_ps <= begin && begin < s.start_ps + i128::from(s.duration_ps))
+        self.steps.iter().position(|s| s.start_ps <= begin && begin < s.start_ps + i128::from(s.duration_ps))
     }
 }
 
-fn tpu_plane_db(
-    plane: &XPlane,
-    steps: &[crate::steps::Step],
-) -> (OpMetricsDb, DutyCycle, Option<u64>) {
+fn tpu_plane_db(plane: &XPlane, steps: &[crate::steps::Step]) -> (OpMetricsDb, DutyCycle, Option<u64>) {
     let ids = StatIds::new(plane);
     let mut builder: Builder<(u64, u64)> = Builder::new();
-    let mut per_step = StepBuilders {
-        steps,
-        builders: BTreeMap::new(),
-    };
+    let mut per_step = StepBuilders { steps, builders: BTreeMap::new() };
     let mut first: Option<i128> = None;
     let mut last: Option<i128> = None;
     let mut track = |begin: i128, end: i128| {
@@ -754,22 +681,15 @@ fn tpu_plane_db(
         last = Some(last.map_or(end, |l: i128| l.max(end)));
     };
 
-    let emit = |frame: &Frame,
-                line: &XLine,
-                builder: &mut Builder<(u64, u64)>,
-                per_step: &mut StepBuilders| {
+    let emit = |frame: &Frame, line: &XLine, builder: &mut Builder<(u64, u64)>, per_step: &mut StepBuilders| {
         let Some(event) = line.events.get(frame.event_index) else {
             return;
         };
         let Some(md) = plane.event_metadata.get(&frame.metadata_id) else {
             return;
         };
-        let program = ids
-            .find(&md.stats, "program_id")
-            .and_then(|s| stat_u64(&s.value));
-        let symbol = ids
-            .find(&md.stats, "symbol_id")
-            .and_then(|s| stat_u64(&s.value));
+        let program = ids.find(&md.stats, "program_id").and_then(|s| stat_u64(&s.value));
+        let symbol = ids.find(&md.stats, "symbol_id").and_then(|s| stat_u64(&s.value));
         let (Some(program), Some(symbol)) = (program, symbol) else {
             return;
         };
@@ -781,25 +701,15 @@ fn tpu_plane_db(
         op.occurrences = u64::try_from(event.num_occurrences).unwrap_or(0).max(1);
         op.time_ps = frame.duration;
         op.self_time_ps = frame.duration.saturating_sub(frame.children_ps);
-        let factor = ids
-            .event(plane, event, "Time Scale Multiplier")
-            .and_then(|s| s.value.as_f64())
-            .unwrap_or(1.0);
+        let factor = ids.event(plane, event, "Time Scale Multiplier").and_then(|s| s.value.as_f64()).unwrap_or(1.0);
         op.normalized_time_ps = (frame.duration as f64 * factor) as u64;
         op.min_time_ps = ids
             .find(&event.stats, "min_duration_ps")
             .and_then(|s| stat_u64(&s.value))
             .unwrap_or(event.duration_ps.max(0) as u64);
-        op.dma_stall_ps = ids
-            .find(&event.stats, "dma_stall_duration_ps")
-            .and_then(|s| stat_u64(&s.value))
-            .unwrap_or(0);
+        op.dma_stall_ps = ids.find(&event.stats, "dma_stall_duration_ps").and_then(|s| stat_u64(&s.value)).unwrap_or(0);
         if let Some(step) = per_step.step_of(frame.begin) {
-            per_step
-                .builders
-                .entry(step)
-                .or_insert_with(Builder::new)
-                .add((program, symbol), op.clone());
+            per_step.builders.entry(step).or_insert_with(Builder::new).add((program, symbol), op.clone());
         }
         builder.add((program, symbol), op);
     };
@@ -831,13 +741,7 @@ fn tpu_plane_db(
             if let Some(top) = stack.last_mut() {
                 top.children_ps += duration;
             }
-            stack.push(Frame {
-                metadata_id: event.metadata_id,
-                event_index: i,
-                begin,
-                duration,
-                children_ps: 0,
-            });
+            stack.push(Frame { metadata_id: event.metadata_id, event_index: i, begin, duration, children_ps: 0 });
         }
         while let Some(done) = stack.pop() {
             emit(&done, line, &mut builder, &mut per_step);
@@ -851,17 +755,12 @@ fn tpu_plane_db(
     for (idx, b) in per_step.builders {
         let Some(step) = steps.get(idx) else { continue };
         let step_total = u64::try_from(step.duration_ps).unwrap_or(0);
-        db.steps.push(StepOpMetrics {
-            step_num: step.step_num,
-            db: b.finalize(step_total, true),
-        });
+        db.steps.push(StepOpMetrics { step_num: step.step_num, db: b.finalize(step_total, true) });
     }
-    let chip = ids
-        .find(&plane.stats, "core_details")
-        .and_then(|s| match &s.value {
-            StatValue::Bytes(b) => core_details_chip_id(b).or(Some(0)),
-            _ => None,
-        });
+    let chip = ids.find(&plane.stats, "core_details").and_then(|s| match &s.value {
+        StatValue::Bytes(b) => core_details_chip_id(b).or(Some(0)),
+        _ => None,
+    });
     (db, plane_duty_cycle(plane, &ids), chip)
 }
 
@@ -927,18 +826,13 @@ fn gpu_plane_db(plane: &XPlane) -> (OpMetricsDb, bool) {
             last = last.max(event.offset_ps + event.duration_ps);
             let dur = event.duration_ps.max(0) as u64;
             let name = plane.event_name(event);
-            let group = ids
-                .find(&event.stats, "group_id")
-                .and_then(|s| stat_u64(&s.value));
+            let group = ids.find(&event.stats, "group_id").and_then(|s| stat_u64(&s.value));
             // Precision (XProf ClassifyGpuCompute) of compute events inside steps.
             if group.is_some() && !line.name.contains("Memcpy") {
                 let lower = name.to_ascii_lowercase();
                 let is_memcpy = lower.starts_with("memcpy") || lower.starts_with("memset");
                 if !is_memcpy && !lower.contains("nccl") {
-                    let shapes = ids
-                        .find(&event.stats, "shape")
-                        .map(|s| stat_text(plane, s))
-                        .unwrap_or_default();
+                    let shapes = ids.find(&event.stats, "shape").map(|s| stat_text(plane, s)).unwrap_or_default();
                     let half = if shapes.is_empty() {
                         name.contains("half") || name.contains("fp16")
                     } else {
@@ -951,22 +845,14 @@ fn gpu_plane_db(plane: &XPlane) -> (OpMetricsDb, bool) {
                     }
                 }
             }
-            let hlo_op = ids
-                .find(&event.stats, "hlo_op")
-                .map(|s| stat_text(plane, s));
-            let program = ids
-                .find(&event.stats, "program_id")
-                .and_then(|s| stat_u64(&s.value));
+            let hlo_op = ids.find(&event.stats, "hlo_op").map(|s| stat_text(plane, s));
+            let program = ids.find(&event.stats, "program_id").and_then(|s| stat_u64(&s.value));
             if let (Some(hlo_op), Some(program)) = (hlo_op, program) {
-                let Some(op_name) = hlo_op.split(',').map(str::trim).rfind(|s| !s.is_empty())
-                else {
+                let Some(op_name) = hlo_op.split(',').map(str::trim).rfind(|s| !s.is_empty()) else {
                     continue;
                 };
                 saw_hlo = true;
-                if cur
-                    .as_ref()
-                    .is_some_and(|c| c.name != op_name || c.group != group)
-                {
+                if cur.as_ref().is_some_and(|c| c.name != op_name || c.group != group) {
                     flush(&mut cur, &mut builder);
                 }
                 let c = cur.get_or_insert_with(|| Current {
@@ -978,14 +864,8 @@ fn gpu_plane_db(plane: &XPlane) -> (OpMetricsDb, bool) {
                     bytes: 0,
                 });
                 c.duration += dur;
-                c.flops += ids
-                    .find(&event.stats, "flops")
-                    .and_then(|s| stat_u64(&s.value))
-                    .unwrap_or(0);
-                c.bytes += ids
-                    .find(&event.stats, "bytes_accessed")
-                    .and_then(|s| stat_u64(&s.value))
-                    .unwrap_or(0);
+                c.flops += ids.find(&event.stats, "flops").and_then(|s| stat_u64(&s.value)).unwrap_or(0);
+                c.bytes += ids.find(&event.stats, "bytes_accessed").and_then(|s| stat_u64(&s.value)).unwrap_or(0);
                 continue;
             }
             let tf_op = tf_op_id
@@ -1044,10 +924,7 @@ fn add_summed(builder: &mut Builder<(u64, String)>, key: (u64, String), op: OpMe
 /// Build the device OpMetricsDb of one host's XSpace.
 pub fn op_metrics_db(space: &XSpace, device: &DeviceInfo) -> OpMetricsDb {
     let (hardware, planes) = op_device_planes(space);
-    let mut db = OpMetricsDb {
-        has_hlo_costs: true,
-        ..OpMetricsDb::default()
-    };
+    let mut db = OpMetricsDb { has_hlo_costs: true, ..OpMetricsDb::default() };
     match hardware {
         Hardware::Tpu => {
             let steps = crate::steps::detect_steps(space).steps;

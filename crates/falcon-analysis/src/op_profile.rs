@@ -193,12 +193,7 @@ pub fn op_profile_report(db: &OpMetricsDb, device: &DeviceInfo, group_by: GroupB
 }
 
 /// One op profile tree, pruned to XProf's default limit (100 children per pruned node).
-pub fn op_profile(
-    db: &OpMetricsDb,
-    device: &DeviceInfo,
-    group_by: GroupBy,
-    exclude_idle: bool,
-) -> OpProfileNode {
+pub fn op_profile(db: &OpMetricsDb, device: &DeviceInfo, group_by: GroupBy, exclude_idle: bool) -> OpProfileNode {
     op_profile_with_limit(db, device, group_by, exclude_idle, DEFAULT_OP_PROFILE_LIMIT)
 }
 
@@ -220,11 +215,7 @@ pub fn op_profile_with_limit(
         }
         builder.add_op(op);
     }
-    let total_time_ps = if exclude_idle {
-        db.total_op_time_ps
-    } else {
-        db.total_time_ps
-    };
+    let total_time_ps = if exclude_idle { db.total_op_time_ps } else { db.total_time_ps };
     let peaks = Peaks::new(device);
     let mut root = builder.finish(&peaks, total_time_ps);
     let level = group_by.prune_level();
@@ -337,9 +328,7 @@ impl Acc {
     /// XProf `UpdateNodeMetrics` (op into a root / program / provenance node).
     fn update(&mut self, op: &OpMetrics) {
         self.time_ps = self.time_ps.saturating_add(op.self_time_ps);
-        self.normalized_time_ps = self
-            .normalized_time_ps
-            .saturating_add(op.normalized_time_ps);
+        self.normalized_time_ps = self.normalized_time_ps.saturating_add(op.normalized_time_ps);
         self.self_time_ps = self.self_time_ps.saturating_add(op.self_time_ps);
         if children_time_ps(op) == 0 {
             self.flops = self.flops.saturating_add(op.flops);
@@ -355,9 +344,7 @@ impl Acc {
         self.occurrences = self.occurrences.saturating_add(op.occurrences);
         self.time_ps = self.time_ps.saturating_add(op.time_ps);
         self.self_time_ps = self.self_time_ps.saturating_add(op.self_time_ps);
-        self.normalized_time_ps = self
-            .normalized_time_ps
-            .saturating_add(op.normalized_time_ps);
+        self.normalized_time_ps = self.normalized_time_ps.saturating_add(op.normalized_time_ps);
         self.flops = self.flops.saturating_add(op.flops);
         self.model_flops = self.model_flops.saturating_add(op.model_flops);
         self.bytes_accessed = self.bytes_accessed.saturating_add(op.bytes_accessed);
@@ -370,10 +357,7 @@ impl Acc {
     fn bytes(&self, on_chip: bool, operation_type: u64) -> f64 {
         self.memory
             .iter()
-            .filter(|m| {
-                m.operation_type == operation_type
-                    && ((m.memory_space == MEMORY_SPACE_HBM) != on_chip)
-            })
+            .filter(|m| m.operation_type == operation_type && ((m.memory_space == MEMORY_SPACE_HBM) != on_chip))
             .map(|m| m.bytes_accessed)
             .fold(0u64, u64::saturating_add) as f64
     }
@@ -390,11 +374,7 @@ impl Peaks {
         let bw = &device.peak_bws_giga_bytes_per_second;
         Peaks {
             gflops: device.peak_teraflops_per_second * 1000.0,
-            gibps: [
-                giga_to_gibi(bw[0]),
-                giga_to_gibi(bw[1]),
-                giga_to_gibi(bw[2]),
-            ],
+            gibps: [giga_to_gibi(bw[0]), giga_to_gibi(bw[1]), giga_to_gibi(bw[2])],
         }
     }
 }
@@ -423,11 +403,7 @@ fn node_metrics(acc: &Acc, peaks: &Peaks, total_time_ps: u64) -> NodeMetrics {
         uncapped_flops_utilization: uncapped * time_fraction,
         raw_flops: acc.model_flops,
         bf16_flops: acc.flops,
-        bandwidth_utils: [
-            util(hbm, peaks.gibps[0]),
-            util(sram_rd, peaks.gibps[1]),
-            util(sram_wr, peaks.gibps[2]),
-        ],
+        bandwidth_utils: [util(hbm, peaks.gibps[0]), util(sram_rd, peaks.gibps[1]), util(sram_wr, peaks.gibps[2])],
         raw_bytes_accessed: [
             gibi_to_giga(hbm) * time_ns,
             gibi_to_giga(sram_rd) * time_ns,
@@ -482,13 +458,7 @@ impl Builder {
 
     fn add_child(&mut self, parent: usize, name: String, kind: NodeKind) -> usize {
         let id = self.nodes.len();
-        self.nodes.push(BNode {
-            name,
-            kind,
-            xla: None,
-            acc: Acc::default(),
-            children: Vec::new(),
-        });
+        self.nodes.push(BNode { name, kind, xla: None, acc: Acc::default(), children: Vec::new() });
         if let Some(p) = self.nodes.get_mut(parent) {
             p.children.push(id);
         }
@@ -524,11 +494,8 @@ impl Builder {
         if let Some(&id) = self.programs.get(&op.program_id) {
             return id;
         }
-        let name = if op.hlo_module.is_empty() {
-            "main".to_string()
-        } else {
-            format!("{}({})", op.hlo_module, op.program_id)
-        };
+        let name =
+            if op.hlo_module.is_empty() { "main".to_string() } else { format!("{}({})", op.hlo_module, op.program_id) };
         let id = self.add_child(ROOT, name, NodeKind::Program);
         self.programs.insert(op.program_id, id);
         id
@@ -585,11 +552,8 @@ impl Builder {
                     n
                 }
             };
-            let dedup_name = if op.deduplicated_name.is_empty() {
-                op.name.clone()
-            } else {
-                op.deduplicated_name.clone()
-            };
+            let dedup_name =
+                if op.deduplicated_name.is_empty() { op.name.clone() } else { op.deduplicated_name.clone() };
             let dedup_key = (category, dedup_name);
             let dedup = match self.dedups.get(&dedup_key) {
                 Some(&n) => n,
@@ -619,20 +583,11 @@ impl Builder {
     }
 }
 
-fn build_owned(
-    slots: &mut [Option<BNode>],
-    id: usize,
-    peaks: &Peaks,
-    total_time_ps: u64,
-) -> OpProfileNode {
+fn build_owned(slots: &mut [Option<BNode>], id: usize, peaks: &Peaks, total_time_ps: u64) -> OpProfileNode {
     let Some(node) = slots.get_mut(id).and_then(Option::take) else {
         return OpProfileNode::default();
     };
-    let children = node
-        .children
-        .iter()
-        .map(|&c| build_owned(slots, c, peaks, total_time_ps))
-        .collect::<Vec<_>>();
+    let children = node.children.iter().map(|&c| build_owned(slots, c, peaks, total_time_ps)).collect::<Vec<_>>();
     OpProfileNode {
         metrics: node_metrics(&node.acc, peaks, total_time_ps),
         name: node.name,
@@ -649,19 +604,13 @@ fn sort_and_prune(node: &mut OpProfileNode, limit: usize, level: usize) {
     for child in &mut node.children {
         sort_and_prune(child, limit, level.saturating_sub(1));
     }
-    let keep = if level > 0 {
-        node.children.len()
-    } else {
-        limit
-    };
+    let keep = if level > 0 { node.children.len() } else { limit };
     if node.children.len() > 1 {
         let by_flops = node.xla.as_ref().is_some_and(|x| is_fusion(&x.category));
         if by_flops {
-            node.children
-                .sort_by_key(|c| std::cmp::Reverse(c.metrics.raw_flops));
+            node.children.sort_by_key(|c| std::cmp::Reverse(c.metrics.raw_flops));
         } else {
-            node.children
-                .sort_by_key(|c| std::cmp::Reverse(c.metrics.raw_time_ps));
+            node.children.sort_by_key(|c| std::cmp::Reverse(c.metrics.raw_time_ps));
         }
         node.children.truncate(keep);
     }
@@ -669,9 +618,8 @@ fn sort_and_prune(node: &mut OpProfileNode, limit: usize, level: usize) {
 
 /// XProf `FinalizeDeduplicatedNodes`.
 fn finalize_dedup(node: &mut OpProfileNode) {
-    let is_dedup_group = !node.children.is_empty()
-        && node.xla.is_none()
-        && node.children.iter().all(|c| c.xla.is_some());
+    let is_dedup_group =
+        !node.children.is_empty() && node.xla.is_none() && node.children.iter().all(|c| c.xla.is_some());
     if !is_dedup_group {
         for child in &mut node.children {
             finalize_dedup(child);

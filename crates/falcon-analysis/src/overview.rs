@@ -72,18 +72,11 @@ pub struct Overview {
 }
 
 fn may_have_inner_ops(category: &str) -> bool {
-    matches!(
-        category,
-        "call" | "conditional" | "while" | "megacore fusion"
-    )
+    matches!(category, "call" | "conditional" | "while" | "megacore fusion")
 }
 
 fn program_model_flops(db: &OpMetricsDb) -> f64 {
-    db.ops
-        .iter()
-        .filter(|o| !may_have_inner_ops(&o.category))
-        .map(|o| o.model_flops as f64)
-        .sum()
+    db.ops.iter().filter(|o| !may_have_inner_ops(&o.category)).map(|o| o.model_flops as f64).sum()
 }
 
 /// Builds the overview.
@@ -111,35 +104,24 @@ pub fn overview(
         return o;
     }
     if device.hardware == Hardware::Tpu {
-        o.device_duty_cycle_percent = 100.0
-            * safe_divide(
-                db.busy_time_ps as f64,
-                (db.busy_time_ps + db.idle_time_ps) as f64,
-            );
+        o.device_duty_cycle_percent =
+            100.0 * safe_divide(db.busy_time_ps as f64, (db.busy_time_ps + db.idle_time_ps) as f64);
     }
-    o.device_idle_percent =
-        100.0 * (1.0 - safe_divide(db.total_op_time_ps as f64, db.total_time_ps as f64));
+    o.device_idle_percent = 100.0 * (1.0 - safe_divide(db.total_op_time_ps as f64, db.total_time_ps as f64));
     let p = &roofline.program;
     o.flops_utilization = p.compute_efficiency;
     o.roofline_efficiency = p.roofline_efficiency;
     o.hbm_bw_utilization = p.max_mem_bw_utilization;
-    o.bound_by = if p.bound_by.is_empty() {
-        "Unknown".to_string()
-    } else {
-        p.bound_by.clone()
-    };
+    o.bound_by = if p.bound_by.is_empty() { "Unknown".to_string() } else { p.bound_by.clone() };
     o.operational_intensity = p.operational_intensity;
     let precision_total = (db.precision.compute_16bit_ps + db.precision.compute_32bit_ps) as f64;
-    o.compute_16bit_percent =
-        100.0 * safe_divide(db.precision.compute_16bit_ps as f64, precision_total);
-    o.compute_32bit_percent =
-        100.0 * safe_divide(db.precision.compute_32bit_ps as f64, precision_total);
+    o.compute_16bit_percent = 100.0 * safe_divide(db.precision.compute_16bit_ps as f64, precision_total);
+    o.compute_32bit_percent = 100.0 * safe_divide(db.precision.compute_32bit_ps as f64, precision_total);
 
     // MFU.
     let peak_flops_per_core = device.peak_teraflops_per_second * 1e12;
     if peak_flops_per_core <= 0.0 {
-        o.notes
-            .push("MFU unknown: no peak FLOP rate for this device".to_string());
+        o.notes.push("MFU unknown: no peak FLOP rate for this device".to_string());
         return o;
     }
     let n_steps = steps.steps.len();
@@ -157,14 +139,11 @@ pub fn overview(
         };
         if flops > 0.0 {
             let step_s = steps.step_time_ms.mean / 1e3;
-            o.mfu = Some(
-                flops / (step_s * f64::from(device.device_cores.max(1)) * peak_flops_per_core),
-            );
+            o.mfu = Some(flops / (step_s * f64::from(device.device_cores.max(1)) * peak_flops_per_core));
             o.mfu_flops_source = source.to_string();
             o.mfu_model_flops = Some(flops);
         } else {
-            o.notes
-                .push("MFU unknown: no model FLOPs in the profile and none given".to_string());
+            o.notes.push("MFU unknown: no model FLOPs in the profile and none given".to_string());
         }
     } else {
         let flops = program_model_flops(db);
@@ -177,8 +156,7 @@ pub fn overview(
                     .to_string(),
             );
         } else {
-            o.notes
-                .push("MFU unknown: no steps and no model FLOPs in the profile".to_string());
+            o.notes.push("MFU unknown: no steps and no model FLOPs in the profile".to_string());
         }
     }
     o

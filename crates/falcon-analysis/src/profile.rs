@@ -49,7 +49,8 @@ pub enum Tool {
 
 impl Tool {
     /// Every tool, in report order.
-    pub const ALL: [Tool; 7] = [Tool::Overview, Tool::Ops, Tool::Hlo, Tool::Roofline, Tool::Memory, Tool::Kernels, Tool::Steps];
+    pub const ALL: [Tool; 7] =
+        [Tool::Overview, Tool::Ops, Tool::Hlo, Tool::Roofline, Tool::Memory, Tool::Kernels, Tool::Steps];
 
     /// The name used on the command line.
     pub fn as_str(self) -> &'static str {
@@ -128,7 +129,10 @@ pub fn analyze_files(files: &[HostFile], options: &AnalyzeOptions) -> Result<Pro
 
 /// [`analyze_files`], also returning the merged device op database the report was computed from (empty
 /// on CPU-only captures and when no tool that needs it was asked for).
-pub(crate) fn analyze_files_with_db(files: &[HostFile], options: &AnalyzeOptions) -> Result<(ProfileReport, OpMetricsDb)> {
+pub(crate) fn analyze_files_with_db(
+    files: &[HostFile],
+    options: &AnalyzeOptions,
+) -> Result<(ProfileReport, OpMetricsDb)> {
     let mut device: Option<DeviceInfo> = None;
     let mut db: Option<OpMetricsDb> = None;
     let mut steps: Option<StepReport> = None;
@@ -139,7 +143,10 @@ pub(crate) fn analyze_files_with_db(files: &[HostFile], options: &AnalyzeOptions
     let mut cpu_ops: Option<CpuOpProfile> = None;
     let mut notes: Vec<String> = Vec::new();
     let mut total_cores = 0u32;
-    let need_db = options.wants(Tool::Overview) || options.wants(Tool::Ops) || options.wants(Tool::Hlo) || options.wants(Tool::Roofline);
+    let need_db = options.wants(Tool::Overview)
+        || options.wants(Tool::Ops)
+        || options.wants(Tool::Hlo)
+        || options.wants(Tool::Roofline);
 
     for (i, file) in files.iter().enumerate() {
         let space = load(&file.path)?;

@@ -142,10 +142,7 @@ struct Peaks {
 
 /// XProf `MayHaveInnerOps`.
 fn may_have_inner_ops(category: &str) -> bool {
-    matches!(
-        category,
-        "call" | "conditional" | "while" | "megacore fusion"
-    )
+    matches!(category, "call" | "conditional" | "while" | "megacore fusion")
 }
 
 /// XProf `IsInfeedOrOutfeed`.
@@ -167,8 +164,7 @@ fn set_roofline_metrics(p: &mut RooflinePoint, m: &OpMetrics, device: &DeviceInf
     p.model_flop_rate_gflops = safe_divide(m.model_flops as f64, time_ns);
     p.measured_memory_bw_gibs = gibs(m.bytes_accessed, m.time_ps);
     p.operational_intensity = safe_divide(m.flops as f64, m.bytes_accessed as f64);
-    let (mut hbm, mut cmem_rd, mut cmem_wr, mut vmem_rd, mut vmem_wr) =
-        (0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut hbm, mut cmem_rd, mut cmem_wr, mut vmem_rd, mut vmem_wr) = (0u64, 0u64, 0u64, 0u64, 0u64);
     for b in &m.memory_accessed_breakdown {
         match (b.memory_space, b.operation_type) {
             (1, _) => hbm += b.bytes_accessed,
@@ -206,47 +202,15 @@ fn set_roofline_metrics(p: &mut RooflinePoint, m: &OpMetrics, device: &DeviceInf
             bottleneck_oi = o;
         }
     };
-    consider(
-        "Compute",
-        safe_divide(p.measured_flop_rate_gflops, device.peak_gflops()),
-        p.operational_intensity,
-    );
-    consider(
-        "HBM",
-        safe_divide(p.hbm_bw_gibs, giga_to_gibi(bws[0])),
-        p.hbm_operational_intensity,
-    );
+    consider("Compute", safe_divide(p.measured_flop_rate_gflops, device.peak_gflops()), p.operational_intensity);
+    consider("HBM", safe_divide(p.hbm_bw_gibs, giga_to_gibi(bws[0])), p.hbm_operational_intensity);
     match device.hardware {
         Hardware::Tpu => {
             let candidates = [
-                (
-                    "CMEM Read",
-                    cmem_rd,
-                    bws[3],
-                    p.cmem_read_bw_gibs,
-                    p.cmem_read_operational_intensity,
-                ),
-                (
-                    "CMEM Write",
-                    cmem_wr,
-                    bws[4],
-                    p.cmem_write_bw_gibs,
-                    p.cmem_write_operational_intensity,
-                ),
-                (
-                    "VMEM Read",
-                    vmem_rd,
-                    bws[5],
-                    p.vmem_read_bw_gibs,
-                    p.vmem_read_operational_intensity,
-                ),
-                (
-                    "VMEM Write",
-                    vmem_wr,
-                    bws[6],
-                    p.vmem_write_bw_gibs,
-                    p.vmem_write_operational_intensity,
-                ),
+                ("CMEM Read", cmem_rd, bws[3], p.cmem_read_bw_gibs, p.cmem_read_operational_intensity),
+                ("CMEM Write", cmem_wr, bws[4], p.cmem_write_bw_gibs, p.cmem_write_operational_intensity),
+                ("VMEM Read", vmem_rd, bws[5], p.vmem_read_bw_gibs, p.vmem_read_operational_intensity),
+                ("VMEM Write", vmem_wr, bws[6], p.vmem_write_bw_gibs, p.vmem_write_operational_intensity),
             ];
             for (name, bytes, peak, bw, o) in candidates {
                 if bytes > 0 && peak != 0.0 {
@@ -256,11 +220,7 @@ fn set_roofline_metrics(p: &mut RooflinePoint, m: &OpMetrics, device: &DeviceInf
         }
         Hardware::Gpu => {
             if bws[2] != 0.0 {
-                consider(
-                    "Shm/L1",
-                    safe_divide(p.hbm_bw_gibs, giga_to_gibi(bws[2])),
-                    p.hbm_operational_intensity,
-                );
+                consider("Shm/L1", safe_divide(p.hbm_bw_gibs, giga_to_gibi(bws[2])), p.hbm_operational_intensity);
             }
         }
         Hardware::CpuOnly => {}
@@ -269,31 +229,13 @@ fn set_roofline_metrics(p: &mut RooflinePoint, m: &OpMetrics, device: &DeviceInf
     p.bottleneck_operational_intensity = bottleneck_oi;
 
     // Efficiencies against the table peaks.
-    let cmem_wr_u = if peaks.has_cmem {
-        safe_divide(p.cmem_write_bw_gibs, peaks.cmem_wr)
-    } else {
-        0.0
-    };
-    let cmem_rd_u = if peaks.has_cmem {
-        safe_divide(p.cmem_read_bw_gibs, peaks.cmem_rd)
-    } else {
-        0.0
-    };
-    let vmem_rd_u = if peaks.has_merged_vmem {
-        safe_divide(p.vmem_read_bw_gibs, peaks.vmem_rd)
-    } else {
-        0.0
-    };
-    let vmem_wr_u = if peaks.has_merged_vmem {
-        safe_divide(p.vmem_write_bw_gibs, peaks.vmem_wr)
-    } else {
-        0.0
-    };
+    let cmem_wr_u = if peaks.has_cmem { safe_divide(p.cmem_write_bw_gibs, peaks.cmem_wr) } else { 0.0 };
+    let cmem_rd_u = if peaks.has_cmem { safe_divide(p.cmem_read_bw_gibs, peaks.cmem_rd) } else { 0.0 };
+    let vmem_rd_u = if peaks.has_merged_vmem { safe_divide(p.vmem_read_bw_gibs, peaks.vmem_rd) } else { 0.0 };
+    let vmem_wr_u = if peaks.has_merged_vmem { safe_divide(p.vmem_write_bw_gibs, peaks.vmem_wr) } else { 0.0 };
     let flops_u = safe_divide(p.measured_flop_rate_gflops, peaks.flop);
     let hbm_u = safe_divide(p.hbm_bw_gibs, peaks.hbm);
-    let max_mem = [cmem_wr_u, cmem_rd_u, hbm_u, vmem_wr_u, vmem_rd_u]
-        .into_iter()
-        .fold(0.0, f64::max);
+    let max_mem = [cmem_wr_u, cmem_rd_u, hbm_u, vmem_wr_u, vmem_rd_u].into_iter().fold(0.0, f64::max);
     let efficiency = max_mem.max(flops_u);
     p.optimal_flop_rate_gflops = safe_divide(p.measured_flop_rate_gflops, efficiency);
     p.roofline_efficiency = efficiency;
@@ -363,32 +305,17 @@ fn program_record(
         program.flops += m.flops;
         program.model_flops += m.model_flops;
         program.bytes_accessed += m.bytes_accessed;
-        combine_breakdown(
-            &mut program.memory_accessed_breakdown,
-            &m.memory_accessed_breakdown,
-        );
+        combine_breakdown(&mut program.memory_accessed_breakdown, &m.memory_accessed_breakdown);
     }
     let total = db.total_time_ps.saturating_sub(infeed_outfeed_ps);
     program.time_ps = total;
-    record(
-        &program,
-        step,
-        total,
-        steps_divisor,
-        device,
-        peaks,
-        include_infeed_outfeed,
-    )
+    record(&program, step, total, steps_divisor, device, peaks, include_infeed_outfeed)
 }
 
 /// XProf `SortedOpMetricsDb`: self time desc, tie name asc.
 pub(crate) fn sorted_ops(db: &OpMetricsDb) -> Vec<&OpMetrics> {
     let mut ops: Vec<&OpMetrics> = db.ops.iter().collect();
-    ops.sort_by(|a, b| {
-        b.self_time_ps
-            .cmp(&a.self_time_ps)
-            .then_with(|| a.name.cmp(&b.name))
-    });
+    ops.sort_by(|a, b| b.self_time_ps.cmp(&a.self_time_ps).then_with(|| a.name.cmp(&b.name)));
     ops
 }
 
@@ -418,16 +345,7 @@ fn table_peaks(device: &DeviceInfo) -> Peaks {
         }
         _ => {}
     }
-    Peaks {
-        flop: peak_flop,
-        hbm: peak_hbm,
-        cmem_rd,
-        cmem_wr,
-        vmem_rd,
-        vmem_wr,
-        has_cmem,
-        has_merged_vmem,
-    }
+    Peaks { flop: peak_flop, hbm: peak_hbm, cmem_rd, cmem_wr, vmem_rd, vmem_wr, has_cmem, has_merged_vmem }
 }
 
 /// (peak GFLOP/s, peak HBM GiB/s) of a device, as the roofline uses them.
@@ -437,20 +355,8 @@ pub(crate) fn peaks_of(device: &DeviceInfo) -> (f64, f64) {
 }
 
 /// The roofline columns of one op (used by HLO stats).
-pub(crate) fn roofline_point_for_op(
-    m: &OpMetrics,
-    total_time_ps: u64,
-    device: &DeviceInfo,
-) -> RooflinePoint {
-    record(
-        m,
-        "Total",
-        total_time_ps,
-        None,
-        device,
-        &table_peaks(device),
-        true,
-    )
+pub(crate) fn roofline_point_for_op(m: &OpMetrics, total_time_ps: u64, device: &DeviceInfo) -> RooflinePoint {
+    record(m, "Total", total_time_ps, None, device, &table_peaks(device), true)
 }
 
 /// Builds the roofline of a capture's device ops.
@@ -460,8 +366,7 @@ pub fn roofline(db: &OpMetricsDb, device: &DeviceInfo, steps: &StepReport) -> Ro
     }
     let peaks = table_peaks(device);
     let peak_flop = peaks.flop;
-    let (cmem_rd, cmem_wr, vmem_rd, vmem_wr) =
-        (peaks.cmem_rd, peaks.cmem_wr, peaks.vmem_rd, peaks.vmem_wr);
+    let (cmem_rd, cmem_wr, vmem_rd, vmem_wr) = (peaks.cmem_rd, peaks.cmem_wr, peaks.vmem_rd, peaks.vmem_wr);
     let (has_cmem, has_merged_vmem, peak_hbm) = (peaks.has_cmem, peaks.has_merged_vmem, peaks.hbm);
     // Ridge points: GFLOP/s ÷ GB/s (XProf GibiToGiga of the GiB/s peaks).
     let ridge = |bw_gibs: f64| safe_divide(peak_flop, bw_gibs * 1.073_741_824);
@@ -488,14 +393,7 @@ pub fn roofline(db: &OpMetricsDb, device: &DeviceInfo, steps: &StepReport) -> Ro
         for s in &db.steps {
             complete.merge(&s.db);
         }
-        program_record(
-            &complete,
-            "Average",
-            Some(db.steps.len().max(steps.steps.len())),
-            device,
-            &peaks,
-            true,
-        )
+        program_record(&complete, "Average", Some(db.steps.len().max(steps.steps.len())), device, &peaks, true)
     });
     // One Program row per step; a step without ops of its own (e.g. GPU steps, whose HLO ops
     // Falcon cannot cost) gets an empty db, i.e. an all-zero row, as XProf shows for them.
@@ -507,11 +405,7 @@ pub fn roofline(db: &OpMetricsDb, device: &DeviceInfo, steps: &StepReport) -> Ro
     let step_rows = step_nums
         .into_iter()
         .map(|n| {
-            let step_db = db
-                .steps
-                .iter()
-                .find(|s| s.step_num == n)
-                .map_or(&empty, |s| &s.db);
+            let step_db = db.steps.iter().find(|s| s.step_num == n).map_or(&empty, |s| &s.db);
             program_record(step_db, &n.to_string(), None, device, &peaks, true)
         })
         .collect();

@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use falcon_core::artifact::ArtifactKind;
-use falcon_core::ids::ExperimentId;
 use falcon_core::config::Config;
+use falcon_core::ids::ExperimentId;
 use falcon_infra::meta::AnalysisSummary;
 use falcon_infra::{ArtifactStore, MetaStore};
 use serde::Serialize;
@@ -18,9 +18,9 @@ use serde::Serialize;
 use crate::compare::{compare_files, CompareOptions, ProfileComparison};
 use crate::error::{AnalysisError, Result};
 use crate::input::{find_profiles, find_trace, host_of, is_chrome_trace_name, HostFile, TraceFiles, XPLANE_SUFFIX};
+use crate::profile::{analyze_files, AnalyzeOptions, ProfileReport};
 use crate::timeline::Timeline;
 use crate::trace::{analyze_trace, TraceOptions, TraceReport};
-use crate::profile::{analyze_files, AnalyzeOptions, ProfileReport};
 
 /// Summary-row tool name of the profile analysis.
 pub const PROFILE_SUMMARY_TOOL: &str = "profile";
@@ -159,7 +159,13 @@ impl Analysis {
             files.push(HostFile { host: host_of(&local), path: local });
         }
         files.sort_by(|a, b| a.host.cmp(&b.host));
-        Ok(ResolvedProfile { input: id.to_string(), experiment: Some(id), remote: Some(artifacts.uri(&run)), files, downloaded_bytes: downloaded })
+        Ok(ResolvedProfile {
+            input: id.to_string(),
+            experiment: Some(id),
+            remote: Some(artifacts.uri(&run)),
+            files,
+            downloaded_bytes: downloaded,
+        })
     }
 
     /// Copies an experiment's artifacts of `kind` into the local cache and returns their local paths
@@ -215,7 +221,8 @@ impl Analysis {
     /// Copies the profile(s) at a `gs://`/`s3://` URI into the local cache: the object itself when it
     /// ends in `.xplane.pb`, else every `*.xplane.pb` of the newest run under that folder.
     pub async fn fetch_uri(&self, uri: &str, host: Option<&str>) -> Result<ResolvedProfile> {
-        let (scheme, rest) = uri.split_once("://").ok_or_else(|| AnalysisError::Invalid(format!("{uri}: not a URI")))?;
+        let (scheme, rest) =
+            uri.split_once("://").ok_or_else(|| AnalysisError::Invalid(format!("{uri}: not a URI")))?;
         let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
         if bucket.is_empty() {
             return Err(AnalysisError::Invalid(format!("{uri}: no bucket name")));
@@ -226,7 +233,8 @@ impl Analysis {
             vec![key.to_string()]
         } else {
             let listed = store.list(key).await?;
-            let profiles: Vec<String> = listed.into_iter().map(|m| m.key).filter(|k| k.ends_with(XPLANE_SUFFIX)).collect();
+            let profiles: Vec<String> =
+                listed.into_iter().map(|m| m.key).filter(|k| k.ends_with(XPLANE_SUFFIX)).collect();
             let Some(run) = profiles.iter().map(|k| run_of(k)).max() else {
                 return Err(AnalysisError::NotFound(format!("{uri}: no `*{XPLANE_SUFFIX}` object under it")));
             };
@@ -247,12 +255,23 @@ impl Analysis {
             return Err(AnalysisError::NotFound(format!("{uri}: no profile of host `{}`", host.unwrap_or(""))));
         }
         files.sort_by(|a, b| a.host.cmp(&b.host));
-        Ok(ResolvedProfile { input: uri.to_string(), experiment: None, remote: Some(uri.to_string()), files, downloaded_bytes: downloaded })
+        Ok(ResolvedProfile {
+            input: uri.to_string(),
+            experiment: None,
+            remote: Some(uri.to_string()),
+            files,
+            downloaded_bytes: downloaded,
+        })
     }
 
     /// Resolves and analyses `input`. When the input is an experiment and the whole overview was
     /// computed, the experiment's summary row is stored (replacing an earlier one).
-    pub async fn analyze(&self, input: &str, host: Option<&str>, options: &AnalyzeOptions) -> Result<(ResolvedProfile, ProfileReport)> {
+    pub async fn analyze(
+        &self,
+        input: &str,
+        host: Option<&str>,
+        options: &AnalyzeOptions,
+    ) -> Result<(ResolvedProfile, ProfileReport)> {
         let resolved = self.resolve(input, host).await?;
         let files = resolved.files.clone();
         let opts = options.clone();
@@ -269,7 +288,13 @@ impl Analysis {
 
     /// Compares two inputs, each anything [`Analysis::resolve`] takes: `a` is the baseline, `b` the
     /// candidate. `host` keeps one host on both sides.
-    pub async fn compare(&self, a: &str, b: &str, host: Option<&str>, options: &CompareOptions) -> Result<ProfileComparison> {
+    pub async fn compare(
+        &self,
+        a: &str,
+        b: &str,
+        host: Option<&str>,
+        options: &CompareOptions,
+    ) -> Result<ProfileComparison> {
         let ra = self.resolve(a, host).await?;
         let rb = self.resolve(b, host).await?;
         let opts = *options;
@@ -288,7 +313,11 @@ impl Analysis {
         }
         if (input.starts_with("gs://") || input.starts_with("s3://")) && is_chrome_trace_name(path) {
             let local = self.fetch_object(input).await?;
-            return Ok(ResolvedTrace { input: input.to_string(), experiment: None, files: TraceFiles::ChromeJson(local) });
+            return Ok(ResolvedTrace {
+                input: input.to_string(),
+                experiment: None,
+                files: TraceFiles::ChromeJson(local),
+            });
         }
         match self.resolve(input, host).await {
             Ok(r) => Ok(ResolvedTrace { input: r.input, experiment: r.experiment, files: TraceFiles::Xplane(r.files) }),
@@ -302,14 +331,20 @@ impl Analysis {
                     .filter(|r| is_chrome_trace_name(Path::new(&r.key)))
                     .collect();
                 let Some(rec) = traces.last() else {
-                    return Err(AnalysisError::NotFound(format!("{id} has neither an XProf profile nor a Chrome trace among its artifacts")));
+                    return Err(AnalysisError::NotFound(format!(
+                        "{id} has neither an XProf profile nor a Chrome trace among its artifacts"
+                    )));
                 };
                 let relative = rec.key.strip_prefix(&format!("experiments/{id}/")).unwrap_or(&rec.key);
                 let local = self.cache_dir().join(id.to_string()).join(relative);
                 if !cached_matches(&local, rec.size, &rec.sha256) {
                     download_from(artifacts, &rec.key, &local, Some((rec.size, &rec.sha256))).await?;
                 }
-                Ok(ResolvedTrace { input: input.to_string(), experiment: Some(id), files: TraceFiles::ChromeJson(local) })
+                Ok(ResolvedTrace {
+                    input: input.to_string(),
+                    experiment: Some(id),
+                    files: TraceFiles::ChromeJson(local),
+                })
             }
             Err(e) => Err(e),
         }
@@ -331,8 +366,11 @@ impl Analysis {
         if let Some(id) = resolved.experiment {
             if options.analyses.is_empty() && host.is_none() {
                 let s = crate::trace::summary(&report);
-                let mean_step_ms = (!report.steps.is_empty())
-                    .then(|| report.steps.iter().map(|r| r.breakdown.duration_us).sum::<f64>() / report.steps.len() as f64 / 1000.0);
+                let mean_step_ms = (!report.steps.is_empty()).then(|| {
+                    report.steps.iter().map(|r| r.breakdown.duration_us).sum::<f64>()
+                        / report.steps.len() as f64
+                        / 1000.0
+                });
                 let row = AnalysisSummary {
                     tool: TRACE_SUMMARY_TOOL.into(),
                     mfu: None,
@@ -359,7 +397,8 @@ impl Analysis {
     }
 
     async fn fetch_object(&self, uri: &str) -> Result<PathBuf> {
-        let (scheme, rest) = uri.split_once("://").ok_or_else(|| AnalysisError::Invalid(format!("{uri}: not a URI")))?;
+        let (scheme, rest) =
+            uri.split_once("://").ok_or_else(|| AnalysisError::Invalid(format!("{uri}: not a URI")))?;
         let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
         let store = ArtifactStore::open(&format!("{scheme}://{bucket}"), &self.config.gcs, &self.config.s3)?;
         if !store.exists(key).await? {
@@ -374,7 +413,11 @@ impl Analysis {
     /// storing a summary row for each — an error row when the profile cannot be analysed, so a corrupt
     /// profile is reported once, not retried forever. Returns what was done.
     pub async fn analyze_pending(&self, limit: u32) -> Result<Vec<PendingOutcome>> {
-        let ids = self.meta().await?.experiments_awaiting_analysis(PROFILE_SUMMARY_TOOL, ArtifactKind::Xprof, &[XPLANE_SUFFIX], limit).await?;
+        let ids = self
+            .meta()
+            .await?
+            .experiments_awaiting_analysis(PROFILE_SUMMARY_TOOL, ArtifactKind::Xprof, &[XPLANE_SUFFIX], limit)
+            .await?;
         let mut out = Vec::new();
         for id in ids {
             let options = AnalyzeOptions::default();
@@ -382,8 +425,10 @@ impl Analysis {
                 Ok((_, report)) => {
                     // The deep trace analysis of the same capture joins the summary (its own `trace` row);
                     // a failure there does not undo the profile analysis.
-                    let trace_error = self.trace(&id.to_string(), None, &TraceOptions::default()).await.err().map(|e| e.to_string());
-                    out.push(PendingOutcome { tool: "profile",
+                    let trace_error =
+                        self.trace(&id.to_string(), None, &TraceOptions::default()).await.err().map(|e| e.to_string());
+                    out.push(PendingOutcome {
+                        tool: "profile",
                         experiment: id,
                         error: trace_error.map(|e| format!("trace analysis: {e}")),
                         mfu: report.overview.as_ref().and_then(|o| o.mfu),
@@ -398,12 +443,21 @@ impl Analysis {
         }
         // Experiments whose only trace is a Chrome trace JSON (a PyTorch profiler trace, say) get the
         // trace analysis alone; a failure is recorded in the row so it is reported once.
-        let traced = self.meta().await?.experiments_awaiting_analysis(TRACE_SUMMARY_TOOL, ArtifactKind::Trace, &[".json", ".json.gz"], limit).await?;
+        let traced = self
+            .meta()
+            .await?
+            .experiments_awaiting_analysis(TRACE_SUMMARY_TOOL, ArtifactKind::Trace, &[".json", ".json.gz"], limit)
+            .await?;
         for id in traced {
             if let Err(e) = self.trace(&id.to_string(), None, &TraceOptions::default()).await {
                 let row = detail_row(TRACE_SUMMARY_TOOL, serde_json::json!({ "error": e.to_string() }));
                 self.meta().await?.put_analysis_summary(id, &row).await?;
-                out.push(PendingOutcome { tool: "trace", experiment: id, error: Some(format!("trace analysis: {e}")), mfu: None });
+                out.push(PendingOutcome {
+                    tool: "trace",
+                    experiment: id,
+                    error: Some(format!("trace analysis: {e}")),
+                    mfu: None,
+                });
             } else {
                 out.push(PendingOutcome { tool: "trace", experiment: id, error: None, mfu: None });
             }
@@ -416,14 +470,24 @@ impl Analysis {
     /// Completed experiments with kernel-bench results and no `kernel_bench` summary: analyse their newest
     /// results file and store fast_p, correctness and the geometric-mean speed-up (or the error).
     async fn analyze_pending_kernel_bench(&self, limit: u32) -> Result<Vec<PendingOutcome>> {
-        let ids = self.meta().await?.experiments_awaiting_analysis(KERNEL_BENCH_SUMMARY_TOOL, ArtifactKind::KernelBench, &[], limit).await?;
+        let ids = self
+            .meta()
+            .await?
+            .experiments_awaiting_analysis(KERNEL_BENCH_SUMMARY_TOOL, ArtifactKind::KernelBench, &[], limit)
+            .await?;
         let mut out = Vec::new();
         for id in ids {
             let outcome = async {
                 let files = self.fetch_artifacts(id, ArtifactKind::KernelBench).await?;
-                let newest = files.last().cloned().ok_or_else(|| AnalysisError::NotFound(format!("{id} has no kernel-bench results")))?;
+                let newest = files
+                    .last()
+                    .cloned()
+                    .ok_or_else(|| AnalysisError::NotFound(format!("{id} has no kernel-bench results")))?;
                 let results = crate::kernel_bench::read_results(&newest)?;
-                Ok::<_, AnalysisError>(crate::kernel_bench::analyze(&results, &crate::kernel_bench::KernelOptions::default()))
+                Ok::<_, AnalysisError>(crate::kernel_bench::analyze(
+                    &results,
+                    &crate::kernel_bench::KernelOptions::default(),
+                ))
             }
             .await;
             let (details, error) = match outcome {
@@ -449,7 +513,13 @@ impl Analysis {
     async fn analyze_pending_accuracy(&self, limit: u32) -> Result<Vec<PendingOutcome>> {
         let meta = self.meta().await?;
         let ids = meta
-            .experiments_awaiting_analysis_in(Some(falcon_core::status::Scenario::Accuracy), ACCURACY_SUMMARY_TOOL, ArtifactKind::Metrics, &[], limit)
+            .experiments_awaiting_analysis_in(
+                Some(falcon_core::status::Scenario::Accuracy),
+                ACCURACY_SUMMARY_TOOL,
+                ArtifactKind::Metrics,
+                &[],
+                limit,
+            )
             .await?;
         let mut out = Vec::new();
         for id in ids {
@@ -578,7 +648,8 @@ fn cached_matches(local: &Path, size: u64, sha256: &str) -> bool {
 
 async fn download_from(store: &ArtifactStore, key: &str, local: &Path, expect: Option<(u64, &str)>) -> Result<u64> {
     if let Some(parent) = local.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| AnalysisError::Io(format!("creating {}: {e}", parent.display())))?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| AnalysisError::Io(format!("creating {}: {e}", parent.display())))?;
     }
     let info = store.get_to_file(key, local).await?;
     if let Some((size, sha)) = expect {
@@ -599,5 +670,13 @@ pub const ACCURACY_SUMMARY_TOOL: &str = "accuracy";
 
 /// A summary row that has only details (no profile numbers).
 fn detail_row(tool: &str, details: serde_json::Value) -> AnalysisSummary {
-    AnalysisSummary { tool: tool.into(), mfu: None, step_time_ms: None, duty_cycle: None, peak_memory_bytes: None, bound_by: None, details }
+    AnalysisSummary {
+        tool: tool.into(),
+        mfu: None,
+        step_time_ms: None,
+        duty_cycle: None,
+        peak_memory_bytes: None,
+        bound_by: None,
+        details,
+    }
 }

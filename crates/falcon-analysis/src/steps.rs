@@ -45,7 +45,6 @@ use crate::cpu_ops::{DERIVED_LINE_SUFFIXES, HOST_CPU_PLANE};
 /// Name of XProf's derived device step line.
 pub const STEPS_LINE: &str = "Steps";
 
-
 /// Which kind of marker the steps were taken from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -121,16 +120,12 @@ fn int_stat(plane: &XPlane, event: &XEvent, name: &str) -> Option<i64> {
 }
 
 fn span_of(line: &XLine, event: &XEvent) -> Span {
-    Span {
-        start: line.event_start_ps(event),
-        dur: event.duration_ps.max(0),
-    }
+    Span { start: line.event_start_ps(event), dur: event.duration_ps.max(0) }
 }
 
 /// XProf `IsExplicitHostStepMarker`.
 fn is_host_step_marker_name(name: &str) -> bool {
-    (name.starts_with("train") || name.starts_with("test") || name.starts_with("TraceContext"))
-        && !name.contains('/')
+    (name.starts_with("train") || name.starts_with("test") || name.starts_with("TraceContext")) && !name.contains('/')
 }
 
 /// Key of a group: a group id, or (for ungrouped host markers) a unique ordinal.
@@ -145,10 +140,7 @@ fn device_planes(space: &XSpace) -> Vec<&XPlane> {
     if !tpu.is_empty() {
         return tpu;
     }
-    space
-        .planes_with_prefix("/device:")
-        .filter(|p| !p.name.starts_with("/device:TPU:"))
-        .collect()
+    space.planes_with_prefix("/device:").filter(|p| !p.name.starts_with("/device:TPU:")).collect()
 }
 
 /// Finds the steps of `space` (see the module docs for the rules).
@@ -239,18 +231,10 @@ pub fn detect_steps(space: &XSpace) -> StepReport {
     let steps: Vec<Step> = steps
         .into_iter()
         .enumerate()
-        .map(|(i, (span, num))| Step {
-            step_num: num.unwrap_or(i as i64),
-            start_ps: span.start,
-            duration_ps: span.dur,
-        })
+        .map(|(i, (span, num))| Step { step_num: num.unwrap_or(i as i64), start_ps: span.start, duration_ps: span.dur })
         .collect();
 
-    StepReport {
-        source,
-        step_time_ms: step_time_stats(&steps),
-        steps,
-    }
+    StepReport { source, step_time_ms: step_time_stats(&steps), steps }
 }
 
 fn step_time_stats(steps: &[Step]) -> StepTimeStats {
@@ -260,10 +244,6 @@ fn step_time_stats(steps: &[Step]) -> StepTimeStats {
     }
     let ms: Vec<f64> = steps.iter().map(|s| s.duration_ps as f64 / 1e9).collect();
     let mean = ms.iter().sum::<f64>() / n as f64;
-    let stddev = if n < 2 {
-        0.0
-    } else {
-        (ms.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
-    };
+    let stddev = if n < 2 { 0.0 } else { (ms.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt() };
     StepTimeStats { mean, stddev, n }
 }

@@ -41,15 +41,8 @@ pub struct ExportSummary {
 /// same id), keyed by stat-metadata name: numbers as numbers (non-finite doubles as strings),
 /// strings and refs as strings, compressed strings inflated, bytes as lowercase hex (or a
 /// `"<N bytes>"` note above 256 bytes).
-pub fn write_chrome_trace(
-    space: &XSpace,
-    out: impl Write,
-    gzip: bool,
-) -> io::Result<ExportSummary> {
-    let mut counter = CountingWriter {
-        inner: out,
-        count: 0,
-    };
+pub fn write_chrome_trace(space: &XSpace, out: impl Write, gzip: bool) -> io::Result<ExportSummary> {
+    let mut counter = CountingWriter { inner: out, count: 0 };
     let mut summary = if gzip {
         let enc = flate2::write::GzEncoder::new(&mut counter, flate2::Compression::default());
         let mut w = BufWriter::with_capacity(1 << 16, enc);
@@ -92,17 +85,11 @@ fn write_trace<W: Write>(space: &XSpace, w: &mut W) -> io::Result<ExportSummary>
         let pid = pi as u64 + 1;
         summary.planes += 1;
         sep(w, &mut first)?;
-        write!(
-            w,
-            "{{\"ph\":\"M\",\"pid\":{pid},\"name\":\"process_name\",\"args\":{{\"name\":"
-        )?;
+        write!(w, "{{\"ph\":\"M\",\"pid\":{pid},\"name\":\"process_name\",\"args\":{{\"name\":")?;
         write_json_str(w, &plane.name)?;
         w.write_all(b"}}")?;
         sep(w, &mut first)?;
-        write!(
-            w,
-            "{{\"ph\":\"M\",\"pid\":{pid},\"name\":\"process_sort_index\",\"args\":{{\"sort_index\":{pi}}}}}"
-        )?;
+        write!(w, "{{\"ph\":\"M\",\"pid\":{pid},\"name\":\"process_sort_index\",\"args\":{{\"sort_index\":{pi}}}}}")?;
 
         let mut seen = HashSet::with_capacity(plane.lines.len());
         let ids_unique = plane.lines.iter().all(|l| seen.insert(l.id));
@@ -117,10 +104,7 @@ fn write_trace<W: Write>(space: &XSpace, w: &mut W) -> io::Result<ExportSummary>
                 format!("line {}", line.id)
             };
             sep(w, &mut first)?;
-            write!(
-                w,
-                "{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{tid},\"name\":\"thread_name\",\"args\":{{\"name\":"
-            )?;
+            write!(w, "{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{tid},\"name\":\"thread_name\",\"args\":{{\"name\":")?;
             write_json_str(w, &tname)?;
             w.write_all(b"}}")?;
             sep(w, &mut first)?;
@@ -166,17 +150,14 @@ fn write_event<W: Write>(
     }
     // ts: line.timestamp_ns * 1000 + offset_ps, truncated to ns. Computed in i128: epoch
     // timestamps in ps (~1.7e21) overflow i64, so `XLine::event_start_ps` would saturate.
-    let start_ns =
-        (i128::from(line.timestamp_ns) * 1000 + i128::from(event.offset_ps)).div_euclid(1000);
+    let start_ns = (i128::from(line.timestamp_ns) * 1000 + i128::from(event.offset_ps)).div_euclid(1000);
     w.write_all(b",\"ts\":")?;
     write_ns_as_us(w, start_ns)?;
     w.write_all(b",\"dur\":")?;
     write_ns_as_us(w, (i128::from(event.duration_ps) + 500).div_euclid(1000))?;
 
     let meta_stats: &[XStat] = meta.map_or(&[], |m| m.stats.as_slice());
-    let long_name = meta
-        .filter(|m| !m.display_name.is_empty() && m.display_name != m.name)
-        .map(|m| m.name.as_str());
+    let long_name = meta.filter(|m| !m.display_name.is_empty() && m.display_name != m.name).map(|m| m.name.as_str());
     if !meta_stats.is_empty() || !event.stats.is_empty() || long_name.is_some() {
         w.write_all(b",\"args\":{")?;
         let mut first = true;
@@ -186,11 +167,7 @@ fn write_event<W: Write>(
             write_json_str(w, long)?;
         }
         let overridden = |s: &XStat| event.stats.iter().any(|e| e.metadata_id == s.metadata_id);
-        for stat in meta_stats
-            .iter()
-            .filter(|s| !overridden(s))
-            .chain(&event.stats)
-        {
+        for stat in meta_stats.iter().filter(|s| !overridden(s)).chain(&event.stats) {
             write_stat(w, plane, stat, &mut first)?;
         }
         w.write_all(b"}")?;
@@ -198,12 +175,7 @@ fn write_event<W: Write>(
     w.write_all(b"}")
 }
 
-fn write_stat<W: Write>(
-    w: &mut W,
-    plane: &XPlane,
-    stat: &XStat,
-    first: &mut bool,
-) -> io::Result<()> {
+fn write_stat<W: Write>(w: &mut W, plane: &XPlane, stat: &XStat, first: &mut bool) -> io::Result<()> {
     if matches!(stat.value, StatValue::Unset) {
         return Ok(());
     }
@@ -279,14 +251,7 @@ pub fn write_json_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
             b'\t' => b"\\t",
             0x08 => b"\\b",
             0x0c => b"\\f",
-            0x00..=0x1f => &[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(b >> 4)],
-                HEX[usize::from(b & 0xf)],
-            ],
+            0x00..=0x1f => &[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]],
             _ => continue,
         };
         w.write_all(&bytes[start..i])?;
@@ -309,13 +274,7 @@ mod tests {
 
     #[test]
     fn escapes_round_trip() {
-        for s in [
-            "",
-            "plain",
-            "q\"uo\\te",
-            "ctl\u{0}\u{1}\u{8}\u{c}\u{1f}\n\r\t",
-            "é ∑ 🚀 \u{2028}",
-        ] {
+        for s in ["", "plain", "q\"uo\\te", "ctl\u{0}\u{1}\u{8}\u{c}\u{1f}\n\r\t", "é ∑ 🚀 \u{2028}"] {
             let back: String = serde_json::from_str(&esc(s)).unwrap();
             assert_eq!(back, s);
         }
@@ -352,10 +311,7 @@ pub struct TraceFileExport {
 /// Exports one profile file as a Chrome trace at `output` (gzipped when its name ends in `.gz`). The
 /// trace is written beside `output` under a temporary name and renamed into place, so `output` is
 /// either the whole trace or untouched.
-pub fn export_trace_file(
-    profile: &std::path::Path,
-    output: &std::path::Path,
-) -> crate::error::Result<TraceFileExport> {
+pub fn export_trace_file(profile: &std::path::Path, output: &std::path::Path) -> crate::error::Result<TraceFileExport> {
     use crate::error::AnalysisError;
     let space = crate::input::load_complete(profile)?;
     let gzip = output.extension().is_some_and(|e| e == "gz");

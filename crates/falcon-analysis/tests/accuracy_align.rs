@@ -61,7 +61,19 @@ fn golden_a100_and_h100_align_despite_different_strides_and_pass_at_rtol_005() {
     }
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(json["verdict"], "pass");
-    for key in ["name", "a_name", "b_name", "steps_compared", "max_abs_err", "max_rel_err", "mean_rel_err", "rtol", "atol", "first_divergence_step", "verdict"] {
+    for key in [
+        "name",
+        "a_name",
+        "b_name",
+        "steps_compared",
+        "max_abs_err",
+        "max_rel_err",
+        "mean_rel_err",
+        "rtol",
+        "atol",
+        "first_divergence_step",
+        "verdict",
+    ] {
         assert!(json["metrics"][0].get(key).is_some(), "metrics[0].{key} missing");
     }
 }
@@ -172,14 +184,17 @@ fn maxtext_console_and_megatron_log_map_names_steps_and_averaging_windows() {
     assert!(r.notes.iter().any(|n| n.contains("averaged over the same windows")), "{:?}", r.notes);
 
     // Step time: MaxText seconds vs Megatron milliseconds.
-    let r = align(&a, &b, &AlignOptions { metrics: vec!["elapsed time per iteration (ms)".into()], ..Default::default() }).unwrap();
+    let r =
+        align(&a, &b, &AlignOptions { metrics: vec!["elapsed time per iteration (ms)".into()], ..Default::default() })
+            .unwrap();
     let t = &r.metrics[0];
     assert_eq!((t.name.as_str(), t.a_name.as_deref()), ("step time (s)", Some("perf/step_time_seconds")));
     assert_eq!(t.max_abs_err, Some(0.0));
     assert_eq!(t.verdict, Verdict::Pass);
 
     // A diverging candidate: the loss drifts from iteration 20 on.
-    std::fs::write(&megatron, megatron_log(&[1, 10, 20, 30], |it| if it >= 20 { mean(it) * 1.2 } else { mean(it) })).unwrap();
+    std::fs::write(&megatron, megatron_log(&[1, 10, 20, 30], |it| if it >= 20 { mean(it) * 1.2 } else { mean(it) }))
+        .unwrap();
     let r = align(&a, &read(&megatron), &AlignOptions::default()).unwrap();
     assert_eq!(r.verdict, Verdict::Fail);
     assert_eq!(r.metrics[0].first_divergence_step, Some(20));

@@ -384,7 +384,10 @@ fn megatron_golden_nan_strings() {
     let p = &run.get("lm loss").unwrap().points;
     assert_eq!(p.len(), 3);
     assert!(p[1].1.is_nan());
-    assert_eq!(run.notes, vec!["\"lm loss\": 1 values are \"nan\" (missing in the reference run), read as NaN".to_string()]);
+    assert_eq!(
+        run.notes,
+        vec!["\"lm loss\": 1 values are \"nan\" (missing in the reference run), read as NaN".to_string()]
+    );
 }
 
 // ---------------------------------------------------------------- generic
@@ -397,7 +400,11 @@ fn generic_jsonl_and_csv() {
     assert_eq!(run.get("loss").unwrap().points, vec![(1, 2.5), (2, 2.25)]);
     assert_eq!(run.get("acc").unwrap().points, vec![(2, 0.5)]);
     assert!(run.get("note").is_none());
-    assert!(run.notes.iter().any(|n| n.contains("\"note\": 1 non-numeric values skipped (first on line 1)")), "{:?}", run.notes);
+    assert!(
+        run.notes.iter().any(|n| n.contains("\"note\": 1 non-numeric values skipped (first on line 1)")),
+        "{:?}",
+        run.notes
+    );
 
     let csv = "global_step,train/loss,lr,phase\n0,3.0,1e-4,warm\n1,2.5,,main\n2,nan,1e-4,main\n";
     let run = generic::parse_csv(csv, "m.csv", None).unwrap();
@@ -406,7 +413,11 @@ fn generic_jsonl_and_csv() {
     assert!(at(&run, "train/loss", 2).is_nan());
     assert_eq!(run.get("lr").unwrap().points, vec![(0, 1e-4), (2, 1e-4)], "empty cells skipped");
     assert!(run.get("phase").is_none());
-    assert!(run.notes.iter().any(|n| n.contains("\"phase\": 3 non-numeric values skipped (first on line 2)")), "{:?}", run.notes);
+    assert!(
+        run.notes.iter().any(|n| n.contains("\"phase\": 3 non-numeric values skipped (first on line 2)")),
+        "{:?}",
+        run.notes
+    );
 
     let run = generic::parse_csv("it,epoch,loss\n5,0,1.0\n", "m.csv", Some("it")).unwrap();
     assert_eq!(run.get("loss").unwrap().points, vec![(5, 1.0)]);
@@ -422,7 +433,10 @@ fn read_path_picks_the_reader() {
     assert_eq!(run.format, SourceFormat::MaxtextConsole);
     assert!(run.path.ends_with("console_v5p8.log"));
     assert_eq!(read_path(&data("log_lines.txt"), &opts).unwrap().format, SourceFormat::MegatronLog);
-    assert_eq!(read_path(&data("bert_mcore_tp1_pp2__dev_dgx_h100.json"), &opts).unwrap().format, SourceFormat::MegatronGolden);
+    assert_eq!(
+        read_path(&data("bert_mcore_tp1_pp2__dev_dgx_h100.json"), &opts).unwrap().format,
+        SourceFormat::MegatronGolden
+    );
     assert_eq!(read_path(&data("maxtext_metrics.jsonl"), &opts).unwrap().format, SourceFormat::MaxtextJsonl);
 
     let dir = tempfile::tempdir().unwrap();
@@ -537,7 +551,11 @@ fn malformed_inputs_name_file_line_and_field() {
     assert_eq!(m, "m.csv:3: 1 fields, but the header has 2");
     let m = invalid(generic::parse_csv("step,loss\n1,2.0\n", "m.csv", Some("iter")));
     assert!(m.starts_with("m.csv:1: no column \"iter\""), "{m}");
-    let m = invalid(generic::parse_jsonl("{\"step\": 1, \"loss\": 2}\n{\"step\": \"two\", \"loss\": 2}\n", "m.jsonl", None));
+    let m = invalid(generic::parse_jsonl(
+        "{\"step\": 1, \"loss\": 2}\n{\"step\": \"two\", \"loss\": 2}\n",
+        "m.jsonl",
+        None,
+    ));
     assert_eq!(m, "m.jsonl:2: step \"step\" is not an integer: \"two\"");
     let m = invalid(generic::parse_jsonl("{\"step\": 1}\n[1]\n", "m.jsonl", None));
     assert_eq!(m, "m.jsonl:2: expected a JSON object, found an array");

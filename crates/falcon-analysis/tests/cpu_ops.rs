@@ -8,14 +8,11 @@ use std::path::PathBuf;
 use falcon_analysis::cpu_ops::{cpu_op_profile, CpuOpProfile};
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
 
 fn xplane_profile() -> CpuOpProfile {
-    let space =
-        falcon_xplane::decode_file(data("jax_cpu_mlp_vm.xplane.pb")).expect("decode xplane");
+    let space = falcon_xplane::decode_file(data("jax_cpu_mlp_vm.xplane.pb")).expect("decode xplane");
     cpu_op_profile(&space)
 }
 
@@ -24,18 +21,14 @@ fn xplane_profile() -> CpuOpProfile {
 /// XSpace rule.
 fn chrome_ops() -> BTreeMap<(String, String), Vec<i64>> {
     let mut raw = Vec::new();
-    flate2::read::GzDecoder::new(
-        std::fs::File::open(data("jax_cpu_mlp_vm.trace.json.gz")).unwrap(),
-    )
-    .read_to_end(&mut raw)
-    .expect("gunzip trace");
+    flate2::read::GzDecoder::new(std::fs::File::open(data("jax_cpu_mlp_vm.trace.json.gz")).unwrap())
+        .read_to_end(&mut raw)
+        .expect("gunzip trace");
     let trace: serde_json::Value = serde_json::from_slice(&raw).expect("trace json");
     let events = trace["traceEvents"].as_array().expect("traceEvents");
     let host_pids: Vec<i64> = events
         .iter()
-        .filter(|e| {
-            e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "/host:CPU"
-        })
+        .filter(|e| e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "/host:CPU")
         .filter_map(|e| e["pid"].as_i64())
         .collect();
     assert_eq!(host_pids.len(), 1, "one /host:CPU process in the trace");
@@ -64,17 +57,10 @@ fn xplane_op_profile_matches_chrome_trace() {
     // 29 HLO ops of `jit_step`, each executed once per training step (5 steps).
     assert_eq!(profile.ops.len(), 29);
     assert_eq!(profile.op_events, 145);
-    assert!(profile
-        .ops
-        .iter()
-        .all(|o| o.hlo_module == "jit_step" && o.occurrences == 5));
+    assert!(profile.ops.iter().all(|o| o.hlo_module == "jit_step" && o.occurrences == 5));
 
     // Same set of (module, op) keys.
-    let xkeys: Vec<_> = profile
-        .ops
-        .iter()
-        .map(|o| (o.hlo_module.clone(), o.name.clone()))
-        .collect();
+    let xkeys: Vec<_> = profile.ops.iter().map(|o| (o.hlo_module.clone(), o.name.clone())).collect();
     let mut sorted = xkeys.clone();
     sorted.sort();
     assert_eq!(sorted, chrome.keys().cloned().collect::<Vec<_>>());
@@ -82,22 +68,12 @@ fn xplane_op_profile_matches_chrome_trace() {
     let mut max_rel = 0.0f64;
     for op in &profile.ops {
         let durs = &chrome[&(op.hlo_module.clone(), op.name.clone())];
-        assert_eq!(
-            op.occurrences,
-            durs.len() as u64,
-            "occurrences of {}",
-            op.name
-        );
+        assert_eq!(op.occurrences, durs.len() as u64, "occurrences of {}", op.name);
         let chrome_total_ps: i64 = durs.iter().sum::<i64>() * 1000;
         // The trace prints durations in whole nanoseconds and the XSpace durations of this capture
         // are whole nanoseconds too (TraceMe clock), so the totals agree exactly; the 0.5% bound is
         // the contract, the exact check documents what the data shows.
-        assert_eq!(
-            op.total_time_ps % 1000,
-            0,
-            "{}: sub-ns xplane duration",
-            op.name
-        );
+        assert_eq!(op.total_time_ps % 1000, 0, "{}: sub-ns xplane duration", op.name);
         assert_eq!(op.total_time_ps, chrome_total_ps, "{}: total time", op.name);
         let rel = (op.total_time_ps - chrome_total_ps).abs() as f64 / chrome_total_ps as f64;
         assert!(rel < 0.005, "{}: relative difference {rel}", op.name);
@@ -108,10 +84,7 @@ fn xplane_op_profile_matches_chrome_trace() {
         assert!((op.min_time_us - cmin).abs() <= 0.001, "{} min", op.name);
         assert!((op.max_time_us - cmax).abs() <= 0.001, "{} max", op.name);
     }
-    eprintln!(
-        "ops: {}, max relative total-time difference: {max_rel:e}",
-        profile.ops.len()
-    );
+    eprintln!("ops: {}, max relative total-time difference: {max_rel:e}", profile.ops.len());
 }
 
 #[test]
@@ -123,10 +96,7 @@ fn profile_is_sorted_consistent_and_serializes() {
     for o in &p.ops {
         assert!(o.min_time_us <= o.avg_time_us && o.avg_time_us <= o.max_time_us);
         assert!((o.avg_time_us * o.occurrences as f64 - o.total_time_us).abs() < 1e-6);
-        assert_eq!(
-            o.category, None,
-            "XLA:CPU events carry no hlo_category in this capture"
-        );
+        assert_eq!(o.category, None, "XLA:CPU events carry no hlo_category in this capture");
     }
     let sum: f64 = p.ops.iter().map(|o| o.total_time_us).sum();
     assert!((sum - p.total_time_us).abs() < 1e-6);

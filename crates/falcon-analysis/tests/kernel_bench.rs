@@ -145,7 +145,10 @@ fn catalog_hardware_gets_per_chip_peaks() {
     let path = write(dir.path(), "kernel_bench_tpu.jsonl", text);
     let report = analyze(&read_results(&path).unwrap(), &KernelOptions::default());
     let v5p = &report.rows[0];
-    assert_eq!((v5p.peak_tflops, v5p.peak_gbs, v5p.peak_source), (Some(459.0), Some(2765.0), Some(PeakSource::Catalog)));
+    assert_eq!(
+        (v5p.peak_tflops, v5p.peak_gbs, v5p.peak_source),
+        (Some(459.0), Some(2765.0), Some(PeakSource::Catalog))
+    );
     // 137.4 GFLOP in 1 ms = 137.4 TFLOP/s; intensity 1365 FLOP/B → compute bound at 459.
     assert!(close(v5p.achieved_tflops.unwrap(), 137_438_953_472.0 / 1e-3 / 1e12));
     assert_eq!(v5p.bound, Some(RooflineBound::Compute));
@@ -160,8 +163,12 @@ fn catalog_hardware_gets_per_chip_peaks() {
     assert_eq!(report.rows[3].peak_tflops, None);
     assert!(report.notes.iter().any(|n| n.contains("`tpu-v99` is not in the catalog")), "{:?}", report.notes);
     // An override on one peak mixes with the catalog's other.
-    let mixed = analyze(&read_results(&path).unwrap(), &KernelOptions { peak_tflops: Some(100.0), ..Default::default() });
-    assert_eq!((mixed.rows[0].peak_tflops, mixed.rows[0].peak_gbs, mixed.rows[0].peak_source), (Some(100.0), Some(2765.0), Some(PeakSource::Mixed)));
+    let mixed =
+        analyze(&read_results(&path).unwrap(), &KernelOptions { peak_tflops: Some(100.0), ..Default::default() });
+    assert_eq!(
+        (mixed.rows[0].peak_tflops, mixed.rows[0].peak_gbs, mixed.rows[0].peak_source),
+        (Some(100.0), Some(2765.0), Some(PeakSource::Mixed))
+    );
 }
 
 /// fast_p counted by hand from the raw file: non-reference rows that are correct and beat their reference's
@@ -338,10 +345,22 @@ fn malformed_rows_are_refused_with_file_line_and_field() {
     let good = std::fs::read_to_string(data("cpu_results.jsonl")).unwrap();
     let mut lines: Vec<String> = good.lines().map(str::to_string).collect();
     let cases: Vec<(usize, String, &str)> = vec![
-        (4, r#"{"kernel":"matmul","variant":"x","times_ms":"fast"}"#.into(), "field `times_ms`: expected an array of numbers"),
-        (7, r#"{"kernel":"matmul","variant":"x","times_ms":[1,null]}"#.into(), "field `times_ms[1]`: expected a number"),
+        (
+            4,
+            r#"{"kernel":"matmul","variant":"x","times_ms":"fast"}"#.into(),
+            "field `times_ms`: expected an array of numbers",
+        ),
+        (
+            7,
+            r#"{"kernel":"matmul","variant":"x","times_ms":[1,null]}"#.into(),
+            "field `times_ms[1]`: expected a number",
+        ),
         (2, r#"{"kernel":7,"variant":"x","times_ms":[1]}"#.into(), "field `kernel`: expected a string"),
-        (10, r#"{"kernel":"matmul","variant":"x","times_ms":[1],"bytes":-5}"#.into(), "field `bytes`: expected a number ≥ 0"),
+        (
+            10,
+            r#"{"kernel":"matmul","variant":"x","times_ms":[1],"bytes":-5}"#.into(),
+            "field `bytes`: expected a number ≥ 0",
+        ),
         (3, r#"{"kernel":"matmul","variant":"x","#.into(), "not valid JSON"),
     ];
     for (at, replacement, want) in cases {

@@ -7,20 +7,14 @@
 use std::path::PathBuf;
 
 use falcon_analysis::steps::{detect_steps, StepReport, StepSource};
-use falcon_xplane::{
-    StatValue, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata,
-};
+use falcon_xplane::{StatValue, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata};
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
 
 fn xplane_data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../falcon-xplane/tests/data")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../falcon-xplane/tests/data").join(name)
 }
 
 fn json(name: &str) -> serde_json::Value {
@@ -38,30 +32,21 @@ fn num(v: &serde_json::Value) -> f64 {
 
 fn assert_rel(actual: f64, expected: f64, what: &str) {
     let rel = (actual - expected).abs() / expected.abs();
-    assert!(
-        rel <= 0.005,
-        "{what}: ours {actual} vs XProf {expected} (rel diff {rel})"
-    );
+    assert!(rel <= 0.005, "{what}: ours {actual} vs XProf {expected} (rel diff {rel})");
 }
 
 /// `(step label, step time ms)` rows of the overview page's step-time DataTable.
 fn overview_step_rows(page: &serde_json::Value) -> Vec<(String, f64)> {
     let table = &page[1];
     let cols = table["cols"].as_array().expect("cols");
-    let step_col = cols
-        .iter()
-        .position(|c| c["id"] == "stepTimeMs")
-        .expect("stepTimeMs");
+    let step_col = cols.iter().position(|c| c["id"] == "stepTimeMs").expect("stepTimeMs");
     table["rows"]
         .as_array()
         .expect("rows")
         .iter()
         .map(|r| {
             let c = r["c"].as_array().expect("c");
-            (
-                c[0]["v"].as_str().expect("label").to_owned(),
-                c[step_col]["v"].as_f64().expect("step time"),
-            )
+            (c[0]["v"].as_str().expect("label").to_owned(), c[step_col]["v"].as_f64().expect("step time"))
         })
         .collect()
 }
@@ -80,10 +65,7 @@ fn jax_cpu_steps_match_xprof() {
         assert_eq!(label, &format!("train {}", step.step_num));
         assert_rel(step.duration_ps as f64 / 1e9, *ms, label);
     }
-    assert_eq!(
-        r.steps.iter().map(|s| s.step_num).collect::<Vec<_>>(),
-        vec![0, 1, 2, 3, 4]
-    );
+    assert_eq!(r.steps.iter().map(|s| s.step_num).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4]);
     assert!(r.steps.windows(2).all(|w| w[0].start_ps < w[1].start_ps));
 
     // Mean / stddev recomputed from XProf's own per-step times.
@@ -97,14 +79,8 @@ fn jax_cpu_steps_match_xprof() {
     // get_overview prints one decimal: ours must print the same.
     let ov = json("jax_cpu_mlp_xprof_cli_get_overview.json");
     let ps = &ov["performance_summary"];
-    assert_eq!(
-        format!("{:.1}", r.step_time_ms.mean),
-        ps["steptime_ms_average"]
-    );
-    assert_eq!(
-        format!("{:.1}", r.step_time_ms.stddev),
-        ps["steptime_ms_standard_deviation"]
-    );
+    assert_eq!(format!("{:.1}", r.step_time_ms.mean), ps["steptime_ms_average"]);
+    assert_eq!(format!("{:.1}", r.step_time_ms.stddev), ps["steptime_ms_standard_deviation"]);
     assert_rel(r.step_time_ms.mean, num(&ps["steptime_ms_average"]), "mean");
     // Min / max as printed on the overview page.
     let p = &page[1]["p"];
@@ -124,14 +100,8 @@ fn tpu_inference_has_no_steps_like_xprof() {
     assert_eq!(r.source, StepSource::None);
     assert!(r.steps.is_empty());
     assert_eq!(r.step_time_ms.n, 0);
-    assert_eq!(
-        format!("{:.2}", r.step_time_ms.mean),
-        ps["steptime_ms_average"]
-    );
-    assert_eq!(
-        format!("{:.2}", r.step_time_ms.stddev),
-        ps["steptime_ms_standard_deviation"]
-    );
+    assert_eq!(format!("{:.2}", r.step_time_ms.mean), ps["steptime_ms_average"]);
+    assert_eq!(format!("{:.2}", r.step_time_ms.stddev), ps["steptime_ms_standard_deviation"]);
 }
 
 #[test]
@@ -146,14 +116,8 @@ fn gpu_device_steps_match_xprof() {
     // Two GPUs carry a `Steps` event for group 0 (19.87 ms and 21.31 ms): XProf takes the longest.
     assert_rel(r.steps[0].duration_ps as f64 / 1e9, rows[0].1, "gpu step 0");
     let p = &page[1]["p"];
-    assert_eq!(
-        format!("{:.1}", r.step_time_ms.mean),
-        p["steptime_ms_average"]
-    );
-    assert_eq!(
-        format!("{:.1}", r.step_time_ms.stddev),
-        p["steptime_ms_standard_deviation"]
-    );
+    assert_eq!(format!("{:.1}", r.step_time_ms.mean), p["steptime_ms_average"]);
+    assert_eq!(format!("{:.1}", r.step_time_ms.stddev), p["steptime_ms_standard_deviation"]);
     assert_eq!(r.step_time_ms.n, 1);
 }
 
@@ -181,14 +145,7 @@ fn plane(name: &str, events: &[&str], stats: &[&str], lines: Vec<XLine>) -> XPla
             .enumerate()
             .map(|(i, n)| {
                 let id = i as i64 + 1;
-                (
-                    id,
-                    XEventMetadata {
-                        id,
-                        name: (*n).to_owned(),
-                        ..Default::default()
-                    },
-                )
+                (id, XEventMetadata { id, name: (*n).to_owned(), ..Default::default() })
             })
             .collect(),
         stat_metadata: stats
@@ -196,14 +153,7 @@ fn plane(name: &str, events: &[&str], stats: &[&str], lines: Vec<XLine>) -> XPla
             .enumerate()
             .map(|(i, n)| {
                 let id = i as i64 + 1;
-                (
-                    id,
-                    XStatMetadata {
-                        id,
-                        name: (*n).to_owned(),
-                        ..Default::default()
-                    },
-                )
+                (id, XStatMetadata { id, name: (*n).to_owned(), ..Default::default() })
             })
             .collect(),
         ..Default::default()
@@ -215,23 +165,13 @@ fn ev(metadata_id: i64, offset_ps: i64, duration_ps: i64, stats: &[(i64, i64)]) 
         metadata_id,
         offset_ps,
         duration_ps,
-        stats: stats
-            .iter()
-            .map(|&(id, v)| XStat {
-                metadata_id: id,
-                value: StatValue::Int64(v),
-            })
-            .collect(),
+        stats: stats.iter().map(|&(id, v)| XStat { metadata_id: id, value: StatValue::Int64(v) }).collect(),
         ..Default::default()
     }
 }
 
 fn line(name: &str, events: Vec<XEvent>) -> XLine {
-    XLine {
-        name: name.to_owned(),
-        events,
-        ..Default::default()
-    }
+    XLine { name: name.to_owned(), events, ..Default::default() }
 }
 
 #[test]
@@ -241,10 +181,7 @@ fn device_step_prefers_enclosing_host_marker_and_drops_host_only_steps() {
         "/device:GPU:0",
         &["0", "1"],
         &["group_id"],
-        vec![line(
-            "Steps",
-            vec![ev(1, 1_000, 500, &[(1, 0)]), ev(2, 3_000, 800, &[(1, 1)])],
-        )],
+        vec![line("Steps", vec![ev(1, 1_000, 500, &[(1, 0)]), ev(2, 3_000, 800, &[(1, 1)])])],
     );
     let host = plane(
         "/host:CPU",
@@ -261,16 +198,9 @@ fn device_step_prefers_enclosing_host_marker_and_drops_host_only_steps() {
             ],
         )],
     );
-    let r = detect_steps(&XSpace {
-        planes: vec![dev, host],
-        ..Default::default()
-    });
+    let r = detect_steps(&XSpace { planes: vec![dev, host], ..Default::default() });
     assert_eq!(r.source, StepSource::DeviceStepsLine);
-    let got: Vec<(i64, i128, i64)> = r
-        .steps
-        .iter()
-        .map(|s| (s.step_num, s.start_ps, s.duration_ps))
-        .collect();
+    let got: Vec<(i64, i128, i64)> = r.steps.iter().map(|s| (s.step_num, s.start_ps, s.duration_ps)).collect();
     assert_eq!(got, vec![(0, 900, 700), (1, 3_000, 800)]);
     assert_eq!(r.step_time_ms.n, 2);
     let (a, b) = (700e-9, 800e-9);
@@ -281,16 +211,8 @@ fn device_step_prefers_enclosing_host_marker_and_drops_host_only_steps() {
 #[test]
 fn unmarked_host_events_are_not_steps() {
     // `train` without `_r`, `step_num` or `group_id` is not tied to a step.
-    let host = plane(
-        "/host:CPU",
-        &["train"],
-        &["other"],
-        vec![line("python", vec![ev(1, 0, 10, &[(1, 1)])])],
-    );
-    let r = detect_steps(&XSpace {
-        planes: vec![host],
-        ..Default::default()
-    });
+    let host = plane("/host:CPU", &["train"], &["other"], vec![line("python", vec![ev(1, 0, 10, &[(1, 1)])])]);
+    let r = detect_steps(&XSpace { planes: vec![host], ..Default::default() });
     assert_eq!(r.source, StepSource::None);
     assert!(r.steps.is_empty());
     assert_eq!(r.step_time_ms.n, 0);

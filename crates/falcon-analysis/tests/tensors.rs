@@ -14,7 +14,8 @@ fn data_dir() -> PathBuf {
 }
 
 fn expected() -> Value {
-    let text = std::fs::read_to_string(data_dir().join("expected.json")).expect("expected.json (run examples/tensors/make_dumps.py)");
+    let text = std::fs::read_to_string(data_dir().join("expected.json"))
+        .expect("expected.json (run examples/tensors/make_dumps.py)");
     serde_json::from_str(&text).unwrap()
 }
 
@@ -52,7 +53,12 @@ fn check_tensor(case: &str, t: &TensorDiff, w: &Value) {
     assert_eq!(t.dtype_b.as_deref(), w["dtype_b"].as_str(), "{}", what("dtype_b"));
     assert_eq!(serde_json::to_value(&t.shape).unwrap(), w["shape"], "{}", what("shape"));
     assert_eq!(t.elements, w["elements"].as_u64().unwrap(), "{}", what("elements"));
-    assert_eq!(serde_json::to_value(&t.max_abs_err_index).unwrap(), w["max_abs_err_index"], "{}", what("max_abs_err_index"));
+    assert_eq!(
+        serde_json::to_value(&t.max_abs_err_index).unwrap(),
+        w["max_abs_err_index"],
+        "{}",
+        what("max_abs_err_index")
+    );
     for (field, got) in [
         ("max_abs_err", Some(t.max_abs_err)),
         ("a_at_max_abs_err", t.a_at_max_abs_err),
@@ -95,9 +101,18 @@ fn tensor_comparison_agrees_with_numpy_on_the_same_files() {
         let name = case["name"].as_str().unwrap();
         let r = run_case(case, 1);
         let want = case["tensors"].as_array().unwrap();
-        assert_eq!(r.tensors.len(), want.len(), "{name}: tensors {:?}", r.tensors.iter().map(|t| &t.name).collect::<Vec<_>>());
+        assert_eq!(
+            r.tensors.len(),
+            want.len(),
+            "{name}: tensors {:?}",
+            r.tensors.iter().map(|t| &t.name).collect::<Vec<_>>()
+        );
         for w in want {
-            let t = r.tensors.iter().find(|t| t.name == w["name"].as_str().unwrap()).unwrap_or_else(|| panic!("{name}: no {}", w["name"]));
+            let t = r
+                .tensors
+                .iter()
+                .find(|t| t.name == w["name"].as_str().unwrap())
+                .unwrap_or_else(|| panic!("{name}: no {}", w["name"]));
             check_tensor(name, t, w);
             compared += 1;
         }
@@ -142,10 +157,21 @@ fn the_committed_cases_cover_what_they_should() {
 #[test]
 fn directory_report_explains_the_bfloat16_void_and_unused_map_lines() {
     let dir = data_dir();
-    let r = compare_dumps(&dir.join("dir_a"), &dir.join("dir_b"), &TensorOptions { map: Some(dir.join("dir_map.txt")), ..Default::default() }).unwrap();
+    let r = compare_dumps(
+        &dir.join("dir_a"),
+        &dir.join("dir_b"),
+        &TensorOptions { map: Some(dir.join("dir_map.txt")), ..Default::default() },
+    )
+    .unwrap();
     assert!(r.notes.iter().any(|n| n.contains("map line 3") && n.contains("not_in_a")), "{:?}", r.notes);
     assert!(r.mismatched());
-    assert_eq!(r.bytes_compared, r.tensors.iter().map(|t| t.elements * (elem_size(&t.dtype) + elem_size(t.dtype_b.as_ref().unwrap_or(&t.dtype)))).sum::<u64>());
+    assert_eq!(
+        r.bytes_compared,
+        r.tensors
+            .iter()
+            .map(|t| t.elements * (elem_size(&t.dtype) + elem_size(t.dtype_b.as_ref().unwrap_or(&t.dtype))))
+            .sum::<u64>()
+    );
     if dir.join("bf16_a.npy").exists() {
         let r = compare_dumps(&dir.join("bf16_a.npy"), &dir.join("bf16_b.npy"), &TensorOptions::default()).unwrap();
         assert!(r.notes.iter().any(|n| n.contains("bfloat16")), "{:?}", r.notes);
@@ -167,7 +193,10 @@ fn elem_size(dtype: &str) -> u64 {
 fn npy(descr: &str, shape: &[usize], fortran: bool, data: &[u8]) -> Vec<u8> {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
-    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}", if fortran { "True" } else { "False" });
+    let mut dict = format!(
+        "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
+        if fortran { "True" } else { "False" }
+    );
     while (10 + dict.len() + 1) % 64 != 0 {
         dict.push(' ');
     }
@@ -289,16 +318,52 @@ fn malformed_dumps_are_refused_with_the_file_and_the_reason() {
     let valid = std::fs::read(&good).unwrap();
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("truncated.npy", valid[..valid.len() - 3].to_vec(), "truncated data"),
-        ("header_len.npy", { let mut v = valid.clone(); v[8..10].copy_from_slice(&4000u16.to_le_bytes()); v }, "runs past the end"),
+        (
+            "header_len.npy",
+            {
+                let mut v = valid.clone();
+                v[8..10].copy_from_slice(&4000u16.to_le_bytes());
+                v
+            },
+            "runs past the end",
+        ),
         ("magic.npy", b"NOTNUMPY at all".to_vec(), "not a .npy file"),
         ("short.npy", b"\x93NUM".to_vec(), "truncated"),
-        ("dict.npy", npy("<f4", &[4], false, &[]).iter().map(|&c| if c == b':' { b';' } else { c }).collect(), "bad header dict"),
+        (
+            "dict.npy",
+            npy("<f4", &[4], false, &[]).iter().map(|&c| if c == b':' { b';' } else { c }).collect(),
+            "bad header dict",
+        ),
         ("complex.npy", npy("<c8", &[1], false, &[0; 8]), "not supported"),
-        ("version.npy", { let mut v = valid.clone(); v[6] = 9; v }, "version 9"),
+        (
+            "version.npy",
+            {
+                let mut v = valid.clone();
+                v[6] = 9;
+                v
+            },
+            "version 9",
+        ),
         ("garbage.npz", b"PK\x03\x04 this is not a zip".to_vec(), "not a readable .npz"),
         ("garbage.safetensors", b"\xff\xff\xff\xff\xff\xff\xff\x7f{}".to_vec(), "over the"),
-        ("past.safetensors", { let mut v = 64u64.to_le_bytes().to_vec(); v.extend(b"{}"); v }, "runs past the end"),
-        ("json.safetensors", { let mut v = 4u64.to_le_bytes().to_vec(); v.extend(b"{x: "); v }, "bad safetensors header"),
+        (
+            "past.safetensors",
+            {
+                let mut v = 64u64.to_le_bytes().to_vec();
+                v.extend(b"{}");
+                v
+            },
+            "runs past the end",
+        ),
+        (
+            "json.safetensors",
+            {
+                let mut v = 4u64.to_le_bytes().to_vec();
+                v.extend(b"{x: ");
+                v
+            },
+            "bad safetensors header",
+        ),
         (
             "short_data.safetensors",
             {
@@ -334,7 +399,11 @@ fn malformed_dumps_are_refused_with_the_file_and_the_reason() {
     let npz = dir.path().join("damaged.npz");
     let big = values(50_000, 9);
     let mut z = zip::ZipWriter::new(std::fs::File::create(&npz).unwrap());
-    z.start_file("t.npy", zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated)).unwrap();
+    z.start_file(
+        "t.npy",
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated),
+    )
+    .unwrap();
     z.write_all(&npy("<f4", &[50_000], false, &f32_bytes(&big))).unwrap();
     z.finish().unwrap();
     let mut bytes = std::fs::read(&npz).unwrap();
@@ -372,7 +441,10 @@ fn missing_inputs_are_not_found_and_bad_options_are_invalid() {
         other => panic!("{other:?}"),
     }
     let opts = TensorOptions { rtol: Some(-1.0), ..Default::default() };
-    assert!(matches!(compare_dumps(&dir.join("f16_a.npy"), &dir.join("f16_b.npy"), &opts), Err(AnalysisError::Invalid(_))));
+    assert!(matches!(
+        compare_dumps(&dir.join("f16_a.npy"), &dir.join("f16_b.npy"), &opts),
+        Err(AnalysisError::Invalid(_))
+    ));
 }
 
 // ---------------------------------------------------------------------------------------------------------

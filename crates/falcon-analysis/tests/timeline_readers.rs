@@ -181,10 +181,7 @@ fn pytorch_cpu_trace() {
     let t = chrome("pytorch_cpu_tfm2.pt.trace.json.gz");
     assert_eq!(t.source, TimelineSource::PyTorchJson);
     let steps: Vec<(i64, StepSource)> = t.steps.iter().map(|s| (s.step, s.source)).collect();
-    assert_eq!(
-        steps,
-        [(2, StepSource::ProfilerStep), (3, StepSource::ProfilerStep), (4, StepSource::ProfilerStep)]
-    );
+    assert_eq!(steps, [(2, StepSource::ProfilerStep), (3, StepSource::ProfilerStep), (4, StepSource::ProfilerStep)]);
     assert_eq!(t.steps[0].dur_ps, 560_294_103_000);
     assert_eq!(t.devices.len(), 1);
     let d = &t.devices[0];
@@ -242,10 +239,7 @@ fn op_classes() {
     assert_eq!(c("recv.1", Some("host recv")), InfeedOutfeed);
     assert_eq!(c("recv-done.1", Some("host recv")), HostWait);
     assert_eq!(classify_gpu_kernel("Memcpy HtoD (Pageable -> Device)"), MemCopy);
-    assert_eq!(
-        classify_gpu_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL"),
-        Collective(CollectiveKind::AllReduce)
-    );
+    assert_eq!(classify_gpu_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL"), Collective(CollectiveKind::AllReduce));
     assert_eq!(classify_gpu_kernel("volta_sgemm_128x64_nn"), Compute);
 }
 
@@ -273,10 +267,7 @@ fn chrome_phases_and_forms() {
     let main = t.host_threads.iter().find(|h| h.name == "main").expect("main thread");
     let got: Vec<(&str, i64, i64)> = main.events.iter().map(|e| (t.name(e.name), e.start_ps, e.dur_ps)).collect();
     // Origin = the earliest event (ts 0.25 µs).
-    assert_eq!(
-        got,
-        [("outer", 750_000, 4_000_001), ("inner", 1_750_000, 1_000_000), ("late", 10_250_000, 1_000_000)]
-    );
+    assert_eq!(got, [("outer", 750_000, 4_000_001), ("inner", 1_750_000, 1_000_000), ("late", 10_250_000, 1_000_000)]);
     let spans = t.host_threads.iter().find(|h| h.name == "Spans/PyTorch Profiler").expect("string ids");
     assert_eq!(spans.events[0].start_ps, 0);
     for note in ["phase `C`", "phase `s`", "unmatched `E`", "instant"] {
@@ -418,17 +409,45 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
         any::<i64>().prop_map(Value::from),
         any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
         prop_oneof![
-            Just("X"), Just("B"), Just("E"), Just("M"), Just("i"), Just("C"), Just("process_name"),
-            Just("thread_name"), Just("/device:TPU:0"), Just("/host:CPU"), Just("XLA Ops"), Just("Steps"),
-            Just("XLA Modules"), Just("cpu_op"), Just("kernel"), Just("ProfilerStep#3"), Just("train"), Just("")
+            Just("X"),
+            Just("B"),
+            Just("E"),
+            Just("M"),
+            Just("i"),
+            Just("C"),
+            Just("process_name"),
+            Just("thread_name"),
+            Just("/device:TPU:0"),
+            Just("/host:CPU"),
+            Just("XLA Ops"),
+            Just("Steps"),
+            Just("XLA Modules"),
+            Just("cpu_op"),
+            Just("kernel"),
+            Just("ProfilerStep#3"),
+            Just("train"),
+            Just("")
         ]
         .prop_map(Value::from),
     ];
     leaf.prop_recursive(4, 64, 8, |inner| {
         let key = prop_oneof![
-            Just("ph"), Just("name"), Just("pid"), Just("tid"), Just("ts"), Just("dur"), Just("args"), Just("cat"),
-            Just("traceEvents"), Just("hlo_op"), Just("step_num"), Just("group_id"), Just("_r"), Just("hlo_module"),
-            Just("baseTimeNanoseconds"), Just("other")
+            Just("ph"),
+            Just("name"),
+            Just("pid"),
+            Just("tid"),
+            Just("ts"),
+            Just("dur"),
+            Just("args"),
+            Just("cat"),
+            Just("traceEvents"),
+            Just("hlo_op"),
+            Just("step_num"),
+            Just("group_id"),
+            Just("_r"),
+            Just("hlo_module"),
+            Just("baseTimeNanoseconds"),
+            Just("other")
         ];
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..8).prop_map(serde_json::Value::Array),

@@ -2,14 +2,11 @@
 //! fixture captures read by the timeline readers.
 
 use falcon_analysis::timeline::{
-    CollectiveKind, Device, DeviceKind, Event, EventClass, HostThread, StepMarker, StepSource,
-    Timeline, TimelineSource,
+    CollectiveKind, Device, DeviceKind, Event, EventClass, HostThread, StepMarker, StepSource, Timeline, TimelineSource,
 };
 use falcon_analysis::trace::host::HostVerdict;
 use falcon_analysis::trace::steps::StepRule;
-use falcon_analysis::trace::{
-    analyze_trace, breakdown_window, summary, TraceAnalysis, TraceOptions, TraceReport,
-};
+use falcon_analysis::trace::{analyze_trace, breakdown_window, summary, TraceAnalysis, TraceOptions, TraceReport};
 use proptest::prelude::*;
 
 const US: i64 = 1_000_000;
@@ -44,12 +41,7 @@ impl B {
     }
 
     fn ev(&mut self, start_us: i64, dur_us: i64, name: &str, class: EventClass) -> Event {
-        Event {
-            start_ps: start_us * US,
-            dur_ps: dur_us * US,
-            name: self.name(name),
-            class,
-        }
+        Event { start_ps: start_us * US, dur_ps: dur_us * US, name: self.name(name), class }
     }
 
     fn device(&mut self, id: u32, events: Vec<Event>, modules: Vec<Event>) {
@@ -70,29 +62,11 @@ impl B {
     fn thread(&mut self, id: u64, name: &str, events: Vec<Event>) {
         let mut events = events;
         events.sort_by_key(|e| e.start_ps);
-        self.tl.host_threads.push(HostThread {
-            id,
-            name: name.to_string(),
-            host: String::new(),
-            events,
-        });
+        self.tl.host_threads.push(HostThread { id, name: name.to_string(), host: String::new(), events });
     }
 
-    fn marker(
-        &mut self,
-        step: i64,
-        start_us: i64,
-        dur_us: i64,
-        device: Option<u32>,
-        source: StepSource,
-    ) {
-        self.tl.steps.push(StepMarker {
-            step,
-            start_ps: start_us * US,
-            dur_ps: dur_us * US,
-            device,
-            source,
-        });
+    fn marker(&mut self, step: i64, start_us: i64, dur_us: i64, device: Option<u32>, source: StepSource) {
+        self.tl.steps.push(StepMarker { step, start_ps: start_us * US, dur_ps: dur_us * US, device, source });
     }
 }
 
@@ -111,20 +85,11 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 fn check_rows_partition(r: &TraceReport) {
-    let rows = r
-        .steps
-        .iter()
-        .chain(r.devices.iter().flat_map(|d| d.steps.iter()));
+    let rows = r.steps.iter().chain(r.devices.iter().flat_map(|d| d.steps.iter()));
     for s in rows {
         let b = &s.breakdown;
-        let sum =
-            b.compute_us + b.collective_us + b.memcpy_us + b.host_wait_us + b.other_us + b.idle_us;
-        assert!(
-            close(sum, b.duration_us),
-            "step {} sum {sum} != duration {}",
-            s.step,
-            b.duration_us
-        );
+        let sum = b.compute_us + b.collective_us + b.memcpy_us + b.host_wait_us + b.other_us + b.idle_us;
+        assert!(close(sum, b.duration_us), "step {} sum {sum} != duration {}", s.step, b.duration_us);
         assert!(b.idle_us >= -1e-9 && b.compute_us >= 0.0 && b.collective_us >= 0.0);
     }
 }
@@ -150,11 +115,8 @@ fn class_strategy() -> impl Strategy<Value = EventClass> {
 /// Category of one instant by the documented precedence: 0 compute, 1 collective, 2 memcpy,
 /// 3 host wait, 4 other, 5 idle.
 fn category_at(events: &[Event], t: i64) -> (usize, bool) {
-    let running: Vec<EventClass> = events
-        .iter()
-        .filter(|e| e.dur_ps > 0 && e.start_ps <= t && t < e.end_ps())
-        .map(|e| e.class)
-        .collect();
+    let running: Vec<EventClass> =
+        events.iter().filter(|e| e.dur_ps > 0 && e.start_ps <= t && t < e.end_ps()).map(|e| e.class).collect();
     let has = |f: &dyn Fn(&EventClass) -> bool| running.iter().any(f);
     let compute = has(&|c| *c == EventClass::Compute);
     let coll = has(&|c| matches!(c, EventClass::Collective(_)));
@@ -240,15 +202,7 @@ fn precedence_compute_over_collective_over_memcpy_over_host_wait() {
     assert_eq!(r.step_detection.rule, StepRule::HostMarkers);
     let s = &r.steps[0].breakdown;
     assert_eq!(
-        (
-            s.duration_us,
-            s.compute_us,
-            s.collective_us,
-            s.memcpy_us,
-            s.host_wait_us,
-            s.idle_us,
-            s.other_us
-        ),
+        (s.duration_us, s.compute_us, s.collective_us, s.memcpy_us, s.host_wait_us, s.idle_us, s.other_us),
         (60.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0)
     );
     assert_eq!(s.hidden_collective_us, 10.0);
@@ -279,28 +233,18 @@ fn hidden_vs_exposed_collective_and_overlap_per_kind() {
     assert_eq!(t.collective_us, 50.0 + 60.0 + 5.0);
     assert_eq!(t.hidden_collective_us, 50.0 + 5.0);
     let ar = r.overlap.iter().find(|o| o.kind == "all-reduce").unwrap();
-    assert_eq!(
-        (ar.total_us, ar.exposed_us, ar.hidden_fraction),
-        (100.0, 50.0, 0.5)
-    );
+    assert_eq!((ar.total_us, ar.exposed_us, ar.hidden_fraction), (100.0, 50.0, 0.5));
     let ag = r.overlap.iter().find(|o| o.kind == "all-gather").unwrap();
     assert_eq!((ag.total_us, ag.exposed_us), (70.0, 65.0));
     let s = summary(&r);
-    assert!(close(
-        s.exposed_collective_percent.unwrap(),
-        115.0 / 315.0 * 100.0
-    ));
+    assert!(close(s.exposed_collective_percent.unwrap(), 115.0 / 315.0 * 100.0));
     assert!(close(s.idle_percent.unwrap(), t.idle_us / 315.0 * 100.0));
 }
 
 #[test]
 fn gaps_carry_host_activity_and_host_bound_verdict() {
     let mut b = B::new();
-    let events = vec![
-        b.ev(0, 10, "fusion.1", C),
-        b.ev(30, 10, "fusion.2", C),
-        b.ev(45, 5, "fusion.3", C),
-    ];
+    let events = vec![b.ev(0, 10, "fusion.1", C), b.ev(30, 10, "fusion.2", C), b.ev(45, 5, "fusion.3", C)];
     b.device(0, events, vec![]);
     // `train_loop` is the step marker's own event (excluded); the wait is listed but not work.
     let host = vec![
@@ -311,25 +255,12 @@ fn gaps_carry_host_activity_and_host_bound_verdict() {
     ];
     b.thread(7, "python", host);
     b.marker(0, 0, 50, None, StepSource::HostAnnotation);
-    let r = analyze_trace(
-        &b.tl,
-        &TraceOptions {
-            top_gaps: 2,
-            ..TraceOptions::default()
-        },
-    );
+    let r = analyze_trace(&b.tl, &TraceOptions { top_gaps: 2, ..TraceOptions::default() });
     // Gaps: 10..30 (20) and 40..45 (5).
     assert_eq!(r.gaps.len(), 2);
     let g = &r.gaps[0];
-    assert_eq!(
-        (g.device, g.start_us, g.duration_us, g.step),
-        (0, 10.0, 20.0, Some(0))
-    );
-    let names: Vec<(&str, f64)> = g
-        .host_activity
-        .iter()
-        .map(|h| (h.name.as_str(), h.overlap_us))
-        .collect();
+    assert_eq!((g.device, g.start_us, g.duration_us, g.step), (0, 10.0, 20.0, Some(0)));
+    let names: Vec<(&str, f64)> = g.host_activity.iter().map(|h| (h.name.as_str(), h.overlap_us)).collect();
     assert_eq!(names, vec![("PjitFunction(f)", 16.0), ("tiny", 2.0)]);
     assert_eq!(g.host_activity[0].thread, "python");
     assert!(!g.host_activity[0].waiting);
@@ -342,11 +273,7 @@ fn gaps_carry_host_activity_and_host_bound_verdict() {
     assert_eq!((h.idle_host_busy_us, h.step_time_us), (16.0, 50.0));
     assert!(close(h.fraction, 0.32));
     assert_eq!(h.verdict, HostVerdict::HostBound);
-    let ev: Vec<(&str, f64)> = h
-        .evidence
-        .iter()
-        .map(|e| (e.name.as_str(), e.overlap_us))
-        .collect();
+    let ev: Vec<(&str, f64)> = h.evidence.iter().map(|e| (e.name.as_str(), e.overlap_us)).collect();
     assert_eq!(ev, vec![("PjitFunction(f)", 16.0), ("tiny", 2.0)]);
     assert_eq!(summary(&r).host_bound_fraction, Some(h.fraction));
 }
@@ -376,25 +303,14 @@ fn module_executions_define_steps() {
         b.ev(20, 10, "jit_f", EventClass::Module),
         b.ev(50, 10, "jit_f", EventClass::Module),
     ];
-    let events = vec![
-        b.ev(0, 8, "fusion", C),
-        b.ev(20, 8, "fusion", C),
-        b.ev(50, 8, "fusion", C),
-    ];
+    let events = vec![b.ev(0, 8, "fusion", C), b.ev(20, 8, "fusion", C), b.ev(50, 8, "fusion", C)];
     b.device(0, events, modules);
     let r = analyze_trace(&b.tl, &all());
     assert_eq!(r.step_detection.rule, StepRule::ModuleExecutions);
     assert_eq!(r.step_detection.module.as_deref(), Some("jit_f"));
     assert_eq!(r.step_detection.module_executions, Some(3));
-    let spans: Vec<(i64, f64, f64)> = r
-        .steps
-        .iter()
-        .map(|s| (s.step, s.start_us, s.breakdown.duration_us))
-        .collect();
-    assert_eq!(
-        spans,
-        vec![(0, 0.0, 20.0), (1, 20.0, 30.0), (2, 50.0, 10.0)]
-    );
+    let spans: Vec<(i64, f64, f64)> = r.steps.iter().map(|s| (s.step, s.start_us, s.breakdown.duration_us)).collect();
+    assert_eq!(spans, vec![(0, 0.0, 20.0), (1, 20.0, 30.0), (2, 50.0, 10.0)]);
     assert_eq!(r.steps[1].breakdown.idle_us, 22.0);
     // Adjacent steps form one window: the gap 28..50 is one gap, not split at 50.
     assert_eq!(r.gaps[0].start_us, 28.0);
@@ -404,16 +320,8 @@ fn module_executions_define_steps() {
 #[test]
 fn device_markers_win_over_host_markers_and_stragglers_compare_devices() {
     let mut b = B::new();
-    let d0 = vec![
-        b.ev(0, 50, "fusion", C),
-        b.ev(50, 50, "all-reduce", AR),
-        b.ev(100, 50, "fusion", C),
-    ];
-    let d1 = vec![
-        b.ev(0, 90, "fusion", C),
-        b.ev(90, 10, "all-reduce", AR),
-        b.ev(100, 80, "fusion", C),
-    ];
+    let d0 = vec![b.ev(0, 50, "fusion", C), b.ev(50, 50, "all-reduce", AR), b.ev(100, 50, "fusion", C)];
+    let d1 = vec![b.ev(0, 90, "fusion", C), b.ev(90, 10, "all-reduce", AR), b.ev(100, 80, "fusion", C)];
     b.device(0, d0, vec![]);
     b.device(1, d1, vec![]);
     b.marker(0, 0, 100, None, StepSource::HostAnnotation);
@@ -433,10 +341,7 @@ fn device_markers_win_over_host_markers_and_stragglers_compare_devices() {
     check_rows_partition(&r);
     let st = r.stragglers.as_ref().unwrap();
     assert_eq!(st.steps[0].slowest_device, 1);
-    assert_eq!(
-        (st.steps[0].min_work_us, st.steps[0].max_work_us),
-        (50.0, 90.0)
-    );
+    assert_eq!((st.steps[0].min_work_us, st.steps[0].max_work_us), (50.0, 90.0));
     assert_eq!(st.slowest_device, Some(1));
     let json = serde_json::to_value(&r).unwrap();
     for key in [
@@ -451,15 +356,7 @@ fn device_markers_win_over_host_markers_and_stragglers_compare_devices() {
     ] {
         assert!(json["steps"][0].get(key).is_some(), "steps[] lacks {key}");
     }
-    for key in [
-        "step_detection",
-        "stragglers",
-        "notes",
-        "overlap",
-        "gaps",
-        "host_bound",
-        "devices",
-    ] {
+    for key in ["step_detection", "stragglers", "notes", "overlap", "gaps", "host_bound", "devices"] {
         assert!(json.get(key).is_some(), "report lacks {key}");
     }
     assert!(json["overlap"][0].get("hidden_fraction").is_some());
@@ -474,21 +371,10 @@ fn profiler_steps_preferred_over_nested_annotations_and_options_select() {
     b.marker(2, 0, 20, None, StepSource::ProfilerStep);
     b.marker(3, 20, 20, None, StepSource::ProfilerStep);
     b.marker(9, 5, 5, None, StepSource::HostAnnotation);
-    let opts = TraceOptions {
-        analyses: vec![TraceAnalysis::Breakdown],
-        ..TraceOptions::default()
-    };
+    let opts = TraceOptions { analyses: vec![TraceAnalysis::Breakdown], ..TraceOptions::default() };
     let r = analyze_trace(&b.tl, &opts);
-    assert_eq!(
-        r.steps.iter().map(|s| s.step).collect::<Vec<_>>(),
-        vec![2, 3]
-    );
-    assert!(
-        r.overlap.is_empty()
-            && r.gaps.is_empty()
-            && r.host_bound.is_none()
-            && r.stragglers.is_none()
-    );
+    assert_eq!(r.steps.iter().map(|s| s.step).collect::<Vec<_>>(), vec![2, 3]);
+    assert!(r.overlap.is_empty() && r.gaps.is_empty() && r.host_bound.is_none() && r.stragglers.is_none());
     assert_eq!(summary(&r).host_bound_fraction, None);
     assert_eq!("gaps".parse::<TraceAnalysis>(), Ok(TraceAnalysis::Gaps));
     assert!("nope".parse::<TraceAnalysis>().is_err());
@@ -529,14 +415,7 @@ fn tpu_inference_fixture_steps_by_jit_f_with_all_reduce() {
     let r = analyze_trace(&tl, &all());
     assert_eq!(r.devices.len(), 4);
     assert_eq!(r.step_detection.rule, StepRule::ModuleExecutions);
-    assert!(
-        r.step_detection
-            .module
-            .as_deref()
-            .is_some_and(|m| m.starts_with("jit_f")),
-        "{:?}",
-        r.step_detection
-    );
+    assert!(r.step_detection.module.as_deref().is_some_and(|m| m.starts_with("jit_f")), "{:?}", r.step_detection);
     assert_eq!(r.step_detection.module_executions, Some(100));
     assert_eq!(r.steps.len(), 100);
     for d in &r.devices {
@@ -544,27 +423,12 @@ fn tpu_inference_fixture_steps_by_jit_f_with_all_reduce() {
         assert_eq!(d.steps.len(), 100);
         for s in &d.steps {
             let b = &s.breakdown;
-            let sum = b.compute_us
-                + b.collective_us
-                + b.memcpy_us
-                + b.host_wait_us
-                + b.other_us
-                + b.idle_us;
-            assert!(
-                within(sum, b.duration_us, 1e-3),
-                "{} step {}: {sum} vs {}",
-                d.name,
-                s.step,
-                b.duration_us
-            );
+            let sum = b.compute_us + b.collective_us + b.memcpy_us + b.host_wait_us + b.other_us + b.idle_us;
+            assert!(within(sum, b.duration_us, 1e-3), "{} step {}: {sum} vs {}", d.name, s.step, b.duration_us);
             assert!(b.duration_us > 0.0 && b.compute_us > 0.0);
         }
         // The `jit__psum` program runs outside the `jit_f` steps: its all-reduce is in overlap[].
-        let ar = d
-            .overlap
-            .iter()
-            .find(|o| o.kind == "all-reduce")
-            .expect("all-reduce on every device");
+        let ar = d.overlap.iter().find(|o| o.kind == "all-reduce").expect("all-reduce on every device");
         assert!(ar.total_us > 100_000.0, "{ar:?}");
         assert!(d.outside_steps_busy_us >= ar.exposed_us);
     }
@@ -585,10 +449,7 @@ fn tpu_inference_fixture_steps_by_jit_f_with_all_reduce() {
 
 #[test]
 fn jax_cpu_fixture_xspace_and_chrome_trace_agree() {
-    let a = analyze_trace(
-        &xplane("../falcon-xplane/tests/data/jax_cpu_mlp_vm.xplane.pb"),
-        &all(),
-    );
+    let a = analyze_trace(&xplane("../falcon-xplane/tests/data/jax_cpu_mlp_vm.xplane.pb"), &all());
     let b = analyze_trace(&chrome("tests/data/jax_cpu_mlp_vm.trace.json.gz"), &all());
     for r in [&a, &b] {
         assert_eq!(r.step_detection.rule, StepRule::HostMarkers);
@@ -596,12 +457,8 @@ fn jax_cpu_fixture_xspace_and_chrome_trace_agree() {
         assert_eq!(r.devices[0].kind, DeviceKind::CpuExecutor);
         check_rows_partition(r);
     }
-    let steps = |r: &TraceReport| {
-        r.steps
-            .iter()
-            .map(|s| (s.step, s.start_us, s.breakdown.duration_us))
-            .collect::<Vec<_>>()
-    };
+    let steps =
+        |r: &TraceReport| r.steps.iter().map(|s| (s.step, s.start_us, s.breakdown.duration_us)).collect::<Vec<_>>();
     assert_eq!(steps(&a).len(), 5);
     let (sa, sb) = (steps(&a), steps(&b));
     for (x, y) in sa.iter().zip(&sb) {
@@ -611,22 +468,11 @@ fn jax_cpu_fixture_xspace_and_chrome_trace_agree() {
     assert_eq!(sa.len(), sb.len());
     for (x, y) in a.steps.iter().zip(&b.steps) {
         let (p, q) = (&x.breakdown, &y.breakdown);
-        assert!(
-            within(p.compute_us, q.compute_us, 0.01),
-            "step {}: {p:?} vs {q:?}",
-            x.step
-        );
-        assert!(
-            within(p.idle_us, q.idle_us, 0.01),
-            "step {}: {p:?} vs {q:?}",
-            x.step
-        );
+        assert!(within(p.compute_us, q.compute_us, 0.01), "step {}: {p:?} vs {q:?}", x.step);
+        assert!(within(p.idle_us, q.idle_us, 0.01), "step {}: {p:?} vs {q:?}", x.step);
         assert!(p.compute_us > 0.8 * p.duration_us);
     }
-    let (ha, hb) = (
-        a.host_bound.as_ref().unwrap(),
-        b.host_bound.as_ref().unwrap(),
-    );
+    let (ha, hb) = (a.host_bound.as_ref().unwrap(), b.host_bound.as_ref().unwrap());
     assert!(within(ha.fraction, hb.fraction, 0.01));
     assert_eq!(ha.verdict, hb.verdict);
     assert_eq!(a.gaps.len(), b.gaps.len());
@@ -638,54 +484,30 @@ fn pytorch_cpu_trace_is_broken_down() {
     let tl = chrome("tests/data/pytorch_cpu_tfm2.pt.trace.json.gz");
     let r = analyze_trace(&tl, &all());
     assert_eq!(r.step_detection.rule, StepRule::HostMarkers);
-    assert_eq!(
-        r.steps.iter().map(|s| s.step).collect::<Vec<_>>(),
-        vec![2, 3, 4]
-    );
+    assert_eq!(r.steps.iter().map(|s| s.step).collect::<Vec<_>>(), vec![2, 3, 4]);
     check_rows_partition(&r);
     for s in &r.steps {
-        assert!(
-            s.breakdown.compute_us > 0.5 * s.breakdown.duration_us,
-            "{s:?}"
-        );
+        assert!(s.breakdown.compute_us > 0.5 * s.breakdown.duration_us, "{s:?}");
         assert_eq!(s.breakdown.collective_us, 0.0);
     }
     let h = r.host_bound.as_ref().unwrap();
     // The profiler session span encloses every step: a wrapper, not host work.
-    assert!(
-        h.evidence
-            .iter()
-            .all(|e| !e.name.starts_with("PyTorch Profiler")),
-        "{h:?}"
-    );
-    assert!(r.gaps.iter().all(|g| g
-        .host_activity
-        .iter()
-        .all(|a| !a.name.starts_with("PyTorch Profiler"))));
+    assert!(h.evidence.iter().all(|e| !e.name.starts_with("PyTorch Profiler")), "{h:?}");
+    assert!(r.gaps.iter().all(|g| g.host_activity.iter().all(|a| !a.name.starts_with("PyTorch Profiler"))));
     assert!(summary(&r).idle_percent.is_some());
 }
 
 #[test]
 fn tpu_fixture_xspace_and_xprof_trace_viewer_json_agree() {
-    let a = analyze_trace(
-        &xplane("../falcon-xplane/tests/data/tpu_v6e_inference.xplane.pb"),
-        &all(),
-    );
-    let b = analyze_trace(
-        &chrome("tests/data/tpu_v6e_inference_xprof_trace_viewer.json.gz"),
-        &all(),
-    );
+    let a = analyze_trace(&xplane("../falcon-xplane/tests/data/tpu_v6e_inference.xplane.pb"), &all());
+    let b = analyze_trace(&chrome("tests/data/tpu_v6e_inference_xprof_trace_viewer.json.gz"), &all());
     assert_eq!(a.step_detection, b.step_detection);
     assert_eq!(a.devices.len(), b.devices.len());
     assert_eq!(a.steps.len(), b.steps.len());
     for (x, y) in a.steps.iter().zip(&b.steps) {
         assert_eq!(x.step, y.step);
         let (p, q) = (&x.breakdown, &y.breakdown);
-        for (u, v) in [
-            (p.duration_us, q.duration_us),
-            (p.compute_us, q.compute_us),
-            (p.memcpy_us, q.memcpy_us),
-        ] {
+        for (u, v) in [(p.duration_us, q.duration_us), (p.compute_us, q.compute_us), (p.memcpy_us, q.memcpy_us)] {
             assert!(within(u, v, 1e-3), "step {}: {p:?} vs {q:?}", x.step);
         }
     }

@@ -7,9 +7,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use falcon_analysis::trace_export::{write_chrome_trace, ExportSummary};
-use falcon_xplane::{
-    StatValue, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata,
-};
+use falcon_xplane::{StatValue, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata};
 use serde_json::Value;
 
 fn xplane_data() -> PathBuf {
@@ -37,9 +35,7 @@ fn read_json(path: &Path, gzip: bool) -> Value {
     let mut raw = Vec::new();
     let f = std::fs::File::open(path).unwrap();
     if gzip {
-        flate2::read::GzDecoder::new(f)
-            .read_to_end(&mut raw)
-            .unwrap();
+        flate2::read::GzDecoder::new(f).read_to_end(&mut raw).unwrap();
     } else {
         std::io::BufReader::new(f).read_to_end(&mut raw).unwrap();
     }
@@ -52,10 +48,7 @@ fn export(space: &XSpace, name: &str, gzip: bool) -> (ExportSummary, Value) {
     let t0 = std::time::Instant::now();
     let summary = write_chrome_trace(space, f, gzip).unwrap();
     eprintln!("export {name}: {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
-    assert_eq!(
-        std::fs::metadata(&path).unwrap().len(),
-        summary.bytes_written
-    );
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), summary.bytes_written);
     let json = read_json(&path, gzip);
     std::fs::remove_file(&path).unwrap();
     (summary, json)
@@ -100,10 +93,7 @@ fn check_structure(space: &XSpace, summary: &ExportSummary, json: &Value) -> Vec
         let pid = e["pid"].as_i64().unwrap();
         let tid = e["tid"].as_i64().unwrap();
         assert!(procs.contains(&pid), "pid {pid} has no process_name");
-        assert!(
-            threads.contains(&(pid, tid)),
-            "({pid},{tid}) has no thread_name"
-        );
+        assert!(threads.contains(&(pid, tid)), "({pid},{tid}) has no thread_name");
         assert!(e["name"].is_string());
         assert!(e["ts"].as_f64().unwrap() > 0.0);
         assert!(e["dur"].as_f64().unwrap() >= 0.0);
@@ -124,28 +114,16 @@ fn exports_every_fixture_plain_and_gzip() {
         assert!(gz_sum.bytes_written < plain_sum.bytes_written);
         eprintln!(
             "{stem}: planes {} lines {} events {} plain {} B gzip {} B",
-            plain_sum.planes,
-            plain_sum.lines,
-            plain_sum.events,
-            plain_sum.bytes_written,
-            gz_sum.bytes_written
+            plain_sum.planes, plain_sum.lines, plain_sum.events, plain_sum.bytes_written, gz_sum.bytes_written
         );
 
         // Spot-check the first event of every line against the XSpace.
         let mut by_thread: BTreeMap<(i64, i64), &Value> = BTreeMap::new();
         for e in &xs {
-            by_thread
-                .entry((e["pid"].as_i64().unwrap(), e["tid"].as_i64().unwrap()))
-                .or_insert(e);
+            by_thread.entry((e["pid"].as_i64().unwrap(), e["tid"].as_i64().unwrap())).or_insert(e);
         }
         for (pi, plane) in space.planes.iter().enumerate() {
-            let unique = plane
-                .lines
-                .iter()
-                .map(|l| l.id)
-                .collect::<HashSet<_>>()
-                .len()
-                == plane.lines.len();
+            let unique = plane.lines.iter().map(|l| l.id).collect::<HashSet<_>>().len() == plane.lines.len();
             for (li, line) in plane.lines.iter().enumerate() {
                 let Some(ev) = line.events.first() else {
                     continue;
@@ -169,13 +147,7 @@ fn hlo_ops(json: &Value) -> Vec<(String, f64, f64)> {
         .unwrap()
         .iter()
         .filter(|e| e["ph"] == "X" && e["args"]["hlo_op"].is_string())
-        .map(|e| {
-            (
-                e["name"].as_str().unwrap().to_owned(),
-                e["ts"].as_f64().unwrap(),
-                e["dur"].as_f64().unwrap(),
-            )
-        })
+        .map(|e| (e["name"].as_str().unwrap().to_owned(), e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
         .collect();
     v.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
     v
@@ -185,10 +157,8 @@ fn hlo_ops(json: &Value) -> Vec<(String, f64, f64)> {
 fn jax_cpu_hlo_ops_match_jax_written_trace() {
     let space = falcon_xplane::decode_file(xplane_data().join("jax_cpu_mlp_vm.xplane.pb")).unwrap();
     let (_, ours) = export(&space, "jax_cpu.json", false);
-    let theirs = read_json(
-        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/jax_cpu_mlp_vm.trace.json.gz"),
-        true,
-    );
+    let theirs =
+        read_json(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/jax_cpu_mlp_vm.trace.json.gz"), true);
     let ours = hlo_ops(&ours);
     let theirs = hlo_ops(&theirs);
     assert!(!theirs.is_empty());
@@ -202,8 +172,7 @@ fn jax_cpu_hlo_ops_match_jax_written_trace() {
     let key = |v: &[(String, f64, f64)], shift: f64| -> BTreeMap<(String, i64, i64), usize> {
         let mut m = BTreeMap::new();
         for (n, ts, dur) in v {
-            *m.entry((n.clone(), (ts - shift).round() as i64, dur.round() as i64))
-                .or_insert(0) += 1;
+            *m.entry((n.clone(), (ts - shift).round() as i64, dur.round() as i64)).or_insert(0) += 1;
         }
         m
     };
@@ -221,50 +190,25 @@ fn jax_cpu_hlo_ops_match_jax_written_trace() {
     // Rounded-set equality (robust to sub-µs rounding boundaries: compare within 1 µs above).
     let (ka, kb) = (key(&ours, shift), key(&theirs, 0.0));
     let exact = ka.iter().filter(|(k, n)| kb.get(*k) == Some(n)).count();
-    eprintln!(
-        "jax cpu: rounded (name, ts, dur) keys equal: {exact}/{}",
-        kb.len()
-    );
+    eprintln!("jax cpu: rounded (name, ts, dur) keys equal: {exact}/{}", kb.len());
 }
 
 #[test]
 fn hostile_names_and_stats_round_trip() {
     let hostile = "q\"uote\\back\nnl\ttab\u{0}nul\u{1f}us é🚀 \u{7f}";
-    let mut plane = XPlane {
-        id: 1,
-        name: format!("/plane:{hostile}"),
-        ..Default::default()
-    };
+    let mut plane = XPlane { id: 1, name: format!("/plane:{hostile}"), ..Default::default() };
     plane.event_metadata.insert(
         7,
         XEventMetadata {
             id: 7,
             name: format!("long {hostile}"),
             display_name: hostile.to_owned(),
-            stats: vec![XStat {
-                metadata_id: 1,
-                value: StatValue::Int64(-5),
-            }],
+            stats: vec![XStat { metadata_id: 1, value: StatValue::Int64(-5) }],
             ..Default::default()
         },
     );
-    for (id, name) in [
-        (1, "i"),
-        (2, "u"),
-        (3, "d"),
-        (4, hostile),
-        (5, "r"),
-        (6, "b"),
-        (8, "nan"),
-    ] {
-        plane.stat_metadata.insert(
-            id,
-            XStatMetadata {
-                id,
-                name: name.to_owned(),
-                description: String::new(),
-            },
-        );
+    for (id, name) in [(1, "i"), (2, "u"), (3, "d"), (4, hostile), (5, "r"), (6, "b"), (8, "nan")] {
+        plane.stat_metadata.insert(id, XStatMetadata { id, name: name.to_owned(), description: String::new() });
     }
     plane.lines.push(XLine {
         id: 3,
@@ -275,43 +219,19 @@ fn hostile_names_and_stats_round_trip() {
             offset_ps: 1_500,
             duration_ps: 2_345_678,
             stats: vec![
-                XStat {
-                    metadata_id: 1,
-                    value: StatValue::Int64(-42),
-                },
-                XStat {
-                    metadata_id: 2,
-                    value: StatValue::Uint64(u64::MAX),
-                },
-                XStat {
-                    metadata_id: 3,
-                    value: StatValue::Double(0.25),
-                },
-                XStat {
-                    metadata_id: 4,
-                    value: StatValue::Str(hostile.to_owned()),
-                },
-                XStat {
-                    metadata_id: 5,
-                    value: StatValue::Ref(4),
-                },
-                XStat {
-                    metadata_id: 6,
-                    value: StatValue::Bytes(vec![0, 0xab, 0xff]),
-                },
-                XStat {
-                    metadata_id: 8,
-                    value: StatValue::Double(f64::NAN),
-                },
+                XStat { metadata_id: 1, value: StatValue::Int64(-42) },
+                XStat { metadata_id: 2, value: StatValue::Uint64(u64::MAX) },
+                XStat { metadata_id: 3, value: StatValue::Double(0.25) },
+                XStat { metadata_id: 4, value: StatValue::Str(hostile.to_owned()) },
+                XStat { metadata_id: 5, value: StatValue::Ref(4) },
+                XStat { metadata_id: 6, value: StatValue::Bytes(vec![0, 0xab, 0xff]) },
+                XStat { metadata_id: 8, value: StatValue::Double(f64::NAN) },
             ],
             ..Default::default()
         }],
         ..Default::default()
     });
-    let space = XSpace {
-        planes: vec![plane],
-        ..Default::default()
-    };
+    let space = XSpace { planes: vec![plane], ..Default::default() };
 
     let mut buf = Vec::new();
     let summary = write_chrome_trace(&space, &mut buf, false).unwrap();
@@ -341,8 +261,6 @@ fn hostile_names_and_stats_round_trip() {
     let mut gz = Vec::new();
     write_chrome_trace(&space, &mut gz, true).unwrap();
     let mut raw = Vec::new();
-    flate2::read::GzDecoder::new(gz.as_slice())
-        .read_to_end(&mut raw)
-        .unwrap();
+    flate2::read::GzDecoder::new(gz.as_slice()).read_to_end(&mut raw).unwrap();
     assert_eq!(raw, buf);
 }

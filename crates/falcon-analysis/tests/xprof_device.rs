@@ -9,10 +9,7 @@ use falcon_analysis::steps::detect_steps;
 use falcon_xplane::{decode_file, XSpace};
 
 fn capture(name: &str) -> XSpace {
-    let path = format!(
-        "{}/../falcon-xplane/tests/data/{name}.xplane.pb",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = format!("{}/../falcon-xplane/tests/data/{name}.xplane.pb", env!("CARGO_MANIFEST_DIR"));
     decode_file(&path).expect("capture decodes")
 }
 
@@ -52,10 +49,7 @@ fn analyses_serialize() {
     serde_json::to_string(&r).expect("roofline");
     if std::env::var("FALCON_DUMP").is_ok() {
         println!("{}", serde_json::to_string_pretty(&o).unwrap_or_default());
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&r.program).unwrap_or_default()
-        );
+        println!("{}", serde_json::to_string_pretty(&r.program).unwrap_or_default());
         println!(
             "busy {} idle {} total {} op {}",
             db.busy_time_ps, db.idle_time_ps, db.total_time_ps, db.total_op_time_ps

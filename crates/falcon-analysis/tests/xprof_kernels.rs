@@ -10,15 +10,11 @@ use falcon_xplane::decode_file;
 use serde_json::Value;
 
 fn xplane(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../falcon-xplane/tests/data")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../falcon-xplane/tests/data").join(name)
 }
 
 fn xprof_json(name: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
     let text = std::fs::read_to_string(&path).expect("read XProf JSON");
     serde_json::from_str(&text).expect("parse XProf JSON")
 }
@@ -49,12 +45,8 @@ struct Row {
 }
 
 fn rows(table: &Value) -> Vec<Row> {
-    let cols: Vec<&str> = table["cols"]
-        .as_array()
-        .expect("cols")
-        .iter()
-        .map(|c| c["id"].as_str().expect("col id"))
-        .collect();
+    let cols: Vec<&str> =
+        table["cols"].as_array().expect("cols").iter().map(|c| c["id"].as_str().expect("col id")).collect();
     let idx = |id: &str| cols.iter().position(|c| *c == id).expect("column present");
     table["rows"]
         .as_array()
@@ -169,12 +161,7 @@ fn gpu_kernel_stats_match_xprof_row_by_row() {
         used[j] = true;
         // Same position, unless tied in total duration with the row XProf has there.
         let at = &report.kernels[i];
-        assert!(
-            j == i || close(at.total_time_us, r.total),
-            "row {} is at position {} in ours",
-            i + 1,
-            j + 1
-        );
+        assert!(j == i || close(at.total_time_us, r.total), "row {} is at position {} in ours", i + 1, j + 1);
     }
 
     // Sorted by total duration, longest first.
@@ -199,11 +186,7 @@ fn gpu_per_step_breakdown_is_consistent() {
     let space = decode_file(xplane("gpu_v100x8_tf.xplane.pb")).expect("decode xplane");
     let steps = detect_steps(&space);
     let report = kernel_stats(&space, &steps);
-    let gpus = space
-        .planes
-        .iter()
-        .filter(|p| p.name.starts_with("/device:GPU:"))
-        .count();
+    let gpus = space.planes.iter().filter(|p| p.name.starts_with("/device:GPU:")).count();
     assert!(!steps.steps.is_empty());
     assert_eq!(report.per_step.len(), steps.steps.len());
 
@@ -235,19 +218,14 @@ fn gpu_per_step_breakdown_is_consistent() {
 fn gpu_16bit_share_matches_xprof_overview() {
     // XProf's overview page reports the 16-bit share of device compute ("%.1f%%").
     let overview = xprof_json("gpu_v100x8_tf_xprof_overview_page.json");
-    let text = overview[0]["p"]["device_compute_16bit_percent"]
-        .as_str()
-        .expect("device_compute_16bit_percent");
+    let text = overview[0]["p"]["device_compute_16bit_percent"].as_str().expect("device_compute_16bit_percent");
     let xprof: f64 = text.trim_end_matches('%').parse().expect("percent");
     let report = report_for("gpu_v100x8_tf.xplane.pb");
     let c16: f64 = report.per_step.iter().map(|s| s.compute_16bit_us).sum();
     let c32: f64 = report.per_step.iter().map(|s| s.compute_32bit_us).sum();
     assert!(c16 + c32 > 0.0);
     let ours = 100.0 * c16 / (c16 + c32);
-    assert!(
-        (ours - xprof).abs() <= 0.05 + 1e-9,
-        "ours {ours} vs XProf {text}"
-    );
+    assert!((ours - xprof).abs() <= 0.05 + 1e-9, "ours {ours} vs XProf {text}");
 }
 
 #[test]

@@ -9,27 +9,21 @@
 use std::path::PathBuf;
 
 use falcon_analysis::memory::{
-    leak_suspected, memory_profile, Allocation, AllocatorMemory, MemoryActivity, MemoryProfile,
-    TimelinePoint, MAX_TIMELINE_POINTS,
+    leak_suspected, memory_profile, Allocation, AllocatorMemory, MemoryActivity, MemoryProfile, TimelinePoint,
+    MAX_TIMELINE_POINTS,
 };
 use falcon_analysis::steps::{detect_steps, Step, StepReport};
-use falcon_xplane::{
-    StatValue, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata,
-};
+use falcon_xplane::{StatValue, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata};
 use serde_json::Value;
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
 
 fn xplane_data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../falcon-xplane/tests/data")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../falcon-xplane/tests/data").join(name)
 }
 
 fn json_at(path: PathBuf) -> Value {
@@ -60,10 +54,7 @@ fn text(v: &Value) -> String {
 }
 
 fn allocator<'a>(p: &'a MemoryProfile, id: &str) -> &'a AllocatorMemory {
-    p.allocators
-        .iter()
-        .find(|a| a.id == id)
-        .unwrap_or_else(|| panic!("no allocator {id}"))
+    p.allocators.iter().find(|a| a.id == id).unwrap_or_else(|| panic!("no allocator {id}"))
 }
 
 /// Compares XProf's `profileSummary` with ours.
@@ -71,49 +62,20 @@ fn check_summary(ours: &AllocatorMemory, xprof: &Value) {
     let s = &xprof["profileSummary"];
     let peak = &s["peakStats"];
     let id = &ours.id;
-    assert_eq!(
-        ours.peak_bytes,
-        int(&s["peakBytesUsageLifetime"]),
-        "{id} lifetime peak"
-    );
-    assert_eq!(
-        ours.memory_capacity_bytes,
-        int(&s["memoryCapacity"]),
-        "{id} capacity"
-    );
+    assert_eq!(ours.peak_bytes, int(&s["peakBytesUsageLifetime"]), "{id} lifetime peak");
+    assert_eq!(ours.memory_capacity_bytes, int(&s["memoryCapacity"]), "{id} capacity");
     let w = &ours.peak_in_window;
     assert_eq!(w.timestamp_ps, int(&s["peakStatsTimePs"]), "{id} peak time");
-    assert_eq!(
-        w.stack_reserved_bytes,
-        int(&peak["stackReservedBytes"]),
-        "{id} stack"
-    );
-    assert_eq!(
-        w.heap_allocated_bytes,
-        int(&peak["heapAllocatedBytes"]),
-        "{id} heap"
-    );
+    assert_eq!(w.stack_reserved_bytes, int(&peak["stackReservedBytes"]), "{id} stack");
+    assert_eq!(w.heap_allocated_bytes, int(&peak["heapAllocatedBytes"]), "{id} heap");
     assert_eq!(w.free_bytes, int(&peak["freeMemoryBytes"]), "{id} free");
-    assert_eq!(
-        w.peak_bytes,
-        int(&peak["peakBytesInUse"]),
-        "{id} peak in window"
-    );
+    assert_eq!(w.peak_bytes, int(&peak["peakBytesInUse"]), "{id} peak in window");
     // XProf prints the double with 6 significant digits.
     let frag = float(&peak["fragmentation"]);
-    assert!(
-        (w.fragmentation - frag).abs() <= 1e-6,
-        "{id} fragmentation {} vs {frag}",
-        w.fragmentation
-    );
+    assert!((w.fragmentation - frag).abs() <= 1e-6, "{id} fragmentation {} vs {frag}", w.fragmentation);
 }
 
-type PointKey = (
-    i64,
-    (i64, i64, i64, i64),
-    (String, i64, i64, i64, String, i64),
-    (String, String, String),
-);
+type PointKey = (i64, (i64, i64, i64, i64), (String, i64, i64, i64, String, i64), (String, String, String));
 
 fn xprof_point(s: &Value) -> PointKey {
     let st = &s["aggregationStats"];
@@ -134,11 +96,7 @@ fn xprof_point(s: &Value) -> PointKey {
             text(&m["tfOpName"]),
             int(&m["stepId"]),
         ),
-        (
-            text(&m["regionType"]),
-            text(&m["dataType"]),
-            text(&m["tensorShape"]),
-        ),
+        (text(&m["regionType"]), text(&m["dataType"]), text(&m["tensorShape"])),
     )
 }
 
@@ -149,12 +107,7 @@ fn our_point(p: &TimelinePoint) -> PointKey {
     };
     (
         p.time_offset_ps,
-        (
-            p.stats.stack_reserved_bytes,
-            p.stats.heap_allocated_bytes,
-            p.stats.free_bytes,
-            p.stats.peak_bytes_in_use,
-        ),
+        (p.stats.stack_reserved_bytes, p.stats.heap_allocated_bytes, p.stats.free_bytes, p.stats.peak_bytes_in_use),
         (
             activity.to_owned(),
             p.activity.requested_bytes,
@@ -163,23 +116,15 @@ fn our_point(p: &TimelinePoint) -> PointKey {
             p.activity.tf_op.clone(),
             p.activity.step_id,
         ),
-        (
-            p.activity.region_type.clone(),
-            p.activity.data_type.clone(),
-            p.activity.shape.clone(),
-        ),
+        (p.activity.region_type.clone(), p.activity.data_type.clone(), p.activity.shape.clone()),
     )
 }
 
 /// Timeline: same length, same time sequence, same points in the same order (XProf's sort by time
 /// is unstable; on these captures its order of equal times is the processing order, as ours).
 fn check_timeline(ours: &AllocatorMemory, xprof: &Value) {
-    let theirs: Vec<PointKey> = xprof["sampledTimelineSnapshots"]
-        .as_array()
-        .expect("timeline")
-        .iter()
-        .map(xprof_point)
-        .collect();
+    let theirs: Vec<PointKey> =
+        xprof["sampledTimelineSnapshots"].as_array().expect("timeline").iter().map(xprof_point).collect();
     let mine: Vec<PointKey> = ours.timeline.iter().map(our_point).collect();
     assert_eq!(mine.len(), theirs.len(), "{} timeline length", ours.id);
     let times = |v: &[PointKey]| v.iter().map(|p| p.0).collect::<Vec<_>>();
@@ -191,20 +136,12 @@ fn check_timeline(ours: &AllocatorMemory, xprof: &Value) {
         .iter()
         .map(|s| float(&s["aggregationStats"]["fragmentation"]))
         .collect();
-    let mut f1: Vec<f64> = ours
-        .timeline
-        .iter()
-        .map(|p| p.stats.fragmentation)
-        .collect();
+    let mut f1: Vec<f64> = ours.timeline.iter().map(|p| p.stats.fragmentation).collect();
     let mut f2 = fr_theirs;
     f1.sort_by(f64::total_cmp);
     f2.sort_by(f64::total_cmp);
     for (x, y) in f1.iter().zip(&f2) {
-        assert!(
-            (x - y).abs() <= 1e-6,
-            "{} fragmentation {x} vs {y}",
-            ours.id
-        );
+        assert!((x - y).abs() <= 1e-6, "{} fragmentation {x} vs {y}", ours.id);
     }
 }
 
@@ -213,24 +150,15 @@ type RowKey = (i64, i64, String, String, String, String, i64, i64, bool);
 /// Active allocations at the peak as a multiset of rows (XProf's metadata of the row's snapshot or
 /// special allocation, plus its occurrence count).
 fn check_active_allocations(ours: &AllocatorMemory, xprof: &Value) {
-    let snapshots = xprof["memoryProfileSnapshots"]
-        .as_array()
-        .expect("snapshots");
-    let specials = xprof["specialAllocations"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let snapshots = xprof["memoryProfileSnapshots"].as_array().expect("snapshots");
+    let specials = xprof["specialAllocations"].as_array().cloned().unwrap_or_default();
     let mut theirs: Vec<RowKey> = Vec::new();
-    for row in xprof["activeAllocations"]
-        .as_array()
-        .expect("active allocations")
-    {
+    for row in xprof["activeAllocations"].as_array().expect("active allocations") {
         let special = int(&row["specialIndex"]);
         let m = if special >= 0 {
             &specials[usize::try_from(special).expect("index")]
         } else {
-            &snapshots[usize::try_from(int(&row["snapshotIndex"])).expect("index")]
-                ["activityMetadata"]
+            &snapshots[usize::try_from(int(&row["snapshotIndex"])).expect("index")]["activityMetadata"]
         };
         theirs.push((
             int(&m["allocationBytes"]),
@@ -259,12 +187,7 @@ fn check_active_allocations(ours: &AllocatorMemory, xprof: &Value) {
     };
     let mut mine: Vec<RowKey> = ours.top_allocations.iter().map(key).collect();
     // XProf keeps one snapshot per non-special row.
-    assert_eq!(
-        mine.iter().filter(|r| !r.8).count(),
-        snapshots.len(),
-        "{} kept snapshots",
-        ours.id
-    );
+    assert_eq!(mine.iter().filter(|r| !r.8).count(), snapshots.len(), "{} kept snapshots", ours.id);
     mine.sort();
     theirs.sort();
     assert_eq!(mine, theirs, "{} active allocations", ours.id);
@@ -276,18 +199,11 @@ fn check_active_allocations(ours: &AllocatorMemory, xprof: &Value) {
 }
 
 fn check_against_xprof(ours: &MemoryProfile, xprof: &Value) {
-    let ids: Vec<String> = xprof["memoryIds"]
-        .as_array()
-        .expect("memoryIds")
-        .iter()
-        .map(text)
-        .collect();
+    let ids: Vec<String> = xprof["memoryIds"].as_array().expect("memoryIds").iter().map(text).collect();
     let mine: Vec<String> = ours.allocators.iter().map(|a| a.id.clone()).collect();
     assert_eq!(mine, ids, "memory ids");
     assert_eq!(int(&xprof["numHosts"]), 1);
-    let per = xprof["memoryProfilePerAllocator"]
-        .as_object()
-        .expect("per allocator");
+    let per = xprof["memoryProfilePerAllocator"].as_object().expect("per allocator");
     assert_eq!(per.len(), ours.allocators.len());
     for (id, x) in per {
         let a = allocator(ours, id);
@@ -311,16 +227,9 @@ fn tpu_matches_xprof_memory_profile() {
     // The capture has every allocation matched by a deallocation (XProf snapshot count = timeline
     // length here since there are fewer than 1000 events per allocator).
     for a in &ours.allocators {
-        let n = xprof["memoryProfilePerAllocator"][&a.id]["sampledTimelineSnapshots"]
-            .as_array()
-            .expect("timeline")
-            .len();
-        assert_eq!(
-            a.num_allocations + a.num_deallocations,
-            n,
-            "{} events",
-            a.id
-        );
+        let n =
+            xprof["memoryProfilePerAllocator"][&a.id]["sampledTimelineSnapshots"].as_array().expect("timeline").len();
+        assert_eq!(a.num_allocations + a.num_deallocations, n, "{} events", a.id);
     }
     // An inference capture: no steps, no growth series.
     assert!(ours.step_growth_bytes.is_empty());
@@ -334,59 +243,23 @@ fn tpu_matches_xprof_cli_summary() {
     let details = &cli["peak_usage_details"];
     let close = |actual: f64, expected: &Value, what: &str| {
         let expected = float(expected);
-        assert!(
-            (actual - expected).abs() < 1e-9,
-            "{what}: {actual} vs {expected}"
-        );
+        assert!((actual - expected).abs() < 1e-9, "{what}: {actual} vs {expected}");
     };
     // The CLI's capacity is the largest over all allocators.
-    let capacity = ours
-        .allocators
-        .iter()
-        .map(|a| a.memory_capacity_bytes)
-        .max()
-        .expect("allocators");
+    let capacity = ours.allocators.iter().map(|a| a.memory_capacity_bytes).max().expect("allocators");
     let capacity_gib = round2(capacity as f64 / GIB);
     let peak_gib = round2(ours.peak_bytes as f64 / GIB);
     close(capacity_gib, &cli["memory_capacity_gib"], "capacity");
-    close(
-        round2(ours.memory_capacity_bytes as f64 / GIB),
-        &cli["memory_capacity_gib"],
-        "headline capacity",
-    );
+    close(round2(ours.memory_capacity_bytes as f64 / GIB), &cli["memory_capacity_gib"], "headline capacity");
     close(peak_gib, &cli["peak_memory_usage_gib"], "peak");
     let w = &ours.peak_in_window;
-    close(
-        round2(w.stack_reserved_bytes as f64 / GIB),
-        &details["stack_reservation_gib"],
-        "stack",
-    );
-    close(
-        round2(w.heap_allocated_bytes as f64 / GIB),
-        &details["heap_allocation_gib"],
-        "heap",
-    );
-    close(
-        round2(w.free_bytes as f64 / GIB),
-        &details["free_memory_gib"],
-        "free",
-    );
-    close(
-        round2(w.fragmentation * 100.0),
-        &details["fragmentation_percent"],
-        "fragmentation",
-    );
-    close(
-        round2(peak_gib / capacity_gib * 100.0),
-        &details["utilization_percent"],
-        "utilization",
-    );
+    close(round2(w.stack_reserved_bytes as f64 / GIB), &details["stack_reservation_gib"], "stack");
+    close(round2(w.heap_allocated_bytes as f64 / GIB), &details["heap_allocation_gib"], "heap");
+    close(round2(w.free_bytes as f64 / GIB), &details["free_memory_gib"], "free");
+    close(round2(w.fragmentation * 100.0), &details["fragmentation_percent"], "fragmentation");
+    close(round2(peak_gib / capacity_gib * 100.0), &details["utilization_percent"], "utilization");
     // The headline is the allocator with the largest in-window peak.
-    let max_peak = ours
-        .allocators
-        .iter()
-        .map(|a| a.peak_in_window.peak_bytes)
-        .max();
+    let max_peak = ours.allocators.iter().map(|a| a.peak_in_window.peak_bytes).max();
     assert_eq!(Some(ours.peak_bytes), max_peak);
     let id = ours.peak_allocator.as_deref().expect("headline allocator");
     let head = allocator(&ours, id);
@@ -399,41 +272,21 @@ fn gpu_capture_is_sensible() {
     let ours = profile_of(xplane_data("gpu_v100x8_tf.xplane.pb"));
     assert!(!ours.allocators.is_empty());
     let id = ours.peak_allocator.clone().expect("headline allocator");
-    assert!(
-        !id.contains("host"),
-        "headline {id} should be a device allocator"
-    );
+    assert!(!id.contains("host"), "headline {id} should be a device allocator");
     for a in &ours.allocators {
         assert!(a.timeline.len() <= MAX_TIMELINE_POINTS);
-        assert!(a
-            .timeline
-            .windows(2)
-            .all(|w| w[0].time_offset_ps <= w[1].time_offset_ps));
+        assert!(a.timeline.windows(2).all(|w| w[0].time_offset_ps <= w[1].time_offset_ps));
         let w = &a.peak_in_window;
-        assert_eq!(
-            w.peak_bytes,
-            w.stack_reserved_bytes + w.heap_allocated_bytes
-        );
+        assert_eq!(w.peak_bytes, w.stack_reserved_bytes + w.heap_allocated_bytes);
         assert_eq!(a.memory_capacity_bytes, w.peak_bytes + w.free_bytes);
         assert!(a.timeline.iter().all(|p| p.in_use_bytes <= w.peak_bytes));
-        let live: i64 = a
-            .top_allocations
-            .iter()
-            .map(|r| r.bytes * r.occurrences)
-            .sum();
-        assert!(
-            live <= w.peak_bytes || w.peak_bytes == 0,
-            "{}: {live} live > peak",
-            a.id
-        );
+        let live: i64 = a.top_allocations.iter().map(|r| r.bytes * r.occurrences).sum();
+        assert!(live <= w.peak_bytes || w.peak_bytes == 0, "{}: {live} live > peak", a.id);
     }
     // Steps exist on this capture: one growth value per pair of consecutive steps.
     let space = falcon_xplane::decode_file(xplane_data("gpu_v100x8_tf.xplane.pb")).expect("decode");
     let steps = detect_steps(&space);
-    assert_eq!(
-        ours.step_growth_bytes.len(),
-        steps.steps.len().saturating_sub(1)
-    );
+    assert_eq!(ours.step_growth_bytes.len(), steps.steps.len().saturating_sub(1));
     serde_json::to_string(&ours).expect("serialize");
 
     // Ad-hoc comparison with XProf's output, when the shared fixture is around.
@@ -481,46 +334,17 @@ fn stat_id(name: &str) -> i64 {
 struct Ev(i64, bool, i64, i64, i64, &'static str, i64);
 
 fn host_space(lines: &[&[Ev]]) -> XSpace {
-    let mut plane = XPlane {
-        name: "/host:CPU".into(),
-        ..XPlane::default()
-    };
+    let mut plane = XPlane { name: "/host:CPU".into(), ..XPlane::default() };
     for (i, name) in STATS.iter().enumerate() {
         let id = i as i64 + 1;
-        plane.stat_metadata.insert(
-            id,
-            XStatMetadata {
-                id,
-                name: (*name).into(),
-                ..XStatMetadata::default()
-            },
-        );
+        plane.stat_metadata.insert(id, XStatMetadata { id, name: (*name).into(), ..XStatMetadata::default() });
     }
-    for (id, name) in [
-        (1, "MemoryAllocation"),
-        (2, "MemoryDeallocation"),
-        (3, "Other"),
-    ] {
-        plane.event_metadata.insert(
-            id,
-            XEventMetadata {
-                id,
-                name: name.into(),
-                ..XEventMetadata::default()
-            },
-        );
+    for (id, name) in [(1, "MemoryAllocation"), (2, "MemoryDeallocation"), (3, "Other")] {
+        plane.event_metadata.insert(id, XEventMetadata { id, name: name.into(), ..XEventMetadata::default() });
     }
-    let st = |name: &str, value: StatValue| XStat {
-        metadata_id: stat_id(name),
-        value,
-    };
+    let st = |name: &str, value: StatValue| XStat { metadata_id: stat_id(name), value };
     for (k, events) in lines.iter().enumerate() {
-        let mut line = XLine {
-            id: k as i64,
-            name: format!("thread/{k}"),
-            timestamp_ns: 1_000,
-            ..XLine::default()
-        };
+        let mut line = XLine { id: k as i64, name: format!("thread/{k}"), timestamp_ns: 1_000, ..XLine::default() };
         for e in events.iter() {
             line.events.push(XEvent {
                 metadata_id: if e.1 { 1 } else { 2 },
@@ -543,17 +367,10 @@ fn host_space(lines: &[&[Ev]]) -> XSpace {
             });
         }
         // A non-memory event is ignored.
-        line.events.push(XEvent {
-            metadata_id: 3,
-            offset_ps: 5,
-            ..XEvent::default()
-        });
+        line.events.push(XEvent { metadata_id: 3, offset_ps: 5, ..XEvent::default() });
         plane.lines.push(line);
     }
-    XSpace {
-        planes: vec![plane],
-        ..XSpace::default()
-    }
+    XSpace { planes: vec![plane], ..XSpace::default() }
 }
 
 fn steps_ending_at(ends_ps: &[i128]) -> StepReport {
@@ -561,11 +378,7 @@ fn steps_ending_at(ends_ps: &[i128]) -> StepReport {
         steps: ends_ps
             .iter()
             .enumerate()
-            .map(|(i, &end)| Step {
-                step_num: i as i64,
-                start_ps: end - 10,
-                duration_ps: 10,
-            })
+            .map(|(i, &end)| Step { step_num: i as i64, start_ps: end - 10, duration_ps: 10 })
             .collect(),
         ..StepReport::default()
     }
@@ -573,29 +386,17 @@ fn steps_ending_at(ends_ps: &[i128]) -> StepReport {
 
 #[test]
 fn no_allocation_events_is_an_empty_profile() {
-    assert_eq!(
-        memory_profile(&XSpace::default(), &StepReport::default()),
-        MemoryProfile::default()
-    );
+    assert_eq!(memory_profile(&XSpace::default(), &StepReport::default()), MemoryProfile::default());
     let space = host_space(&[&[]]);
-    assert_eq!(
-        memory_profile(&space, &StepReport::default()),
-        MemoryProfile::default()
-    );
+    assert_eq!(memory_profile(&space, &StepReport::default()), MemoryProfile::default());
 }
 
 #[test]
 fn processing_order_rules_and_deallocation_metadata() {
     // Line 0 is processed first although its events are later in time.
     let space = host_space(&[
-        &[
-            Ev(300, true, 300, 200, 0x20, "b", 999),
-            Ev(400, false, 100, 200, 0x20, "", 7),
-        ],
-        &[
-            Ev(100, true, 100, 100, 0x10, "a", 5),
-            Ev(200, true, 300, 200, 0x30, "c", 6),
-        ],
+        &[Ev(300, true, 300, 200, 0x20, "b", 999), Ev(400, false, 100, 200, 0x20, "", 7)],
+        &[Ev(100, true, 100, 100, 0x10, "a", 5), Ev(200, true, 300, 200, 0x30, "c", 6)],
     ]);
     let p = memory_profile(&space, &StepReport::default());
     assert_eq!(p.allocators.len(), 1);
@@ -616,11 +417,7 @@ fn processing_order_rules_and_deallocation_metadata() {
     assert_eq!(a.timeline[3].activity.data_type, "float");
     assert!(a.timeline.iter().all(|t| t.activity.step_id == 0));
     // Live at the peak (time 200): allocations at 100 and 200.
-    let rows: Vec<(i64, &str)> = a
-        .top_allocations
-        .iter()
-        .map(|r| (r.bytes, r.tf_op.as_str()))
-        .collect();
+    let rows: Vec<(i64, &str)> = a.top_allocations.iter().map(|r| (r.bytes, r.tf_op.as_str())).collect();
     assert_eq!(rows, vec![(200, "c"), (100, "a")]);
     assert_eq!(p.peak_allocator.as_deref(), Some("0"));
 }
@@ -628,23 +425,15 @@ fn processing_order_rules_and_deallocation_metadata() {
 #[test]
 fn timeline_is_down_sampled_with_a_max_box_filter() {
     let n = 2 * MAX_TIMELINE_POINTS + 1;
-    let events: Vec<Ev> = (0..n)
-        .map(|i| Ev(i as i64, true, (i % 7) as i64, 1, i as i64, "", 0))
-        .collect();
+    let events: Vec<Ev> = (0..n).map(|i| Ev(i as i64, true, (i % 7) as i64, 1, i as i64, "", 0)).collect();
     let space = host_space(&[&events]);
     let a = &memory_profile(&space, &StepReport::default()).allocators[0];
     assert_eq!(a.timeline.len(), MAX_TIMELINE_POINTS);
     // 999 boxes of width 2, then one of width 3 (count1 = 1000 * 3 - 2001).
     for (k, t) in a.timeline.iter().enumerate() {
         let lo = 2 * k;
-        let hi = if k + 1 < MAX_TIMELINE_POINTS {
-            lo + 2
-        } else {
-            lo + 3
-        };
-        let best = (lo..hi)
-            .max_by_key(|&i| (i % 7, std::cmp::Reverse(i)))
-            .expect("box");
+        let hi = if k + 1 < MAX_TIMELINE_POINTS { lo + 2 } else { lo + 3 };
+        let best = (lo..hi).max_by_key(|&i| (i % 7, std::cmp::Reverse(i))).expect("box");
         assert_eq!(t.time_offset_ps, best as i64, "box {k}");
     }
 }
@@ -652,9 +441,7 @@ fn timeline_is_down_sampled_with_a_max_box_filter() {
 #[test]
 fn step_growth_and_leak_rule() {
     // In use grows 100 -> 200 -> 300 -> 400 -> 500 across step ends.
-    let events: Vec<Ev> = (1..=5)
-        .map(|i| Ev(i * 1000, true, i * 100, 100, i, "leak", 0))
-        .collect();
+    let events: Vec<Ev> = (1..=5).map(|i| Ev(i * 1000, true, i * 100, 100, i, "leak", 0)).collect();
     let space = host_space(&[&events]);
     let base = 1_000 * 1000; // line timestamp in ps
     let ends: Vec<i128> = (1..=5).map(|i| base + i * 1000 + 500).collect();
@@ -667,9 +454,7 @@ fn step_growth_and_leak_rule() {
     let p = memory_profile(&space, &steps_ending_at(&[base, base + 2500]));
     assert_eq!(p.step_growth_bytes, vec![200]);
     assert!(!p.leak_suspected);
-    assert!(memory_profile(&space, &StepReport::default())
-        .step_growth_bytes
-        .is_empty());
+    assert!(memory_profile(&space, &StepReport::default()).step_growth_bytes.is_empty());
 
     // The rule itself: >= 3 consecutive positive growths totalling > 1% of capacity.
     assert!(leak_suspected(&[1, 1, 1], 200));

@@ -10,22 +10,17 @@ use std::path::PathBuf;
 use falcon_analysis::device::{device_info, DeviceInfo, Hardware};
 use falcon_analysis::op_metrics::{op_metrics_db, MemoryAccessed, OpMetrics, OpMetricsDb};
 use falcon_analysis::op_profile::{
-    op_profile, op_profile_report, op_profile_with_limit, GroupBy, NodeKind, OpProfile,
-    OpProfileNode,
+    op_profile, op_profile_report, op_profile_with_limit, GroupBy, NodeKind, OpProfile, OpProfileNode,
 };
 use falcon_xplane::XSpace;
 use serde_json::Value;
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
 
 fn xplane_data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../falcon-xplane/tests/data")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../falcon-xplane/tests/data").join(name)
 }
 
 fn json(name: &str) -> Value {
@@ -56,9 +51,7 @@ fn close(actual: f64, expected: f64) -> bool {
 
 /// Number of nodes of an XProf JSON subtree.
 fn count(v: &Value) -> usize {
-    1 + v["children"]
-        .as_array()
-        .map_or(0, |c| c.iter().map(count).sum())
+    1 + v["children"].as_array().map_or(0, |c| c.iter().map(count).sum())
 }
 
 #[derive(Default)]
@@ -73,15 +66,13 @@ impl Cmp {
     fn num(&mut self, path: &str, field: &str, actual: f64, expected: &Value) {
         let e = num(expected);
         if !close(actual, e) {
-            self.errors
-                .push(format!("{path}: {field} = {actual}, XProf {e}"));
+            self.errors.push(format!("{path}: {field} = {actual}, XProf {e}"));
         }
     }
 
     fn exact(&mut self, path: &str, field: &str, actual: String, expected: String) {
         if actual != expected {
-            self.errors
-                .push(format!("{path}: {field} = {actual:?}, XProf {expected:?}"));
+            self.errors.push(format!("{path}: {field} = {actual:?}, XProf {expected:?}"));
         }
     }
 
@@ -94,98 +85,46 @@ impl Cmp {
         // `/host:metadata` (this capture's XEventMetadata has no child ids), which Falcon's
         // OpMetricsDb does not read. Recorded as a gap only while our op has no children at all;
         // once the db carries them they are compared like every other node.
-        let fused_gap = a.xla.is_some()
-            && a.children.is_empty()
-            && !ec.is_empty()
-            && ec.iter().all(|c| c.get("xla").is_some());
+        let fused_gap =
+            a.xla.is_some() && a.children.is_empty() && !ec.is_empty() && ec.iter().all(|c| c.get("xla").is_some());
         if fused_gap {
-            self.fused_gaps
-                .push(format!("{path}: {} fused children", ec.len()));
+            self.fused_gaps.push(format!("{path}: {} fused children", ec.len()));
             self.nodes += count(e) - 1;
         }
 
         self.exact(&path, "name", a.name.clone(), name.to_string());
         let num_children = if fused_gap { ec.len() } else { a.num_children };
-        self.exact(
-            &path,
-            "numChildren",
-            num_children.to_string(),
-            num(&e["numChildren"]).to_string(),
-        );
+        self.exact(&path, "numChildren", num_children.to_string(), num(&e["numChildren"]).to_string());
         let m = &e["metrics"];
         let am = &a.metrics;
-        self.exact(
-            &path,
-            "occurrences",
-            am.occurrences.to_string(),
-            num(&m["occurrences"]).to_string(),
-        );
+        self.exact(&path, "occurrences", am.occurrences.to_string(), num(&m["occurrences"]).to_string());
         self.num(&path, "rawTime", am.raw_time_ps as f64, &m["rawTime"]);
-        self.num(
-            &path,
-            "normalizedTimePs",
-            am.normalized_time_ps as f64,
-            &m["normalizedTimePs"],
-        );
+        self.num(&path, "normalizedTimePs", am.normalized_time_ps as f64, &m["normalizedTimePs"]);
         self.num(&path, "avgTimePs", am.avg_time_ps, &m["avgTimePs"]);
         self.num(&path, "flops", am.flops_utilization, &m["flops"]);
-        self.num(
-            &path,
-            "uncappedFlops",
-            am.uncapped_flops_utilization,
-            &m["uncappedFlops"],
-        );
+        self.num(&path, "uncappedFlops", am.uncapped_flops_utilization, &m["uncappedFlops"]);
         self.num(&path, "rawFlops", am.raw_flops as f64, &m["rawFlops"]);
         self.num(&path, "bf16Flops", am.bf16_flops as f64, &m["bf16Flops"]);
         let bw = m["bandwidthUtils"].as_array().expect("bandwidthUtils");
-        let bytes = m["rawBytesAccessedArray"]
-            .as_array()
-            .expect("rawBytesAccessedArray");
+        let bytes = m["rawBytesAccessedArray"].as_array().expect("rawBytesAccessedArray");
         assert_eq!(bw.len(), 3, "{path}: XProf bandwidthUtils length");
         assert_eq!(bytes.len(), 3, "{path}: XProf rawBytesAccessedArray length");
         for i in 0..3 {
-            self.num(
-                &path,
-                &format!("bandwidthUtils[{i}]"),
-                am.bandwidth_utils[i],
-                &bw[i],
-            );
-            self.num(
-                &path,
-                &format!("rawBytesAccessedArray[{i}]"),
-                am.raw_bytes_accessed[i],
-                &bytes[i],
-            );
+            self.num(&path, &format!("bandwidthUtils[{i}]"), am.bandwidth_utils[i], &bw[i]);
+            self.num(&path, &format!("rawBytesAccessedArray[{i}]"), am.raw_bytes_accessed[i], &bytes[i]);
         }
         match (&a.xla, e.get("xla")) {
             (None, None) => {}
             (Some(ax), Some(ex)) => {
                 let s = |k: &str| ex[k].as_str().expect("xla string").to_string();
-                self.exact(
-                    &path,
-                    "xla.expression",
-                    ax.expression.clone(),
-                    s("expression"),
-                );
+                self.exact(&path, "xla.expression", ax.expression.clone(), s("expression"));
                 self.exact(&path, "xla.category", ax.category.clone(), s("category"));
-                self.exact(
-                    &path,
-                    "xla.provenance",
-                    ax.provenance.clone(),
-                    s("provenance"),
-                );
-                self.exact(
-                    &path,
-                    "xla.programId",
-                    ax.program_id.to_string(),
-                    s("programId"),
-                );
+                self.exact(&path, "xla.provenance", ax.provenance.clone(), s("provenance"));
+                self.exact(&path, "xla.programId", ax.program_id.to_string(), s("programId"));
             }
-            (ax, ex) => self.errors.push(format!(
-                "{path}: xla present here {} / in XProf {}",
-                ax.is_some(),
-                ex.is_some()
-            )),
+            (ax, ex) => {
+                self.errors.push(format!("{path}: xla present here {} / in XProf {}", ax.is_some(), ex.is_some()))
+            }
         }
         if fused_gap {
             return;
@@ -193,17 +132,10 @@ impl Cmp {
 
         // Children: XProf sorts by raw time desc (fusion children by raw flops) with unspecified
         // order among ties, so check that our order is sorted and pair the children by name.
-        let mut names: Vec<&str> = ec
-            .iter()
-            .map(|c| c["name"].as_str().expect("name"))
-            .collect();
+        let mut names: Vec<&str> = ec.iter().map(|c| c["name"].as_str().expect("name")).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(
-            names.len(),
-            ec.len(),
-            "{path}: XProf sibling names are unique"
-        );
+        assert_eq!(names.len(), ec.len(), "{path}: XProf sibling names are unique");
         if a.children.len() != ec.len() {
             self.errors.push(format!(
                 "{path}: {} children {:?}, XProf {} {:?}",
@@ -213,10 +145,7 @@ impl Cmp {
                 ec.iter().map(|c| &c["name"]).collect::<Vec<_>>()
             ));
         }
-        let fusion = a
-            .xla
-            .as_ref()
-            .is_some_and(|x| x.category.ends_with(" fusion"));
+        let fusion = a.xla.as_ref().is_some_and(|x| x.category.ends_with(" fusion"));
         let key = |n: &OpProfileNode| {
             if fusion {
                 n.metrics.raw_flops
@@ -225,8 +154,7 @@ impl Cmp {
             }
         };
         if a.children.windows(2).any(|w| key(&w[0]) < key(&w[1])) {
-            self.errors
-                .push(format!("{path}: children not sorted descending"));
+            self.errors.push(format!("{path}: children not sorted descending"));
         }
         for ech in ec {
             let name = ech["name"].as_str().expect("name");
@@ -245,10 +173,7 @@ fn compare_profile(report: &OpProfile, expected: &Value) -> Cmp {
         "",
         "deviceType",
         report.device_type.clone(),
-        expected["deviceType"]
-            .as_str()
-            .expect("deviceType")
-            .to_string(),
+        expected["deviceType"].as_str().expect("deviceType").to_string(),
     );
     cmp.num(
         "",
@@ -257,11 +182,7 @@ fn compare_profile(report: &OpProfile, expected: &Value) -> Cmp {
         &expected["aggDvfsTimeScaleMultiplier"],
     );
     cmp.node("byProgram", &report.tree, &expected["byProgram"]);
-    cmp.node(
-        "byProgramExcludeIdle",
-        &report.tree_exclude_idle,
-        &expected["byProgramExcludeIdle"],
-    );
+    cmp.node("byProgramExcludeIdle", &report.tree_exclude_idle, &expected["byProgramExcludeIdle"]);
     let total = count(&expected["byProgram"]) + count(&expected["byProgramExcludeIdle"]);
     if cmp.nodes != total {
         let msg = format!("visited {} of XProf's {total} nodes", cmp.nodes);
@@ -278,12 +199,7 @@ fn load(capture: &str) -> (XSpace, DeviceInfo, OpMetricsDb) {
 }
 
 fn assert_clean(what: &str, cmp: &Cmp) {
-    assert!(
-        cmp.errors.is_empty(),
-        "{what}: {} mismatches with XProf:\n{}",
-        cmp.errors.len(),
-        cmp.errors.join("\n")
-    );
+    assert!(cmp.errors.is_empty(), "{what}: {} mismatches with XProf:\n{}", cmp.errors.len(), cmp.errors.join("\n"));
 }
 
 #[test]
@@ -334,14 +250,7 @@ fn tpu() -> DeviceInfo {
     }
 }
 
-fn op(
-    program_id: u64,
-    module: &str,
-    name: &str,
-    category: &str,
-    occ: u64,
-    time_ps: u64,
-) -> OpMetrics {
+fn op(program_id: u64, module: &str, name: &str, category: &str, occ: u64, time_ps: u64) -> OpMetrics {
     OpMetrics {
         program_id,
         hlo_module: module.into(),
@@ -358,37 +267,18 @@ fn op(
 }
 
 fn idle(time_ps: u64) -> OpMetrics {
-    OpMetrics {
-        name: "IDLE".into(),
-        category: "IDLE".into(),
-        time_ps,
-        self_time_ps: time_ps,
-        ..Default::default()
-    }
+    OpMetrics { name: "IDLE".into(), category: "IDLE".into(), time_ps, self_time_ps: time_ps, ..Default::default() }
 }
 
 fn hbm(read: u64, write: u64) -> Vec<MemoryAccessed> {
     vec![
-        MemoryAccessed {
-            is_read: true,
-            operation_type: 1,
-            memory_space: 1,
-            bytes_accessed: read,
-        },
-        MemoryAccessed {
-            is_read: false,
-            operation_type: 2,
-            memory_space: 1,
-            bytes_accessed: write,
-        },
+        MemoryAccessed { is_read: true, operation_type: 1, memory_space: 1, bytes_accessed: read },
+        MemoryAccessed { is_read: false, operation_type: 2, memory_space: 1, bytes_accessed: write },
     ]
 }
 
 fn child<'a>(n: &'a OpProfileNode, name: &str) -> &'a OpProfileNode {
-    n.children
-        .iter()
-        .find(|c| c.name == name)
-        .unwrap_or_else(|| panic!("{} has no child {name}", n.name))
+    n.children.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("{} has no child {name}", n.name))
 }
 
 fn names(n: &OpProfileNode) -> Vec<&str> {
@@ -502,10 +392,7 @@ fn metrics_formulas() {
     let db = sample_db();
     let dev = tpu();
     let t = op_profile(&db, &dev, GroupBy::Program, false);
-    let f1 = child(
-        &child(child(&t, "jit_f(7)"), "loop fusion").children[0],
-        "fusion.1",
-    );
+    let f1 = child(&child(child(&t, "jit_f(7)"), "loop fusion").children[0], "fusion.1");
     let m = &f1.metrics;
     // 6e6 flops in 3 us = 2000 GFLOP/s of 100000 peak = 0.02; time fraction 3 us / total.
     let frac = 3_000_000.0 / 14_000_123.0;
@@ -523,12 +410,7 @@ fn metrics_formulas() {
     let mut hot = op(1, "m", "dot.1", "convolution", 1, 1_000);
     hot.flops = 1_000_000_000; // 1e9 flops in 1 ns = 1e9 GFLOP/s >> peak
     hot.memory_accessed_breakdown = hbm(1_000_000_000, 0);
-    let db = OpMetricsDb {
-        ops: vec![hot],
-        total_time_ps: 2_000,
-        total_op_time_ps: 1_000,
-        ..Default::default()
-    };
+    let db = OpMetricsDb { ops: vec![hot], total_time_ps: 2_000, total_op_time_ps: 1_000, ..Default::default() };
     let t = op_profile(&db, &dev, GroupBy::Category, false);
     let leaf = &t.children[0].children[0];
     assert!((leaf.metrics.flops_utilization - 0.5).abs() < 1e-12);
@@ -540,45 +422,16 @@ fn metrics_formulas() {
 fn on_chip_bytes_count_every_non_hbm_space() {
     let mut o = op(1, "m", "copy.1", "copy", 1, 1_000_000);
     o.memory_accessed_breakdown = vec![
-        MemoryAccessed {
-            is_read: true,
-            operation_type: 1,
-            memory_space: 3,
-            bytes_accessed: 4_000,
-        },
-        MemoryAccessed {
-            is_read: false,
-            operation_type: 2,
-            memory_space: 0,
-            bytes_accessed: 2_000,
-        },
-        MemoryAccessed {
-            is_read: true,
-            operation_type: 1,
-            memory_space: 1,
-            bytes_accessed: 1_000,
-        },
+        MemoryAccessed { is_read: true, operation_type: 1, memory_space: 3, bytes_accessed: 4_000 },
+        MemoryAccessed { is_read: false, operation_type: 2, memory_space: 0, bytes_accessed: 2_000 },
+        MemoryAccessed { is_read: true, operation_type: 1, memory_space: 1, bytes_accessed: 1_000 },
         // Unknown operation type: XProf counts it neither as a read nor as a write.
-        MemoryAccessed {
-            operation_type: 0,
-            memory_space: 1,
-            bytes_accessed: 7_000,
-            ..Default::default()
-        },
+        MemoryAccessed { operation_type: 0, memory_space: 1, bytes_accessed: 7_000, ..Default::default() },
     ];
-    let db = OpMetricsDb {
-        ops: vec![o],
-        total_time_ps: 1_000_000,
-        total_op_time_ps: 1_000_000,
-        ..Default::default()
-    };
+    let db = OpMetricsDb { ops: vec![o], total_time_ps: 1_000_000, total_op_time_ps: 1_000_000, ..Default::default() };
     let t = op_profile(&db, &tpu(), GroupBy::Program, false);
     let b = &t.metrics.raw_bytes_accessed;
-    assert!(
-        (b[0] - 1_000.0).abs() < 1e-6
-            && (b[1] - 4_000.0).abs() < 1e-6
-            && (b[2] - 2_000.0).abs() < 1e-6
-    );
+    assert!((b[0] - 1_000.0).abs() < 1e-6 && (b[1] - 4_000.0).abs() < 1e-6 && (b[2] - 2_000.0).abs() < 1e-6);
 }
 
 #[test]
@@ -610,17 +463,10 @@ fn by_category_and_by_provenance_shapes() {
 
 #[test]
 fn pruning_keeps_top_children_below_grouping_levels() {
-    let mut ops: Vec<OpMetrics> = (0..150u64)
-        .map(|i| op(1, "m", &format!("copy.{i}"), "copy", 1, 1_000 + i))
-        .collect();
+    let mut ops: Vec<OpMetrics> = (0..150u64).map(|i| op(1, "m", &format!("copy.{i}"), "copy", 1, 1_000 + i)).collect();
     ops.extend((0..120u64).map(|i| op(i + 10, "m", &format!("add.{i}"), "add", 1, 10)));
     let total: u64 = ops.iter().map(|o| o.time_ps).sum();
-    let db = OpMetricsDb {
-        ops,
-        total_time_ps: total,
-        total_op_time_ps: total,
-        ..Default::default()
-    };
+    let db = OpMetricsDb { ops, total_time_ps: total, total_op_time_ps: total, ..Default::default() };
     let t = op_profile_with_limit(&db, &tpu(), GroupBy::Program, false, 100);
     // Root and program levels are never pruned.
     assert_eq!(t.children.len(), 121);
@@ -638,12 +484,7 @@ fn pruning_keeps_top_children_below_grouping_levels() {
 
 #[test]
 fn idle_only_and_empty_dbs() {
-    let db = OpMetricsDb {
-        ops: vec![idle(5_000)],
-        total_time_ps: 5_000,
-        total_op_time_ps: 0,
-        ..Default::default()
-    };
+    let db = OpMetricsDb { ops: vec![idle(5_000)], total_time_ps: 5_000, total_op_time_ps: 0, ..Default::default() };
     let r = op_profile_report(&db, &tpu(), GroupBy::Program);
     // The root (no XLA info, all children ops) is finalized like a dedup group: it becomes IDLE.
     assert_eq!(r.tree.name, "IDLE");
@@ -674,12 +515,7 @@ fn flops_rate_uses_dvfs_normalized_time() {
     o.normalized_time_ps = 2_000_000;
     // 1e8 flops in 1000 ns = 1e5 GFLOP/s, or 5e4 at the normalized (DVFS) time.
     o.flops = 100_000_000;
-    let db = OpMetricsDb {
-        ops: vec![o],
-        total_time_ps: 1_000_000,
-        total_op_time_ps: 1_000_000,
-        ..Default::default()
-    };
+    let db = OpMetricsDb { ops: vec![o], total_time_ps: 1_000_000, total_op_time_ps: 1_000_000, ..Default::default() };
     let r = op_profile_report(&db, &tpu(), GroupBy::Program);
     let leaf = &r.tree.children[0].children[0].children[0];
     assert_eq!(leaf.name, "dot.1");

@@ -20,10 +20,7 @@ use serde_json::Value;
 const REL_TOL: f64 = 0.005;
 
 fn capture(name: &str) -> XSpace {
-    let path = format!(
-        "{}/../falcon-xplane/tests/data/{name}.xplane.pb",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = format!("{}/../falcon-xplane/tests/data/{name}.xplane.pb", env!("CARGO_MANIFEST_DIR"));
     decode_file(&path).expect("capture decodes")
 }
 
@@ -35,28 +32,13 @@ fn xprof(name: &str) -> Value {
 
 /// Rows of a DataTable as column-id → value maps.
 fn table_rows(table: &Value) -> Vec<HashMap<String, Value>> {
-    let cols: Vec<String> = table["cols"]
-        .as_array()
-        .expect("cols")
-        .iter()
-        .map(|c| c["id"].as_str().expect("col id").to_string())
-        .collect();
+    let cols: Vec<String> =
+        table["cols"].as_array().expect("cols").iter().map(|c| c["id"].as_str().expect("col id").to_string()).collect();
     table["rows"]
         .as_array()
         .expect("rows")
         .iter()
-        .map(|r| {
-            cols.iter()
-                .cloned()
-                .zip(
-                    r["c"]
-                        .as_array()
-                        .expect("cells")
-                        .iter()
-                        .map(|c| c["v"].clone()),
-                )
-                .collect()
-        })
+        .map(|r| cols.iter().cloned().zip(r["c"].as_array().expect("cells").iter().map(|c| c["v"].clone())).collect())
         .collect()
 }
 
@@ -70,9 +52,7 @@ fn num(row: &HashMap<String, Value>, key: &str) -> f64 {
 }
 
 fn text<'a>(row: &'a HashMap<String, Value>, key: &str) -> &'a str {
-    row[key]
-        .as_str()
-        .unwrap_or_else(|| panic!("{key}: not a string"))
+    row[key].as_str().unwrap_or_else(|| panic!("{key}: not a string"))
 }
 
 fn close(ours: f64, theirs: f64) -> bool {
@@ -82,10 +62,7 @@ fn close(ours: f64, theirs: f64) -> bool {
 
 #[track_caller]
 fn assert_close(what: &str, ours: f64, theirs: f64) {
-    assert!(
-        close(ours, theirs),
-        "{what}: falcon {ours} vs xprof {theirs}"
-    );
+    assert!(close(ours, theirs), "{what}: falcon {ours} vs xprof {theirs}");
 }
 
 /// "86.5%" → 86.5
@@ -97,10 +74,7 @@ fn percent(s: &str) -> f64 {
 #[track_caller]
 fn assert_printed(what: &str, ours: f64, printed: f64, decimals: i32) {
     let half_ulp = 0.5 * 10f64.powi(-decimals) + 1e-9;
-    assert!(
-        (ours - printed).abs() <= half_ulp,
-        "{what}: falcon {ours} vs xprof printed {printed}"
-    );
+    assert!((ours - printed).abs() <= half_ulp, "{what}: falcon {ours} vs xprof printed {printed}");
 }
 
 /// Checks that `ours[i]` is one of XProf's rows in the tie group of position `i`.
@@ -114,16 +88,9 @@ fn assert_tie_order<T>(
     assert_eq!(ours.len(), theirs.len(), "row count");
     for (i, o) in ours.iter().enumerate() {
         let t = num(&theirs[i], self_time);
-        let group: Vec<(String, String)> = theirs
-            .iter()
-            .filter(|r| close(num(r, self_time), t))
-            .map(&their_key)
-            .collect();
-        assert!(
-            group.contains(&our_key(o)),
-            "position {i}: {:?} not in XProf tie group {group:?}",
-            our_key(o)
-        );
+        let group: Vec<(String, String)> =
+            theirs.iter().filter(|r| close(num(r, self_time), t)).map(&their_key).collect();
+        assert!(group.contains(&our_key(o)), "position {i}: {:?} not in XProf tie group {group:?}", our_key(o));
     }
 }
 
@@ -135,33 +102,13 @@ fn tpu_device_info_matches_xprof() {
     let d = device_info(&space);
     let env = xprof("tpu_v6e_inference_xprof_cli_get_overview.json");
     assert_eq!(d.hardware, Hardware::Tpu);
-    assert_eq!(
-        d.device_type,
-        env["run_environment"]["device_type"]
-            .as_str()
-            .expect("device_type")
-    );
-    assert_eq!(
-        d.device_cores.to_string(),
-        env["run_environment"]["device_core_count"]
-            .as_str()
-            .expect("cores")
-    );
+    assert_eq!(d.device_type, env["run_environment"]["device_type"].as_str().expect("device_type"));
+    assert_eq!(d.device_cores.to_string(), env["run_environment"]["device_core_count"].as_str().expect("cores"));
     assert_eq!(d.peak_source, PeakSource::DeviceStats);
     assert_eq!(d.catalog_chip.as_deref(), Some("v6e"));
     let props = &xprof("tpu_v6e_inference_xprof_roofline_model.json")[0]["p"];
-    let prop = |k: &str| {
-        props[k]
-            .as_str()
-            .expect("prop")
-            .parse::<f64>()
-            .expect("numeric prop")
-    };
-    assert_close(
-        "hbm_ridge_point",
-        d.hbm_ridge_point(),
-        prop("hbm_ridge_point"),
-    );
+    let prop = |k: &str| props[k].as_str().expect("prop").parse::<f64>().expect("numeric prop");
+    assert_close("hbm_ridge_point", d.hbm_ridge_point(), prop("hbm_ridge_point"));
 }
 
 #[test]
@@ -173,102 +120,40 @@ fn tpu_hlo_stats_match_xprof_row_by_row() {
     let theirs = table_rows(&xprof("tpu_v6e_inference_xprof_hlo_stats.json"));
     assert!(!theirs.is_empty());
     let key = |r: &HloStatsRow| (r.program_id.to_string(), r.name.clone());
-    let their_key = |r: &HashMap<String, Value>| {
-        (
-            text(r, "program_id").to_string(),
-            text(r, "hlo_op_name").to_string(),
-        )
-    };
+    let their_key =
+        |r: &HashMap<String, Value>| (text(r, "program_id").to_string(), text(r, "hlo_op_name").to_string());
     assert_tie_order(&ours, &theirs, key, their_key, "total_self_time");
-    let by_key: HashMap<(String, String), &HloStatsRow> =
-        ours.iter().map(|r| (key(r), r)).collect();
+    let by_key: HashMap<(String, String), &HloStatsRow> = ours.iter().map(|r| (key(r), r)).collect();
     for t in &theirs {
         let k = their_key(t);
-        let o = by_key
-            .get(&k)
-            .unwrap_or_else(|| panic!("missing row {k:?}"));
+        let o = by_key.get(&k).unwrap_or_else(|| panic!("missing row {k:?}"));
         let w = |f: &str| format!("{k:?}.{f}");
         assert_eq!(o.category, text(t, "category"), "{}", w("category"));
-        assert_eq!(
-            o.expression,
-            text(t, "hlo_op_expression"),
-            "{}",
-            w("expression")
-        );
+        assert_eq!(o.expression, text(t, "hlo_op_expression"), "{}", w("expression"));
         assert_eq!(o.provenance, text(t, "tf_op_name"), "{}", w("provenance"));
-        assert_eq!(
-            o.occurrences as f64,
-            num(t, "occurrences"),
-            "{}",
-            w("occurrences")
-        );
+        assert_eq!(o.occurrences as f64, num(t, "occurrences"), "{}", w("occurrences"));
         assert_eq!(o.bound_by, text(t, "bound_by"), "{}", w("bound_by"));
-        assert_eq!(
-            if o.rematerialization { "Yes" } else { "No" },
-            text(t, "hlo_rematerialization"),
-            "{}",
-            w("remat")
-        );
+        assert_eq!(if o.rematerialization { "Yes" } else { "No" }, text(t, "hlo_rematerialization"), "{}", w("remat"));
         assert_eq!(o.core_type, text(t, "core_type"), "{}", w("core_type"));
         assert_close(&w("total_time"), o.total_time_us, num(t, "total_time"));
         assert_close(&w("avg_time"), o.avg_time_us, num(t, "avg_time"));
-        assert_close(
-            &w("total_self_time"),
-            o.self_time_us,
-            num(t, "total_self_time"),
-        );
-        assert_close(
-            &w("avg_self_time"),
-            o.avg_self_time_us,
-            num(t, "avg_self_time"),
-        );
+        assert_close(&w("total_self_time"), o.self_time_us, num(t, "total_self_time"));
+        assert_close(&w("avg_self_time"), o.avg_self_time_us, num(t, "avg_self_time"));
         // XProf prints these two ×100.
-        assert_close(
-            &w("total_self_time_percent"),
-            o.self_time_fraction * 100.0,
-            num(t, "total_self_time_percent"),
-        );
+        assert_close(&w("total_self_time_percent"), o.self_time_fraction * 100.0, num(t, "total_self_time_percent"));
         assert_close(
             &w("cumulative"),
             o.cumulative_self_time_fraction * 100.0,
             num(t, "cumulative_total_self_time_percent"),
         );
-        assert_close(
-            &w("dma_stall"),
-            o.dma_stall_fraction,
-            num(t, "dma_stall_percent"),
-        );
-        assert_close(
-            &w("model_flop_rate"),
-            o.model_flop_rate_gflops,
-            num(t, "model_flop_rate"),
-        );
-        assert_close(
-            &w("normalized_flop_rate"),
-            o.flop_rate_gflops,
-            num(t, "normalized_flop_rate"),
-        );
-        assert_close(
-            &w("measured_memory_bw"),
-            o.memory_bw_gibs,
-            num(t, "measured_memory_bw"),
-        );
+        assert_close(&w("dma_stall"), o.dma_stall_fraction, num(t, "dma_stall_percent"));
+        assert_close(&w("model_flop_rate"), o.model_flop_rate_gflops, num(t, "model_flop_rate"));
+        assert_close(&w("normalized_flop_rate"), o.flop_rate_gflops, num(t, "normalized_flop_rate"));
+        assert_close(&w("measured_memory_bw"), o.memory_bw_gibs, num(t, "measured_memory_bw"));
         assert_close(&w("hbm_bw"), o.hbm_bw_gibs, num(t, "hbm_bw"));
-        assert_close(
-            &w("cmem_read_bw"),
-            o.cmem_read_bw_gibs,
-            num(t, "cmem_read_bw"),
-        );
-        assert_close(
-            &w("cmem_write_bw"),
-            o.cmem_write_bw_gibs,
-            num(t, "cmem_write_bw"),
-        );
-        assert_close(
-            &w("operational_intensity"),
-            o.operational_intensity,
-            num(t, "operational_intensity"),
-        );
+        assert_close(&w("cmem_read_bw"), o.cmem_read_bw_gibs, num(t, "cmem_read_bw"));
+        assert_close(&w("cmem_write_bw"), o.cmem_write_bw_gibs, num(t, "cmem_write_bw"));
+        assert_close(&w("operational_intensity"), o.operational_intensity, num(t, "operational_intensity"));
     }
 }
 
@@ -278,24 +163,9 @@ fn assert_point(what: &str, o: &RooflinePoint, t: &HashMap<String, Value>) {
     assert_eq!(o.name, text(t, "operation"), "{}", w("operation"));
     assert_eq!(o.step, text(t, "step"), "{}", w("step"));
     assert_eq!(o.bound_by, text(t, "bound_by"), "{}", w("bound_by"));
-    assert_eq!(
-        o.program_id.to_string(),
-        text(t, "hlo_module_id"),
-        "{}",
-        w("program id")
-    );
-    assert_eq!(
-        o.occurrences as f64,
-        num(t, "occurrences"),
-        "{}",
-        w("occurrences")
-    );
-    assert_eq!(
-        o.include_infeed_outfeed,
-        t["include_infeed_outfeed"].as_bool().expect("bool"),
-        "{}",
-        w("infeed")
-    );
+    assert_eq!(o.program_id.to_string(), text(t, "hlo_module_id"), "{}", w("program id"));
+    assert_eq!(o.occurrences as f64, num(t, "occurrences"), "{}", w("occurrences"));
+    assert_eq!(o.include_infeed_outfeed, t["include_infeed_outfeed"].as_bool().expect("bool"), "{}", w("infeed"));
     let pairs: [(&str, f64); 19] = [
         ("total_time", o.total_time_us),
         ("avg_time", o.avg_time_us),
@@ -308,10 +178,7 @@ fn assert_point(what: &str, o: &RooflinePoint, t: &HashMap<String, Value>) {
         ("hbm_bw", o.hbm_bw_gibs),
         ("operational_intensity", o.operational_intensity),
         ("hbm_operational_intensity", o.hbm_operational_intensity),
-        (
-            "bottleneck_operational_intensity",
-            o.bottleneck_operational_intensity,
-        ),
+        ("bottleneck_operational_intensity", o.bottleneck_operational_intensity),
         ("total_time_per_core", o.total_time_per_core_us),
         ("total_time_in_percentage", o.total_time_fraction),
         ("optimal_flop_rate", o.optimal_flop_rate_gflops),
@@ -330,14 +197,8 @@ fn assert_point(what: &str, o: &RooflinePoint, t: &HashMap<String, Value>) {
         ("vmem_write_bw", o.vmem_write_bw_gibs),
         ("cmem_read_bw", o.cmem_read_bw_gibs),
         ("cmem_write_bw", o.cmem_write_bw_gibs),
-        (
-            "vmem_read_operational_intensity",
-            o.vmem_read_operational_intensity,
-        ),
-        (
-            "vmem_write_operational_intensity",
-            o.vmem_write_operational_intensity,
-        ),
+        ("vmem_read_operational_intensity", o.vmem_read_operational_intensity),
+        ("vmem_write_operational_intensity", o.vmem_write_operational_intensity),
     ] {
         if t.contains_key(col) {
             assert_close(&w(col), ours, num(t, col));
@@ -354,17 +215,8 @@ fn tpu_roofline_matches_xprof() {
     let r = roofline(&db, &d, &steps);
     let json = xprof("tpu_v6e_inference_xprof_roofline_model.json");
     let props = &json[0]["p"];
-    let prop = |k: &str| {
-        props[k]
-            .as_str()
-            .expect("prop")
-            .parse::<f64>()
-            .expect("numeric prop")
-    };
-    assert_eq!(
-        r.device_type,
-        props["device_type"].as_str().expect("device_type")
-    );
+    let prop = |k: &str| props[k].as_str().expect("prop").parse::<f64>().expect("numeric prop");
+    assert_eq!(r.device_type, props["device_type"].as_str().expect("device_type"));
     assert_eq!(r.has_cmem, prop("has_cmem") != 0.0);
     assert_eq!(r.has_merged_vmem, prop("has_merged_vmem") != 0.0);
     assert_eq!(r.megacore, prop("megacore") != 0.0);
@@ -385,36 +237,20 @@ fn tpu_roofline_matches_xprof() {
     }
 
     let rows = table_rows(&json[0]);
-    let included: Vec<&HashMap<String, Value>> = rows
-        .iter()
-        .filter(|t| t["include_infeed_outfeed"].as_bool() == Some(true))
-        .collect();
-    let excluded: Vec<&HashMap<String, Value>> = rows
-        .iter()
-        .filter(|t| t["include_infeed_outfeed"].as_bool() == Some(false))
-        .collect();
+    let included: Vec<&HashMap<String, Value>> =
+        rows.iter().filter(|t| t["include_infeed_outfeed"].as_bool() == Some(true)).collect();
+    let excluded: Vec<&HashMap<String, Value>> =
+        rows.iter().filter(|t| t["include_infeed_outfeed"].as_bool() == Some(false)).collect();
     // Program row.
-    let program = included
-        .iter()
-        .find(|t| text(t, "step") == "Total" && text(t, "category") == "Program")
-        .expect("program");
+    let program =
+        included.iter().find(|t| text(t, "step") == "Total" && text(t, "category") == "Program").expect("program");
     assert_point("program", &r.program, program);
-    let program_ex = excluded
-        .iter()
-        .find(|t| text(t, "step") == "Total" && text(t, "category") == "Program")
-        .expect("program");
-    assert_point(
-        "program excl. infeed",
-        &r.program_excluding_infeed_outfeed,
-        program_ex,
-    );
+    let program_ex =
+        excluded.iter().find(|t| text(t, "step") == "Total" && text(t, "category") == "Program").expect("program");
+    assert_point("program excl. infeed", &r.program_excluding_infeed_outfeed, program_ex);
     // Average row.
     if let Some(avg) = included.iter().find(|t| text(t, "step") == "Average") {
-        assert_point(
-            "average",
-            r.average_step.as_ref().expect("average row"),
-            avg,
-        );
+        assert_point("average", r.average_step.as_ref().expect("average row"), avg);
     }
     // Per-op rows.
     let ops: Vec<HashMap<String, Value>> = included
@@ -426,27 +262,14 @@ fn tpu_roofline_matches_xprof() {
         &r.points,
         &ops,
         |p| (p.program_id.to_string(), p.name.clone()),
-        |t| {
-            (
-                text(t, "hlo_module_id").to_string(),
-                text(t, "operation").to_string(),
-            )
-        },
+        |t| (text(t, "hlo_module_id").to_string(), text(t, "operation").to_string()),
         "total_self_time",
     );
-    let by_key: HashMap<(String, String), &RooflinePoint> = r
-        .points
-        .iter()
-        .map(|p| ((p.program_id.to_string(), p.name.clone()), p))
-        .collect();
+    let by_key: HashMap<(String, String), &RooflinePoint> =
+        r.points.iter().map(|p| ((p.program_id.to_string(), p.name.clone()), p)).collect();
     for t in &ops {
-        let k = (
-            text(t, "hlo_module_id").to_string(),
-            text(t, "operation").to_string(),
-        );
-        let o = by_key
-            .get(&k)
-            .unwrap_or_else(|| panic!("missing roofline row {k:?}"));
+        let k = (text(t, "hlo_module_id").to_string(), text(t, "operation").to_string());
+        let o = by_key.get(&k).unwrap_or_else(|| panic!("missing roofline row {k:?}"));
         assert_point(&format!("{k:?}"), o, t);
         assert_close(
             &format!("{k:?}.cumulative"),
@@ -468,54 +291,15 @@ fn tpu_overview_matches_xprof_cli() {
     let ps = &cli["performance_summary"];
     let env = &cli["run_environment"];
     let s = |k: &str| ps[k].as_str().unwrap_or_else(|| panic!("{k}"));
-    assert_eq!(
-        o.device_type,
-        env["device_type"].as_str().expect("device_type")
-    );
-    assert_eq!(
-        o.device_cores.to_string(),
-        env["device_core_count"].as_str().expect("cores")
-    );
-    assert_eq!(
-        o.hosts.to_string(),
-        env["host_count"].as_str().expect("hosts")
-    );
-    assert_printed(
-        "duty cycle",
-        o.device_duty_cycle_percent,
-        percent(s("device_duty_cycle_percent")),
-        1,
-    );
-    assert_printed(
-        "idle",
-        o.device_idle_percent,
-        percent(s("device_idle_time_percent")),
-        1,
-    );
-    assert_printed(
-        "hbm bw util",
-        o.hbm_bw_utilization * 100.0,
-        percent(s("hbm_bw_utilization_percent")),
-        2,
-    );
-    assert_printed(
-        "max mem bw util",
-        o.hbm_bw_utilization * 100.0,
-        percent(s("max_mem_bw_utilization_percent")),
-        2,
-    );
-    assert_printed(
-        "compute efficiency",
-        o.flops_utilization * 100.0,
-        percent(s("compute_efficiency_percent")),
-        2,
-    );
-    assert_printed(
-        "roofline efficiency",
-        o.roofline_efficiency * 100.0,
-        percent(s("roofline_efficiency_percent")),
-        2,
-    );
+    assert_eq!(o.device_type, env["device_type"].as_str().expect("device_type"));
+    assert_eq!(o.device_cores.to_string(), env["device_core_count"].as_str().expect("cores"));
+    assert_eq!(o.hosts.to_string(), env["host_count"].as_str().expect("hosts"));
+    assert_printed("duty cycle", o.device_duty_cycle_percent, percent(s("device_duty_cycle_percent")), 1);
+    assert_printed("idle", o.device_idle_percent, percent(s("device_idle_time_percent")), 1);
+    assert_printed("hbm bw util", o.hbm_bw_utilization * 100.0, percent(s("hbm_bw_utilization_percent")), 2);
+    assert_printed("max mem bw util", o.hbm_bw_utilization * 100.0, percent(s("max_mem_bw_utilization_percent")), 2);
+    assert_printed("compute efficiency", o.flops_utilization * 100.0, percent(s("compute_efficiency_percent")), 2);
+    assert_printed("roofline efficiency", o.roofline_efficiency * 100.0, percent(s("roofline_efficiency_percent")), 2);
     assert_printed(
         "flop rate util rel. to roofline",
         o.roofline_efficiency * 100.0,
@@ -523,32 +307,16 @@ fn tpu_overview_matches_xprof_cli() {
         2,
     );
     assert_eq!(o.bound_by, s("bound_by"));
-    let oi = ps["operational_intensity_flop_per_byte"]
-        .as_f64()
-        .expect("oi");
+    let oi = ps["operational_intensity_flop_per_byte"].as_f64().expect("oi");
     assert_printed("operational intensity", o.operational_intensity, oi, 4);
-    assert_printed(
-        "step time",
-        o.step_time_ms.mean,
-        s("steptime_ms_average").parse().expect("f64"),
-        2,
-    );
-    assert_printed(
-        "step stddev",
-        o.step_time_ms.stddev,
-        s("steptime_ms_standard_deviation").parse().expect("f64"),
-        2,
-    );
+    assert_printed("step time", o.step_time_ms.mean, s("steptime_ms_average").parse().expect("f64"), 2);
+    assert_printed("step stddev", o.step_time_ms.stddev, s("steptime_ms_standard_deviation").parse().expect("f64"), 2);
     // MFU without steps: whole profile, profile cost stats; equals the Program row's model FLOP
     // rate ÷ peak.
     assert_eq!(o.peak_source, PeakSource::DeviceStats);
     assert_eq!(o.mfu_flops_source, "profile cost stats");
     let mfu = o.mfu.expect("mfu");
-    assert_close(
-        "mfu",
-        mfu,
-        r.program.model_flop_rate_gflops / r.peak_flop_rate_gflops,
-    );
+    assert_close("mfu", mfu, r.program.model_flop_rate_gflops / r.peak_flop_rate_gflops);
     // A caller's per-step FLOPs cannot be used without steps.
     let o2 = overview(&space, &d, &db, &steps, &r, Some(1e15));
     assert_eq!(o2.mfu_flops_source, "profile cost stats");
@@ -559,23 +327,12 @@ fn tpu_memory_breakdown_decodes_to_hbm_bytes() {
     let space = capture("tpu_v6e_inference");
     let d = device_info(&space);
     let db = op_metrics_db(&space, &d);
-    let fusion = db
-        .ops
-        .iter()
-        .find(|o| o.name == "broadcast_add_fusion")
-        .expect("fusion op");
+    let fusion = db.ops.iter().find(|o| o.name == "broadcast_add_fusion").expect("fusion op");
     assert!(!fusion.memory_accessed_breakdown.is_empty());
-    assert!(fusion
-        .memory_accessed_breakdown
-        .iter()
-        .all(|m| m.memory_space == 1));
+    assert!(fusion.memory_accessed_breakdown.iter().all(|m| m.memory_space == 1));
     assert!(fusion.memory_accessed_breakdown.iter().any(|m| m.is_read));
     assert!(fusion.memory_accessed_breakdown.iter().any(|m| !m.is_read));
-    let hbm: u64 = fusion
-        .memory_accessed_breakdown
-        .iter()
-        .map(|m| m.bytes_accessed)
-        .sum();
+    let hbm: u64 = fusion.memory_accessed_breakdown.iter().map(|m| m.bytes_accessed).sum();
     assert_eq!(hbm, fusion.bytes_accessed);
     // IDLE op present, excluded from HLO stats.
     assert!(db.ops.iter().any(|o| o.is_idle()));
@@ -589,14 +346,8 @@ fn gpu_matches_xprof_run_environment_and_roofline() {
     assert_eq!(d.hardware, Hardware::Gpu);
     let page = xprof("gpu_v100x8_tf_xprof_overview_page.json");
     let env = &page[2]["p"];
-    assert_eq!(
-        d.device_type,
-        env["device_type"].as_str().expect("device_type")
-    );
-    assert_eq!(
-        d.device_cores.to_string(),
-        env["device_core_count"].as_str().expect("cores")
-    );
+    assert_eq!(d.device_type, env["device_type"].as_str().expect("device_type"));
+    assert_eq!(d.device_cores.to_string(), env["device_core_count"].as_str().expect("cores"));
     let db = op_metrics_db(&space, &d);
     assert!(!db.has_hlo_costs);
     assert!(!db.notes.is_empty());
@@ -607,24 +358,10 @@ fn gpu_matches_xprof_run_environment_and_roofline() {
     let r = roofline(&db, &d, &steps);
     let json = xprof("gpu_v100x8_tf_xprof_roofline_model.json");
     let props = &json[0]["p"];
-    let prop = |k: &str| {
-        props[k]
-            .as_str()
-            .expect("prop")
-            .parse::<f64>()
-            .expect("numeric prop")
-    };
-    assert_close(
-        "peak_flop_rate",
-        r.peak_flop_rate_gflops,
-        prop("peak_flop_rate"),
-    );
+    let prop = |k: &str| props[k].as_str().expect("prop").parse::<f64>().expect("numeric prop");
+    assert_close("peak_flop_rate", r.peak_flop_rate_gflops, prop("peak_flop_rate"));
     assert_close("peak_hbm_bw", r.peak_hbm_bw_gibs, prop("peak_hbm_bw"));
-    assert_close(
-        "peak_vmem_write_bw",
-        r.peak_vmem_write_bw_gibs,
-        prop("peak_vmem_write_bw"),
-    );
+    assert_close("peak_vmem_write_bw", r.peak_vmem_write_bw_gibs, prop("peak_vmem_write_bw"));
     assert_close("hbm_ridge_point", r.ridge_point, prop("hbm_ridge_point"));
     let rows = table_rows(&json[0]);
     let program = rows
@@ -638,8 +375,7 @@ fn gpu_matches_xprof_run_environment_and_roofline() {
     let per_step: Vec<&HashMap<String, Value>> = rows
         .iter()
         .filter(|t| {
-            !["Total", "Average"].contains(&text(t, "step"))
-                && t["include_infeed_outfeed"].as_bool() == Some(true)
+            !["Total", "Average"].contains(&text(t, "step")) && t["include_infeed_outfeed"].as_bool() == Some(true)
         })
         .collect();
     assert_eq!(r.steps.len(), per_step.len());
@@ -652,21 +388,13 @@ fn gpu_matches_xprof_run_environment_and_roofline() {
     assert_printed(
         "16bit",
         o.compute_16bit_percent,
-        percent(
-            analysis["device_compute_16bit_percent"]
-                .as_str()
-                .expect("16"),
-        ),
+        percent(analysis["device_compute_16bit_percent"].as_str().expect("16")),
         1,
     );
     assert_printed(
         "32bit",
         o.compute_32bit_percent,
-        percent(
-            analysis["device_compute_32bit_percent"]
-                .as_str()
-                .expect("32"),
-        ),
+        percent(analysis["device_compute_32bit_percent"].as_str().expect("32")),
         1,
     );
     assert_eq!(o.mfu, None);
@@ -678,18 +406,8 @@ fn cpu_capture_has_no_device_analyses() {
     let d = device_info(&space);
     assert_eq!(d.hardware, Hardware::CpuOnly);
     let cli = xprof("jax_cpu_mlp_xprof_cli_get_overview.json");
-    assert_eq!(
-        d.device_type,
-        cli["run_environment"]["device_type"]
-            .as_str()
-            .expect("device_type")
-    );
-    assert_eq!(
-        d.device_cores.to_string(),
-        cli["run_environment"]["device_core_count"]
-            .as_str()
-            .expect("cores")
-    );
+    assert_eq!(d.device_type, cli["run_environment"]["device_type"].as_str().expect("device_type"));
+    assert_eq!(d.device_cores.to_string(), cli["run_environment"]["device_core_count"].as_str().expect("cores"));
     let db = op_metrics_db(&space, &d);
     assert!(db.device_ops().next().is_none());
     assert!(hlo_stats(&db, &d).is_empty());
@@ -706,22 +424,8 @@ fn cpu_capture_has_no_device_analyses() {
         percent(ps["device_duty_cycle_percent"].as_str().expect("d")),
         1,
     );
-    assert_printed(
-        "idle",
-        o.device_idle_percent,
-        percent(ps["device_idle_time_percent"].as_str().expect("i")),
-        1,
-    );
-    assert_printed(
-        "step",
-        o.step_time_ms.mean,
-        ps["steptime_ms_average"]
-            .as_str()
-            .expect("s")
-            .parse()
-            .expect("f"),
-        1,
-    );
+    assert_printed("idle", o.device_idle_percent, percent(ps["device_idle_time_percent"].as_str().expect("i")), 1);
+    assert_printed("step", o.step_time_ms.mean, ps["steptime_ms_average"].as_str().expect("s").parse().expect("f"), 1);
 }
 
 #[test]
@@ -735,82 +439,26 @@ fn tpu_roofline_program_matches_xprof_cli() {
     let f = |k: &str| p[k].as_f64().unwrap_or_else(|| panic!("{k}"));
     let s = |k: &str| p[k].as_str().unwrap_or_else(|| panic!("{k}"));
     assert_eq!(r.program.bound_by, s("bound_by"));
-    assert_printed(
-        "ridge",
-        r.ridge_point,
-        f("bound_by_ridge_point_flop_per_byte"),
-        3,
-    );
-    assert_printed(
-        "oi",
-        r.program.operational_intensity,
-        f("operational_intensity_flop_per_byte"),
-        4,
-    );
+    assert_printed("ridge", r.ridge_point, f("bound_by_ridge_point_flop_per_byte"), 3);
+    assert_printed("oi", r.program.operational_intensity, f("operational_intensity_flop_per_byte"), 4);
     assert_printed(
         "bottleneck oi",
         r.program.bottleneck_operational_intensity,
         f("bottleneck_operational_intensity_flop_per_byte"),
         4,
     );
-    assert_printed(
-        "optimal",
-        r.program.optimal_flop_rate_gflops,
-        f("optimal_flop_rate_gflops"),
-        2,
-    );
-    assert_printed(
-        "measured",
-        r.program.measured_flop_rate_gflops,
-        f("measured_flop_rate_gflops"),
-        2,
-    );
-    assert_printed(
-        "model",
-        r.program.model_flop_rate_gflops,
-        f("model_flop_rate_gflops"),
-        2,
-    );
-    assert_printed(
-        "mem bw",
-        r.program.measured_memory_bw_gibs,
-        f("measured_memory_bw_gibs"),
-        2,
-    );
+    assert_printed("optimal", r.program.optimal_flop_rate_gflops, f("optimal_flop_rate_gflops"), 2);
+    assert_printed("measured", r.program.measured_flop_rate_gflops, f("measured_flop_rate_gflops"), 2);
+    assert_printed("model", r.program.model_flop_rate_gflops, f("model_flop_rate_gflops"), 2);
+    assert_printed("mem bw", r.program.measured_memory_bw_gibs, f("measured_memory_bw_gibs"), 2);
     assert_printed("hbm bw", r.program.hbm_bw_gibs, f("hbm_bw_gibs"), 2);
     assert_printed("time", r.program.total_time_us / 1e3, f("total_time_ms"), 3);
-    assert_printed(
-        "roofline eff",
-        r.program.roofline_efficiency * 100.0,
-        percent(s("roofline_efficiency_percent")),
-        2,
-    );
-    assert_printed(
-        "hbm util",
-        r.program.max_mem_bw_utilization * 100.0,
-        percent(s("hbm_bw_utilization_percent")),
-        2,
-    );
+    assert_printed("roofline eff", r.program.roofline_efficiency * 100.0, percent(s("roofline_efficiency_percent")), 2);
+    assert_printed("hbm util", r.program.max_mem_bw_utilization * 100.0, percent(s("hbm_bw_utilization_percent")), 2);
     let info = &cli["device_info"];
     let g = |k: &str| info[k].as_f64().unwrap_or_else(|| panic!("{k}"));
-    assert_close(
-        "peak_flop_rate",
-        r.peak_flop_rate_gflops,
-        g("peak_flop_rate"),
-    );
-    assert_close(
-        "peak_hbm_bw_gibs",
-        r.peak_hbm_bw_gibs,
-        g("peak_hbm_bw_gibs"),
-    );
-    assert_close(
-        "peak_vmem_read_bw_gibs",
-        r.peak_vmem_read_bw_gibs,
-        g("peak_vmem_read_bw_gibs"),
-    );
-    assert_close(
-        "vmem_write_ridge_point",
-        r.vmem_write_ridge_point,
-        g("vmem_write_ridge_point"),
-    );
+    assert_close("peak_flop_rate", r.peak_flop_rate_gflops, g("peak_flop_rate"));
+    assert_close("peak_hbm_bw_gibs", r.peak_hbm_bw_gibs, g("peak_hbm_bw_gibs"));
+    assert_close("peak_vmem_read_bw_gibs", r.peak_vmem_read_bw_gibs, g("peak_vmem_read_bw_gibs"));
+    assert_close("vmem_write_ridge_point", r.vmem_write_ridge_point, g("vmem_write_ridge_point"));
 }

@@ -38,9 +38,8 @@ fn init_tracing(verbose: u8) {
         2 => "debug,sqlx=info",
         _ => "trace",
     };
-    let filter = std::env::var("FALCON_LOG")
-        .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| default.to_string());
+    let filter =
+        std::env::var("FALCON_LOG").or_else(|_| std::env::var("RUST_LOG")).unwrap_or_else(|_| default.to_string());
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)

@@ -64,7 +64,11 @@ pub fn clap_error(e: clap::Error, json: bool) -> ExitCode {
     use clap::error::ErrorKind as Clap;
     if matches!(e.kind(), Clap::DisplayHelp | Clap::DisplayVersion | Clap::DisplayHelpOnMissingArgumentOrSubcommand) {
         let _ = e.print();
-        return if e.kind() == Clap::DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        return if e.kind() == Clap::DisplayHelpOnMissingArgumentOrSubcommand {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
     }
     if json {
         let message = e.kind().as_str().map(str::to_string).unwrap_or_else(|| e.to_string());
@@ -113,12 +117,19 @@ fn parent_dir(path: &Path) -> PathBuf {
 pub fn check_output(path: &Path) -> anyhow::Result<()> {
     let dir = parent_dir(path);
     if !dir.is_dir() {
-        return Err(CliFailure::new(ErrorKind::NotFound, format!("cannot write {}: directory {} does not exist", path.display(), dir.display()))
-            .with_hint("create the directory first, or pick another --output")
-            .into());
+        return Err(CliFailure::new(
+            ErrorKind::NotFound,
+            format!("cannot write {}: directory {} does not exist", path.display(), dir.display()),
+        )
+        .with_hint("create the directory first, or pick another --output")
+        .into());
     }
     if path.is_dir() {
-        return Err(CliFailure::new(ErrorKind::Conflict, format!("cannot write {}: it is a directory", path.display())).into());
+        return Err(CliFailure::new(
+            ErrorKind::Conflict,
+            format!("cannot write {}: it is a directory", path.display()),
+        )
+        .into());
     }
     Ok(())
 }
@@ -130,7 +141,8 @@ pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
     let dir = parent_dir(path);
     let name = path.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let failure = |what: &str, e: std::io::Error| CliFailure::new(ErrorKind::Failure, format!("{what} {}: {e}", path.display()));
+    let failure =
+        |what: &str, e: std::io::Error| CliFailure::new(ErrorKind::Failure, format!("{what} {}: {e}", path.display()));
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(text.as_bytes())?;

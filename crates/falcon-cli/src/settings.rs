@@ -51,7 +51,8 @@ pub fn load(global: &GlobalArgs) -> anyhow::Result<Loaded> {
         layers.push(read_file_layer(path)?);
     }
     let env = ConfigLayer::from_env(std::env::vars()).map_err(|e| {
-        CliFailure::new(ErrorKind::Failure, format!("environment variable {}", e)).with_hint("fix or unset the variable")
+        CliFailure::new(ErrorKind::Failure, format!("environment variable {}", e))
+            .with_hint("fix or unset the variable")
     })?;
     layers.push(env);
     layers.push(flag_layer(global));
@@ -60,14 +61,14 @@ pub fn load(global: &GlobalArgs) -> anyhow::Result<Loaded> {
 
 /// Reads one file as a layer, with its relative paths made relative to the file's folder.
 pub fn read_file_layer(path: &Path) -> anyhow::Result<ConfigLayer> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        CliFailure::new(ErrorKind::Failure, format!("reading config file {}: {e}", path.display()))
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliFailure::new(ErrorKind::Failure, format!("reading config file {}: {e}", path.display())))?;
     let layer = ConfigLayer::from_toml(&text, &path.display().to_string()).map_err(|e| {
         CliFailure::new(ErrorKind::Failure, format!("invalid config file {e}"))
             .with_hint("see README.md (Configuration) for the keys falcon.toml accepts")
     })?;
-    let base = path.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let base =
+        path.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     Ok(layer.rebase(&base))
 }
 

@@ -10,7 +10,12 @@ use serde_json::Value;
 use std::path::Path;
 
 fn data(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../falcon-analysis/tests/data/accuracy").join(name).to_str().unwrap().to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../falcon-analysis/tests/data/accuracy")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
 }
 
 fn a100() -> String {
@@ -30,7 +35,12 @@ fn stdout(out: &std::process::Output) -> String {
 }
 
 fn metric<'a>(r: &'a Value, name: &str) -> &'a Value {
-    r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap_or_else(|| panic!("no metric {name}: {r}"))
+    r["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no metric {name}: {r}"))
 }
 
 #[test]
@@ -45,7 +55,19 @@ fn golden_a100_vs_h100_json_passes_with_the_documented_shape() {
     let metrics = r["metrics"].as_array().unwrap();
     assert_eq!(metrics.len(), 1, "only the loss by default: {r}");
     let m = &metrics[0];
-    for key in ["name", "a_name", "b_name", "steps_compared", "max_abs_err", "max_rel_err", "mean_rel_err", "rtol", "atol", "first_divergence_step", "verdict"] {
+    for key in [
+        "name",
+        "a_name",
+        "b_name",
+        "steps_compared",
+        "max_abs_err",
+        "max_rel_err",
+        "mean_rel_err",
+        "rtol",
+        "atol",
+        "first_divergence_step",
+        "verdict",
+    ] {
         assert!(m.get(key).is_some(), "metrics[0].{key} missing: {m}");
     }
     assert_eq!(m["name"], "lm loss");
@@ -88,7 +110,10 @@ fn metric_selects_other_series_and_rtol_tightens() {
 #[test]
 fn fail_on_mismatch_exits_5_with_the_report_still_printed() {
     let dir = tempfile::tempdir().unwrap();
-    let out = falcon(dir.path(), &["accuracy", "compare", &a100(), &h100(), "--json", "--rtol", "0.01", "--fail-on-mismatch"]);
+    let out = falcon(
+        dir.path(),
+        &["accuracy", "compare", &a100(), &h100(), "--json", "--rtol", "0.01", "--fail-on-mismatch"],
+    );
     assert_eq!(code(&out), 5, "{}", stderr(&out));
     let r = json(&out);
     assert_eq!(r["verdict"], "fail");
@@ -152,7 +177,10 @@ fn map_pairs_names_of_generic_inputs() {
     let (pa, pb) = (a.to_str().unwrap(), b.to_str().unwrap());
     let out = falcon(dir.path(), &["accuracy", "compare", pa, pb, "--json"]);
     assert_eq!(code(&out), 1, "no common loss name: {}", stderr(&out));
-    let out = falcon(dir.path(), &["accuracy", "compare", pa, pb, "--json", "--map", "xent=train_xent", "--fail-on-mismatch"]);
+    let out = falcon(
+        dir.path(),
+        &["accuracy", "compare", pa, pb, "--json", "--map", "xent=train_xent", "--fail-on-mismatch"],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let r = json(&out);
     let m = metric(&r, "xent");
@@ -176,7 +204,20 @@ fn markdown_and_html_reports() {
     let html_path = dir.path().join("report.html");
     let out = falcon(
         dir.path(),
-        &["accuracy", "compare", &a100(), &h100(), "--format", "html", "-o", html_path.to_str().unwrap(), "--metric", "lm loss", "--metric", "num-zeros"],
+        &[
+            "accuracy",
+            "compare",
+            &a100(),
+            &h100(),
+            "--format",
+            "html",
+            "-o",
+            html_path.to_str().unwrap(),
+            "--metric",
+            "lm loss",
+            "--metric",
+            "num-zeros",
+        ],
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout(&out).is_empty(), "the report goes to the file");
@@ -225,7 +266,8 @@ fn an_experiment_id_reads_its_metrics_artifact() {
         "name: none\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'true']\nresources: {accelerator: cpu}\n",
     )
     .unwrap();
-    let other = json(&falcon(dir.path(), &["exp", "submit", "n.yaml", "--wait", "--json"]))["id"].as_str().unwrap().to_string();
+    let other =
+        json(&falcon(dir.path(), &["exp", "submit", "n.yaml", "--wait", "--json"]))["id"].as_str().unwrap().to_string();
     let out = falcon(dir.path(), &["accuracy", "compare", &other, "reference.jsonl", "--json"]);
     assert_eq!(code(&out), 3, "{}", stdout(&out));
     assert!(json(&out)["error"]["message"].as_str().unwrap().contains("metrics"), "{}", stdout(&out));
@@ -247,14 +289,20 @@ fn accuracy_experiments_are_aligned_with_their_reference_on_completion() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let id = json(&out)["id"].as_str().unwrap().to_string();
     let shown = json(&falcon(dir.path(), &["exp", "show", &id, "--json"]));
-    let row = shown["analysis"].as_array().unwrap().iter().find(|r| r["tool"] == "accuracy").expect("an accuracy summary row");
+    let row = shown["analysis"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["tool"] == "accuracy")
+        .expect("an accuracy summary row");
     assert_eq!(row["details"]["reference"], reference.as_str(), "{row}");
     assert_eq!(row["details"]["verdict"], "pass", "{row}");
     assert!(row["details"]["metrics"][0]["steps_compared"].as_u64().unwrap() > 0, "{row}");
 
     // A benchmark experiment with metrics gets no accuracy row (the scenario decides).
     std::fs::write(dir.path().join("b.yaml"), format!("name: b\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'cp {reference} $FALCON_ARTIFACT_DIR/metrics.jsonl']\nresources: {{accelerator: cpu}}\n")).unwrap();
-    let b = json(&falcon(dir.path(), &["exp", "submit", "b.yaml", "--wait", "--json"]))["id"].as_str().unwrap().to_string();
+    let b =
+        json(&falcon(dir.path(), &["exp", "submit", "b.yaml", "--wait", "--json"]))["id"].as_str().unwrap().to_string();
     let shown = json(&falcon(dir.path(), &["exp", "show", &b, "--json"]));
     assert!(shown["analysis"].as_array().unwrap().iter().all(|r| r["tool"] != "accuracy"), "{shown}");
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{falcon_with as falcon, json, code};
+use common::{code, falcon_with as falcon, json};
 
 #[test]
 fn init_then_doctor_works_on_the_embedded_defaults() {
@@ -10,7 +10,12 @@ fn init_then_doctor_works_on_the_embedded_defaults() {
     let out = falcon(dir.path(), &["init"], &[]);
     assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(dir.path().join("falcon.toml")).unwrap();
-    assert!(text.contains("data_dir = \".falcon\"") && text.contains("backend = \"local\"") && text.contains("platform = \"cpu\""), "{text}");
+    assert!(
+        text.contains("data_dir = \".falcon\"")
+            && text.contains("backend = \"local\"")
+            && text.contains("platform = \"cpu\""),
+        "{text}"
+    );
     assert!(dir.path().join(".falcon/falcon.db").exists());
     assert!(dir.path().join(".falcon/artifacts").is_dir());
     let shown = json(&falcon(dir.path(), &["config", "show", "--json", "--data-dir", "moved"], &[]));
@@ -73,7 +78,9 @@ fn doctor_names_a_dead_database_and_an_unwritable_artifact_dir() {
 fn layers_override_in_order_file_env_flags() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("falcon.toml"), "db = \"sqlite://from-file.db\"\nartifacts = \"arts\"\n").unwrap();
-    let show = |args: &[&str], env: &[(&str, &str)]| json(&falcon(dir.path(), &[&["config", "show", "--json"], args].concat(), env));
+    let show = |args: &[&str], env: &[(&str, &str)]| {
+        json(&falcon(dir.path(), &[&["config", "show", "--json"], args].concat(), env))
+    };
     let file = show(&[], &[]);
     assert_eq!(file["config"]["db"], format!("sqlite://{}", dir.path().join("from-file.db").display()));
     assert_eq!(file["config"]["artifacts"], dir.path().join("arts").display().to_string());

@@ -9,7 +9,12 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn compare_data(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../falcon-analysis/tests/data/compare").join(name).to_str().unwrap().to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../falcon-analysis/tests/data/compare")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
 }
 
 fn capture(name: &str) -> String {
@@ -86,7 +91,17 @@ fn batch8_against_batch16_regresses_with_deltas_that_add_up() {
     let ops = c["ops"].as_array().unwrap();
     assert!(ops.len() > 100);
     for o in ops {
-        for key in ["name", "category", "status", "a_self_time_us", "b_self_time_us", "delta_us", "delta_rel", "a_bound_by", "b_bound_by"] {
+        for key in [
+            "name",
+            "category",
+            "status",
+            "a_self_time_us",
+            "b_self_time_us",
+            "delta_us",
+            "delta_rel",
+            "a_bound_by",
+            "b_bound_by",
+        ] {
             assert!(o.get(key).is_some(), "ops[].{key} missing: {o}");
         }
         assert!(["matched", "added", "removed"].contains(&o["status"].as_str().unwrap()), "{o}");
@@ -131,7 +146,8 @@ fn batch8_against_batch16_regresses_with_deltas_that_add_up() {
 fn md_table(md: &str, heading: &str) -> Vec<Vec<String>> {
     let start = md.lines().position(|l| l.starts_with('#') && l.trim_start_matches('#').trim().starts_with(heading));
     let start = start.unwrap_or_else(|| panic!("no heading `{heading}` in:\n{md}"));
-    let lines: Vec<&str> = md.lines().skip(start + 1).skip_while(|l| !l.starts_with('|')).take_while(|l| l.starts_with('|')).collect();
+    let lines: Vec<&str> =
+        md.lines().skip(start + 1).skip_while(|l| !l.starts_with('|')).take_while(|l| l.starts_with('|')).collect();
     assert!(lines.len() >= 2, "no table under `{heading}`");
     lines
         .iter()
@@ -198,7 +214,11 @@ fn markdown_carries_the_numbers_of_the_json() {
         assert_eq!(a_name, o["a_name"].as_str());
         assert_eq!(row[1], o["category"].as_str().unwrap());
         assert_eq!(row[2], o["status"].as_str().unwrap());
-        assert_eq!(row[3..7], [us(&o["a_self_time_us"]), us(&o["b_self_time_us"]), dus(&o["delta_us"]), pct(&o["delta_rel"])], "{o}");
+        assert_eq!(
+            row[3..7],
+            [us(&o["a_self_time_us"]), us(&o["b_self_time_us"]), dus(&o["delta_us"]), pct(&o["delta_rel"])],
+            "{o}"
+        );
         assert!(f(&o["delta_us"]) > 0.0);
     }
     let improvements = md_table(&md, "Top improvements");
@@ -212,7 +232,11 @@ fn markdown_carries_the_numbers_of_the_json() {
     assert_eq!(categories.len(), expected.len(), "Markdown lists every category");
     for (row, k) in categories.iter().zip(expected) {
         assert_eq!(row[0], k["category"].as_str().unwrap());
-        assert_eq!(row[2..6], [us(&k["a_self_time_us"]), us(&k["b_self_time_us"]), dus(&k["delta_us"]), pct(&k["delta_rel"])], "{k}");
+        assert_eq!(
+            row[2..6],
+            [us(&k["a_self_time_us"]), us(&k["b_self_time_us"]), dus(&k["delta_us"]), pct(&k["delta_rel"])],
+            "{k}"
+        );
     }
     let m = &c["matching"];
     assert!(md.contains(&format!("matched {} (by name {}", m["matched"], m["by_name"])), "{md}");
@@ -252,7 +276,11 @@ fn a_tpu_capture_against_itself_has_zero_deltas_and_a_still_roofline() {
     assert!(stdout(&out).is_empty(), "-o writes the file, not stdout");
     assert!(stderr(&out).contains("wrote report.html"), "{}", stderr(&out));
     assert!(dir.path().join("report.html").is_file());
-    let leftovers: Vec<PathBuf> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".tmp")).collect();
+    let leftovers: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
+        .collect();
     assert!(leftovers.is_empty(), "no temporary files left: {leftovers:?}");
 }
 
@@ -290,7 +318,11 @@ fn bad_inputs_fail_with_clear_errors_and_exit_codes() {
     assert_eq!(code(&out), 3);
     assert!(json(&out)["error"]["message"].as_str().unwrap().contains("nowhere"));
 
-    std::fs::write(dir.path().join("x.xplane.pb"), (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect::<Vec<u8>>()).unwrap();
+    std::fs::write(
+        dir.path().join("x.xplane.pb"),
+        (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect::<Vec<u8>>(),
+    )
+    .unwrap();
     let out = falcon(dir.path(), &["profile", "compare", &a, "x.xplane.pb"]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     assert!(stderr(&out).contains("x.xplane.pb"), "{}", stderr(&out));

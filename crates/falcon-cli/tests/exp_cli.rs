@@ -34,7 +34,10 @@ fn submit_wait_show_list_compare_diff() {
         assert!(artifact.get(field).is_some(), "{artifact:#}");
     }
     let history = shown["history"].as_array().unwrap();
-    assert!(history.iter().all(|t| t.get("from").is_some() && t.get("to").is_some() && t.get("at").is_some() && t.get("reason").is_some()));
+    assert!(history.iter().all(|t| t.get("from").is_some()
+        && t.get("to").is_some()
+        && t.get("at").is_some()
+        && t.get("reason").is_some()));
 
     let slow = spec(dir.path(), "slow", 130);
     assert_eq!(falcon(dir.path(), &["exp", "submit", &slow, "--wait"]).status.code(), Some(0));
@@ -57,7 +60,10 @@ fn submit_wait_show_list_compare_diff() {
 
     let diff = json(&falcon(dir.path(), &["exp", "diff", "e-1", "e-2", "--json"]));
     let changes = diff["changes"].as_array().unwrap();
-    assert!(changes.iter().any(|c| c["path"] == "name" && c["kind"] == "changed" && c["a"] == "base" && c["b"] == "slow"), "{diff:#}");
+    assert!(
+        changes.iter().any(|c| c["path"] == "name" && c["kind"] == "changed" && c["a"] == "base" && c["b"] == "slow"),
+        "{diff:#}"
+    );
 
     let all_steps = json(&falcon(dir.path(), &["exp", "show", "e-1", "--warmup", "0", "--json"]));
     assert_eq!(all_steps["metrics"]["step_time_s"]["count"], 20, "--warmup 0 keeps every step");
@@ -72,7 +78,8 @@ fn submit_wait_show_list_compare_diff() {
 fn bad_specs_are_refused_with_file_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(falcon(dir.path(), &["init"]).status.code(), Some(0));
-    std::fs::write(dir.path().join("typo.yaml"), "name: x\nscenario: benchmark\nresouces: {accelerator: cpu}\n").unwrap();
+    std::fs::write(dir.path().join("typo.yaml"), "name: x\nscenario: benchmark\nresouces: {accelerator: cpu}\n")
+        .unwrap();
     let out = falcon(dir.path(), &["exp", "submit", "typo.yaml", "--json"]);
     assert_eq!(out.status.code(), Some(1), "an invalid file is a failure (DESIGN.md §6)");
     let err = json(&out);
@@ -86,7 +93,10 @@ fn bad_specs_are_refused_with_file_line_and_column() {
     let out = falcon(dir.path(), &["exp", "submit", "product.yaml"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("product.yaml:5:") && stderr.contains("config.parallelism") && stderr.contains("16"), "{stderr}");
+    assert!(
+        stderr.contains("product.yaml:5:") && stderr.contains("config.parallelism") && stderr.contains("16"),
+        "{stderr}"
+    );
     assert_eq!(falcon(dir.path(), &["exp", "submit", "missing.yaml"]).status.code(), Some(3));
     let list = json(&falcon(dir.path(), &["exp", "list", "--json"]));
     assert!(list.as_array().unwrap().is_empty(), "nothing recorded for refused specs");
@@ -96,8 +106,14 @@ fn bad_specs_are_refused_with_file_line_and_column() {
 fn goals_sessions_and_pools() {
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(falcon(dir.path(), &["init"]).status.code(), Some(0));
-    let goal = json(&falcon(dir.path(), &["goal", "create", "--title", "faster steps", "--metric", "step_time_s", "--target", "0.11", "--json"]));
-    assert_eq!((goal["id"].as_str(), goal["direction"].as_str(), goal["status"].as_str()), (Some("g-1"), Some("minimize"), Some("OPEN")));
+    let goal = json(&falcon(
+        dir.path(),
+        &["goal", "create", "--title", "faster steps", "--metric", "step_time_s", "--target", "0.11", "--json"],
+    ));
+    assert_eq!(
+        (goal["id"].as_str(), goal["direction"].as_str(), goal["status"].as_str()),
+        (Some("g-1"), Some("minimize"), Some("OPEN"))
+    );
 
     std::fs::write(
         dir.path().join("base.yaml"),
@@ -106,12 +122,17 @@ fn goals_sessions_and_pools() {
          config: {base_ms: 100}\nresources: {accelerator: cpu}\n",
     )
     .unwrap();
-    std::fs::write(dir.path().join("sweep.yaml"), "base: base.yaml\nsweep:\n  config.base_ms: [100, 130]\nname_template: \"run-${config.base_ms}\"\n").unwrap();
+    std::fs::write(
+        dir.path().join("sweep.yaml"),
+        "base: base.yaml\nsweep:\n  config.base_ms: [100, 130]\nname_template: \"run-${config.base_ms}\"\n",
+    )
+    .unwrap();
     let out = falcon(dir.path(), &["session", "submit", "sweep.yaml", "--goal", "g-1", "--wait", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let session = json(&out);
     assert_eq!(session["status"], "COMPLETED", "{session:#}");
-    let names: Vec<_> = session["experiments"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap().to_string()).collect();
+    let names: Vec<_> =
+        session["experiments"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap().to_string()).collect();
     assert_eq!(names, ["run-100", "run-130"]);
     let diffs = session["differences"].as_array().unwrap();
     assert!(diffs.iter().any(|d| d["path"] == "config.base_ms"), "{diffs:?}");
@@ -128,7 +149,11 @@ fn goals_sessions_and_pools() {
     assert_eq!((claimed["status"].as_str(), claimed["owner"].as_str()), (Some("CLAIMED"), Some("agent-a")));
     let none = falcon(dir.path(), &["goal", "claim", "--next", "--owner", "agent-b", "--json"]);
     assert_eq!(none.status.code(), Some(3), "no open goal left");
-    assert_eq!(falcon(dir.path(), &["goal", "claim", "g-1", "--owner", "agent-b"]).status.code(), Some(4), "held by agent-a");
+    assert_eq!(
+        falcon(dir.path(), &["goal", "claim", "g-1", "--owner", "agent-b"]).status.code(),
+        Some(4),
+        "held by agent-a"
+    );
     let released = json(&falcon(dir.path(), &["goal", "release", "g-1", "--owner", "agent-a", "--json"]));
     assert_eq!(released["status"], "OPEN");
     let achieved = json(&falcon(dir.path(), &["goal", "achieve", "g-1", "--reason", "0.100 s", "--json"]));

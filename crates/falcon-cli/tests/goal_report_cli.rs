@@ -76,7 +76,19 @@ fn a_goal_report_composes_progress_diff_verdicts_and_the_profile_comparison() {
     let baseline = submit(d, &spec(d, "batch16", "batch16", 16, None));
     let goal = json(&falcon(
         d,
-        &["goal", "create", "--title", "faster steps", "--metric", "step_time_s", "--target", "0.01", "--baseline", &baseline, "--json"],
+        &[
+            "goal",
+            "create",
+            "--title",
+            "faster steps",
+            "--metric",
+            "step_time_s",
+            "--target",
+            "0.01",
+            "--baseline",
+            &baseline,
+            "--json",
+        ],
     ));
     let gid = goal["id"].as_str().unwrap().to_string();
     let best = submit(d, &spec(d, "batch8", "batch8", 8, Some(&gid)));
@@ -93,7 +105,8 @@ fn a_goal_report_composes_progress_diff_verdicts_and_the_profile_comparison() {
 
     let p = &report["progress"];
     assert_eq!((p["metric"].as_str(), p["direction"].as_str()), (Some("step_time_s"), Some("minimize")));
-    let (b, v, t) = (p["baseline_value"].as_f64().unwrap(), p["best_value"].as_f64().unwrap(), p["target"].as_f64().unwrap());
+    let (b, v, t) =
+        (p["baseline_value"].as_f64().unwrap(), p["best_value"].as_f64().unwrap(), p["target"].as_f64().unwrap());
     assert_eq!(t, 0.01);
     assert!(v < b, "batch 8 steps faster: {p:#}");
     assert!((v - 0.0129).abs() < 0.001 && (b - 0.0359).abs() < 0.001, "medians of the logged step times: {p:#}");
@@ -105,7 +118,9 @@ fn a_goal_report_composes_progress_diff_verdicts_and_the_profile_comparison() {
 
     let changes = report["config_diff"].as_array().unwrap();
     assert!(
-        changes.iter().any(|c| c["path"] == "config.batch_size" && c["a"] == 16 && c["b"] == 8 && c["group"] == "batch_sequence"),
+        changes
+            .iter()
+            .any(|c| c["path"] == "config.batch_size" && c["a"] == 16 && c["b"] == 8 && c["group"] == "batch_sequence"),
         "{changes:#?}"
     );
     assert!(!changes.iter().any(|c| c["path"] == "config.model"), "only what differs");
@@ -159,7 +174,11 @@ fn a_goal_report_composes_progress_diff_verdicts_and_the_profile_comparison() {
     let html = std::fs::read_to_string(d.join("report.html")).unwrap();
     assert!(html.contains("config.batch_size") && html.contains(&num(v)), "{html}");
     assert!(html.contains("<svg"), "charts from the profile comparison");
-    let leftovers: Vec<_> = std::fs::read_dir(d).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains(".tmp")).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .collect();
     assert!(leftovers.is_empty(), "the temporary file was renamed");
 
     // JSON into a file.
@@ -189,11 +208,17 @@ fn missing_pieces_are_notes_and_unknown_goals_are_not_found() {
     assert!(said.iter().any(|n| n.contains("no baseline")), "{said:?}");
     assert!(said.iter().any(|n| n.contains("no completed experiment")), "{said:?}");
     let md = text(&falcon(d, &["goal", "report", &gid, "--format", "md"]));
-    assert!(md.starts_with("# Goal report: more tokens") && md.contains("## Notes") && md.contains("no baseline"), "{md}");
+    assert!(
+        md.starts_with("# Goal report: more tokens") && md.contains("## Notes") && md.contains("no baseline"),
+        "{md}"
+    );
     assert!(text(&falcon(d, &["goal", "report", &gid])).contains("no baseline"));
 
     // A goal whose best experiment is its baseline (a goal may name its baseline before it runs)…
-    let g2 = json(&falcon(d, &["goal", "create", "--title", "same", "--metric", "tokens_per_s", "--baseline", "e-1", "--json"]));
+    let g2 = json(&falcon(
+        d,
+        &["goal", "create", "--title", "same", "--metric", "tokens_per_s", "--baseline", "e-1", "--json"],
+    ));
     let g2 = g2["id"].as_str().unwrap().to_string();
     let base = submit(d, &plain_spec(d, "base", &g2, 100));
     assert_eq!(base, "e-1");
@@ -206,7 +231,22 @@ fn missing_pieces_are_notes_and_unknown_goals_are_not_found() {
     assert!(notes(&report).iter().any(|n| n.contains("the best experiment is the baseline")), "{report:#}");
 
     // …and one whose experiments have no profile: the rest of the report is there, the profile is a note.
-    let g3 = json(&falcon(d, &["goal", "create", "--title", "faster", "--metric", "tokens_per_s", "--baseline", "e-1", "--target", "300", "--json"]));
+    let g3 = json(&falcon(
+        d,
+        &[
+            "goal",
+            "create",
+            "--title",
+            "faster",
+            "--metric",
+            "tokens_per_s",
+            "--baseline",
+            "e-1",
+            "--target",
+            "300",
+            "--json",
+        ],
+    ));
     let g3 = g3["id"].as_str().unwrap().to_string();
     let better = submit(d, &plain_spec(d, "better", &g3, 200));
     let out = falcon(d, &["goal", "report", &g3, "--json"]);
@@ -217,7 +257,10 @@ fn missing_pieces_are_notes_and_unknown_goals_are_not_found() {
     assert!(report["config_diff"].as_array().unwrap().iter().any(|c| c["path"] == "config.tokens"), "{report:#}");
     assert_eq!(report["verdicts"][0]["metric"], "tokens_per_s");
     assert_eq!(report["profile"], Value::Null);
-    assert!(notes(&report).iter().any(|n| n.contains("no profile comparison") && n.contains("no XProf profile")), "{report:#}");
+    assert!(
+        notes(&report).iter().any(|n| n.contains("no profile comparison") && n.contains("no XProf profile")),
+        "{report:#}"
+    );
     let html = text(&falcon(d, &["goal", "report", &g3, "--format", "html"]));
     assert!(html.contains("no XProf profile") && html.contains("config.tokens"), "{html}");
 

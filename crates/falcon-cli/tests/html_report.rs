@@ -43,10 +43,16 @@ fn artifacts_dir() -> PathBuf {
 fn browser() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("FALCON_CHROMIUM").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
-        assert!(p.exists() || find_on_path(&p.to_string_lossy()).is_some(), "FALCON_CHROMIUM={} does not exist", p.display());
+        assert!(
+            p.exists() || find_on_path(&p.to_string_lossy()).is_some(),
+            "FALCON_CHROMIUM={} does not exist",
+            p.display()
+        );
         return Some(find_on_path(&p.to_string_lossy()).unwrap_or(p));
     }
-    if let Some(p) = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"].iter().find_map(|n| find_on_path(n)) {
+    if let Some(p) =
+        ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"].iter().find_map(|n| find_on_path(n))
+    {
         return Some(p);
     }
     if std::env::var("FALCON_SKIP_BROWSER_TESTS").as_deref() == Ok("1") {
@@ -104,7 +110,11 @@ fn run_browser(browser: &Path, work: &Path, tag: &str, args: &[String]) -> (i32,
         if start.elapsed() > BROWSER_TIMEOUT {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{} did not finish within {BROWSER_TIMEOUT:?} ({tag}); stderr:\n{}", browser.display(), std::fs::read_to_string(&err_path).unwrap_or_default());
+            panic!(
+                "{} did not finish within {BROWSER_TIMEOUT:?} ({tag}); stderr:\n{}",
+                browser.display(),
+                std::fs::read_to_string(&err_path).unwrap_or_default()
+            );
         }
         std::thread::sleep(Duration::from_millis(100));
     };
@@ -115,14 +125,18 @@ fn run_browser(browser: &Path, work: &Path, tag: &str, args: &[String]) -> (i32,
 
 /// Console messages and network errors in a browser log.
 fn log_problems(stderr: &str) -> Vec<&str> {
-    stderr.lines().filter(|l| l.contains("CONSOLE") || l.to_ascii_lowercase().contains("console(") || l.contains("ERR_")).collect()
+    stderr
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.to_ascii_lowercase().contains("console(") || l.contains("ERR_"))
+        .collect()
 }
 
 /// The URLs the page itself asked the network for (the browser's own background requests have no
 /// initiator), from a Chromium NetLog.
 fn page_requests(netlog: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(netlog).unwrap_or_else(|e| panic!("no NetLog at {}: {e}", netlog.display()));
-    let log: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("NetLog {} is not JSON: {e}", netlog.display()));
+    let log: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("NetLog {} is not JSON: {e}", netlog.display()));
     let mut urls: Vec<String> = log["events"]
         .as_array()
         .map(|events| {
@@ -150,11 +164,19 @@ fn check_html(html: &str) {
     let lower = html.to_ascii_lowercase();
     assert!(!lower.contains("<script"), "the page needs no script");
     let urls = lower.matches("http://").count() + lower.matches("https://").count();
-    assert_eq!(urls, lower.matches("xmlns=\"http://www.w3.org/2000/svg\"").count(), "only the SVG namespace may name a URL");
+    assert_eq!(
+        urls,
+        lower.matches("xmlns=\"http://www.w3.org/2000/svg\"").count(),
+        "only the SVG namespace may name a URL"
+    );
     for attr in ["src=\"", "href=\"", "url("] {
         for (i, _) in lower.match_indices(attr) {
             let rest = &lower[i + attr.len()..];
-            assert!(rest.starts_with("data:") || rest.starts_with('#'), "external reference: {}", &html[i..(i + 80).min(html.len())]);
+            assert!(
+                rest.starts_with("data:") || rest.starts_with('#'),
+                "external reference: {}",
+                &html[i..(i + 80).min(html.len())]
+            );
         }
     }
 }
@@ -164,7 +186,8 @@ fn check_html(html: &str) {
 fn render(a: &str, b: &str, artifact: &str) -> (String, Option<String>) {
     let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let html_path = work.path().join("compare.html");
-    let out = falcon(work.path(), &["profile", "compare", a, b, "--format", "html", "-o", &html_path.to_string_lossy()]);
+    let out =
+        falcon(work.path(), &["profile", "compare", a, b, "--format", "html", "-o", &html_path.to_string_lossy()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(code(&out), 0, "profile compare failed:\n{stderr}");
     assert!(stderr.contains("wrote"), "no `wrote FILE` on stderr:\n{stderr}");

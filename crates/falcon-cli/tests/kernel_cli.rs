@@ -34,7 +34,27 @@ fn analyze_gives_rows_speedups_and_fast_p_as_json() {
     assert_eq!(r["fast_p"]["n"], 14);
     assert_eq!(r["fast_0"]["count"], 12);
     let first = &rows[0];
-    for key in ["kernel", "variant", "reference", "correct", "shape", "shape_key", "dtype", "hardware", "n", "median_ms", "p25_ms", "p75_ms", "iqr_ms", "min_ms", "mean_ms", "achieved_tflops", "achieved_gbs", "roofline_fraction", "speedup"] {
+    for key in [
+        "kernel",
+        "variant",
+        "reference",
+        "correct",
+        "shape",
+        "shape_key",
+        "dtype",
+        "hardware",
+        "n",
+        "median_ms",
+        "p25_ms",
+        "p75_ms",
+        "iqr_ms",
+        "min_ms",
+        "mean_ms",
+        "achieved_tflops",
+        "achieved_gbs",
+        "roofline_fraction",
+        "speedup",
+    ] {
         assert!(first.get(key).is_some(), "row has `{key}`: {first}");
     }
     assert_eq!(first["shape"], serde_json::json!({"m": 256, "k": 256, "n": 256}));
@@ -48,7 +68,10 @@ fn analyze_gives_rows_speedups_and_fast_p_as_json() {
     }
 
     // Peaks given: a roofline for every row; --p changes fast_p.
-    let out = falcon(dir.path(), &["kernel", "analyze", arg(&file), "--peak-tflops", "1", "--peak-gbs", "50", "--p", "0.5", "--json"]);
+    let out = falcon(
+        dir.path(),
+        &["kernel", "analyze", arg(&file), "--peak-tflops", "1", "--peak-gbs", "50", "--p", "0.5", "--json"],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let r = json(&out);
     assert_eq!(r["fast_p"]["p"], 0.5);
@@ -66,7 +89,10 @@ fn analyze_renders_table_markdown_and_html() {
     let table = falcon(dir.path(), &["kernel", "analyze", arg(&file)]);
     assert_eq!(code(&table), 0, "{}", stderr(&table));
     let text = String::from_utf8(table.stdout).unwrap();
-    assert!(text.contains("fast_1 = ") && text.contains("fori_k128_off_by_one") && text.contains("jnp_dot (ref)"), "{text}");
+    assert!(
+        text.contains("fast_1 = ") && text.contains("fori_k128_off_by_one") && text.contains("jnp_dot (ref)"),
+        "{text}"
+    );
     assert!(text.contains("hardware `cpu` has no peak figures"), "{text}");
     let md = falcon(dir.path(), &["kernel", "analyze", arg(&file), "--format", "md"]);
     let text = String::from_utf8(md.stdout).unwrap();
@@ -120,7 +146,17 @@ fn a_slower_run_fails_the_regression_gate() {
     lines[0]["times_ms"] = serde_json::json!(slow);
     let text: String = lines.iter().map(|v| format!("{v}\n")).collect();
     std::fs::write(dir.path().join("kernel_bench_slow.jsonl"), text).unwrap();
-    let out = falcon(dir.path(), &["kernel", "compare", arg(&data("cpu_results.jsonl")), "kernel_bench_slow.jsonl", "--fail-on-regression", "--json"]);
+    let out = falcon(
+        dir.path(),
+        &[
+            "kernel",
+            "compare",
+            arg(&data("cpu_results.jsonl")),
+            "kernel_bench_slow.jsonl",
+            "--fail-on-regression",
+            "--json",
+        ],
+    );
     assert_eq!(code(&out), 5, "{}", stderr(&out));
     let c = json(&out);
     assert_eq!(c["regressed"], 1);
@@ -171,7 +207,12 @@ fn experiments_are_inputs() {
     }
     // `exp submit --wait` ran the interface's analysis step: the kernel-bench summary row is stored.
     let shown = json(&falcon(dir.path(), &["exp", "show", &ids[0], "--json"]));
-    let row = shown["analysis"].as_array().unwrap().iter().find(|r| r["tool"] == "kernel_bench").expect("a kernel_bench summary row");
+    let row = shown["analysis"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["tool"] == "kernel_bench")
+        .expect("a kernel_bench summary row");
     assert_eq!(row["details"]["rows"], 18, "{row}");
     assert!(row["details"]["fast_p"]["value"].is_number(), "{row}");
 
@@ -185,7 +226,10 @@ fn experiments_are_inputs() {
     let out = falcon(dir.path(), &["kernel", "compare", &ids[0], &ids[1], "--json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let by_ids = json(&out);
-    let by_files = json(&falcon(dir.path(), &["kernel", "compare", arg(&data("cpu_results.jsonl")), arg(&data("cpu_results_run2.jsonl")), "--json"]));
+    let by_files = json(&falcon(
+        dir.path(),
+        &["kernel", "compare", arg(&data("cpu_results.jsonl")), arg(&data("cpu_results_run2.jsonl")), "--json"],
+    ));
     assert_eq!(by_ids["rows"], by_files["rows"]);
 
     // An experiment without kernel-bench results: not found.

@@ -31,12 +31,26 @@ fn analyze_a_tpu_file_gives_the_guaranteed_json_with_xprof_numbers() {
     let r = json(&out);
     let xprof = analysis_data("tpu_v6e_inference_xprof_cli_get_overview.json");
     let o = &r["overview"];
-    for key in ["device_type", "device_cores", "hosts", "step_time_ms", "device_duty_cycle_percent", "device_idle_percent",
-        "flops_utilization", "hbm_bw_utilization", "bound_by", "operational_intensity", "mfu"] {
+    for key in [
+        "device_type",
+        "device_cores",
+        "hosts",
+        "step_time_ms",
+        "device_duty_cycle_percent",
+        "device_idle_percent",
+        "flops_utilization",
+        "hbm_bw_utilization",
+        "bound_by",
+        "operational_intensity",
+        "mfu",
+    ] {
         assert!(o.get(key).is_some(), "overview.{key} missing: {o}");
     }
     assert_eq!(o["device_type"], xprof["run_environment"]["device_type"]);
-    assert_eq!(o["device_cores"].as_u64().unwrap().to_string(), xprof["run_environment"]["device_core_count"].as_str().unwrap());
+    assert_eq!(
+        o["device_cores"].as_u64().unwrap().to_string(),
+        xprof["run_environment"]["device_core_count"].as_str().unwrap()
+    );
     assert_eq!(o["hosts"], 1);
     assert_eq!(o["step_time_ms"]["n"], 0, "the inference capture has no step markers");
     let duty = xprof_percent(&xprof["performance_summary"]["device_duty_cycle_percent"]);
@@ -48,14 +62,30 @@ fn analyze_a_tpu_file_gives_the_guaranteed_json_with_xprof_numbers() {
     let hlo = analysis_data("tpu_v6e_inference_xprof_hlo_stats.json");
     let ops = r["ops"].as_array().unwrap();
     assert_eq!(ops.len(), hlo["rows"].as_array().unwrap().len(), "one row per XProf hlo_stats row");
-    for key in ["program_id", "name", "category", "occurrences", "total_time_us", "self_time_us", "flops", "bytes_accessed",
-        "flop_rate_gflops", "hbm_bw_gibs", "operational_intensity", "bound_by"] {
+    for key in [
+        "program_id",
+        "name",
+        "category",
+        "occurrences",
+        "total_time_us",
+        "self_time_us",
+        "flops",
+        "bytes_accessed",
+        "flop_rate_gflops",
+        "hbm_bw_gibs",
+        "operational_intensity",
+        "bound_by",
+    ] {
         assert!(ops[0].get(key).is_some(), "ops[].{key} missing: {}", ops[0]);
     }
     let roof = &r["roofline"];
     let xroof = analysis_data("tpu_v6e_inference_xprof_roofline_model.json");
     let ridge: f64 = xroof[0]["p"]["hbm_ridge_point"].as_str().unwrap().parse().unwrap();
-    assert!((roof["ridge_point"].as_f64().unwrap() - ridge).abs() <= ridge * 0.005, "{} vs {ridge}", roof["ridge_point"]);
+    assert!(
+        (roof["ridge_point"].as_f64().unwrap() - ridge).abs() <= ridge * 0.005,
+        "{} vs {ridge}",
+        roof["ridge_point"]
+    );
     for key in ["peak_flop_rate_gflops", "peak_hbm_bw_gibs", "points"] {
         assert!(roof.get(key).is_some(), "roofline.{key} missing");
     }
@@ -79,7 +109,8 @@ fn analyze_a_tpu_file_gives_the_guaranteed_json_with_xprof_numbers() {
 fn gpu_kernels_and_cpu_steps_through_the_cli() {
     let dir = tempfile::tempdir().unwrap();
     let gpu = capture("gpu_v100x8_tf.xplane.pb");
-    let out = falcon(dir.path(), &["profile", "analyze", gpu.to_str().unwrap(), "--tool", "kernels,overview", "--json"]);
+    let out =
+        falcon(dir.path(), &["profile", "analyze", gpu.to_str().unwrap(), "--tool", "kernels,overview", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let r = json(&out);
     let xk = analysis_data("gpu_v100x8_tf_xprof_kernel_stats.json");
@@ -89,7 +120,11 @@ fn gpu_kernels_and_cpu_steps_through_the_cli() {
         assert!(kernels[0].get(key).is_some(), "kernels[].{key} missing");
     }
     assert!(r.get("ops").is_none() && r.get("memory").is_none(), "only the tools asked for");
-    assert!(r["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("FLOP")), "says GPU ops have no FLOPs: {}", r["notes"]);
+    assert!(
+        r["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("FLOP")),
+        "says GPU ops have no FLOPs: {}",
+        r["notes"]
+    );
 
     // A JAX run directory (plugins/profile/<run>/<host>.xplane.pb), found from its root.
     let run = dir.path().join("logdir/plugins/profile/2026_01_01_00_00_00");
@@ -115,7 +150,14 @@ fn bad_inputs_fail_with_clear_errors_and_exit_codes() {
         ("empty.xplane.pb", Vec::new()),
         ("truncated.xplane.pb", good[..good.len() / 3].to_vec()),
         ("random.xplane.pb", (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect()),
-        ("tool_output.xplane.pb", std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../falcon-analysis/tests/data/tpu_v6e_inference_xprof_hlo_stats.json")).unwrap()),
+        (
+            "tool_output.xplane.pb",
+            std::fs::read(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../falcon-analysis/tests/data/tpu_v6e_inference_xprof_hlo_stats.json"),
+            )
+            .unwrap(),
+        ),
     ];
     for (name, bytes) in &cases {
         std::fs::write(dir.path().join(name), bytes).unwrap();
@@ -198,11 +240,26 @@ fn a_gs_uri_is_fetched_from_the_bucket_and_analysed() {
         let out = Command::new("curl").arg("-fsS").args(args).output().expect("curl");
         assert!(out.status.success(), "curl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     };
-    curl(&["-X", "POST", "-H", "Content-Type: application/json", "-d", &format!("{{\"name\":\"{bucket}\"}}"), &format!("{endpoint}/storage/v1/b")]);
+    curl(&[
+        "-X",
+        "POST",
+        "-H",
+        "Content-Type: application/json",
+        "-d",
+        &format!("{{\"name\":\"{bucket}\"}}"),
+        &format!("{endpoint}/storage/v1/b"),
+    ]);
     let file = capture("tpu_v6e_inference.xplane.pb");
     let name = "team%2Frun1%2Fplugins%2Fprofile%2F2026_02_03_04_05_06%2Ft1v-0.xplane.pb";
-    curl(&["-X", "POST", "--data-binary", &format!("@{}", file.display()), "-H", "Content-Type: application/octet-stream",
-        &format!("{endpoint}/upload/storage/v1/b/{bucket}/o?uploadType=media&name={name}")]);
+    curl(&[
+        "-X",
+        "POST",
+        "--data-binary",
+        &format!("@{}", file.display()),
+        "-H",
+        "Content-Type: application/octet-stream",
+        &format!("{endpoint}/upload/storage/v1/b/{bucket}/o?uploadType=media&name={name}"),
+    ]);
 
     let dir = tempfile::tempdir().unwrap();
     let gcs_env = [("FALCON_GCS_ENDPOINT", endpoint.as_str()), ("FALCON_GCS_ANONYMOUS", "1")];
@@ -227,12 +284,19 @@ fn hosts_of_a_run_are_combined_or_picked() {
     for host in ["host-a", "host-b"] {
         std::fs::copy(capture("tpu_v6e_inference.xplane.pb"), run.join(format!("{host}.xplane.pb"))).unwrap();
     }
-    let one = json(&falcon(dir.path(), &["profile", "analyze", "logdir", "--host", "host-b", "--tool", "overview,hlo", "--json"]));
+    let one = json(&falcon(
+        dir.path(),
+        &["profile", "analyze", "logdir", "--host", "host-b", "--tool", "overview,hlo", "--json"],
+    ));
     let both = json(&falcon(dir.path(), &["profile", "analyze", "logdir", "--tool", "overview,hlo", "--json"]));
     assert_eq!(one["overview"]["hosts"], 1);
     assert_eq!(both["overview"]["hosts"], 2);
-    assert_eq!(both["overview"]["device_cores"].as_u64().unwrap(), 2 * one["overview"]["device_cores"].as_u64().unwrap());
-    let occurrences = |r: &Value| r["ops"].as_array().unwrap().iter().map(|o| o["occurrences"].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(
+        both["overview"]["device_cores"].as_u64().unwrap(),
+        2 * one["overview"]["device_cores"].as_u64().unwrap()
+    );
+    let occurrences =
+        |r: &Value| r["ops"].as_array().unwrap().iter().map(|o| o["occurrences"].as_u64().unwrap()).sum::<u64>();
     assert_eq!(occurrences(&both), 2 * occurrences(&one), "ops of both hosts are merged");
     assert_eq!(both["ops"].as_array().unwrap().len(), one["ops"].as_array().unwrap().len());
 }
@@ -252,7 +316,10 @@ fn a_goal_on_a_profile_metric_ranks_from_the_summary_rows() {
     )
     .unwrap();
     std::fs::write(dir.path().join("sweep.yaml"), "base: base.yaml\nsweep:\n  config.variant: [1, 2]\n").unwrap();
-    let goal = json(&falcon(dir.path(), &["goal", "create", "--title", "faster steps", "--metric", "profile_step_time_ms", "--json"]));
+    let goal = json(&falcon(
+        dir.path(),
+        &["goal", "create", "--title", "faster steps", "--metric", "profile_step_time_ms", "--json"],
+    ));
     let gid = goal["id"].as_str().unwrap().to_string();
     let out = falcon(dir.path(), &["session", "submit", "sweep.yaml", "--goal", &gid, "--wait", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));

@@ -30,7 +30,10 @@ fn table_output_lists_the_worst_tensors_first() {
     let out = falcon(tmp.path(), &["accuracy", "tensors", arg(&a), arg(&b), "--map", arg(&map)]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("MISMATCH: 8 compared, 5 pass, 3 fail · 1 shape mismatch · 1 only in A · 1 only in B"), "{text}");
+    assert!(
+        text.contains("MISMATCH: 8 compared, 5 pass, 3 fail · 1 shape mismatch · 1 only in A · 1 only in B"),
+        "{text}"
+    );
     assert!(text.contains("layer0/attn/q → l0/q"), "{text}");
     assert!(text.contains("Only in A (1)") && text.contains("only_a") && text.contains("only_b"), "{text}");
     assert!(text.contains("map line 3"), "{text}");
@@ -48,7 +51,10 @@ fn table_output_lists_the_worst_tensors_first() {
 fn json_is_the_report_struct() {
     let tmp = tempfile::tempdir().unwrap();
     let d = data();
-    let out = falcon(tmp.path(), &["--json", "accuracy", "tensors", arg(&d.join("a.safetensors")), arg(&d.join("b.safetensors"))]);
+    let out = falcon(
+        tmp.path(),
+        &["--json", "accuracy", "tensors", arg(&d.join("a.safetensors")), arg(&d.join("b.safetensors"))],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let v = json(&out);
     let r: falcon_analysis::tensors::TensorReport = serde_json::from_value(v.clone()).unwrap();
@@ -57,7 +63,10 @@ fn json_is_the_report_struct() {
     assert!(!r.tensors[0].allclose, "failing first");
     assert!(v["tensors"][0]["rtol"].as_f64().is_some());
     // --format json is the same document.
-    let out2 = falcon(tmp.path(), &["accuracy", "tensors", arg(&d.join("a.safetensors")), arg(&d.join("b.safetensors")), "--format", "json"]);
+    let out2 = falcon(
+        tmp.path(),
+        &["accuracy", "tensors", arg(&d.join("a.safetensors")), arg(&d.join("b.safetensors")), "--format", "json"],
+    );
     let mut v2 = json(&out2);
     v2["seconds"] = v["seconds"].clone();
     assert_eq!(v2, v);
@@ -74,7 +83,10 @@ fn markdown_and_html() {
     let out = falcon(tmp.path(), &["accuracy", "tensors", arg(&a), arg(&b), "--format", "html"]);
     assert_eq!(code(&out), 0);
     let page = stdout(&out);
-    assert!(page.starts_with("<!DOCTYPE html>") && page.contains("Tensor comparison") && page.contains("<table>"), "{page}");
+    assert!(
+        page.starts_with("<!DOCTYPE html>") && page.contains("Tensor comparison") && page.contains("<table>"),
+        "{page}"
+    );
     assert!(!page.contains("<script"), "self-contained, no scripts");
 }
 
@@ -90,11 +102,27 @@ fn fail_on_mismatch_exits_5_and_tolerances_can_be_widened() {
     assert!(stderr(&out).contains("mismatch: 1 of 1 tensors fail allclose (f32_fail_b)"), "{}", stderr(&out));
     // Without the flag the report is printed and the exit is 0.
     assert_eq!(code(&falcon(tmp.path(), &["accuracy", "tensors", arg(&a), arg(&fail)])), 0);
-    let out = falcon(tmp.path(), &["accuracy", "tensors", arg(&a), arg(&fail), "--rtol", "1e-2", "--atol", "1e-3", "--fail-on-mismatch"]);
+    let out = falcon(
+        tmp.path(),
+        &["accuracy", "tensors", arg(&a), arg(&fail), "--rtol", "1e-2", "--atol", "1e-3", "--fail-on-mismatch"],
+    );
     assert_eq!(code(&out), 0, "{}", stdout(&out));
     assert!(stdout(&out).contains("rtol 1e-2, atol 1e-3"), "{}", stdout(&out));
     // A shape mismatch alone is a mismatch too.
-    let out = falcon(tmp.path(), &["accuracy", "tensors", arg(&d.join("dir_a")), arg(&d.join("dir_b")), "--fail-on-mismatch", "--rtol", "1", "--atol", "1"]);
+    let out = falcon(
+        tmp.path(),
+        &[
+            "accuracy",
+            "tensors",
+            arg(&d.join("dir_a")),
+            arg(&d.join("dir_b")),
+            "--fail-on-mismatch",
+            "--rtol",
+            "1",
+            "--atol",
+            "1",
+        ],
+    );
     assert_eq!(code(&out), 5);
     assert!(stderr(&out).contains("1 shape mismatch"), "{}", stderr(&out));
 }
@@ -119,9 +147,11 @@ fn missing_input_exits_3_and_corrupt_input_exits_1() {
 
     let map = tmp.path().join("map.txt");
     std::fs::write(&map, "ok ok\n\none two three\n").unwrap();
-    let out = falcon(tmp.path(), &["accuracy", "tensors", arg(&d.join("dir_a")), arg(&d.join("dir_b")), "--map", "map.txt"]);
+    let out =
+        falcon(tmp.path(), &["accuracy", "tensors", arg(&d.join("dir_a")), arg(&d.join("dir_b")), "--map", "map.txt"]);
     assert_eq!(code(&out), 1);
     assert!(stderr(&out).contains("map.txt:3:"), "{}", stderr(&out));
-    let out = falcon(tmp.path(), &["accuracy", "tensors", arg(&d.join("dir_a")), arg(&d.join("dir_b")), "--map", "nope.txt"]);
+    let out =
+        falcon(tmp.path(), &["accuracy", "tensors", arg(&d.join("dir_a")), arg(&d.join("dir_b")), "--map", "nope.txt"]);
     assert_eq!(code(&out), 3);
 }

@@ -31,7 +31,12 @@ fn check_shape(r: &Value) {
     assert!(r["host_bound"]["fraction"].is_number() && r["host_bound"]["verdict"].is_string());
     for s in r["steps"].as_array().unwrap() {
         let f = |k: &str| s[k].as_f64().unwrap_or_else(|| panic!("steps[].{k} missing: {s}"));
-        let parts = f("compute_us") + f("collective_us") + f("memcpy_us") + f("host_wait_us") + f("idle_us") + s["other_us"].as_f64().unwrap_or(0.0);
+        let parts = f("compute_us")
+            + f("collective_us")
+            + f("memcpy_us")
+            + f("host_wait_us")
+            + f("idle_us")
+            + s["other_us"].as_f64().unwrap_or(0.0);
         assert!((parts - f("duration_us")).abs() <= f("duration_us") * 0.001 + 1e-6, "partition: {s}");
         f("hidden_collective_us");
         s["step"].as_i64().unwrap();
@@ -68,7 +73,12 @@ fn xspace_and_chrome_inputs_of_the_same_capture_agree() {
         assert_eq!(sa.len(), sb.len(), "{xplane} vs {chrome}: step count");
         for k in ["duration_us", "compute_us", "collective_us", "memcpy_us", "host_wait_us", "idle_us"] {
             let total = |v: &Value| v["total"][k].as_f64().unwrap();
-            assert!(within(total(&a), total(&b), 0.01), "{xplane} vs {chrome}: total.{k} {} vs {}", total(&a), total(&b));
+            assert!(
+                within(total(&a), total(&b), 0.01),
+                "{xplane} vs {chrome}: total.{k} {} vs {}",
+                total(&a),
+                total(&b)
+            );
         }
     }
     // TPU: steps from the most executed module, 100 executions of jit_f on each of 4 cores.
@@ -88,7 +98,10 @@ fn a_pytorch_cpu_trace_is_broken_down() {
     let steps: Vec<i64> = r["steps"].as_array().unwrap().iter().map(|s| s["step"].as_i64().unwrap()).collect();
     assert_eq!(steps, vec![2, 3, 4], "ProfilerStep#2..4");
     assert!(r["steps"][0]["compute_us"].as_f64().unwrap() > 0.0);
-    let out = falcon(dir.path(), &["profile", "trace", data("pytorch_cpu_tfm2.pt.trace.json.gz").to_str().unwrap(), "--markdown"]);
+    let out = falcon(
+        dir.path(),
+        &["profile", "trace", data("pytorch_cpu_tfm2.pt.trace.json.gz").to_str().unwrap(), "--markdown"],
+    );
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("## Where the step time goes"));
 }
@@ -137,10 +150,18 @@ fn an_experiment_gets_its_trace_summary_row() {
     let r = json(&falcon(dir.path(), &["profile", "trace", &id, "--json"]));
     assert_eq!(r["experiment"], id.as_str());
     let rows = json(&falcon(dir.path(), &["exp", "show", &id, "--json"]))["analysis"].clone();
-    let row = rows.as_array().unwrap().iter().find(|r| r["tool"] == "trace").unwrap_or_else(|| panic!("no trace row: {rows}"));
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["tool"] == "trace")
+        .unwrap_or_else(|| panic!("no trace row: {rows}"));
     let idle = row["details"]["idle_percent"].as_f64().unwrap();
     let total = &r["total"];
-    assert!(within(idle, 100.0 * total["idle_us"].as_f64().unwrap() / total["duration_us"].as_f64().unwrap(), 0.001), "{row}");
+    assert!(
+        within(idle, 100.0 * total["idle_us"].as_f64().unwrap() / total["duration_us"].as_f64().unwrap(), 0.001),
+        "{row}"
+    );
 }
 
 #[test]

@@ -69,7 +69,11 @@ impl ArtifactKind {
             Self::Metrics
         } else if name.starts_with("kernel_bench") && name.ends_with(".jsonl") {
             Self::KernelBench
-        } else if name.ends_with(".trace.json") || name.ends_with(".trace.json.gz") || name.contains(".hlo") || name.contains("llo") {
+        } else if name.ends_with(".trace.json")
+            || name.ends_with(".trace.json.gz")
+            || name.contains(".hlo")
+            || name.contains("llo")
+        {
             Self::Trace
         } else if name.starts_with("config") && ext_in(&[".yaml", ".yml", ".json"]) {
             Self::Config

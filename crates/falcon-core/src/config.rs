@@ -270,7 +270,9 @@ impl ConfigLayer {
                 "FALCON_DB" => layer.db = Some(value),
                 "FALCON_ARTIFACTS" => layer.artifacts = Some(value),
                 "FALCON_GCS_ENDPOINT" => layer.gcs.get_or_insert_with(Default::default).endpoint = Some(value),
-                "FALCON_GCS_ANONYMOUS" => layer.gcs.get_or_insert_with(Default::default).anonymous = Some(flag(&value)?),
+                "FALCON_GCS_ANONYMOUS" => {
+                    layer.gcs.get_or_insert_with(Default::default).anonymous = Some(flag(&value)?)
+                }
                 "FALCON_GCS_CREDENTIAL_PATH" => {
                     layer.gcs.get_or_insert_with(Default::default).credential_path = Some(value)
                 }
@@ -401,7 +403,10 @@ impl Config {
             problem("jobs".into(), "poll_interval_ms and lease_s must be positive".into());
         }
         if self.jobs.lease_s * 1000 <= self.jobs.poll_interval_ms * 2 {
-            problem("jobs.lease_s".into(), "a lease must outlast at least two polls, or workers lose their jobs between passes".into());
+            problem(
+                "jobs.lease_s".into(),
+                "a lease must outlast at least two polls, or workers lose their jobs between passes".into(),
+            );
         }
         if self.pools.is_empty() {
             problem("pools".into(), "no resource pool is configured; jobs could not run anywhere".into());
@@ -454,7 +459,6 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
-
 fn parse_bool(v: &str) -> Option<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Some(true),
@@ -486,8 +490,9 @@ mod tests {
             "falcon.toml",
         )
         .unwrap();
-        let env = ConfigLayer::from_env([("FALCON_DB", "sqlite:///env.db"), ("FALCON_GCS_ANONYMOUS", "1"), ("HOME", "/x")])
-            .unwrap();
+        let env =
+            ConfigLayer::from_env([("FALCON_DB", "sqlite:///env.db"), ("FALCON_GCS_ANONYMOUS", "1"), ("HOME", "/x")])
+                .unwrap();
         let flags = ConfigLayer { data_dir: Some("/flag".into()), ..Default::default() };
 
         let only_file = Config::resolve([file.clone()], MACHINE);
@@ -545,9 +550,13 @@ mod tests {
     #[test]
     fn job_timings_merge_field_by_field() {
         let file = ConfigLayer::from_toml("[jobs]\ncapacity_timeout_s = 30\nlease_s = 20\n", "f").unwrap();
-        let flags = ConfigLayer { jobs: Some(JobsLayer { lease_s: Some(45), ..Default::default() }), ..Default::default() };
+        let flags =
+            ConfigLayer { jobs: Some(JobsLayer { lease_s: Some(45), ..Default::default() }), ..Default::default() };
         let c = Config::resolve([file, flags], MACHINE);
-        assert_eq!(c.jobs, JobsConfig { poll_interval_ms: 1000, capacity_timeout_s: 30, lease_s: 45, log_interval_s: 5 });
+        assert_eq!(
+            c.jobs,
+            JobsConfig { poll_interval_ms: 1000, capacity_timeout_s: 30, lease_s: 45, log_interval_s: 5 }
+        );
         let bad = ConfigLayer::from_toml("[jobs]\nlease_s = 1\npoll_interval_ms = 1000\n", "f").unwrap();
         let fields: Vec<_> = Config::resolve([bad], MACHINE).problems().into_iter().map(|p| p.field).collect();
         assert_eq!(fields, ["jobs.lease_s"]);

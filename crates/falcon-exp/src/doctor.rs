@@ -63,7 +63,8 @@ fn check_pools(config: &Config) -> Check {
 
 async fn check_database(config: &Config) -> Check {
     let started = Instant::now();
-    let options = ConnectOptions { max_connections: 1, acquire_timeout: Duration::from_secs(5), create_if_missing: false };
+    let options =
+        ConnectOptions { max_connections: 1, acquire_timeout: Duration::from_secs(5), create_if_missing: false };
     let outcome: Result<String, (String, Option<String>)> = async {
         let store = MetaStore::open(&config.db, &options).await.map_err(failure)?;
         let status = store.migration_status().await.map_err(failure)?;
@@ -108,7 +109,12 @@ async fn check_artifacts(config: &Config) -> Check {
     finish("artifacts", target, started, outcome)
 }
 
-fn finish(component: &str, target: String, started: Instant, outcome: Result<String, (String, Option<String>)>) -> Check {
+fn finish(
+    component: &str,
+    target: String,
+    started: Instant,
+    outcome: Result<String, (String, Option<String>)>,
+) -> Check {
     let (ok, detail, hint) = match outcome {
         Ok(detail) => (true, detail, None),
         Err((detail, hint)) => (false, detail, hint),

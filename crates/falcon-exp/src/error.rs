@@ -47,7 +47,9 @@ impl ExpError {
     pub fn hint(&self) -> Option<String> {
         match self {
             ExpError::Store(e) => store_hint(e),
-            ExpError::Job(falcon_job::JobError::InvalidPool { .. }) => Some("fix the [[pools]] entries in falcon.toml".into()),
+            ExpError::Job(falcon_job::JobError::InvalidPool { .. }) => {
+                Some("fix the [[pools]] entries in falcon.toml".into())
+            }
             _ => None,
         }
     }

@@ -10,7 +10,9 @@ use falcon_core::ids::{ExperimentId, JobId};
 use falcon_core::spec::{canonical_json, falcon_env, substitute, ExperimentSpec};
 use falcon_core::stats::{compare, direction_for, CompareOptions, Direction, Verdict};
 use falcon_core::status::ExperimentStatus;
-use falcon_infra::meta::{ArtifactRecord, ExperimentFilter, ExperimentRecord, MetricSummary, NewArtifact, NewExperiment, Transition};
+use falcon_infra::meta::{
+    ArtifactRecord, ExperimentFilter, ExperimentRecord, MetricSummary, NewArtifact, NewExperiment, Transition,
+};
 use falcon_infra::InfraError;
 use falcon_job::{JobSpec, Resources, RetryPolicy};
 use serde::Serialize;
@@ -53,10 +55,15 @@ impl Exp {
     }
 
     /// [`Exp::submit`] as part of a session.
-    pub async fn submit_in(&self, spec: &ExperimentSpec, session: Option<falcon_core::ids::SessionId>) -> Result<ExperimentRecord> {
+    pub async fn submit_in(
+        &self,
+        spec: &ExperimentSpec,
+        session: Option<falcon_core::ids::SessionId>,
+    ) -> Result<ExperimentRecord> {
         let resolved = substitute(spec).map_err(|e| ExpError::Invalid(e.to_string()))?;
         let spec_json: serde_json::Value =
-            serde_json::from_str(&canonical_json(&serde_json::to_value(spec).expect("a spec serializes"))).expect("canonical JSON parses");
+            serde_json::from_str(&canonical_json(&serde_json::to_value(spec).expect("a spec serializes")))
+                .expect("canonical JSON parses");
         let new = NewExperiment {
             name: spec.name.clone(),
             scenario: spec.scenario,
@@ -72,12 +79,26 @@ impl Exp {
             Ok(job) => {
                 self.meta.set_experiment_job(record.id, job).await?;
                 self.meta
-                    .transition_experiment(record.id, ExperimentStatus::Pending, ExperimentStatus::Provisioning, &format!("job {job} queued"), None)
+                    .transition_experiment(
+                        record.id,
+                        ExperimentStatus::Pending,
+                        ExperimentStatus::Provisioning,
+                        &format!("job {job} queued"),
+                        None,
+                    )
                     .await?;
             }
             Err(e) => {
                 let reason = format!("could not queue its job: {e}");
-                self.meta.transition_experiment(record.id, ExperimentStatus::Pending, ExperimentStatus::Failed, &reason, None).await?;
+                self.meta
+                    .transition_experiment(
+                        record.id,
+                        ExperimentStatus::Pending,
+                        ExperimentStatus::Failed,
+                        &reason,
+                        None,
+                    )
+                    .await?;
                 return Err(e);
             }
         }
@@ -90,10 +111,15 @@ impl Exp {
         let dir = self.config.data_dir.join("experiments").join(id.to_string());
         std::fs::create_dir_all(&dir).map_err(|e| ExpError::Io(format!("creating {}: {e}", dir.display())))?;
         let config_path = dir.join("config.json");
-        std::fs::write(&config_path, canonical_json(&spec.config)).map_err(|e| ExpError::Io(format!("writing {}: {e}", config_path.display())))?;
+        std::fs::write(&config_path, canonical_json(&spec.config))
+            .map_err(|e| ExpError::Io(format!("writing {}: {e}", config_path.display())))?;
         let mut env = spec.workload.env.clone();
         // FALCON_ARTIFACT_DIR is set by the backend (a local folder it copies into the artifact store).
-        env.extend(falcon_env(spec, id, &config_path.display().to_string(), "").into_iter().filter(|(k, _)| k != "FALCON_ARTIFACT_DIR"));
+        env.extend(
+            falcon_env(spec, id, &config_path.display().to_string(), "")
+                .into_iter()
+                .filter(|(k, _)| k != "FALCON_ARTIFACT_DIR"),
+        );
         let mut labels = spec.labels.clone();
         labels.insert("falcon.dev/experiment".into(), id.to_string());
         let job = JobSpec {
@@ -143,8 +169,14 @@ impl Exp {
     async fn reconcile_one(&self, exp: &ExperimentRecord, report: &mut ReconcileReport) -> Result<()> {
         let Some(job_id) = exp.job else { return Ok(()) };
         let job = self.meta.get_job(job_id).await?;
-        let Some(step) = lifecycle::reconcile(exp.status, exp.attempt, job.status, job.attempt, job.status_reason.as_deref(), job.exit_code)
-        else {
+        let Some(step) = lifecycle::reconcile(
+            exp.status,
+            exp.attempt,
+            job.status,
+            job.attempt,
+            job.status_reason.as_deref(),
+            job.exit_code,
+        ) else {
             return Ok(());
         };
         // Through RUNNING when a short job finished between polls is not needed: PROVISIONING may end directly.
@@ -165,7 +197,8 @@ impl Exp {
     /// metrics files.
     pub async fn index_outputs(&self, id: ExperimentId, job: Option<JobId>) -> Result<Vec<ArtifactRecord>> {
         let prefix = experiment_prefix(id);
-        let known: std::collections::HashSet<String> = self.meta.list_artifacts(id, None).await?.into_iter().map(|a| a.key).collect();
+        let known: std::collections::HashSet<String> =
+            self.meta.list_artifacts(id, None).await?.into_iter().map(|a| a.key).collect();
         for object in self.artifacts.list(&prefix).await? {
             if known.contains(&object.key) {
                 continue;
@@ -209,7 +242,11 @@ impl Exp {
 
     /// The experiment's metric summaries recomputed from its metrics artifacts with `warmup` steps dropped
     /// (the stored summaries use the default warm-up rule).
-    pub async fn metric_summaries(&self, id: ExperimentId, warmup: Option<usize>) -> Result<BTreeMap<String, MetricSummary>> {
+    pub async fn metric_summaries(
+        &self,
+        id: ExperimentId,
+        warmup: Option<usize>,
+    ) -> Result<BTreeMap<String, MetricSummary>> {
         self.meta.get_experiment(id).await?;
         let series = self.metric_series(id).await?;
         Ok(series.summaries(warmup).into_iter().map(|m| (m.metric.clone(), m)).collect())
@@ -249,7 +286,15 @@ impl Exp {
                 self.jobs().await?.cancel(job).await?;
             }
             None => {
-                self.meta.transition_experiment(id, exp.status, ExperimentStatus::Cancelled, "cancelled before its job was queued", None).await?;
+                self.meta
+                    .transition_experiment(
+                        id,
+                        exp.status,
+                        ExperimentStatus::Cancelled,
+                        "cancelled before its job was queued",
+                        None,
+                    )
+                    .await?;
             }
         }
         Ok(self.meta.get_experiment(id).await?)
@@ -276,12 +321,23 @@ impl Exp {
 
     /// Compares a metric's per-step samples of two experiments (A is the baseline) with the shared statistics:
     /// the verdict object of DESIGN.md §2. `direction` overrides the standard direction of known metrics.
-    pub async fn compare(&self, a: ExperimentId, b: ExperimentId, metric: &str, direction: Option<Direction>, warmup: Option<usize>) -> Result<Verdict> {
+    pub async fn compare(
+        &self,
+        a: ExperimentId,
+        b: ExperimentId,
+        metric: &str,
+        direction: Option<Direction>,
+        warmup: Option<usize>,
+    ) -> Result<Verdict> {
         let direction = direction.or_else(|| direction_for(metric)).ok_or_else(|| {
-            ExpError::Invalid(format!("`{metric}` has no standard direction; pass --higher-is-better or --lower-is-better"))
+            ExpError::Invalid(format!(
+                "`{metric}` has no standard direction; pass --higher-is-better or --lower-is-better"
+            ))
         })?;
         let samples = |series: MetricSeries, id: ExperimentId| {
-            series.values(metric, warmup).ok_or_else(|| ExpError::NotFound(format!("experiment {id} has no `{metric}` samples")))
+            series
+                .values(metric, warmup)
+                .ok_or_else(|| ExpError::NotFound(format!("experiment {id} has no `{metric}` samples")))
         };
         let sa = samples(self.metric_series(a).await?, a)?;
         let sb = samples(self.metric_series(b).await?, b)?;
@@ -338,7 +394,11 @@ impl Exp {
     }
 
     /// Runs [`Exp::work`] until the experiment ends (the embedded worker of `exp submit --wait`).
-    pub async fn wait(&self, id: ExperimentId, mut on_change: impl FnMut(&ExperimentRecord)) -> Result<ExperimentRecord> {
+    pub async fn wait(
+        &self,
+        id: ExperimentId,
+        mut on_change: impl FnMut(&ExperimentRecord),
+    ) -> Result<ExperimentRecord> {
         let mut last = None;
         loop {
             let (tick, _) = self.work().await?;

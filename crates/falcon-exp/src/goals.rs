@@ -72,15 +72,27 @@ impl Exp {
     /// conflict; no claimable goal is not found.
     pub async fn claim_goal(&self, id: Option<GoalId>, owner: &str, lease: Duration) -> Result<GoalRecord> {
         match id {
-            None => self.meta.claim_next_goal(owner, lease).await?.ok_or_else(|| ExpError::NotFound("no open goal to claim".into())),
-            Some(id) => self.meta.claim_goal(id, owner, lease).await?.ok_or_else(|| {
-                ExpError::State(format!("goal {id} is held by someone else or closed"))
-            }),
+            None => self
+                .meta
+                .claim_next_goal(owner, lease)
+                .await?
+                .ok_or_else(|| ExpError::NotFound("no open goal to claim".into())),
+            Some(id) => self
+                .meta
+                .claim_goal(id, owner, lease)
+                .await?
+                .ok_or_else(|| ExpError::State(format!("goal {id} is held by someone else or closed"))),
         }
     }
 
     /// Moves a claimed (or open) goal to `to`: release (OPEN), achieve, abandon.
-    pub async fn close_goal(&self, id: GoalId, to: GoalStatus, reason: &str, actor: Option<&str>) -> Result<GoalRecord> {
+    pub async fn close_goal(
+        &self,
+        id: GoalId,
+        to: GoalStatus,
+        reason: &str,
+        actor: Option<&str>,
+    ) -> Result<GoalRecord> {
         let goal = self.meta.get_goal(id).await?;
         if matches!(goal.status, GoalStatus::Achieved | GoalStatus::Abandoned) {
             return Err(ExpError::State(format!("goal {id} is already {}", goal.status)));
@@ -104,7 +116,12 @@ impl Exp {
             Some(b) => self.goal_metric_value(b, &goal.metric).await?,
             None => None,
         };
-        let filter = ExperimentFilter { goal: Some(id), status: Some(ExperimentStatus::Completed), limit: 1000, ..Default::default() };
+        let filter = ExperimentFilter {
+            goal: Some(id),
+            status: Some(ExperimentStatus::Completed),
+            limit: 1000,
+            ..Default::default()
+        };
         let mut rows = Vec::new();
         for exp in self.meta.list_experiments(&filter).await? {
             if let Some(value) = self.goal_metric_value(exp.id, &goal.metric).await? {
@@ -151,7 +168,13 @@ impl Exp {
     }
 
     /// Records a session and submits every spec of it (a sweep's expansion) under it.
-    pub async fn submit_session(&self, name: &str, goal: Option<GoalId>, sweep: serde_json::Value, specs: &[ExperimentSpec]) -> Result<SessionView> {
+    pub async fn submit_session(
+        &self,
+        name: &str,
+        goal: Option<GoalId>,
+        sweep: serde_json::Value,
+        specs: &[ExperimentSpec],
+    ) -> Result<SessionView> {
         if specs.is_empty() {
             return Err(ExpError::Invalid("the session has no experiments".into()));
         }
@@ -173,7 +196,8 @@ impl Exp {
         let mut experiments = self.meta.list_experiments(&filter).await?;
         experiments.reverse();
         let status = aggregate(experiments.iter().map(|e| e.status));
-        let specs: Vec<(String, serde_json::Value)> = experiments.iter().map(|e| (e.id.to_string(), e.spec.clone())).collect();
+        let specs: Vec<(String, serde_json::Value)> =
+            experiments.iter().map(|e| (e.id.to_string(), e.spec.clone())).collect();
         let inputs: Vec<(&str, &serde_json::Value)> = specs.iter().map(|(n, v)| (n.as_str(), v)).collect();
         let differences = crate::diff::diff_many(&inputs);
         Ok(SessionView { session, status, experiments, differences })

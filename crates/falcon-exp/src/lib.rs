@@ -72,8 +72,13 @@ impl Exp {
         let jobs = self
             .jobs
             .get_or_try_init(|| async {
-                let manager =
-                    falcon_job::JobManager::from_config(self.meta.clone(), self.artifacts.clone(), &self.config, self.owner.clone()).await?;
+                let manager = falcon_job::JobManager::from_config(
+                    self.meta.clone(),
+                    self.artifacts.clone(),
+                    &self.config,
+                    self.owner.clone(),
+                )
+                .await?;
                 Ok::<_, ExpError>(std::sync::Arc::new(manager))
             })
             .await?;

@@ -31,12 +31,21 @@ pub struct Step {
 }
 
 /// Reconciles an experiment (status, attempt) with its job (status, attempt, reason, exit code).
-pub fn reconcile(exp: E, exp_attempt: i64, job: J, job_attempt: i64, job_reason: Option<&str>, exit_code: Option<i64>) -> Option<Step> {
+pub fn reconcile(
+    exp: E,
+    exp_attempt: i64,
+    job: J,
+    job_attempt: i64,
+    job_reason: Option<&str>,
+    exit_code: Option<i64>,
+) -> Option<Step> {
     if exp.is_terminal() {
         return None;
     }
     let why = |default: &str| job_reason.map_or_else(|| default.to_string(), str::to_string);
-    let step = |to: E, reason: String| (exp != to && can_transition(exp, to)).then_some(Step { to, reason, attempt: job_attempt.max(exp_attempt) });
+    let step = |to: E, reason: String| {
+        (exp != to && can_transition(exp, to)).then_some(Step { to, reason, attempt: job_attempt.max(exp_attempt) })
+    };
     match job {
         // A later attempt queued while the experiment ran: the previous one was preempted or failed retryably.
         J::Queued | J::Submitted | J::Pending if job_attempt > exp_attempt && exp == E::Running => Some(Step {

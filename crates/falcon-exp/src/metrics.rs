@@ -120,7 +120,9 @@ mod tests {
 
     #[test]
     fn a_rewritten_step_keeps_its_last_value_and_files_merge() {
-        let mut a = MetricSeries::parse("{\"step\":1,\"loss\":3}\n{\"step\":2,\"loss\":2}\n{\"step\":2,\"loss\":1.5}\n", "a").unwrap();
+        let mut a =
+            MetricSeries::parse("{\"step\":1,\"loss\":3}\n{\"step\":2,\"loss\":2}\n{\"step\":2,\"loss\":1.5}\n", "a")
+                .unwrap();
         assert_eq!(a.fields["loss"], [(1, 3.0), (2, 1.5)]);
         a.merge(MetricSeries::parse("{\"step\":3,\"tokens_per_s\":100}\n", "b").unwrap());
         assert_eq!(a.fields["tokens_per_s"], [(3, 100.0)]);

@@ -23,7 +23,8 @@ async fn a_fresh_local_setup_passes_every_check() {
     assert_eq!(components, ["config", "database", "artifacts"]);
     assert!(report.checks[1].detail.contains("(current)"), "{:?}", report.checks[1]);
     assert!(report.checks[2].detail.contains("sha256 verified"));
-    let leftovers = std::fs::read_dir(dir.path().join(".falcon/artifacts/.falcon-doctor")).map(|d| d.count()).unwrap_or(0);
+    let leftovers =
+        std::fs::read_dir(dir.path().join(".falcon/artifacts/.falcon-doctor")).map(|d| d.count()).unwrap_or(0);
     assert_eq!(leftovers, 0, "the probe object is deleted");
 }
 

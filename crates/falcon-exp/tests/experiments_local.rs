@@ -7,7 +7,9 @@ use falcon_core::status::ExperimentStatus;
 use falcon_exp::Exp;
 
 fn config(dir: &std::path::Path) -> Config {
-    let layer = ConfigLayer::from_toml("data_dir = \".falcon\"\n[jobs]\npoll_interval_ms = 50\n", "falcon.toml").unwrap().rebase(dir);
+    let layer = ConfigLayer::from_toml("data_dir = \".falcon\"\n[jobs]\npoll_interval_ms = 50\n", "falcon.toml")
+        .unwrap()
+        .rebase(dir);
     Config::resolve([layer], MachineFacts { cores: 2 })
 }
 
@@ -24,7 +26,8 @@ where
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
     cfg.db = url.clone();
-    let exp = Exp::connect(&cfg).await.unwrap_or_else(|e| panic!("MariaDB is needed ({server}): {e}; run scripts/test.sh"));
+    let exp =
+        Exp::connect(&cfg).await.unwrap_or_else(|e| panic!("MariaDB is needed ({server}): {e}; run scripts/test.sh"));
     test(exp.clone()).await;
     exp.close().await;
     use sqlx::migrate::MigrateDatabase;
@@ -78,8 +81,14 @@ async fn spec_runs_to_completion(exp: Exp) {
     assert_eq!(done.status, ExperimentStatus::Completed, "{:?}", exp.show(base.id).await.unwrap().history);
 
     let view = exp.show(base.id).await.unwrap();
-    let kinds: Vec<_> = view.artifacts.iter().map(|a| (a.key.rsplit('/').next().unwrap().to_string(), a.kind.as_str())).collect();
-    for expected in [("metrics.jsonl", "metrics"), ("host.xplane.pb", "xprof"), ("config_effective.json", "config"), ("stdout.log", "logs")] {
+    let kinds: Vec<_> =
+        view.artifacts.iter().map(|a| (a.key.rsplit('/').next().unwrap().to_string(), a.kind.as_str())).collect();
+    for expected in [
+        ("metrics.jsonl", "metrics"),
+        ("host.xplane.pb", "xprof"),
+        ("config_effective.json", "config"),
+        ("stdout.log", "logs"),
+    ] {
         assert!(kinds.iter().any(|(k, kind)| k == expected.0 && *kind == expected.1), "{expected:?} in {kinds:?}");
     }
     let step = &view.metrics["step_time_s"];
@@ -95,7 +104,8 @@ async fn spec_runs_to_completion(exp: Exp) {
     // A slower variant: a clear regression on step time; the same run compared with itself: same.
     let slow = exp.submit(&parse_spec(&spec("slow", 0.120), "slow.yaml").unwrap()).await.unwrap();
     exp.wait(slow.id, |_| {}).await.unwrap();
-    let verdict = serde_json::to_value(exp.compare(base.id, slow.id, "step_time_s", None, None).await.unwrap()).unwrap();
+    let verdict =
+        serde_json::to_value(exp.compare(base.id, slow.id, "step_time_s", None, None).await.unwrap()).unwrap();
     assert_eq!(verdict["verdict"], "regressed", "{verdict:#}");
     assert_eq!(verdict["direction"], "lower_is_better");
     let same = serde_json::to_value(exp.compare(base.id, base.id, "step_time_s", None, None).await.unwrap()).unwrap();
@@ -110,7 +120,8 @@ async fn a_failing_workload_fails_the_experiment_and_cancel_works() {
 }
 
 async fn failing_and_cancel(exp: Exp) {
-    let text = "name: broken\nscenario: benchmark\nworkload: {framework: shell, command: [sh, -c, 'echo boom >&2; exit 3']}\n\
+    let text =
+        "name: broken\nscenario: benchmark\nworkload: {framework: shell, command: [sh, -c, 'echo boom >&2; exit 3']}\n\
                 resources: {accelerator: cpu}\nretries: 0\n";
     let rec = exp.submit(&parse_spec(text, "broken.yaml").unwrap()).await.unwrap();
     let done = exp.wait(rec.id, |_| {}).await.unwrap();

@@ -9,7 +9,6 @@
 //! are then spread with one SQL `UPDATE` (setup only, not timed): new experiments all start PENDING, and
 //! walking 100,000 of them through the lifecycle one transaction at a time would measure something else.
 
-
 use falcon_core::status::{Direction, ExperimentStatus, Scenario};
 use falcon_infra::meta::{ExperimentFilter, NewExperiment, NewGoal};
 use falcon_infra::MetaStore;
@@ -34,7 +33,8 @@ struct Args {
 }
 
 fn parse_args() -> Args {
-    let mut args = Args { n: 100_000, queries: 2_000, mysql: std::env::var("FALCON_TEST_MYSQL_URL").ok(), keep_sqlite: None };
+    let mut args =
+        Args { n: 100_000, queries: 2_000, mysql: std::env::var("FALCON_TEST_MYSQL_URL").ok(), keep_sqlite: None };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     if !argv.iter().any(|a| a == "--bench") {
         // Built and run by `cargo test --benches`: a small smoke run keeps the benchmark honest and fast.

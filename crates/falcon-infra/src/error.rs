@@ -45,9 +45,7 @@ pub enum InfraError {
         source: sqlx::Error,
     },
     /// A value is too large for the column it was meant for.
-    #[error(
-        "value for {table}.{column} is {size} bytes, over the limit of {limit} bytes; {advice}"
-    )]
+    #[error("value for {table}.{column} is {size} bytes, over the limit of {limit} bytes; {advice}")]
     ValueTooLarge {
         /// Table name.
         table: &'static str,
@@ -147,9 +145,9 @@ impl InfraError {
         match self {
             InfraError::NotFound { .. } | InfraError::ObjectNotFound { .. } => ErrorKind::NotFound,
             InfraError::Conflict(_) | InfraError::AlreadyExists { .. } => ErrorKind::Conflict,
-            InfraError::BadDatabaseUrl { .. } | InfraError::BadArtifactLocation { .. } | InfraError::InvalidKey { .. } => {
-                ErrorKind::Usage
-            }
+            InfraError::BadDatabaseUrl { .. }
+            | InfraError::BadArtifactLocation { .. }
+            | InfraError::InvalidKey { .. } => ErrorKind::Usage,
             InfraError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => ErrorKind::NotFound,
             _ => ErrorKind::Failure,
         }

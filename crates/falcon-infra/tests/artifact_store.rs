@@ -164,13 +164,20 @@ async fn memory_backend_behaves_like_the_others() {
     let store = ArtifactStore::memory();
     let info = store.put_bytes("a/b.json", &b"{}"[..], PutMode::Create).await.unwrap();
     assert_eq!(info.uri, "memory://a/b.json");
-    assert!(matches!(store.put_bytes("a/b.json", &b"{}"[..], PutMode::Create).await, Err(InfraError::AlreadyExists { .. })));
+    assert!(matches!(
+        store.put_bytes("a/b.json", &b"{}"[..], PutMode::Create).await,
+        Err(InfraError::AlreadyExists { .. })
+    ));
     assert_eq!(store.list("a").await.unwrap().len(), 1);
 }
 
 #[tokio::test]
 async fn a_dead_gcs_endpoint_is_a_clear_error() {
-    let gcs = falcon_core::config::GcsConfig { endpoint: Some("http://127.0.0.1:1".into()), anonymous: true, credential_path: None };
+    let gcs = falcon_core::config::GcsConfig {
+        endpoint: Some("http://127.0.0.1:1".into()),
+        anonymous: true,
+        credential_path: None,
+    };
     let store = ArtifactStore::open("gs://bucket/p", &gcs, &Default::default()).unwrap();
     let err = store.put_bytes("k", &b"x"[..], PutMode::Create).await.unwrap_err().to_string();
     assert!(err.contains("gs://bucket/p/k"), "{err}");
@@ -180,6 +187,7 @@ async fn a_dead_gcs_endpoint_is_a_clear_error() {
 fn an_unwritable_local_root_fails_at_open() {
     let file = tempfile::NamedTempFile::new().unwrap();
     let under_a_file = file.path().join("arts");
-    let err = ArtifactStore::open(&under_a_file.display().to_string(), &Default::default(), &Default::default()).unwrap_err();
+    let err =
+        ArtifactStore::open(&under_a_file.display().to_string(), &Default::default(), &Default::default()).unwrap_err();
     assert!(err.to_string().contains(&under_a_file.display().to_string()), "{err}");
 }

@@ -6,7 +6,8 @@ use falcon_core::artifact::ArtifactKind;
 use falcon_core::ids::{ExperimentId, JobId};
 use falcon_core::status::{Direction, ExperimentStatus, GoalStatus, JobStatus, Scenario};
 use falcon_infra::meta::{
-    AnalysisSummary, JobChanges, ExperimentFilter, MetricSummary, NewArtifact, NewExperiment, NewGoal, NewJob, NewSession,
+    AnalysisSummary, ExperimentFilter, JobChanges, MetricSummary, NewArtifact, NewExperiment, NewGoal, NewJob,
+    NewSession,
 };
 use falcon_infra::{InfraError, MetaStore};
 use std::collections::BTreeMap;
@@ -63,8 +64,14 @@ async fn experiments_round_trip_with_labels_and_history(store: MetaStore) {
 
 async fn transitions_are_compare_and_set_and_audited(store: MetaStore) {
     let id = store.insert_experiment(&experiment("a", &[])).await.unwrap().id;
-    store.transition_experiment(id, ExperimentStatus::Pending, ExperimentStatus::Provisioning, "job j-1 queued", None).await.unwrap();
-    store.transition_experiment(id, ExperimentStatus::Provisioning, ExperimentStatus::Running, "job running", None).await.unwrap();
+    store
+        .transition_experiment(id, ExperimentStatus::Pending, ExperimentStatus::Provisioning, "job j-1 queued", None)
+        .await
+        .unwrap();
+    store
+        .transition_experiment(id, ExperimentStatus::Provisioning, ExperimentStatus::Running, "job running", None)
+        .await
+        .unwrap();
     store
         .transition_experiment(id, ExperimentStatus::Running, ExperimentStatus::Provisioning, "preempted", Some(2))
         .await
@@ -105,7 +112,10 @@ async fn listing_filters_orders_and_pages(store: MetaStore) {
         ids.push(store.insert_experiment(&new).await.unwrap().id);
     }
     for id in &ids[..4] {
-        store.transition_experiment(*id, ExperimentStatus::Pending, ExperimentStatus::Provisioning, "go", None).await.unwrap();
+        store
+            .transition_experiment(*id, ExperimentStatus::Pending, ExperimentStatus::Provisioning, "go", None)
+            .await
+            .unwrap();
     }
     let filter = ExperimentFilter {
         status: Some(ExperimentStatus::Pending),
@@ -184,7 +194,11 @@ async fn goals_and_sessions_round_trip(store: MetaStore) {
     assert_eq!(order, [high.id, high_later.id, low.id], "highest priority first, then oldest");
     assert!(store.list_goals(Some(GoalStatus::Achieved)).await.unwrap().is_empty());
     let session = store
-        .insert_session(&NewSession { goal: Some(high.id), name: "sweep".into(), spec: serde_json::json!({"sweep": {"config.batch_size": [128, 256]}}) })
+        .insert_session(&NewSession {
+            goal: Some(high.id),
+            name: "sweep".into(),
+            spec: serde_json::json!({"sweep": {"config.batch_size": [128, 256]}}),
+        })
         .await
         .unwrap();
     assert_eq!(store.get_session(session.id).await.unwrap(), session);
@@ -208,21 +222,71 @@ async fn jobs_record_status_history_and_leases(store: MetaStore) {
     let dup = store.insert_job(&new).await.unwrap_err();
     assert!(matches!(&dup, InfraError::Conflict(m) if m.contains("falcon-e-1-a1")), "{dup}");
 
-    store.transition_job(job.id, JobStatus::Queued, JobStatus::Submitted, "placed on pool local", JobChanges { placement: Some(Some(("local".into(), "falcon-j1-a1".into()))), ..Default::default() }).await.unwrap();
-    store.transition_job(job.id, JobStatus::Submitted, JobStatus::Running, "pid 42", JobChanges { started: Some(falcon_core::time::Millis(5)), ..Default::default() }).await.unwrap();
-    store.transition_job(job.id, JobStatus::Running, JobStatus::Failed, "exited with status 3", JobChanges { exit_code: Some(3), ..Default::default() }).await.unwrap();
-    let rec = store.get_job(job.id).await.unwrap();
-    assert_eq!((rec.status, rec.exit_code, rec.status_reason.as_deref()), (JobStatus::Failed, Some(3), Some("exited with status 3")));
-    let history = store.job_history(job.id).await.unwrap();
-    assert_eq!(history.iter().map(|t| t.to).collect::<Vec<_>>(), [JobStatus::Queued, JobStatus::Submitted, JobStatus::Running, JobStatus::Failed]);
-    assert_eq!(history[3].exit_code, Some(3));
-    assert_eq!((rec.pool.as_deref(), rec.backend_ref.as_deref(), rec.started), (Some("local"), Some("falcon-j1-a1"), Some(falcon_core::time::Millis(5))));
     store
-        .transition_job(job.id, JobStatus::Failed, JobStatus::Queued, "retry", JobChanges { attempt: Some(2), placement: Some(None), excluded_pools: Some(vec!["local".into()]), ..Default::default() })
+        .transition_job(
+            job.id,
+            JobStatus::Queued,
+            JobStatus::Submitted,
+            "placed on pool local",
+            JobChanges { placement: Some(Some(("local".into(), "falcon-j1-a1".into()))), ..Default::default() },
+        )
+        .await
+        .unwrap();
+    store
+        .transition_job(
+            job.id,
+            JobStatus::Submitted,
+            JobStatus::Running,
+            "pid 42",
+            JobChanges { started: Some(falcon_core::time::Millis(5)), ..Default::default() },
+        )
+        .await
+        .unwrap();
+    store
+        .transition_job(
+            job.id,
+            JobStatus::Running,
+            JobStatus::Failed,
+            "exited with status 3",
+            JobChanges { exit_code: Some(3), ..Default::default() },
+        )
         .await
         .unwrap();
     let rec = store.get_job(job.id).await.unwrap();
-    assert_eq!((rec.attempt, rec.pool, rec.backend_ref, rec.excluded_pools), (2, None, None, vec!["local".to_string()]));
+    assert_eq!(
+        (rec.status, rec.exit_code, rec.status_reason.as_deref()),
+        (JobStatus::Failed, Some(3), Some("exited with status 3"))
+    );
+    let history = store.job_history(job.id).await.unwrap();
+    assert_eq!(
+        history.iter().map(|t| t.to).collect::<Vec<_>>(),
+        [JobStatus::Queued, JobStatus::Submitted, JobStatus::Running, JobStatus::Failed]
+    );
+    assert_eq!(history[3].exit_code, Some(3));
+    assert_eq!(
+        (rec.pool.as_deref(), rec.backend_ref.as_deref(), rec.started),
+        (Some("local"), Some("falcon-j1-a1"), Some(falcon_core::time::Millis(5)))
+    );
+    store
+        .transition_job(
+            job.id,
+            JobStatus::Failed,
+            JobStatus::Queued,
+            "retry",
+            JobChanges {
+                attempt: Some(2),
+                placement: Some(None),
+                excluded_pools: Some(vec!["local".into()]),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let rec = store.get_job(job.id).await.unwrap();
+    assert_eq!(
+        (rec.attempt, rec.pool, rec.backend_ref, rec.excluded_pools),
+        (2, None, None, vec!["local".to_string()])
+    );
     assert!(!rec.cancel_requested);
     store.request_job_cancel(job.id).await.unwrap();
     assert!(store.get_job(job.id).await.unwrap().cancel_requested);
@@ -233,10 +297,17 @@ async fn jobs_record_status_history_and_leases(store: MetaStore) {
     assert!(!store.claim_job(job.id, "worker-b", Duration::from_secs(30)).await.unwrap(), "a live lease is exclusive");
     assert!(store.claim_job(job.id, "worker-a", Duration::from_millis(300)).await.unwrap(), "the owner renews");
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert!(store.claim_job(job.id, "worker-b", Duration::from_secs(30)).await.unwrap(), "an expired lease is taken over");
+    assert!(
+        store.claim_job(job.id, "worker-b", Duration::from_secs(30)).await.unwrap(),
+        "an expired lease is taken over"
+    );
     assert_eq!(store.get_job(job.id).await.unwrap().lease_owner.as_deref(), Some("worker-b"));
     store.release_job(job.id, "worker-a").await.unwrap();
-    assert_eq!(store.get_job(job.id).await.unwrap().lease_owner.as_deref(), Some("worker-b"), "only the owner releases");
+    assert_eq!(
+        store.get_job(job.id).await.unwrap().lease_owner.as_deref(),
+        Some("worker-b"),
+        "only the owner releases"
+    );
     store.release_job(job.id, "worker-b").await.unwrap();
     assert_eq!(store.get_job(job.id).await.unwrap().lease_owner, None);
     assert!(matches!(store.get_job(JobId(424242)).await.unwrap_err(), InfraError::NotFound { .. }));
@@ -305,7 +376,11 @@ async fn concurrent_writers_lose_nothing(store: MetaStore) {
         tasks.push(tokio::spawn(async move {
             let mut ids = Vec::new();
             for i in 0..EACH {
-                let id = store.insert_experiment(&experiment(&format!("w{w}-{i}"), &[("writer", &w.to_string())])).await.unwrap().id;
+                let id = store
+                    .insert_experiment(&experiment(&format!("w{w}-{i}"), &[("writer", &w.to_string())]))
+                    .await
+                    .unwrap()
+                    .id;
                 store
                     .transition_experiment(id, ExperimentStatus::Pending, ExperimentStatus::Provisioning, "go", None)
                     .await
@@ -340,7 +415,13 @@ async fn concurrent_writers_lose_nothing(store: MetaStore) {
             let store = store.clone();
             tokio::spawn(async move {
                 store
-                    .transition_experiment(contested, ExperimentStatus::Pending, ExperimentStatus::Provisioning, &format!("racer {i}"), None)
+                    .transition_experiment(
+                        contested,
+                        ExperimentStatus::Pending,
+                        ExperimentStatus::Provisioning,
+                        &format!("racer {i}"),
+                        None,
+                    )
                     .await
             })
         })
@@ -358,14 +439,21 @@ async fn concurrent_writers_lose_nothing(store: MetaStore) {
 
     // Racing lease claims on one job: exactly one owner.
     let job = store
-        .insert_job(&NewJob { name: "contested-job".into(), spec: serde_json::json!({}), priority: 0, labels: BTreeMap::new() })
+        .insert_job(&NewJob {
+            name: "contested-job".into(),
+            spec: serde_json::json!({}),
+            priority: 0,
+            labels: BTreeMap::new(),
+        })
         .await
         .unwrap()
         .id;
     let claims: Vec<_> = (0..16)
         .map(|i| {
             let store = store.clone();
-            tokio::spawn(async move { store.claim_job(job, &format!("worker-{i}"), Duration::from_secs(60)).await.unwrap() })
+            tokio::spawn(
+                async move { store.claim_job(job, &format!("worker-{i}"), Duration::from_secs(60)).await.unwrap() },
+            )
         })
         .collect();
     let mut owners = 0;
@@ -377,13 +465,16 @@ async fn concurrent_writers_lose_nothing(store: MetaStore) {
     // Racing batch claims over the same 60 jobs: every job ends up with exactly one holder.
     let mut ids = Vec::new();
     for i in 0..60 {
-        let job = NewJob { name: format!("batch-{i}"), spec: serde_json::json!({}), priority: 0, labels: BTreeMap::new() };
+        let job =
+            NewJob { name: format!("batch-{i}"), spec: serde_json::json!({}), priority: 0, labels: BTreeMap::new() };
         ids.push(store.insert_job(&job).await.unwrap().id);
     }
     let claimers: Vec<_> = (0..4)
         .map(|w| {
             let (store, ids) = (store.clone(), ids.clone());
-            tokio::spawn(async move { store.claim_jobs(&ids, &format!("batch-worker-{w}"), Duration::from_secs(60)).await.unwrap() })
+            tokio::spawn(async move {
+                store.claim_jobs(&ids, &format!("batch-worker-{w}"), Duration::from_secs(60)).await.unwrap()
+            })
         })
         .collect();
     let mut held = Vec::new();
@@ -413,7 +504,9 @@ async fn goal_claims_are_atomic_ordered_and_leased(store: MetaStore) {
     let claimers: Vec<_> = (0..20)
         .map(|i| {
             let store = store.clone();
-            tokio::spawn(async move { store.claim_next_goal(&format!("agent-{i}"), Duration::from_secs(60)).await.unwrap() })
+            tokio::spawn(
+                async move { store.claim_next_goal(&format!("agent-{i}"), Duration::from_secs(60)).await.unwrap() },
+            )
         })
         .collect();
     let mut won = Vec::new();
@@ -436,7 +529,9 @@ async fn goal_claims_are_atomic_ordered_and_leased(store: MetaStore) {
     let racers: Vec<_> = (0..20)
         .map(|i| {
             let store = store.clone();
-            tokio::spawn(async move { store.claim_goal(single, &format!("racer-{i}"), Duration::from_secs(60)).await.unwrap() })
+            tokio::spawn(async move {
+                store.claim_goal(single, &format!("racer-{i}"), Duration::from_secs(60)).await.unwrap()
+            })
         })
         .collect();
     let mut winners = 0;
@@ -452,9 +547,11 @@ async fn goal_claims_are_atomic_ordered_and_leased(store: MetaStore) {
     assert!(store.claim_goal(third, "b", Duration::from_secs(60)).await.unwrap().is_none());
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(store.claim_next_goal("b", Duration::from_secs(60)).await.unwrap().unwrap().id, third);
-    let released = store.transition_goal(third, GoalStatus::Claimed, GoalStatus::Open, "handing over", Some("b")).await.unwrap();
+    let released =
+        store.transition_goal(third, GoalStatus::Claimed, GoalStatus::Open, "handing over", Some("b")).await.unwrap();
     assert_eq!((released.status, released.owner), (GoalStatus::Open, None));
-    let achieved = store.transition_goal(high, GoalStatus::Claimed, GoalStatus::Achieved, "MFU 46%", Some("x")).await.unwrap();
+    let achieved =
+        store.transition_goal(high, GoalStatus::Claimed, GoalStatus::Achieved, "MFU 46%", Some("x")).await.unwrap();
     assert_eq!(achieved.status, GoalStatus::Achieved);
     let err = store.transition_goal(high, GoalStatus::Claimed, GoalStatus::Abandoned, "late", None).await.unwrap_err();
     assert!(matches!(&err, InfraError::Conflict(m) if m.contains("ACHIEVED")), "{err}");
@@ -462,7 +559,12 @@ async fn goal_claims_are_atomic_ordered_and_leased(store: MetaStore) {
 
 async fn analysis_work_list_is_completed_experiments_with_matching_artifacts_and_no_row(store: MetaStore) {
     let mut ids = Vec::new();
-    for (name, key) in [("xplane", "plugins/profile/r/h.xplane.pb"), ("torch", "rank0.pt.trace.json.gz"), ("hlo", "m.hlo.txt"), ("running", "p/h.xplane.pb")] {
+    for (name, key) in [
+        ("xplane", "plugins/profile/r/h.xplane.pb"),
+        ("torch", "rank0.pt.trace.json.gz"),
+        ("hlo", "m.hlo.txt"),
+        ("running", "p/h.xplane.pb"),
+    ] {
         let id = store.insert_experiment(&experiment(name, &[])).await.unwrap().id;
         let kind = ArtifactKind::recognise(key);
         store
@@ -478,15 +580,23 @@ async fn analysis_work_list_is_completed_experiments_with_matching_artifacts_and
             })
             .await
             .unwrap();
-        store.transition_experiment(id, ExperimentStatus::Pending, ExperimentStatus::Running, "run", None).await.unwrap();
+        store
+            .transition_experiment(id, ExperimentStatus::Pending, ExperimentStatus::Running, "run", None)
+            .await
+            .unwrap();
         if name != "running" {
-            store.transition_experiment(id, ExperimentStatus::Running, ExperimentStatus::Completed, "done", None).await.unwrap();
+            store
+                .transition_experiment(id, ExperimentStatus::Running, ExperimentStatus::Completed, "done", None)
+                .await
+                .unwrap();
         }
         ids.push(id);
     }
-    let profiles = store.experiments_awaiting_analysis("profile", ArtifactKind::Xprof, &[".xplane.pb"], 10).await.unwrap();
+    let profiles =
+        store.experiments_awaiting_analysis("profile", ArtifactKind::Xprof, &[".xplane.pb"], 10).await.unwrap();
     assert_eq!(profiles, [ids[0]], "completed, with a profile, not the running one");
-    let traces = store.experiments_awaiting_analysis("trace", ArtifactKind::Trace, &[".json", ".json.gz"], 10).await.unwrap();
+    let traces =
+        store.experiments_awaiting_analysis("trace", ArtifactKind::Trace, &[".json", ".json.gz"], 10).await.unwrap();
     assert_eq!(traces, [ids[1]], "a Chrome trace, not an HLO dump");
     let row = AnalysisSummary {
         tool: "trace".into(),
@@ -498,8 +608,16 @@ async fn analysis_work_list_is_completed_experiments_with_matching_artifacts_and
         details: serde_json::json!({}),
     };
     store.put_analysis_summary(ids[1], &row).await.unwrap();
-    assert!(store.experiments_awaiting_analysis("trace", ArtifactKind::Trace, &[".json", ".json.gz"], 10).await.unwrap().is_empty());
-    assert_eq!(store.experiments_awaiting_analysis("trace", ArtifactKind::Trace, &[], 10).await.unwrap(), [ids[2]], "any key without suffixes");
+    assert!(store
+        .experiments_awaiting_analysis("trace", ArtifactKind::Trace, &[".json", ".json.gz"], 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        store.experiments_awaiting_analysis("trace", ArtifactKind::Trace, &[], 10).await.unwrap(),
+        [ids[2]],
+        "any key without suffixes"
+    );
 }
 
 on_both_databases!(

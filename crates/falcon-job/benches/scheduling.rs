@@ -51,7 +51,11 @@ fn pools() -> Vec<Pool> {
 
 fn spec(i: usize, rng: &mut Rng) -> JobSpec {
     let accel = ACCELS[rng.below(ACCELS.len())];
-    let zones = if i.is_multiple_of(3) { vec![] } else { vec![ZONES[rng.below(5)].to_string(), ZONES[rng.below(5)].to_string()] };
+    let zones = if i.is_multiple_of(3) {
+        vec![]
+    } else {
+        vec![ZONES[rng.below(5)].to_string(), ZONES[rng.below(5)].to_string()]
+    };
     JobSpec {
         name: format!("job-{i}"),
         image: Some("img".into()),
@@ -97,7 +101,12 @@ async fn store_pass(url: &str, specs: &[JobSpec], pools: &[Pool]) -> (Duration, 
     let meta = MetaStore::connect(url).await.unwrap();
     let t = Instant::now();
     for s in specs {
-        let new = NewJob { name: s.name.clone(), spec: serde_json::to_value(s).unwrap(), priority: s.priority, labels: BTreeMap::new() };
+        let new = NewJob {
+            name: s.name.clone(),
+            spec: serde_json::to_value(s).unwrap(),
+            priority: s.priority,
+            labels: BTreeMap::new(),
+        };
         meta.insert_job(&new).await.unwrap();
     }
     let insert = t.elapsed();
@@ -128,7 +137,14 @@ async fn local_latency(samples: usize) -> Vec<Duration> {
         s.resources = Resources { accelerator: "cpu".into(), slices: 1, devices: Some(1), topology: None };
         s.command = vec!["sleep".into(), "5".into()];
         let resolved = s.resolve().unwrap();
-        let sub = Submission { job: JobId(i as i64), name: format!("lat-{i}"), spec: &s, resolved: &resolved, attempt: 1, pool: &pool };
+        let sub = Submission {
+            job: JobId(i as i64),
+            name: format!("lat-{i}"),
+            spec: &s,
+            resolved: &resolved,
+            attempt: 1,
+            pool: &pool,
+        };
         let t = Instant::now();
         let handle = backend.submit(&sub).await.unwrap();
         while backend.status(&handle).await.unwrap() != BackendState::Running {
@@ -154,7 +170,11 @@ fn stats(mut v: Vec<Duration>) -> (Duration, Duration, Duration) {
 async fn main() {
     let argv: Vec<String> = std::env::args().collect();
     let smoke = !argv.iter().any(|a| a == "--bench");
-    let mysql = argv.iter().position(|a| a == "--mysql").and_then(|i| argv.get(i + 1).cloned()).or_else(|| std::env::var("FALCON_TEST_MYSQL_URL").ok());
+    let mysql = argv
+        .iter()
+        .position(|a| a == "--mysql")
+        .and_then(|i| argv.get(i + 1).cloned())
+        .or_else(|| std::env::var("FALCON_TEST_MYSQL_URL").ok());
     let n = if smoke { 500 } else { JOBS };
     let mut rng = Rng(42);
     let specs: Vec<JobSpec> = (0..n).map(|i| spec(i, &mut rng)).collect();
@@ -168,7 +188,12 @@ async fn main() {
         placed = p;
     }
     let (p50, p99, max) = stats(pure);
-    println!("| in-memory scheduling pass | {n} jobs × {POOLS} pools | {} | {} | {} | {placed} placed |", ms(p50), ms(p99), ms(max));
+    println!(
+        "| in-memory scheduling pass | {n} jobs × {POOLS} pools | {} | {} | {} | {placed} placed |",
+        ms(p50),
+        ms(p99),
+        ms(max)
+    );
 
     if smoke || argv.iter().any(|a| a == "--pure-only") {
         return;
@@ -176,7 +201,10 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let mut stores = vec![("SQLite".to_string(), format!("sqlite://{}", dir.path().join("b.db").display()))];
     if let Some(server) = &mysql {
-        stores.push(("MariaDB".into(), format!("{}/falcon_bench_jobs_{}", server.trim_end_matches('/'), std::process::id())));
+        stores.push((
+            "MariaDB".into(),
+            format!("{}/falcon_bench_jobs_{}", server.trim_end_matches('/'), std::process::id()),
+        ));
     }
     for (name, url) in &stores {
         let (insert, passes) = store_pass(url, &specs, &pools).await;

@@ -152,7 +152,9 @@ impl JobManager {
         let mut usage: Vec<PoolUsage> =
             self.pools.iter().map(|p| PoolUsage { pool: p.clone(), used: 0, running: 0, waiting: 0 }).collect();
         for job in &active {
-            let Some(i) = job.pool.as_ref().and_then(|n| self.pools.iter().position(|p| &p.name == n)) else { continue };
+            let Some(i) = job.pool.as_ref().and_then(|n| self.pools.iter().position(|p| &p.name == n)) else {
+                continue;
+            };
             if job.status == JobStatus::Queued {
                 continue;
             }
@@ -173,7 +175,10 @@ impl JobManager {
         spec.resolve()?;
         if let Some(uri) = &spec.artifact_uri {
             if self.artifacts.key_of(uri).is_none() {
-                return Err(JobError::spec("artifact_uri", format!("`{uri}` is not inside the artifact store {}", self.artifacts.uri(""))));
+                return Err(JobError::spec(
+                    "artifact_uri",
+                    format!("`{uri}` is not inside the artifact store {}", self.artifacts.uri("")),
+                ));
             }
         }
         let new = NewJob {
@@ -235,7 +240,14 @@ impl JobManager {
             let outcome = match job.status {
                 JobStatus::Queued => {
                     if job.cancel_requested {
-                        self.finish(&job, JobStatus::Cancelled, "cancelled before it started", JobChanges::default(), &mut report).await
+                        self.finish(
+                            &job,
+                            JobStatus::Cancelled,
+                            "cancelled before it started",
+                            JobChanges::default(),
+                            &mut report,
+                        )
+                        .await
                     } else {
                         match self.adopt_placed(&job).await {
                             Ok(true) => Ok(()),
@@ -266,7 +278,13 @@ impl JobManager {
         match self.backends[i].find(name).await? {
             Some(found) => {
                 let changes = JobChanges { placement: Some(Some((pool_name.clone(), found.0))), ..Default::default() };
-                self.transition(job, JobStatus::Submitted, &format!("adopted from pool {pool_name} after a worker restart"), changes).await?;
+                self.transition(
+                    job,
+                    JobStatus::Submitted,
+                    &format!("adopted from pool {pool_name} after a worker restart"),
+                    changes,
+                )
+                .await?;
                 Ok(true)
             }
             None => Ok(false),
@@ -279,7 +297,9 @@ impl JobManager {
         }
         let mut load = vec![PoolLoad::default(); self.pools.len()];
         for job in active.iter().filter(|j| j.status != JobStatus::Queued) {
-            let Some(i) = job.pool.as_ref().and_then(|p| self.pools.iter().position(|pool| &pool.name == p)) else { continue };
+            let Some(i) = job.pool.as_ref().and_then(|p| self.pools.iter().position(|pool| &pool.name == p)) else {
+                continue;
+            };
             if let Ok((_, resolved)) = parse_spec(job) {
                 load[i].used += resolved.chips;
                 if job.status != JobStatus::Running {
@@ -326,7 +346,8 @@ impl JobManager {
                         Ok(()) => report.submitted.push(job),
                         Err(e) => {
                             // Shown beside QUEUED so the person waiting sees why; the next tick tries again.
-                            let reason = format!("submitting to pool {} failed, will retry: {e}", self.pools[pool].name);
+                            let reason =
+                                format!("submitting to pool {} failed, will retry: {e}", self.pools[pool].name);
                             self.meta.set_job_status_reason(job, &reason).await?;
                             report.errors.push(format!("job {job}: {e} (it stays queued)"));
                         }
@@ -337,7 +358,14 @@ impl JobManager {
         Ok(())
     }
 
-    async fn submit_to(&self, job: &JobRecord, spec: &JobSpec, resolved: &Resolved, pool: usize, why: &str) -> Result<()> {
+    async fn submit_to(
+        &self,
+        job: &JobRecord,
+        spec: &JobSpec,
+        resolved: &Resolved,
+        pool: usize,
+        why: &str,
+    ) -> Result<()> {
         let pool_cfg = &self.pools[pool];
         let attempt = u32::try_from(job.attempt).unwrap_or(1);
         let name = object_name(&spec.name, attempt, &pool_cfg.name);
@@ -346,17 +374,32 @@ impl JobManager {
         let sub = Submission { job: job.id, name, spec, resolved, attempt, pool: pool_cfg };
         let handle = self.backends[pool].submit(&sub).await?;
         let changes = JobChanges { placement: Some(Some((pool_cfg.name.clone(), handle.0))), ..Default::default() };
-        self.transition(job, JobStatus::Submitted, &format!("placed on pool {}: {why}", pool_cfg.name), changes).await?;
+        self.transition(job, JobStatus::Submitted, &format!("placed on pool {}: {why}", pool_cfg.name), changes)
+            .await?;
         Ok(())
     }
 
     async fn reconcile(&self, job: &JobRecord, report: &mut TickReport) -> Result<()> {
         let (Some(pool_name), Some(handle)) = (&job.pool, &job.backend_ref) else {
-            return self.finish(job, JobStatus::Failed, "active without a placement (corrupt row)", JobChanges::default(), report).await;
+            return self
+                .finish(
+                    job,
+                    JobStatus::Failed,
+                    "active without a placement (corrupt row)",
+                    JobChanges::default(),
+                    report,
+                )
+                .await;
         };
         let Some(pool) = self.pools.iter().position(|p| &p.name == pool_name) else {
             return self
-                .finish(job, JobStatus::Failed, &format!("pool `{pool_name}` is no longer configured"), JobChanges::default(), report)
+                .finish(
+                    job,
+                    JobStatus::Failed,
+                    &format!("pool `{pool_name}` is no longer configured"),
+                    JobChanges::default(),
+                    report,
+                )
                 .await;
         };
         let backend = &self.backends[pool];
@@ -368,7 +411,8 @@ impl JobManager {
             self.copy_outputs(job, backend.as_ref(), &handle, true).await;
             return self.finish(job, JobStatus::Cancelled, "cancelled on request", JobChanges::default(), report).await;
         }
-        let spec: JobSpec = serde_json::from_value(job.spec.clone()).map_err(|e| JobError::spec("spec", e.to_string()))?;
+        let spec: JobSpec =
+            serde_json::from_value(job.spec.clone()).map_err(|e| JobError::spec("spec", e.to_string()))?;
         if let (JobStatus::Running, Some(limit), Some(started)) = (job.status, spec.timeout_s, job.started) {
             if now().0 - started.0 > (limit as i64) * 1000 {
                 self.copy_outputs(job, backend.as_ref(), &handle, true).await;
@@ -414,7 +458,13 @@ impl JobManager {
                 let changes = JobChanges { exit_code: exit_code.map(i64::from), ..Default::default() };
                 let ended = self.finish(job, JobStatus::Failed, &reason, changes, report).await;
                 if retryable {
-                    self.retry(job, JobStatus::Failed, &spec, &format!("exit code {} is retryable", exit_code.unwrap_or(-1))).await?;
+                    self.retry(
+                        job,
+                        JobStatus::Failed,
+                        &spec,
+                        &format!("exit code {} is retryable", exit_code.unwrap_or(-1)),
+                    )
+                    .await?;
                 }
                 ended
             }
@@ -429,8 +479,14 @@ impl JobManager {
                 self.finish(job, JobStatus::Cancelled, "cancelled on the backend", JobChanges::default(), report).await
             }
             BackendState::Missing => {
-                self.finish(job, JobStatus::Failed, &format!("pool {pool_name} no longer knows {}", handle.0), JobChanges::default(), report)
-                    .await
+                self.finish(
+                    job,
+                    JobStatus::Failed,
+                    &format!("pool {pool_name} no longer knows {}", handle.0),
+                    JobChanges::default(),
+                    report,
+                )
+                .await
             }
         }
     }
@@ -469,7 +525,14 @@ impl JobManager {
         })
     }
 
-    async fn finish(&self, job: &JobRecord, to: JobStatus, reason: &str, changes: JobChanges, report: &mut TickReport) -> Result<()> {
+    async fn finish(
+        &self,
+        job: &JobRecord,
+        to: JobStatus,
+        reason: &str,
+        changes: JobChanges,
+        report: &mut TickReport,
+    ) -> Result<()> {
         self.transition(job, to, reason, changes).await?;
         self.meta.release_job(job.id, &self.config.owner).await?;
         self.tracked.lock().expect("tracked map lock").remove(&job.id);

@@ -96,7 +96,11 @@ pub fn schedule(jobs: &[QueuedJob<'_>], pools: &[Pool], load: &mut [PoolLoad]) -
         }
         let offered = offering.get(job.accelerator).unwrap_or(&empty);
         let zone_rank = |p: &Pool| {
-            if job.zones.is_empty() { Some(0) } else { job.zones.iter().position(|z| *z == p.zone) }
+            if job.zones.is_empty() {
+                Some(0)
+            } else {
+                job.zones.iter().position(|z| *z == p.zone)
+            }
         };
         in_zone.clear();
         in_zone.extend(offered.iter().copied().filter(|&p| zone_rank(&pools[p]).is_some()));
@@ -128,7 +132,10 @@ pub fn schedule(jobs: &[QueuedJob<'_>], pools: &[Pool], load: &mut [PoolLoad]) -
             decisions.push(Decision::Place {
                 job: job.id,
                 pool: p,
-                why: format!("{} has {before} of {} chips free in zone {}", pools[p].name, pools[p].capacity, pools[p].zone),
+                why: format!(
+                    "{} has {before} of {} chips free in zone {}",
+                    pools[p].name, pools[p].capacity, pools[p].zone
+                ),
             });
             continue;
         }
@@ -140,7 +147,14 @@ pub fn schedule(jobs: &[QueuedJob<'_>], pools: &[Pool], load: &mut [PoolLoad]) -
 }
 
 /// Why a job that could not be placed waits, from the candidate lists computed for it.
-fn wait_reason(job: &QueuedJob<'_>, pools: &[Pool], load: &[PoolLoad], in_zone: &[usize], usable: &[usize], big_enough: &[usize]) -> String {
+fn wait_reason(
+    job: &QueuedJob<'_>,
+    pools: &[Pool],
+    load: &[PoolLoad],
+    in_zone: &[usize],
+    usable: &[usize],
+    big_enough: &[usize],
+) -> String {
     if in_zone.is_empty() {
         let where_ = if job.zones.is_empty() { String::new() } else { format!(" in {}", job.zones.join(", ")) };
         return format!("no pool offers {}{where_}", job.accelerator);
@@ -150,7 +164,11 @@ fn wait_reason(job: &QueuedJob<'_>, pools: &[Pool], load: &[PoolLoad], in_zone: 
         return if in_zone.iter().all(|&p| job.excluded.contains(&pools[p].name)) {
             format!("no pool left to try for {}: already moved away from {}", job.accelerator, names(in_zone))
         } else {
-            format!("pools offering {} ({}) are Kubernetes pools and the job names no image", job.accelerator, names(in_zone))
+            format!(
+                "pools offering {} ({}) are Kubernetes pools and the job names no image",
+                job.accelerator,
+                names(in_zone)
+            )
         };
     }
     if big_enough.is_empty() {
@@ -162,7 +180,9 @@ fn wait_reason(job: &QueuedJob<'_>, pools: &[Pool], load: &[PoolLoad], in_zone: 
     }
     let state: Vec<String> = big_enough
         .iter()
-        .map(|&p| format!("{} {}/{} free", pools[p].name, pools[p].capacity.saturating_sub(load[p].used), pools[p].capacity))
+        .map(|&p| {
+            format!("{} {}/{} free", pools[p].name, pools[p].capacity.saturating_sub(load[p].used), pools[p].capacity)
+        })
         .collect();
     format!("waiting for {} free chips of {} ({})", job.chips, job.accelerator, state.join(", "))
 }
@@ -190,12 +210,18 @@ mod tests {
     }
 
     fn placed(d: &[Decision]) -> Vec<(i64, usize)> {
-        d.iter().filter_map(|d| if let Decision::Place { job, pool, .. } = d { Some((job.0, *pool)) } else { None }).collect()
+        d.iter()
+            .filter_map(|d| if let Decision::Place { job, pool, .. } = d { Some((job.0, *pool)) } else { None })
+            .collect()
     }
 
     #[test]
     fn zone_preference_comes_first_then_free_capacity() {
-        let pools = [pool("a", "us-east5-b", &["v6e-8"], 64), pool("b", "us-west4-a", &["v6e-8"], 64), pool("c", "us-west4-a", &["v6e-8"], 128)];
+        let pools = [
+            pool("a", "us-east5-b", &["v6e-8"], 64),
+            pool("b", "us-west4-a", &["v6e-8"], 64),
+            pool("c", "us-west4-a", &["v6e-8"], 128),
+        ];
         let zones = vec!["us-west4-a".to_string(), "us-east5-b".to_string()];
         let mut load = [PoolLoad::default(); 3];
         let d = schedule(&[job(1, 0, "v6e-8", 8, &zones)], &pools, &mut load);
@@ -212,7 +238,10 @@ mod tests {
         let jobs = [job(1, 0, "v6e-8", 8, &[]), job(2, 5, "v6e-8", 8, &[]), job(3, 5, "v6e-8", 8, &[])];
         let d = schedule(&jobs, &pools, &mut load);
         assert_eq!(placed(&d), [(2, 0), (3, 0)]);
-        assert!(matches!(&d[2], Decision::Wait { job, reason } if job.0 == 1 && reason.contains("waiting for 8 free chips")), "{d:?}");
+        assert!(
+            matches!(&d[2], Decision::Wait { job, reason } if job.0 == 1 && reason.contains("waiting for 8 free chips")),
+            "{d:?}"
+        );
         assert_eq!(load[0].used, 16);
     }
 
@@ -240,7 +269,10 @@ mod tests {
         let mut j = job(4, 0, "v6e-8", 8, &[]);
         j.excluded = &excluded;
         let d = schedule(&[j], &pools, &mut [PoolLoad::default()]);
-        assert!(matches!(&d[0], Decision::Wait { reason, .. } if reason.contains("already moved away from a")), "{d:?}");
+        assert!(
+            matches!(&d[0], Decision::Wait { reason, .. } if reason.contains("already moved away from a")),
+            "{d:?}"
+        );
     }
 
     fn d_job(d: &[Decision]) -> JobId {

@@ -110,11 +110,17 @@ impl JobSpec {
     /// Checks every field and resolves the accelerator. Errors name the field.
     pub fn resolve(&self) -> Result<Resolved> {
         if self.name.is_empty() || self.name.len() > MAX_NAME_LEN {
-            return Err(JobError::spec("name", format!("must be 1–{MAX_NAME_LEN} characters, got {}", self.name.len())));
+            return Err(JobError::spec(
+                "name",
+                format!("must be 1–{MAX_NAME_LEN} characters, got {}", self.name.len()),
+            ));
         }
         let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
         if !self.name.chars().all(valid) || self.name.starts_with('-') || self.name.ends_with('-') {
-            return Err(JobError::spec("name", format!("`{}`: use lowercase letters, digits and inner `-`", self.name)));
+            return Err(JobError::spec(
+                "name",
+                format!("`{}`: use lowercase letters, digits and inner `-`", self.name),
+            ));
         }
         if self.command.is_empty() || self.command[0].trim().is_empty() {
             return Err(JobError::spec("command", "must name a program to run"));
@@ -137,7 +143,10 @@ impl JobSpec {
         }
         let (chips, hosts) = if accelerator.platform == Platform::Cpu {
             if self.resources.slices != 1 {
-                return Err(JobError::spec("resources.slices", "a cpu job runs on one host; use resources.devices for cores"));
+                return Err(JobError::spec(
+                    "resources.slices",
+                    "a cpu job runs on one host; use resources.devices for cores",
+                ));
             }
             let devices = self.resources.devices.unwrap_or(1);
             if devices == 0 {
@@ -209,7 +218,12 @@ mod tests {
             (Box::new(|s| s.name = "Bad_Name".into()), "name"),
             (Box::new(|s| s.name = "x".repeat(41)), "name"),
             (Box::new(|s| s.command.clear()), "command"),
-            (Box::new(|s| { s.env.insert("1BAD".into(), "x".into()); }), "env.1BAD"),
+            (
+                Box::new(|s| {
+                    s.env.insert("1BAD".into(), "x".into());
+                }),
+                "env.1BAD",
+            ),
             (Box::new(|s| s.capacity = CapacityType::Reservation), "reservation"),
             (Box::new(|s| s.retry.max_attempts = 0), "retry.max_attempts"),
             (Box::new(|s| s.resources.devices = Some(2)), "resources.devices"),

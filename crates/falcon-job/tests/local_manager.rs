@@ -21,9 +21,12 @@ struct Env {
 async fn env() -> Env {
     let dir = tempfile::tempdir().unwrap();
     let meta = MetaStore::connect(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
-    let store = ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default()).unwrap();
+    let store =
+        ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default())
+            .unwrap();
     let pool = Pool::from_config(&PoolConfig::local_cpu(4)).unwrap();
-    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path().join("jobs"), "local").with_grace(Duration::from_millis(500)));
+    let backend: Arc<dyn Backend> =
+        Arc::new(LocalBackend::new(dir.path().join("jobs"), "local").with_grace(Duration::from_millis(500)));
     let mut config = ManagerConfig::new("worker-test");
     config.log_interval = Duration::from_millis(100);
     let manager = JobManager::new(meta.clone(), store.clone(), vec![pool], vec![backend], config);
@@ -106,13 +109,15 @@ async fn cancel_stops_the_process_group_and_keeps_logs() {
         assert!(started.elapsed() < Duration::from_secs(10));
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let pid: i32 = std::fs::read_to_string(env._dir.path().join("jobs/sleeper-a1-local/pid")).unwrap().trim().parse().unwrap();
+    let pid: i32 =
+        std::fs::read_to_string(env._dir.path().join("jobs/sleeper-a1-local/pid")).unwrap().trim().parse().unwrap();
     env.manager.cancel(job.id).await.unwrap();
     run_until_done(&env, &[job.id], Duration::from_secs(20)).await;
     assert_eq!(env.meta.get_job(job.id).await.unwrap().status, JobStatus::Cancelled);
     let group_alive = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
         let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let fields: Vec<String> = stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().map(str::to_string).collect()).unwrap_or_default();
+        let fields: Vec<String> =
+            stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().map(str::to_string).collect()).unwrap_or_default();
         fields.len() > 2 && fields[0] != "Z" && fields[2] == pid.to_string()
     });
     assert!(!group_alive, "no process of the job's group survives (sleep child included)");
@@ -141,7 +146,10 @@ async fn a_retryable_exit_code_is_resubmitted_until_attempts_are_spent() {
     let history = env.manager.history(job.id).await.unwrap();
     let steps: Vec<_> = history.iter().map(|t| (t.to, t.attempt)).collect();
     assert!(steps.contains(&(JobStatus::Failed, 1)), "{steps:?}");
-    assert!(history.iter().any(|t| t.to == JobStatus::Queued && t.reason.contains("retrying as attempt 2 of 3")), "{steps:?}");
+    assert!(
+        history.iter().any(|t| t.to == JobStatus::Queued && t.reason.contains("retrying as attempt 2 of 3")),
+        "{steps:?}"
+    );
     let finished = env.meta.get_job(job.id).await.unwrap();
     assert_eq!((finished.status, finished.attempt), (JobStatus::Succeeded, 2));
     assert_eq!(env.store.get("jobs/flaky/logs/1/stdout.log").await.unwrap().as_ref(), b"attempt 1\n");
@@ -158,14 +166,18 @@ async fn a_job_that_fits_nowhere_waits_with_a_reason_and_bad_specs_are_refused()
     let report = env.manager.tick().await.unwrap();
     assert_eq!(report.waiting, [(job.id, "no pool offers v6e-8 in us-east5".to_string())]);
     let rec = env.meta.get_job(job.id).await.unwrap();
-    assert_eq!((rec.status, rec.status_reason.as_deref()), (JobStatus::Queued, Some("no pool offers v6e-8 in us-east5")));
+    assert_eq!(
+        (rec.status, rec.status_reason.as_deref()),
+        (JobStatus::Queued, Some("no pool offers v6e-8 in us-east5"))
+    );
 
     let mut bad = shell("bad", "true");
     bad.resources.accelerator = "v6e-7".into();
     let err = env.manager.submit(&bad).await.unwrap_err();
     assert!(matches!(&err, JobError::InvalidSpec { field, .. } if field == "resources.accelerator"), "{err}");
     let mut bad_topology = shell("bad-topo", "true");
-    bad_topology.resources = Resources { accelerator: "v5litepod-16".into(), slices: 1, devices: None, topology: Some("2x8".into()) };
+    bad_topology.resources =
+        Resources { accelerator: "v5litepod-16".into(), slices: 1, devices: None, topology: Some("2x8".into()) };
     assert!(env.manager.submit(&bad_topology).await.unwrap_err().to_string().contains("4x4"));
     assert_eq!(env.meta.list_jobs(&[]).await.unwrap().len(), 1, "nothing recorded for refused specs");
 }
@@ -208,7 +220,9 @@ async fn a_manager_built_from_configuration_runs_jobs_and_refuses_bad_pools() {
 async fn a_dead_backend_leaves_the_job_queued_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let meta = MetaStore::connect(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
-    let store = ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default()).unwrap();
+    let store =
+        ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default())
+            .unwrap();
     let blocker = dir.path().join("not-a-dir");
     std::fs::write(&blocker, "x").unwrap();
     let pool = Pool::from_config(&PoolConfig::local_cpu(2)).unwrap();

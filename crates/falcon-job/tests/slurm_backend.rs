@@ -98,12 +98,24 @@ fn spec(name: &str, script: &str, cpus: u32) -> JobSpec {
 
 async fn submit(backend: &SlurmBackend, pool: &Pool, spec: &JobSpec) -> Result<BackendRef, JobError> {
     let resolved = spec.resolve().unwrap();
-    let sub = Submission { job: JobId(1), name: object_name(&spec.name, 1, &pool.name), spec, resolved: &resolved, attempt: 1, pool };
+    let sub = Submission {
+        job: JobId(1),
+        name: object_name(&spec.name, 1, &pool.name),
+        spec,
+        resolved: &resolved,
+        attempt: 1,
+        pool,
+    };
     backend.submit(&sub).await
 }
 
 /// Polls `status` until `done` accepts it; panics with the last state after `limit`.
-async fn wait_for(backend: &SlurmBackend, job: &BackendRef, limit: Duration, done: impl Fn(&BackendState) -> bool) -> BackendState {
+async fn wait_for(
+    backend: &SlurmBackend,
+    job: &BackendRef,
+    limit: Duration,
+    done: impl Fn(&BackendState) -> bool,
+) -> BackendState {
     let started = Instant::now();
     loop {
         let state = backend.status(job).await.unwrap();
@@ -117,7 +129,11 @@ async fn wait_for(backend: &SlurmBackend, job: &BackendRef, limit: Duration, don
 
 /// Every job Slurm holds now with this name.
 fn squeue_named(cluster: &Cluster, name: &str) -> Vec<SlurmJob> {
-    let out = std::process::Command::new("squeue").arg("--json").env("SLURM_CONF", &cluster.conf).output().expect("run squeue");
+    let out = std::process::Command::new("squeue")
+        .arg("--json")
+        .env("SLURM_CONF", &cluster.conf)
+        .output()
+        .expect("run squeue");
     assert!(out.status.success(), "squeue --json: {}", String::from_utf8_lossy(&out.stderr));
     parse_squeue(&String::from_utf8_lossy(&out.stdout)).unwrap().into_iter().filter(|j| j.name == name).collect()
 }
@@ -166,13 +182,21 @@ async fn a_job_runs_and_succeeds_with_its_logs_and_artifacts() {
     assert_eq!(std::fs::read_to_string(folder.join("jobid")).unwrap(), id.to_string());
     assert!(std::fs::read_to_string(folder.join("job.sh")).unwrap().contains(&format!("#SBATCH --job-name={object}")));
     let in_slurm = squeue_named(&cluster, &object);
-    assert_eq!(in_slurm.iter().map(|j| j.job_id).collect::<Vec<_>>(), [id], "Slurm holds the job under its object name");
+    assert_eq!(
+        in_slurm.iter().map(|j| j.job_id).collect::<Vec<_>>(),
+        [id],
+        "Slurm holds the job under its object name"
+    );
 
     wait_for(&slurm, &job, Duration::from_secs(60), |s| *s == BackendState::Running).await;
-    let end = wait_for(&slurm, &job, Duration::from_secs(60), |s| !matches!(s, BackendState::Running | BackendState::Pending { .. })).await;
+    let end = wait_for(&slurm, &job, Duration::from_secs(60), |s| {
+        !matches!(s, BackendState::Running | BackendState::Pending { .. })
+    })
+    .await;
     assert_eq!(end, BackendState::Succeeded);
     let logs = slurm.logs(&job).await.unwrap();
-    let log = |source: &str| logs.iter().find(|l| l.source == source).map(|l| String::from_utf8_lossy(&l.text).to_string());
+    let log =
+        |source: &str| logs.iter().find(|l| l.source == source).map(|l| String::from_utf8_lossy(&l.text).to_string());
     assert_eq!(log("stdout").as_deref(), Some(format!("hello there from {object} attempt 1\n").as_str()));
     assert_eq!(log("stderr").as_deref(), Some("oops\n"));
     let artifacts = slurm.artifact_dir(&job).unwrap();
@@ -195,7 +219,10 @@ async fn a_failing_job_reports_its_exit_code() {
     let job = submit(&slurm, &pool, &spec(&unique("exit3"), "echo before failing; exit 3", 1)).await.unwrap();
     let mut guard = Scancel::new(&cluster);
     guard.add(&job);
-    let end = wait_for(&slurm, &job, Duration::from_secs(60), |s| !matches!(s, BackendState::Running | BackendState::Pending { .. })).await;
+    let end = wait_for(&slurm, &job, Duration::from_secs(60), |s| {
+        !matches!(s, BackendState::Running | BackendState::Pending { .. })
+    })
+    .await;
     match &end {
         BackendState::Failed { exit_code: Some(3), reason } => {
             assert!(reason.contains("exited with status 3") && reason.contains("FAILED"), "{reason}")
@@ -221,11 +248,16 @@ async fn cancel_stops_a_running_job() {
     let started = Instant::now();
     slurm.cancel(&job).await.unwrap();
     assert!(started.elapsed() < Duration::from_secs(12), "cancel took {:?}", started.elapsed());
-    assert_eq!(slurm.status(&job).await.unwrap(), BackendState::Cancelled, "cancel returns once Slurm has ended the job");
+    assert_eq!(
+        slurm.status(&job).await.unwrap(),
+        BackendState::Cancelled,
+        "cancel returns once Slurm has ended the job"
+    );
     slurm.cancel(&job).await.unwrap();
     assert_eq!(slurm.status(&job).await.unwrap(), BackendState::Cancelled, "cancelling again changes nothing");
     let id = SlurmBackend::job_id(&job).unwrap();
-    let in_slurm: Vec<_> = squeue_named(&cluster, job.0.split_once('@').unwrap().1).into_iter().map(|j| (j.job_id, j.state)).collect();
+    let in_slurm: Vec<_> =
+        squeue_named(&cluster, job.0.split_once('@').unwrap().1).into_iter().map(|j| (j.job_id, j.state)).collect();
     assert_eq!(in_slurm, [(id, "CANCELLED".to_string())]);
 }
 
@@ -256,7 +288,11 @@ async fn submitting_twice_adopts_and_a_restarted_backend_finds_the_job() {
     let again = backend(&pool, dir.path());
     assert_eq!(submit(&again, &pool, &job_spec).await.unwrap(), job, "found by name in squeue, not submitted again");
     let id = SlurmBackend::job_id(&job).unwrap();
-    assert_eq!(std::fs::read_to_string(dir.path().join(&object).join("jobid")).unwrap(), id.to_string(), "the id is recorded again");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(&object).join("jobid")).unwrap(),
+        id.to_string(),
+        "the id is recorded again"
+    );
 
     let in_slurm = squeue_named(&cluster, &object);
     assert_eq!(in_slurm.iter().map(|j| j.job_id).collect::<Vec<_>>(), [id], "exactly one Slurm job: {in_slurm:?}");
@@ -319,7 +355,11 @@ async fn unknown_and_foreign_ids_are_missing() {
     let gone_spec = spec("gone", "true", 1);
     assert_eq!(submit(&slurm, &pool, &gone_spec).await.unwrap(), forgotten);
     assert!(squeue_named(&cluster, gone).is_empty(), "nothing was submitted");
-    assert_eq!(slurm.status(&BackendRef("987654321@gone-a1-slurm".into())).await.unwrap(), BackendState::Missing, "another id's record is not used");
+    assert_eq!(
+        slurm.status(&BackendRef("987654321@gone-a1-slurm".into())).await.unwrap(),
+        BackendState::Missing,
+        "another id's record is not used"
+    );
 
     // A real id under another name (an id reused after a cluster reset) is not ours: Missing, never cancelled.
     let job = submit(&slurm, &pool, &spec(&unique("foreign"), "sleep 20", 1)).await.unwrap();
@@ -329,7 +369,10 @@ async fn unknown_and_foreign_ids_are_missing() {
     let foreign = BackendRef(format!("{id}@someone-else-a1-slurm"));
     assert_eq!(slurm.status(&foreign).await.unwrap(), BackendState::Missing);
     slurm.cancel(&foreign).await.unwrap();
-    assert!(matches!(slurm.status(&job).await.unwrap(), BackendState::Pending { .. } | BackendState::Running), "untouched");
+    assert!(
+        matches!(slurm.status(&job).await.unwrap(), BackendState::Pending { .. } | BackendState::Running),
+        "untouched"
+    );
     slurm.cancel(&job).await.unwrap();
 }
 
@@ -337,8 +380,13 @@ async fn unknown_and_foreign_ids_are_missing() {
 async fn a_job_behind_a_full_node_is_pending_unschedulable() {
     let cluster = cluster();
     let _node = NODE.write().await;
-    let out = std::process::Command::new("sinfo").args(["-h", "-o", "%c"]).env("SLURM_CONF", &cluster.conf).output().unwrap();
-    let cpus: u32 = String::from_utf8_lossy(&out.stdout).lines().next().and_then(|l| l.trim().trim_end_matches('+').parse().ok()).expect("sinfo -o %c");
+    let out =
+        std::process::Command::new("sinfo").args(["-h", "-o", "%c"]).env("SLURM_CONF", &cluster.conf).output().unwrap();
+    let cpus: u32 = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .and_then(|l| l.trim().trim_end_matches('+').parse().ok())
+        .expect("sinfo -o %c");
     let dir = tempfile::tempdir().unwrap();
     let pool = pool(&cluster);
     let slurm = backend(&pool, dir.path());
@@ -348,7 +396,10 @@ async fn a_job_behind_a_full_node_is_pending_unschedulable() {
     wait_for(&slurm, &hog, Duration::from_secs(90), |s| *s == BackendState::Running).await;
     let waiting = submit(&slurm, &pool, &spec(&unique("behind"), "true", 1)).await.unwrap();
     guard.add(&waiting);
-    let state = wait_for(&slurm, &waiting, Duration::from_secs(30), |s| matches!(s, BackendState::Pending { unschedulable: true, .. })).await;
+    let state = wait_for(&slurm, &waiting, Duration::from_secs(30), |s| {
+        matches!(s, BackendState::Pending { unschedulable: true, .. })
+    })
+    .await;
     match state {
         BackendState::Pending { reason, .. } => assert!(reason == "Resources" || reason == "Priority", "{reason}"),
         other => panic!("{other:?}"),
@@ -366,7 +417,9 @@ async fn the_job_manager_runs_jobs_on_a_slurm_pool() {
     let _node = NODE.read().await;
     let dir = tempfile::tempdir().unwrap();
     let meta = MetaStore::connect(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
-    let store = ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default()).unwrap();
+    let store =
+        ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default())
+            .unwrap();
     let pool = pool(&cluster);
     let slurm: Arc<dyn Backend> = Arc::new(backend(&pool, &dir.path().join("jobs")));
     let mut config = ManagerConfig::new("worker-slurm-test");
@@ -387,7 +440,9 @@ async fn the_job_manager_runs_jobs_on_a_slurm_pool() {
         for id in [ok.id, failing.id] {
             let job = meta.get_job(id).await.unwrap();
             if let Some(handle) = &job.backend_ref {
-                guard.ids.extend(SlurmBackend::job_id(&BackendRef(handle.clone())).filter(|id| !guard.ids.contains(id)));
+                guard
+                    .ids
+                    .extend(SlurmBackend::job_id(&BackendRef(handle.clone())).filter(|id| !guard.ids.contains(id)));
             }
             done &= job.status.is_terminal();
         }
@@ -447,10 +502,22 @@ async fn an_unreachable_controller_is_an_error_never_a_missing_job() {
         submit(&slurm, &pool, &job_spec),
         slurm.find("known-a1-slurm"),
     );
-    for (what, err) in [("status", status.unwrap_err()), ("cancel", cancel.unwrap_err()), ("submit", submitted.unwrap_err())] {
+    for (what, err) in
+        [("status", status.unwrap_err()), ("cancel", cancel.unwrap_err()), ("submit", submitted.unwrap_err())]
+    {
         let text = err.to_string();
-        assert!(text.contains(&format!("{what} failed")) && text.contains("Failed while looking for jobs"), "{what}: {text}");
+        assert!(
+            text.contains(&format!("{what} failed")) && text.contains("Failed while looking for jobs"),
+            "{what}: {text}"
+        );
     }
-    assert!(!jobs.join(object_name(&name, 1, "slurm")).exists(), "nothing written for a submission that never happened");
-    assert_eq!(known.unwrap(), Some(BackendRef("41@known-a1-slurm".into())), "a recorded id stands without the controller");
+    assert!(
+        !jobs.join(object_name(&name, 1, "slurm")).exists(),
+        "nothing written for a submission that never happened"
+    );
+    assert_eq!(
+        known.unwrap(),
+        Some(BackendRef("41@known-a1-slurm".into())),
+        "a recorded id stands without the controller"
+    );
 }

@@ -25,8 +25,26 @@ impl Drop for Worker {
 
 fn worker(db: &str, dir: &std::path::Path, owner: &str) -> Worker {
     let child = Command::new(env!("CARGO_BIN_EXE_falcon-job-worker"))
-        .args(["--db", db, "--owner", owner, "--capacity", "8", "--lease-ms", "2000", "--poll-ms", "50", "--log-ms", "200"])
-        .args(["--artifacts", &dir.join("arts").display().to_string(), "--jobs-dir", &dir.join("jobs").display().to_string()])
+        .args([
+            "--db",
+            db,
+            "--owner",
+            owner,
+            "--capacity",
+            "8",
+            "--lease-ms",
+            "2000",
+            "--poll-ms",
+            "50",
+            "--log-ms",
+            "200",
+        ])
+        .args([
+            "--artifacts",
+            &dir.join("arts").display().to_string(),
+            "--jobs-dir",
+            &dir.join("jobs").display().to_string(),
+        ])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::fs::File::create(dir.join(format!("{owner}.log"))).unwrap())
@@ -39,7 +57,9 @@ async fn every_job_runs_exactly_once(db: &str) {
     let dir = tempfile::tempdir().unwrap();
     let runs = dir.path().join("runs.txt");
     let meta = MetaStore::connect(db).await.unwrap();
-    let store = ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default()).unwrap();
+    let store =
+        ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default())
+            .unwrap();
     // A manager used only to submit: its pool and backend are never ticked.
     let pool = Pool::from_config(&falcon_core::config::PoolConfig::local_cpu(8)).unwrap();
     let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path().join("jobs"), "local"));
@@ -63,18 +83,24 @@ async fn every_job_runs_exactly_once(db: &str) {
         submitter.submit(&spec).await.unwrap();
     }
 
-    let mut workers = vec![("worker-a", worker(db, dir.path(), "worker-a")), ("worker-b", worker(db, dir.path(), "worker-b"))];
+    let mut workers =
+        vec![("worker-a", worker(db, dir.path(), "worker-a")), ("worker-b", worker(db, dir.path(), "worker-b"))];
     let started = Instant::now();
     // Kill (SIGKILL) whichever worker holds unfinished work once some jobs are done.
     let (victim, orphaned) = loop {
         let done = meta.list_jobs(&[JobStatus::Succeeded]).await.unwrap().len();
-        let unfinished = meta.list_jobs(&[JobStatus::Queued, JobStatus::Submitted, JobStatus::Pending, JobStatus::Running]).await.unwrap();
+        let unfinished = meta
+            .list_jobs(&[JobStatus::Queued, JobStatus::Submitted, JobStatus::Pending, JobStatus::Running])
+            .await
+            .unwrap();
         let holder = |name: &str| -> Vec<_> {
             unfinished.iter().filter(|j| j.lease_owner.as_deref() == Some(name)).map(|j| j.id).collect()
         };
         if done >= 30 {
             let held: Vec<_> = ["worker-a", "worker-b"].iter().map(|w| (*w, holder(w))).collect();
-            if let Some((name, ids)) = held.into_iter().filter(|(_, ids)| !ids.is_empty()).max_by_key(|(_, ids)| ids.len()) {
+            if let Some((name, ids)) =
+                held.into_iter().filter(|(_, ids)| !ids.is_empty()).max_by_key(|(_, ids)| ids.len())
+            {
                 let i = workers.iter().position(|(w, _)| *w == name).unwrap();
                 let (_, mut killed) = workers.remove(i);
                 killed.0.kill().expect("SIGKILL the worker");
@@ -87,7 +113,10 @@ async fn every_job_runs_exactly_once(db: &str) {
                 .iter()
                 .map(|w| std::fs::read_to_string(dir.path().join(format!("{w}.log"))).unwrap_or_default())
                 .collect();
-            panic!("no worker held unfinished work after 30 jobs ({done} done); worker logs:\n{}", logs.join("\n---\n"));
+            panic!(
+                "no worker held unfinished work after 30 jobs ({done} done); worker logs:\n{}",
+                logs.join("\n---\n")
+            );
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
@@ -104,7 +133,11 @@ async fn every_job_runs_exactly_once(db: &str) {
     drop(workers);
 
     let all = meta.list_jobs(&[]).await.unwrap();
-    let failed: Vec<_> = all.iter().filter(|j| j.status != JobStatus::Succeeded).map(|j| (j.id, j.status, j.status_reason.clone())).collect();
+    let failed: Vec<_> = all
+        .iter()
+        .filter(|j| j.status != JobStatus::Succeeded)
+        .map(|j| (j.id, j.status, j.status_reason.clone()))
+        .collect();
     assert!(failed.is_empty(), "{failed:?}");
     let text = std::fs::read_to_string(&runs).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();

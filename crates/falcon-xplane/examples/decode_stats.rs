@@ -28,10 +28,7 @@ struct Counts {
 }
 
 fn count(space: &XSpace) -> Counts {
-    let mut c = Counts {
-        planes: space.planes.len(),
-        ..Counts::default()
-    };
+    let mut c = Counts { planes: space.planes.len(), ..Counts::default() };
     let value = |v: &StatValue| match v {
         StatValue::Str(s) => s.len(),
         StatValue::Bytes(b) | StatValue::CompressedStr(b) => b.len(),
@@ -87,38 +84,24 @@ fn main() {
     let mut mmap = true;
     let mut skip: Vec<String> = Vec::new();
     let usage = || -> ! {
-        eprintln!("usage: decode_stats FILE... [--repeat N] [--json] [--threads N] [--no-mmap] [--skip-stats NAME,NAME...]");
+        eprintln!(
+            "usage: decode_stats FILE... [--repeat N] [--json] [--threads N] [--no-mmap] [--skip-stats NAME,NAME...]"
+        );
         std::process::exit(2)
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--repeat" => {
-                repeat = args
-                    .next()
-                    .and_then(|n| n.parse().ok())
-                    .filter(|&n| n >= 1)
-                    .unwrap_or_else(|| {
-                        eprintln!("--repeat needs a positive integer");
-                        std::process::exit(2)
-                    })
+                repeat = args.next().and_then(|n| n.parse().ok()).filter(|&n| n >= 1).unwrap_or_else(|| {
+                    eprintln!("--repeat needs a positive integer");
+                    std::process::exit(2)
+                })
             }
             "--json" => json = true,
-            "--threads" => {
-                threads = args
-                    .next()
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or_else(|| usage())
-            }
+            "--threads" => threads = args.next().and_then(|n| n.parse().ok()).unwrap_or_else(|| usage()),
             "--no-mmap" => mmap = false,
-            "--skip-stats" => {
-                skip = args
-                    .next()
-                    .unwrap_or_else(|| usage())
-                    .split(',')
-                    .map(str::to_owned)
-                    .collect()
-            }
+            "--skip-stats" => skip = args.next().unwrap_or_else(|| usage()).split(',').map(str::to_owned).collect(),
             "-h" | "--help" => usage(),
             _ => files.push(a),
         }
@@ -127,10 +110,7 @@ fn main() {
         usage();
     }
     let skip: Vec<&str> = skip.iter().map(String::as_str).collect();
-    let options = DecodeOptions::default()
-        .threads(threads)
-        .mmap(mmap)
-        .skip_stats(&skip);
+    let options = DecodeOptions::default().threads(threads).mmap(mmap).skip_stats(&skip);
     let mut failed = false;
     for f in &files {
         let size = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);

@@ -24,8 +24,7 @@ use std::sync::Mutex;
 
 use crate::wire::{Reader, Tag, WireType};
 use crate::{
-    DecodeError, DecodeOptions, StatValue, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat,
-    XStatMetadata,
+    DecodeError, DecodeOptions, StatValue, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata,
 };
 
 /// Called with an absolute byte range `[from, to)` of the input that no decoder reads again.
@@ -44,14 +43,7 @@ pub(crate) fn decode_space(
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    let mut d = Decoder {
-        stats: Vec::new(),
-        skip_stat_ids: Vec::new(),
-        options,
-        threads,
-        release,
-        released: 0,
-    };
+    let mut d = Decoder { stats: Vec::new(), skip_stat_ids: Vec::new(), options, threads, release, released: 0 };
     d.space(&mut Reader::new(bytes))
 }
 
@@ -116,10 +108,7 @@ impl<'o, 'r> Decoder<'o, 'r> {
     fn space(&mut self, r: &mut Reader<'_>) -> Result<XSpace, DecodeError> {
         const M: &str = "XSpace";
         let [planes] = r.count_fields([1]);
-        let mut s = XSpace {
-            planes: Vec::with_capacity(planes),
-            ..XSpace::default()
-        };
+        let mut s = XSpace { planes: Vec::with_capacity(planes), ..XSpace::default() };
         while let Some(t) = r.tag()? {
             match t.field {
                 1 => {
@@ -207,18 +196,13 @@ impl<'o, 'r> Decoder<'o, 'r> {
                     4 => {
                         let mut entry = read_message(r, t, M, "event_metadata")?;
                         let (key, value) =
-                            decode_map_entry(&mut entry, "XPlane.EventMetadataEntry", |r| {
-                                self.event_metadata(r)
-                            })?;
+                            decode_map_entry(&mut entry, "XPlane.EventMetadataEntry", |r| self.event_metadata(r))?;
                         p.event_metadata.insert(key, value);
                     }
                     5 => {
                         let mut entry = read_message(r, t, M, "stat_metadata")?;
-                        let (key, value) = decode_map_entry(
-                            &mut entry,
-                            "XPlane.StatMetadataEntry",
-                            decode_stat_metadata,
-                        )?;
+                        let (key, value) =
+                            decode_map_entry(&mut entry, "XPlane.StatMetadataEntry", decode_stat_metadata)?;
                         p.stat_metadata.insert(key, value);
                     }
                     6 => {
@@ -262,8 +246,7 @@ impl<'o, 'r> Decoder<'o, 'r> {
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(readers[i].len()));
         let next = AtomicUsize::new(0);
-        let slots: Vec<Mutex<Option<Result<XLine, DecodeError>>>> =
-            (0..n).map(|_| Mutex::new(None)).collect();
+        let slots: Vec<Mutex<Option<Result<XLine, DecodeError>>>> = (0..n).map(|_| Mutex::new(None)).collect();
         // After an error, lines that start later cannot hold an earlier one: skip them.
         let first_error_at = AtomicUsize::new(usize::MAX);
         let work = |d: &mut Decoder<'_, '_>| loop {
@@ -321,10 +304,7 @@ impl<'o, 'r> Decoder<'o, 'r> {
     fn line(&mut self, r: &mut Reader<'_>) -> Result<XLine, DecodeError> {
         const M: &str = "XLine";
         let events = self.count_events(r);
-        let mut l = XLine {
-            events: Vec::with_capacity(events),
-            ..XLine::default()
-        };
+        let mut l = XLine { events: Vec::with_capacity(events), ..XLine::default() };
         while let Some(t) = r.tag()? {
             match t.field {
                 1 => l.id = read_i64(r, t, M, "id")?,
@@ -432,12 +412,7 @@ fn earlier(a: DecodeError, b: DecodeError) -> DecodeError {
 // ---------------------------------------------------------------------------------------------
 // Field readers with wire-type checks.
 
-fn expect(
-    tag: Tag,
-    want: WireType,
-    message: &'static str,
-    field: &'static str,
-) -> Result<(), DecodeError> {
+fn expect(tag: Tag, want: WireType, message: &'static str, field: &'static str) -> Result<(), DecodeError> {
     if tag.wire == want {
         Ok(())
     } else {
@@ -452,61 +427,32 @@ fn expect(
 }
 
 #[inline]
-fn read_u64(
-    r: &mut Reader<'_>,
-    tag: Tag,
-    m: &'static str,
-    f: &'static str,
-) -> Result<u64, DecodeError> {
+fn read_u64(r: &mut Reader<'_>, tag: Tag, m: &'static str, f: &'static str) -> Result<u64, DecodeError> {
     expect(tag, WireType::Varint, m, f)?;
     r.varint()
 }
 
 #[inline]
-fn read_i64(
-    r: &mut Reader<'_>,
-    tag: Tag,
-    m: &'static str,
-    f: &'static str,
-) -> Result<i64, DecodeError> {
+fn read_i64(r: &mut Reader<'_>, tag: Tag, m: &'static str, f: &'static str) -> Result<i64, DecodeError> {
     // int64 is two's complement in a varint.
     read_u64(r, tag, m, f).map(|v| v as i64)
 }
 
-fn read_bytes(
-    r: &mut Reader<'_>,
-    tag: Tag,
-    m: &'static str,
-    f: &'static str,
-) -> Result<Vec<u8>, DecodeError> {
+fn read_bytes(r: &mut Reader<'_>, tag: Tag, m: &'static str, f: &'static str) -> Result<Vec<u8>, DecodeError> {
     expect(tag, WireType::Len, m, f)?;
     Ok(r.len_delimited()?.1.to_vec())
 }
 
-fn read_string(
-    r: &mut Reader<'_>,
-    tag: Tag,
-    m: &'static str,
-    f: &'static str,
-) -> Result<String, DecodeError> {
+fn read_string(r: &mut Reader<'_>, tag: Tag, m: &'static str, f: &'static str) -> Result<String, DecodeError> {
     expect(tag, WireType::Len, m, f)?;
     let (start, bytes) = r.len_delimited()?;
     match std::str::from_utf8(bytes) {
         Ok(s) => Ok(s.to_owned()),
-        Err(e) => Err(DecodeError::InvalidUtf8 {
-            offset: start + e.valid_up_to(),
-            message: m,
-            field: f,
-        }),
+        Err(e) => Err(DecodeError::InvalidUtf8 { offset: start + e.valid_up_to(), message: m, field: f }),
     }
 }
 
-fn read_message<'a>(
-    r: &mut Reader<'a>,
-    tag: Tag,
-    m: &'static str,
-    f: &'static str,
-) -> Result<Reader<'a>, DecodeError> {
+fn read_message<'a>(r: &mut Reader<'a>, tag: Tag, m: &'static str, f: &'static str) -> Result<Reader<'a>, DecodeError> {
     expect(tag, WireType::Len, m, f)?;
     r.sub()
 }

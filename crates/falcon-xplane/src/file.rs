@@ -16,10 +16,7 @@ const MMAP_MIN_LEN: u64 = 64 << 10;
 const RELEASE_ALIGN: usize = 64 << 10;
 
 pub(crate) fn decode_file(path: &Path, options: &DecodeOptions<'_>) -> Result<XSpace, DecodeError> {
-    let io = |source| DecodeError::Io {
-        path: path.to_owned(),
-        source,
-    };
+    let io = |source| DecodeError::Io { path: path.to_owned(), source };
     let file = File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     if options.mmap && len >= MMAP_MIN_LEN {

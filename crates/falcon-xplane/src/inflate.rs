@@ -29,30 +29,17 @@ pub fn inflate_str(compressed: &[u8], limit: usize) -> Result<String, InflateErr
     let reader: Box<dyn Read + '_> = match compressed {
         [0x1f, 0x8b, ..] => Box::new(flate2::read::MultiGzDecoder::new(compressed)),
         // zlib: CM = 8 (deflate), CINFO <= 7, and the header checksum.
-        [cmf, flg, ..]
-            if cmf & 0x0f == 8
-                && cmf >> 4 <= 7
-                && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0 =>
-        {
+        [cmf, flg, ..] if cmf & 0x0f == 8 && cmf >> 4 <= 7 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0 => {
             Box::new(flate2::read::ZlibDecoder::new(compressed))
         }
-        _ => {
-            return Err(InflateError::UnknownFormat {
-                head: compressed.iter().take(4).copied().collect(),
-            })
-        }
+        _ => return Err(InflateError::UnknownFormat { head: compressed.iter().take(4).copied().collect() }),
     };
     let mut out = Vec::new();
-    reader
-        .take(limit as u64 + 1)
-        .read_to_end(&mut out)
-        .map_err(InflateError::Corrupt)?;
+    reader.take(limit as u64 + 1).read_to_end(&mut out).map_err(InflateError::Corrupt)?;
     if out.len() > limit {
         return Err(InflateError::TooLarge { limit });
     }
-    String::from_utf8(out).map_err(|e| InflateError::InvalidUtf8 {
-        valid_up_to: e.utf8_error().valid_up_to(),
-    })
+    String::from_utf8(out).map_err(|e| InflateError::InvalidUtf8 { valid_up_to: e.utf8_error().valid_up_to() })
 }
 
 impl StatValue {

@@ -44,24 +44,14 @@ pub enum DecodeError {
     #[error("varint at offset {offset} overflows 64 bits")]
     VarintOverflow { offset: usize },
     #[error("truncated {width}-byte fixed-width value at offset {offset}: only {remaining} bytes remain")]
-    TruncatedFixed {
-        offset: usize,
-        width: usize,
-        remaining: usize,
-    },
+    TruncatedFixed { offset: usize, width: usize, remaining: usize },
     #[error("length {len} at offset {offset} exceeds the remaining {remaining} bytes")]
-    LengthExceedsInput {
-        offset: usize,
-        len: u64,
-        remaining: usize,
-    },
+    LengthExceedsInput { offset: usize, len: u64, remaining: usize },
     #[error("invalid wire type {wire_type} at offset {offset}")]
     InvalidWireType { offset: usize, wire_type: u8 },
     #[error("invalid field number {field} at offset {offset}")]
     InvalidFieldNumber { offset: usize, field: u64 },
-    #[error(
-        "field {message}.{field} at offset {offset} has wire type {found}, expected {expected}"
-    )]
+    #[error("field {message}.{field} at offset {offset} has wire type {found}, expected {expected}")]
     UnexpectedWireType {
         offset: usize,
         message: &'static str,
@@ -76,16 +66,9 @@ pub enum DecodeError {
     #[error("nesting too deep at offset {offset} (more than {max_depth} levels)")]
     NestingTooDeep { offset: usize, max_depth: usize },
     #[error("invalid UTF-8 in {message}.{field} at offset {offset}")]
-    InvalidUtf8 {
-        offset: usize,
-        message: &'static str,
-        field: &'static str,
-    },
+    InvalidUtf8 { offset: usize, message: &'static str, field: &'static str },
     #[error("cannot read {}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
 }
 
 impl DecodeError {
@@ -235,13 +218,8 @@ impl XSpace {
     }
 
     /// Planes whose name starts with `prefix` (e.g. `/device:TPU:`).
-    pub fn planes_with_prefix<'a>(
-        &'a self,
-        prefix: &'a str,
-    ) -> impl Iterator<Item = &'a XPlane> + 'a {
-        self.planes
-            .iter()
-            .filter(move |p| p.name.starts_with(prefix))
+    pub fn planes_with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a XPlane> + 'a {
+        self.planes.iter().filter(move |p| p.name.starts_with(prefix))
     }
 }
 
@@ -258,8 +236,7 @@ impl XPlane {
 
     /// The event's name (`""` when its metadata is missing).
     pub fn event_name(&self, event: &XEvent) -> &str {
-        self.event_metadata_of(event)
-            .map_or("", |m| m.name.as_str())
+        self.event_metadata_of(event).map_or("", |m| m.name.as_str())
     }
 
     /// The event's display name, falling back to its name.
@@ -273,9 +250,7 @@ impl XPlane {
 
     /// The stat's name (`""` when its metadata is missing).
     pub fn stat_name(&self, stat: &XStat) -> &str {
-        self.stat_metadata
-            .get(&stat.metadata_id)
-            .map_or("", |m| m.name.as_str())
+        self.stat_metadata.get(&stat.metadata_id).map_or("", |m| m.name.as_str())
     }
 
     /// The stat metadata with this name (linear scan; names are unique per plane).
@@ -301,12 +276,7 @@ impl XPlane {
             .stats
             .iter()
             .find(|s| s.metadata_id == id)
-            .or_else(|| {
-                self.event_metadata_of(event)?
-                    .stats
-                    .iter()
-                    .find(|s| s.metadata_id == id)
-            })
+            .or_else(|| self.event_metadata_of(event)?.stats.iter().find(|s| s.metadata_id == id))
     }
 
     /// The string of a `Str` or `Ref` stat (XProf's `StrOrRefValue`).
@@ -363,12 +333,7 @@ pub struct DecodeOptions<'a> {
 
 impl Default for DecodeOptions<'_> {
     fn default() -> Self {
-        DecodeOptions {
-            threads: 0,
-            min_parallel_bytes: 2 << 20,
-            skip_stats: &[],
-            mmap: true,
-        }
+        DecodeOptions { threads: 0, min_parallel_bytes: 2 << 20, skip_stats: &[], mmap: true }
     }
 }
 
@@ -417,10 +382,7 @@ pub fn decode_file(path: impl AsRef<Path>) -> Result<XSpace, DecodeError> {
 }
 
 /// [`decode_file`] with options.
-pub fn decode_file_with(
-    path: impl AsRef<Path>,
-    options: &DecodeOptions<'_>,
-) -> Result<XSpace, DecodeError> {
+pub fn decode_file_with(path: impl AsRef<Path>, options: &DecodeOptions<'_>) -> Result<XSpace, DecodeError> {
     file::decode_file(path.as_ref(), options)
 }
 

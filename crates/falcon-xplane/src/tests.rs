@@ -134,23 +134,13 @@ fn decodes_hand_built_space() {
     assert_eq!(md.child_id, [4, 5, 6]);
     assert_eq!(p.stat_metadata[&7].description, "floating point ops");
     let l = p.line_by_name("XLA Ops").unwrap();
-    assert_eq!(
-        (l.id, l.display_id, l.timestamp_ns, l.duration_ps),
-        (42, 43, 1_000, 9_999)
-    );
+    assert_eq!((l.id, l.display_id, l.timestamp_ns, l.duration_ps), (42, 43, 1_000, 9_999));
     assert_eq!(l.display_name, "Ops");
     let e = &l.events[0];
     assert_eq!((e.offset_ps, e.duration_ps), (500, 250));
     assert_eq!(l.event_start_ps(e), 1_000_500);
-    let epoch = XLine {
-        timestamp_ns: 1_700_000_000_000_000_000,
-        ..l.clone()
-    };
-    assert_eq!(
-        epoch.event_start_ps(e),
-        1_700_000_000_000_000_000_000 + 500,
-        "epoch picoseconds do not overflow"
-    );
+    let epoch = XLine { timestamp_ns: 1_700_000_000_000_000_000, ..l.clone() };
+    assert_eq!(epoch.event_start_ps(e), 1_700_000_000_000_000_000_000 + 500, "epoch picoseconds do not overflow");
     assert_eq!(p.event_name(e), "%fusion.1 = f32[] fusion()");
     assert_eq!(p.event_display_name(e), "fusion.1");
     assert_eq!(p.stat_name(&e.stats[0]), "kind");
@@ -181,92 +171,29 @@ fn every_truncation_errors_with_an_offset_inside_the_input() {
 
 #[test]
 fn specific_errors() {
-    assert!(matches!(
-        decode(&[0x80]),
-        Err(DecodeError::TruncatedVarint { offset: 0 })
-    ));
-    assert!(matches!(
-        decode(&[0x0e]),
-        Err(DecodeError::InvalidWireType {
-            offset: 0,
-            wire_type: 6
-        })
-    ));
-    assert!(matches!(
-        decode(&[0x0f]),
-        Err(DecodeError::InvalidWireType {
-            offset: 0,
-            wire_type: 7
-        })
-    ));
+    assert!(matches!(decode(&[0x80]), Err(DecodeError::TruncatedVarint { offset: 0 })));
+    assert!(matches!(decode(&[0x0e]), Err(DecodeError::InvalidWireType { offset: 0, wire_type: 6 })));
+    assert!(matches!(decode(&[0x0f]), Err(DecodeError::InvalidWireType { offset: 0, wire_type: 7 })));
     assert!(matches!(
         decode(&[0x0a, 0x05, 0x00]),
-        Err(DecodeError::LengthExceedsInput {
-            offset: 1,
-            len: 5,
-            remaining: 1
-        })
+        Err(DecodeError::LengthExceedsInput { offset: 1, len: 5, remaining: 1 })
     ));
-    assert!(matches!(
-        decode(&[0x00]),
-        Err(DecodeError::InvalidFieldNumber {
-            offset: 0,
-            field: 0
-        })
-    ));
-    assert!(matches!(
-        decode(&[0x7c]),
-        Err(DecodeError::UnexpectedEndGroup { offset: 0, .. })
-    ));
-    let overflow = [
-        0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
-    ];
+    assert!(matches!(decode(&[0x00]), Err(DecodeError::InvalidFieldNumber { offset: 0, field: 0 })));
+    assert!(matches!(decode(&[0x7c]), Err(DecodeError::UnexpectedEndGroup { offset: 0, .. })));
+    let overflow = [0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f];
     let mut plane = vec![0x0a, overflow.len() as u8];
     plane.extend_from_slice(&overflow);
-    assert!(matches!(
-        decode(&plane),
-        Err(DecodeError::VarintOverflow { offset: 3 })
-    ));
+    assert!(matches!(decode(&plane), Err(DecodeError::VarintOverflow { offset: 3 })));
     // XSpace.errors as a varint.
     let e = decode(&[0x10, 0x01]).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            DecodeError::UnexpectedWireType {
-                offset: 0,
-                field: "errors",
-                ..
-            }
-        ),
-        "{e}"
-    );
+    assert!(matches!(e, DecodeError::UnexpectedWireType { offset: 0, field: "errors", .. }), "{e}");
     // Invalid UTF-8 in XSpace.hostnames at payload byte 1.
     let e = decode(&[0x22, 0x02, b'a', 0xff]).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            DecodeError::InvalidUtf8 {
-                offset: 3,
-                field: "hostnames",
-                ..
-            }
-        ),
-        "{e}"
-    );
+    assert!(matches!(e, DecodeError::InvalidUtf8 { offset: 3, field: "hostnames", .. }), "{e}");
     assert!(e.to_string().contains("XSpace.hostnames at offset 3"));
     // Truncated double.
     let e = decode(&[0x0a, 0x04, 0x32, 0x02, 0x11, 0x00]).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            DecodeError::TruncatedFixed {
-                offset: 5,
-                width: 8,
-                remaining: 1
-            }
-        ),
-        "{e}"
-    );
+    assert!(matches!(e, DecodeError::TruncatedFixed { offset: 5, width: 8, remaining: 1 }), "{e}");
 }
 
 #[test]
@@ -275,10 +202,7 @@ fn deep_groups_are_rejected_without_recursion() {
     for _ in 0..100_000 {
         key(20, 3, &mut deep);
     }
-    assert!(matches!(
-        decode(&deep),
-        Err(DecodeError::NestingTooDeep { .. })
-    ));
+    assert!(matches!(decode(&deep), Err(DecodeError::NestingTooDeep { .. })));
     let mut ok = Vec::new();
     for _ in 0..10 {
         key(20, 3, &mut ok);
@@ -289,13 +213,7 @@ fn deep_groups_are_rejected_without_recursion() {
     assert_eq!(decode(&ok).unwrap(), XSpace::default());
     let mut unclosed = Vec::new();
     key(20, 3, &mut unclosed);
-    assert!(matches!(
-        decode(&unclosed),
-        Err(DecodeError::UnterminatedGroup {
-            offset: 0,
-            field: 20
-        })
-    ));
+    assert!(matches!(decode(&unclosed), Err(DecodeError::UnterminatedGroup { offset: 0, field: 20 })));
 }
 
 /// A space with two planes of several lines each (events with stats), so that the lines can be
@@ -354,9 +272,7 @@ fn multi_line_space() -> Vec<u8> {
 }
 
 fn threaded(threads: usize) -> DecodeOptions<'static> {
-    DecodeOptions::default()
-        .threads(threads)
-        .min_parallel_bytes(0)
+    DecodeOptions::default().threads(threads).min_parallel_bytes(0)
 }
 
 /// Same `Ok` value or the same error (compared by their `Debug` text).
@@ -428,11 +344,8 @@ fn skip_stats_leaves_out_stats_by_name() {
         assert!(ps.stats.is_empty(), "the plane stat is `y`");
         for (la, ls) in pa.lines.iter().zip(&ps.lines) {
             for (ea, es) in la.events.iter().zip(&ls.events) {
-                let expected: Vec<&XStat> = ea
-                    .stats
-                    .iter()
-                    .filter(|s| !["x", "y"].contains(&pa.stat_name(s)))
-                    .collect();
+                let expected: Vec<&XStat> =
+                    ea.stats.iter().filter(|s| !["x", "y"].contains(&pa.stat_name(s))).collect();
                 assert_eq!(es.stats.iter().collect::<Vec<_>>(), expected);
                 assert_eq!(es.stats.capacity(), es.stats.len());
                 kept += es.stats.len();
@@ -440,22 +353,11 @@ fn skip_stats_leaves_out_stats_by_name() {
             }
         }
     }
-    assert!(
-        kept == 0 && dropped > 0,
-        "stats only use ids 1 and 2: {kept} {dropped}"
-    );
+    assert!(kept == 0 && dropped > 0, "stats only use ids 1 and 2: {kept} {dropped}");
     // Event metadata stats are filtered too.
-    let s = decode_with(
-        &sample_space(),
-        &DecodeOptions::default().skip_stats(&["flops"]),
-    )
-    .unwrap();
+    let s = decode_with(&sample_space(), &DecodeOptions::default().skip_stats(&["flops"])).unwrap();
     let p = &s.planes[0];
     assert!(p.event_metadata[&3].stats.is_empty());
     assert!(p.stats.is_empty());
-    assert_eq!(
-        p.lines[0].events[0].stats.len(),
-        2,
-        "event stats 8 and 9 are not `flops`"
-    );
+    assert_eq!(p.lines[0].events[0].stats.len(), 2, "event stats 8 and 9 are not `flops`");
 }

@@ -53,11 +53,7 @@ pub(crate) struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     pub(crate) fn new(buf: &'a [u8]) -> Self {
-        Reader {
-            buf,
-            pos: 0,
-            base: 0,
-        }
+        Reader { buf, pos: 0, base: 0 }
     }
 
     /// Absolute offset of the next unread byte.
@@ -77,9 +73,7 @@ impl<'a> Reader<'a> {
     /// Number of bytes left without the continuation bit: the number of varints in a packed run
     /// (a capacity hint; a truncated last varint is then reported by [`Reader::varint`]).
     pub(crate) fn varint_count(&self) -> usize {
-        self.buf
-            .get(self.pos..)
-            .map_or(0, |rest| rest.iter().filter(|&&b| b < 0x80).count())
+        self.buf.get(self.pos..).map_or(0, |rest| rest.iter().filter(|&&b| b < 0x80).count())
     }
 
     fn remaining(&self) -> usize {
@@ -123,11 +117,7 @@ impl<'a> Reader<'a> {
                 out.copy_from_slice(s);
                 Ok(out)
             }
-            None => Err(DecodeError::TruncatedFixed {
-                offset: start,
-                width: N,
-                remaining,
-            }),
+            None => Err(DecodeError::TruncatedFixed { offset: start, width: N, remaining }),
         }
     }
 
@@ -145,11 +135,7 @@ impl<'a> Reader<'a> {
         let len = self.varint()?;
         let remaining = self.remaining();
         if len > remaining as u64 {
-            return Err(DecodeError::LengthExceedsInput {
-                offset: len_offset,
-                len,
-                remaining,
-            });
+            return Err(DecodeError::LengthExceedsInput { offset: len_offset, len, remaining });
         }
         // `len <= remaining`, so it fits in usize.
         let len = len as usize;
@@ -178,22 +164,13 @@ impl<'a> Reader<'a> {
             3 => WireType::StartGroup,
             4 => WireType::EndGroup,
             5 => WireType::Fixed32,
-            w => {
-                return Err(DecodeError::InvalidWireType {
-                    offset,
-                    wire_type: w as u8,
-                })
-            }
+            w => return Err(DecodeError::InvalidWireType { offset, wire_type: w as u8 }),
         };
         let field = key >> 3;
         if field == 0 || field > 0x1FFF_FFFF {
             return Err(DecodeError::InvalidFieldNumber { offset, field });
         }
-        Ok(Some(Tag {
-            field: field as u32,
-            wire,
-            offset,
-        }))
+        Ok(Some(Tag { field: field as u32, wire, offset }))
     }
 
     /// How many times each of `fields` occurs in the rest of this message, without moving `self`.
@@ -223,10 +200,7 @@ impl<'a> Reader<'a> {
             WireType::Fixed32 => self.fixed32().map(drop),
             WireType::Len => self.len_delimited().map(drop),
             WireType::StartGroup => self.skip_group(tag),
-            WireType::EndGroup => Err(DecodeError::UnexpectedEndGroup {
-                offset: tag.offset,
-                field: tag.field,
-            }),
+            WireType::EndGroup => Err(DecodeError::UnexpectedEndGroup { offset: tag.offset, field: tag.field }),
         }
     }
 
@@ -236,27 +210,18 @@ impl<'a> Reader<'a> {
         stack.push(open.field);
         while let Some(&innermost) = stack.last() {
             let Some(tag) = self.tag()? else {
-                return Err(DecodeError::UnterminatedGroup {
-                    offset: open.offset,
-                    field: open.field,
-                });
+                return Err(DecodeError::UnterminatedGroup { offset: open.offset, field: open.field });
             };
             match tag.wire {
                 WireType::StartGroup => {
                     if stack.len() >= MAX_GROUP_DEPTH {
-                        return Err(DecodeError::NestingTooDeep {
-                            offset: tag.offset,
-                            max_depth: MAX_GROUP_DEPTH,
-                        });
+                        return Err(DecodeError::NestingTooDeep { offset: tag.offset, max_depth: MAX_GROUP_DEPTH });
                     }
                     stack.push(tag.field);
                 }
                 WireType::EndGroup => {
                     if tag.field != innermost {
-                        return Err(DecodeError::UnexpectedEndGroup {
-                            offset: tag.offset,
-                            field: tag.field,
-                        });
+                        return Err(DecodeError::UnexpectedEndGroup { offset: tag.offset, field: tag.field });
                     }
                     stack.pop();
                 }

@@ -6,18 +6,13 @@ use std::path::PathBuf;
 use falcon_xplane::{decode_with, DecodeError, DecodeOptions};
 
 fn input(name: &str) -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/fuzz")
-        .join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz").join(name);
     std::fs::read(path).unwrap()
 }
 
 fn decode_both(bytes: &[u8]) -> Result<(), DecodeError> {
     let one = decode_with(bytes, &DecodeOptions::default().threads(1));
-    let many = decode_with(
-        bytes,
-        &DecodeOptions::default().threads(3).min_parallel_bytes(0),
-    );
+    let many = decode_with(bytes, &DecodeOptions::default().threads(3).min_parallel_bytes(0));
     assert_eq!(
         one.as_ref().map(|_| ()).map_err(|e| format!("{e:?}")),
         many.as_ref().map(|_| ()).map_err(|e| format!("{e:?}"))
@@ -34,10 +29,7 @@ fn decode_both(bytes: &[u8]) -> Result<(), DecodeError> {
 #[test]
 fn worker_threads_are_joined_before_decode_returns() {
     let err = decode_both(&input("thread_tls_leak_report.bin")).unwrap_err();
-    assert!(
-        matches!(err, DecodeError::VarintOverflow { offset: 22 }),
-        "{err}"
-    );
+    assert!(matches!(err, DecodeError::VarintOverflow { offset: 22 }), "{err}");
     let err = decode_both(&input("thread_handle_leak_report.bin")).unwrap_err();
     assert!(err.offset().is_some(), "{err}");
 }

@@ -4,20 +4,13 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use falcon_xplane::{
-    decode, decode_file, decode_file_with, decode_with, DecodeOptions, InflateError, StatValue,
-    XStat, MAX_INFLATED_LEN,
+    decode, decode_file, decode_file_with, decode_with, DecodeOptions, InflateError, StatValue, XStat, MAX_INFLATED_LEN,
 };
 
-const FIXTURES: [&str; 3] = [
-    "gpu_v100x8_tf.xplane.pb",
-    "jax_cpu_mlp_vm.xplane.pb",
-    "tpu_v6e_inference.xplane.pb",
-];
+const FIXTURES: [&str; 3] = ["gpu_v100x8_tf.xplane.pb", "jax_cpu_mlp_vm.xplane.pb", "tpu_v6e_inference.xplane.pb"];
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
 
 #[test]
@@ -26,13 +19,8 @@ fn threads_and_mmap_do_not_change_the_result() {
         let bytes = std::fs::read(data(name)).unwrap();
         let one = decode_with(&bytes, &DecodeOptions::default().threads(1)).unwrap();
         for threads in [2, 4] {
-            let opts = DecodeOptions::default()
-                .threads(threads)
-                .min_parallel_bytes(0);
-            assert!(
-                decode_with(&bytes, &opts).unwrap() == one,
-                "{name}, {threads} threads"
-            );
+            let opts = DecodeOptions::default().threads(threads).min_parallel_bytes(0);
+            assert!(decode_with(&bytes, &opts).unwrap() == one, "{name}, {threads} threads");
         }
         // Mapped (all three are over the 64 KiB threshold; the GPU one is over the 1 MiB release
         // step) and read.
@@ -56,12 +44,8 @@ fn threads_give_the_same_error_on_truncated_and_corrupted_captures() {
     };
     for _ in 0..6 {
         let cut = (next() % bytes.len() as u64) as usize;
-        let a = decode_with(&bytes[..cut], &one)
-            .map(|_| ())
-            .map_err(|e| format!("{e:?}"));
-        let b = decode_with(&bytes[..cut], &many)
-            .map(|_| ())
-            .map_err(|e| format!("{e:?}"));
+        let a = decode_with(&bytes[..cut], &one).map(|_| ()).map_err(|e| format!("{e:?}"));
+        let b = decode_with(&bytes[..cut], &many).map(|_| ()).map_err(|e| format!("{e:?}"));
         assert_eq!(a, b, "cut at {cut}");
         let mut flipped = bytes.clone();
         for _ in 0..3 {
@@ -87,12 +71,7 @@ fn skip_stats_drops_only_the_named_stats() {
         s.planes
             .iter()
             .map(|p| {
-                p.lines
-                    .iter()
-                    .flat_map(|l| &l.events)
-                    .flat_map(|e| &e.stats)
-                    .filter(|st| keep(p.stat_name(st)))
-                    .count()
+                p.lines.iter().flat_map(|l| &l.events).flat_map(|e| &e.stats).filter(|st| keep(p.stat_name(st))).count()
             })
             .sum()
     };
@@ -126,43 +105,21 @@ fn compressed_strings_inflate() {
 
     // Through the plane helper, which also covers plain and ref strings.
     let plane = falcon_xplane::XPlane::default();
-    let stat = XStat {
-        metadata_id: 1,
-        value: gz,
-    };
+    let stat = XStat { metadata_id: 1, value: gz };
     assert_eq!(plane.stat_string(&stat).unwrap(), text);
-    let plain = XStat {
-        metadata_id: 1,
-        value: StatValue::Str("abc".into()),
-    };
+    let plain = XStat { metadata_id: 1, value: StatValue::Str("abc".into()) };
     assert_eq!(plane.stat_string(&plain).unwrap(), "abc");
 
     // Errors, not panics.
-    let err = |v: Vec<u8>| {
-        StatValue::CompressedStr(v)
-            .decompressed_str()
-            .unwrap()
-            .unwrap_err()
-    };
-    assert!(matches!(
-        err(b"plain text".to_vec()),
-        InflateError::UnknownFormat { .. }
-    ));
+    let err = |v: Vec<u8>| StatValue::CompressedStr(v).decompressed_str().unwrap().unwrap_err();
+    assert!(matches!(err(b"plain text".to_vec()), InflateError::UnknownFormat { .. }));
     assert!(matches!(err(vec![]), InflateError::UnknownFormat { .. }));
     let mut corrupt = gzip(text.as_bytes());
     let n = corrupt.len();
     corrupt.truncate(n / 2);
     assert!(matches!(err(corrupt), InflateError::Corrupt(_)));
-    assert!(matches!(
-        err(gzip(&[b'a', 0xff, b'b'])),
-        InflateError::InvalidUtf8 { valid_up_to: 1 }
-    ));
-    assert!(plane
-        .stat_string(&XStat {
-            metadata_id: 1,
-            value: StatValue::CompressedStr(b"nope".to_vec())
-        })
-        .is_none());
+    assert!(matches!(err(gzip(&[b'a', 0xff, b'b'])), InflateError::InvalidUtf8 { valid_up_to: 1 }));
+    assert!(plane.stat_string(&XStat { metadata_id: 1, value: StatValue::CompressedStr(b"nope".to_vec()) }).is_none());
 }
 
 #[test]
@@ -170,13 +127,7 @@ fn inflating_is_bounded() {
     // 3 MiB of zeros compress to a few KiB; the inflater stops at its limit.
     let bomb = gzip(&vec![0u8; 3 << 20]);
     assert!(bomb.len() < 20_000);
-    assert!(matches!(
-        falcon_xplane::inflate_str(&bomb, 1 << 20),
-        Err(InflateError::TooLarge { limit: 1_048_576 })
-    ));
-    assert_eq!(
-        falcon_xplane::inflate_str(&bomb, 3 << 20).unwrap().len(),
-        3 << 20
-    );
+    assert!(matches!(falcon_xplane::inflate_str(&bomb, 1 << 20), Err(InflateError::TooLarge { limit: 1_048_576 })));
+    assert_eq!(falcon_xplane::inflate_str(&bomb, 3 << 20).unwrap().len(), 3 << 20);
     assert_eq!(MAX_INFLATED_LEN, 256 << 20);
 }

@@ -6,11 +6,7 @@ use proptest::prelude::*;
 fn fixture() -> &'static [u8] {
     static BYTES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
     BYTES.get_or_init(|| {
-        std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/jax_cpu_mlp_vm.xplane.pb"
-        ))
-        .unwrap()
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/jax_cpu_mlp_vm.xplane.pb")).unwrap()
     })
 }
 

@@ -424,7 +424,16 @@ enum Dialect {
 }
 
 /// Megatron-LM TensorBoard tags that MaxText does not write.
-const MEGATRON_TAGS: &[&str] = &["lm loss", "iteration-time", "grad-norm", "learning-rate", "num-zeros", "loss-scale", "params-norm", "batch-size"];
+const MEGATRON_TAGS: &[&str] = &[
+    "lm loss",
+    "iteration-time",
+    "grad-norm",
+    "learning-rate",
+    "num-zeros",
+    "loss-scale",
+    "params-norm",
+    "batch-size",
+];
 
 /// Whose step numbering a run uses: by format, else (tfevents, JSONL, CSV) by its series names.
 fn dialect(run: &RunSeries) -> Option<Dialect> {
@@ -538,7 +547,13 @@ struct Sides<'a> {
 }
 
 /// Aligns and compares one metric.
-fn compare_metric(p: &Pairing, sides: &Sides<'_>, requested: bool, opts: &AlignOptions, notes: &mut Vec<String>) -> MetricAlignment {
+fn compare_metric(
+    p: &Pairing,
+    sides: &Sides<'_>,
+    requested: bool,
+    opts: &AlignOptions,
+    notes: &mut Vec<String>,
+) -> MetricAlignment {
     let rtol = opts.rtol.unwrap_or(p.rtol);
     let atol = opts.atol.unwrap_or(0.0);
     let mut out = MetricAlignment {
@@ -560,7 +575,9 @@ fn compare_metric(p: &Pairing, sides: &Sides<'_>, requested: bool, opts: &AlignO
         verdict: Verdict::NoOverlap,
         points: Vec::new(),
     };
-    let (Some(sa), Some(sb)) = (p.a.as_deref().and_then(|n| sides.a.get(n)), p.b.as_deref().and_then(|n| sides.b.get(n))) else {
+    let (Some(sa), Some(sb)) =
+        (p.a.as_deref().and_then(|n| sides.a.get(n)), p.b.as_deref().and_then(|n| sides.b.get(n)))
+    else {
         let missing = if p.a.is_none() { "A" } else { "B" };
         notes.push(format!("`{}`: {missing} has no such series; nothing compared", p.name));
         return out;
@@ -568,7 +585,8 @@ fn compare_metric(p: &Pairing, sides: &Sides<'_>, requested: bool, opts: &AlignO
     let pa = windows(sa, sides.a_shift, scale_of(&sa.name));
     let pb = windows(sb, sides.b_shift, scale_of(&sb.name));
     let bidx: BTreeMap<i64, usize> = pb.iter().enumerate().map(|(i, p)| (p.step, i)).collect();
-    let (mut common, mut reaveraged_a, mut reaveraged_b, mut skipped_a, mut skipped_b) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let (mut common, mut reaveraged_a, mut reaveraged_b, mut skipped_a, mut skipped_b) =
+        (0usize, 0usize, 0usize, 0usize, 0usize);
     let mut window = 0i64;
     for (ia, xa) in pa.iter().enumerate() {
         let Some(&ib) = bidx.get(&xa.step) else { continue };
@@ -716,7 +734,9 @@ pub fn align(a: &RunSeries, b: &RunSeries, opts: &AlignOptions) -> Result<Accura
         for want in &opts.metrics {
             let found = pairs.iter().find(|p| p.answers(want)).cloned();
             // A name of a class whose pair uses other names (`learning-rate` for `learning rate`).
-            let found = found.or_else(|| class_of(want).and_then(|c| pairs.iter().find(|p| !p.user && p.name == c.canonical)).cloned());
+            let found = found.or_else(|| {
+                class_of(want).and_then(|c| pairs.iter().find(|p| !p.user && p.name == c.canonical)).cloned()
+            });
             let found = found.or_else(|| {
                 // A series on one side only, under a name no pair took.
                 let on_a = a.get(want).is_some() && !pairs.iter().any(|p| p.a.as_deref() == Some(want.as_str()));
@@ -732,7 +752,10 @@ pub fn align(a: &RunSeries, b: &RunSeries, opts: &AlignOptions) -> Result<Accura
             });
             let Some(p) = found else {
                 let class = class_of(want).map(|c| {
-                    format!(" (also looked for {})", c.members.iter().map(|m| format!("`{}`", m.name)).collect::<Vec<_>>().join(", "))
+                    format!(
+                        " (also looked for {})",
+                        c.members.iter().map(|m| format!("`{}`", m.name)).collect::<Vec<_>>().join(", ")
+                    )
                 });
                 return Err(AnalysisError::Invalid(format!(
                     "metric `{want}` is on neither side{}; A ({}) has {}; B ({}) has {}",
@@ -748,11 +771,15 @@ pub fn align(a: &RunSeries, b: &RunSeries, opts: &AlignOptions) -> Result<Accura
             }
         }
     }
-    let not_compared: Vec<String> =
-        pairs.iter().filter(|p| p.both() && !chosen.iter().any(|(c, _)| c.name == p.name)).map(|p| p.name.clone()).collect();
+    let not_compared: Vec<String> = pairs
+        .iter()
+        .filter(|p| p.both() && !chosen.iter().any(|(c, _)| c.name == p.name))
+        .map(|p| p.name.clone())
+        .collect();
 
     let sides = Sides { a, b, a_shift, b_shift };
-    let metrics: Vec<MetricAlignment> = chosen.iter().map(|(p, requested)| compare_metric(p, &sides, *requested, opts, &mut notes)).collect();
+    let metrics: Vec<MetricAlignment> =
+        chosen.iter().map(|(p, requested)| compare_metric(p, &sides, *requested, opts, &mut notes)).collect();
 
     let compared = metrics.iter().filter(|m| m.steps_compared > 0).count();
     let failed = metrics.iter().any(|m| m.verdict == Verdict::Fail || (m.requested && m.verdict == Verdict::NoOverlap));
@@ -802,7 +829,8 @@ mod tests {
 
     #[test]
     fn different_strides_compare_the_common_steps_only() {
-        let a = golden(vec![per_step("lm loss", (1..=50).filter(|s| *s == 1 || s % 5 == 0), |s| 10.0 - s as f64 * 0.01)]);
+        let a =
+            golden(vec![per_step("lm loss", (1..=50).filter(|s| *s == 1 || s % 5 == 0), |s| 10.0 - s as f64 * 0.01)]);
         let b = golden(vec![per_step("lm loss", 1..=50, |s| (10.0 - s as f64 * 0.01) * 1.01)]);
         let r = align(&a, &b, &AlignOptions::default()).unwrap();
         let m = metric(&r, "lm loss");
@@ -826,7 +854,11 @@ mod tests {
         let mean = |lo: i64, hi: i64| ((lo + 1)..=hi).map(|i| (i - 1) as f64).sum::<f64>() / (hi - lo) as f64;
         let b = run(
             SourceFormat::MegatronLog,
-            vec![series("lm loss", &[(1, mean(0, 1)), (10, mean(1, 10)), (20, mean(10, 20)), (30, mean(20, 30))], Some(10))],
+            vec![series(
+                "lm loss",
+                &[(1, mean(0, 1)), (10, mean(1, 10)), (20, mean(10, 20)), (30, mean(20, 30))],
+                Some(10),
+            )],
         );
         let r = align(&a, &b, &AlignOptions::default()).unwrap();
         assert_eq!(r.a.step_offset, 1);
@@ -907,7 +939,10 @@ mod tests {
         let m = align(&a, &b, &AlignOptions::default()).unwrap().metrics.remove(0);
         assert_eq!(m.first_divergence_step, Some(1));
         // atol widens the band: |b − a| ≤ atol + rtol·|a|.
-        let m = align(&a, &b, &AlignOptions { rtol: Some(0.0), atol: Some(10.0), ..Default::default() }).unwrap().metrics.remove(0);
+        let m = align(&a, &b, &AlignOptions { rtol: Some(0.0), atol: Some(10.0), ..Default::default() })
+            .unwrap()
+            .metrics
+            .remove(0);
         assert_eq!(m.verdict, Verdict::Pass);
     }
 
@@ -939,11 +974,17 @@ mod tests {
         let r = align(&a, &b, &AlignOptions::default()).unwrap();
         assert_eq!(r.verdict, Verdict::Pass);
         assert_eq!(r.not_compared, vec!["num zeros".to_string()]);
-        let r = align(&a, &b, &AlignOptions { metrics: vec!["lm loss".into(), "num-zeros".into()], ..Default::default() }).unwrap();
+        let r =
+            align(&a, &b, &AlignOptions { metrics: vec!["lm loss".into(), "num-zeros".into()], ..Default::default() })
+                .unwrap();
         let m = metric(&r, "num zeros");
         assert_eq!((m.steps_compared, m.verdict), (0, Verdict::NoOverlap));
         assert_eq!((m.max_abs_err, m.first_divergence_step), (None, None));
-        assert!(r.notes.iter().any(|n| n.contains("`num zeros`: no step in common (A steps 1–5, B steps 6–10)")), "{:?}", r.notes);
+        assert!(
+            r.notes.iter().any(|n| n.contains("`num zeros`: no step in common (A steps 1–5, B steps 6–10)")),
+            "{:?}",
+            r.notes
+        );
         assert_eq!(r.verdict, Verdict::Fail);
         assert_eq!(serde_json::to_value(m).unwrap()["verdict"], "no_overlap");
         // Only the loss, with no overlap, and not asked for: nothing compared → fail.
@@ -981,13 +1022,22 @@ mod tests {
         let r = align(&a, &b, &AlignOptions::default()).unwrap();
         assert_eq!(r.metrics.len(), 2, "only the losses by default: {:?}", r.metrics);
         let m = &r.metrics[0];
-        assert_eq!((m.name.as_str(), m.a_name.as_deref(), m.b_name.as_deref()), ("lm loss", Some("learning/lm_loss"), Some("lm loss")));
+        assert_eq!(
+            (m.name.as_str(), m.a_name.as_deref(), m.b_name.as_deref()),
+            ("lm loss", Some("learning/lm_loss"), Some("lm loss"))
+        );
         assert_eq!(m.verdict, Verdict::Pass);
         let v = metric(&r, "validation loss");
-        assert_eq!((v.a_name.as_deref(), v.b_name.as_deref(), v.steps_compared), (Some("eval/avg_loss"), Some("lm loss validation"), 1));
+        assert_eq!(
+            (v.a_name.as_deref(), v.b_name.as_deref(), v.steps_compared),
+            (Some("eval/avg_loss"), Some("lm loss validation"), 1)
+        );
         assert_eq!(r.not_compared, vec!["grad norm", "learning rate", "step time (s)"]);
 
-        let opts = AlignOptions { metrics: vec!["grad norm".into(), "perf/step_time_seconds".into(), "learning-rate".into()], ..Default::default() };
+        let opts = AlignOptions {
+            metrics: vec!["grad norm".into(), "perf/step_time_seconds".into(), "learning-rate".into()],
+            ..Default::default()
+        };
         let r = align(&a, &b, &opts).unwrap();
         let g = metric(&r, "grad norm");
         assert_eq!(g.a_name.as_deref(), Some("learning/raw_grad_norm"), "pre-clip on both sides");
@@ -1029,21 +1079,36 @@ mod tests {
 
     #[test]
     fn user_pairs_come_first_and_are_compared_by_default() {
-        let a = run(SourceFormat::Csv, vec![per_step("train/xent", 1..=3, |_| 3.0), per_step("lm loss", 1..=3, |_| 9.0)]);
+        let a =
+            run(SourceFormat::Csv, vec![per_step("train/xent", 1..=3, |_| 3.0), per_step("lm loss", 1..=3, |_| 9.0)]);
         let b = run(SourceFormat::MegatronLog, vec![per_step("lm loss", 1..=3, |_| 3.0)]);
         let opts = AlignOptions { map: vec![("train/xent".into(), "lm loss".into())], ..Default::default() };
         let r = align(&a, &b, &opts).unwrap();
         assert_eq!(r.metrics.len(), 1, "{:?}", r.metrics);
         let m = &r.metrics[0];
-        assert_eq!((m.name.as_str(), m.a_name.as_deref(), m.b_name.as_deref()), ("train/xent", Some("train/xent"), Some("lm loss")));
+        assert_eq!(
+            (m.name.as_str(), m.a_name.as_deref(), m.b_name.as_deref()),
+            ("train/xent", Some("train/xent"), Some("lm loss"))
+        );
         assert_eq!(m.verdict, Verdict::Pass);
     }
 
     #[test]
     fn default_tolerances_per_metric_and_overrides() {
-        let a = golden(vec![per_step("lm loss", 1..=3, |_| 100.0), per_step("num-zeros", 1..=3, |_| 100.0), per_step("iteration-time", 1..=3, |_| 1.0)]);
-        let b = golden(vec![per_step("lm loss", 1..=3, |_| 104.0), per_step("num-zeros", 1..=3, |_| 119.0), per_step("iteration-time", 1..=3, |_| 1.06)]);
-        let opts = AlignOptions { metrics: vec!["lm loss".into(), "num-zeros".into(), "iteration-time".into()], ..Default::default() };
+        let a = golden(vec![
+            per_step("lm loss", 1..=3, |_| 100.0),
+            per_step("num-zeros", 1..=3, |_| 100.0),
+            per_step("iteration-time", 1..=3, |_| 1.0),
+        ]);
+        let b = golden(vec![
+            per_step("lm loss", 1..=3, |_| 104.0),
+            per_step("num-zeros", 1..=3, |_| 119.0),
+            per_step("iteration-time", 1..=3, |_| 1.06),
+        ]);
+        let opts = AlignOptions {
+            metrics: vec!["lm loss".into(), "num-zeros".into(), "iteration-time".into()],
+            ..Default::default()
+        };
         let r = align(&a, &b, &opts).unwrap();
         assert_eq!((metric(&r, "lm loss").rtol, metric(&r, "lm loss").atol), (0.05, 0.0));
         assert_eq!(metric(&r, "lm loss").verdict, Verdict::Pass);
@@ -1069,7 +1134,10 @@ mod tests {
         // On one side only: compared as no_overlap, and the overall verdict fails.
         let r = align(&a, &b, &AlignOptions { metrics: vec!["iteration-time".into()], ..Default::default() }).unwrap();
         let m = metric(&r, "step time (s)");
-        assert_eq!((m.a_name.as_deref(), m.b_name.as_deref(), m.verdict), (None, Some("iteration-time"), Verdict::NoOverlap));
+        assert_eq!(
+            (m.a_name.as_deref(), m.b_name.as_deref(), m.verdict),
+            (None, Some("iteration-time"), Verdict::NoOverlap)
+        );
         assert_eq!(r.verdict, Verdict::Fail);
         // No loss on both sides and nothing asked for.
         let c = golden(vec![per_step("iteration-time", 1..=3, |_| 1.0)]);

@@ -47,8 +47,9 @@ pub fn parse_jsonl(text: &str, path: &str, step_column: Option<&str>) -> Result<
             without_step += 1;
             continue;
         };
-        let step = json_step(step_value)
-            .ok_or_else(|| AnalysisError::Invalid(format!("{path}:{line}: step {step_key:?} is not an integer: {step_value}")))?;
+        let step = json_step(step_value).ok_or_else(|| {
+            AnalysisError::Invalid(format!("{path}:{line}: step {step_key:?} is not an integer: {step_value}"))
+        })?;
         let mut flat = Vec::new();
         flatten(obj, "", &mut flat);
         for (name, value) in flat {
@@ -98,7 +99,10 @@ pub fn parse_csv(text: &str, path: &str, step_column: Option<&str>) -> Result<Ru
     let headers: Vec<String> = reader.headers().map_err(|e| csv_error(path, &e))?.iter().map(str::to_string).collect();
     let step_idx = match step_column {
         Some(c) => headers.iter().position(|h| h == c).ok_or_else(|| {
-            AnalysisError::Invalid(format!("{path}:1: no column {c:?} (columns: {})", list(headers.iter().map(String::as_str))))
+            AnalysisError::Invalid(format!(
+                "{path}:1: no column {c:?} (columns: {})",
+                list(headers.iter().map(String::as_str))
+            ))
         })?,
         None => STEP_COLUMNS
             .iter()
@@ -450,7 +454,12 @@ mod tests {
 
     #[test]
     fn jsonl_step_column_fallbacks() {
-        let r = parse_jsonl("{\"iteration\": 1, \"loss\": 2.5}\n{\"iteration\": 2, \"loss\": 2.0, \"tag\": \"x\"}\n", "m.jsonl", None).unwrap();
+        let r = parse_jsonl(
+            "{\"iteration\": 1, \"loss\": 2.5}\n{\"iteration\": 2, \"loss\": 2.0, \"tag\": \"x\"}\n",
+            "m.jsonl",
+            None,
+        )
+        .unwrap();
         assert_eq!(r.get("loss").unwrap().points, vec![(1, 2.5), (2, 2.0)]);
         assert!(r.get("tag").is_none());
         assert!(r.notes.iter().any(|n| n.contains("\"tag\"")), "{:?}", r.notes);
@@ -460,7 +469,9 @@ mod tests {
 
     #[test]
     fn jsonl_nested_and_cut_off_tail() {
-        let r = parse_jsonl("{\"step\": 0, \"train\": {\"loss\": 1.0}}\n{\"step\": 1, \"train\": {\"lo", "m.jsonl", None).unwrap();
+        let r =
+            parse_jsonl("{\"step\": 0, \"train\": {\"loss\": 1.0}}\n{\"step\": 1, \"train\": {\"lo", "m.jsonl", None)
+                .unwrap();
         assert_eq!(r.get("train/loss").unwrap().points, vec![(0, 1.0)]);
         assert!(r.notes.iter().any(|n| n.contains("line 2")), "{:?}", r.notes);
     }

@@ -37,8 +37,9 @@ pub fn parse_jsonl(text: &str, path: &str) -> Result<RunSeries> {
         let step_value = obj
             .get("step")
             .ok_or_else(|| AnalysisError::Invalid(format!("{path}:{line}: no \"step\" in the record")))?;
-        let step = json_step(step_value)
-            .ok_or_else(|| AnalysisError::Invalid(format!("{path}:{line}: \"step\" is not an integer: {step_value}")))?;
+        let step = json_step(step_value).ok_or_else(|| {
+            AnalysisError::Invalid(format!("{path}:{line}: \"step\" is not an integer: {step_value}"))
+        })?;
         if obj.contains_key("eval/step_time_seconds") {
             running_eval += 1;
             continue;

@@ -227,7 +227,8 @@ fn parse_fields(rest: &str) -> std::result::Result<Vec<(String, f64)>, String> {
 
 /// Reads a Megatron-LM golden-values JSON: `{metric: {start_step, end_step, step_interval, values: {"step": value}}}`.
 pub fn parse_golden(text: &str, path: &str) -> Result<RunSeries> {
-    const SHAPE: &str = "expected Megatron golden values {metric: {start_step, end_step, step_interval, values: {\"step\": value}}}";
+    const SHAPE: &str =
+        "expected Megatron golden values {metric: {start_step, end_step, step_interval, values: {\"step\": value}}}";
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
         return Err(AnalysisError::Invalid(format!("{path}: empty file ({SHAPE})")));
@@ -255,15 +256,24 @@ pub fn parse_golden(text: &str, path: &str) -> Result<RunSeries> {
         for (step_key, value) in values {
             let at = || locate(text, &[metric, "values", step_key]);
             let step = parse_step(step_key).ok_or_else(|| {
-                AnalysisError::Invalid(format!("{path}:{}: {metric:?}.values: step {step_key:?} is not an integer", at()))
+                AnalysisError::Invalid(format!(
+                    "{path}:{}: {metric:?}.values: step {step_key:?} is not an integer",
+                    at()
+                ))
             })?;
             let x = match value {
                 Value::Null => f64::NAN,
                 Value::String(s) => nonfinite(s).or_else(|| parse_number(s)).ok_or_else(|| {
-                    AnalysisError::Invalid(format!("{path}:{}: {metric:?}.values.{step_key:?} is not a number: {s:?}", at()))
+                    AnalysisError::Invalid(format!(
+                        "{path}:{}: {metric:?}.values.{step_key:?} is not a number: {s:?}",
+                        at()
+                    ))
                 })?,
                 v => json_number(v).ok_or_else(|| {
-                    AnalysisError::Invalid(format!("{path}:{}: {metric:?}.values.{step_key:?} is not a number: {v}", at()))
+                    AnalysisError::Invalid(format!(
+                        "{path}:{}: {metric:?}.values.{step_key:?} is not a number: {v}",
+                        at()
+                    ))
                 })?,
             };
             if x.is_nan() {

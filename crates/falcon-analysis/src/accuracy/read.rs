@@ -96,9 +96,9 @@ fn has_maxtext_keys(text: &str) -> bool {
 /// not one JSON document.
 fn looks_like_json_lines(text: &str) -> bool {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first_is_object = lines
-        .next()
-        .is_some_and(|l| l.starts_with('{') && serde_json::from_str::<serde_json::Value>(&generic::sanitize_nonfinite(l)).is_ok());
+    let first_is_object = lines.next().is_some_and(|l| {
+        l.starts_with('{') && serde_json::from_str::<serde_json::Value>(&generic::sanitize_nonfinite(l)).is_ok()
+    });
     first_is_object && lines.next().is_some()
 }
 
@@ -119,7 +119,10 @@ fn sniff(text: &str) -> Option<Sniffed> {
         if line.contains("completed step: ") || line.contains("Completed eval after train step ") {
             return Some(Sniffed::MaxtextConsole);
         }
-        if line.contains("iteration") && line.contains(" | ") && (line.contains("lm loss") || line.contains("consumed samples")) {
+        if line.contains("iteration")
+            && line.contains(" | ")
+            && (line.contains("lm loss") || line.contains("consumed samples"))
+        {
             return Some(Sniffed::MegatronLog);
         }
     }

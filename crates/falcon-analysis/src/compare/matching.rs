@@ -134,9 +134,13 @@ fn family(row: &OpRow) -> (String, String, String, String) {
 /// Execution order when every op of the group has a start, else self time (largest first); ties by name.
 fn order_group(rows: &[OpRow], members: &mut [usize]) {
     if members.iter().all(|&i| rows[i].first_start_ps.is_some()) {
-        members.sort_by(|&x, &y| rows[x].first_start_ps.cmp(&rows[y].first_start_ps).then_with(|| rows[x].name.cmp(&rows[y].name)));
+        members.sort_by(|&x, &y| {
+            rows[x].first_start_ps.cmp(&rows[y].first_start_ps).then_with(|| rows[x].name.cmp(&rows[y].name))
+        });
     } else {
-        members.sort_by(|&x, &y| rows[y].self_time_ps.cmp(&rows[x].self_time_ps).then_with(|| rows[x].name.cmp(&rows[y].name)));
+        members.sort_by(|&x, &y| {
+            rows[y].self_time_ps.cmp(&rows[x].self_time_ps).then_with(|| rows[x].name.cmp(&rows[y].name))
+        });
     }
 }
 
@@ -167,7 +171,15 @@ fn key_of(row: &OpRow, rank: usize, tier: Tier) -> Option<Key> {
         Tier::FingerprintWithCosts | Tier::Fingerprint => {
             let (module, base, category, provenance) = family(row);
             let costs = tier == Tier::FingerprintWithCosts;
-            Some((module, base, category, provenance, row.flops.filter(|_| costs), row.bytes_accessed.filter(|_| costs), 0))
+            Some((
+                module,
+                base,
+                category,
+                provenance,
+                row.flops.filter(|_| costs),
+                row.bytes_accessed.filter(|_| costs),
+                0,
+            ))
         }
     }
 }
@@ -184,7 +196,9 @@ fn align(a: &[OpRow], b: &[OpRow]) -> Option<Vec<(usize, usize)>> {
             m.entry(r.module.as_str()).or_default().push(i);
         }
         for members in m.values_mut() {
-            members.sort_by(|&x, &y| rows[x].first_start_ps.cmp(&rows[y].first_start_ps).then_with(|| rows[x].name.cmp(&rows[y].name)));
+            members.sort_by(|&x, &y| {
+                rows[x].first_start_ps.cmp(&rows[y].first_start_ps).then_with(|| rows[x].name.cmp(&rows[y].name))
+            });
         }
         m
     }
@@ -216,7 +230,14 @@ pub(crate) fn match_ops(a: &[OpRow], b: &[OpRow]) -> Matching {
         pairs.push((ia, ib, by));
     };
     let tiers: &[Tier] = match &aligned {
-        Some(_) => &[Tier::AlignedName, Tier::Deduplicated, Tier::Aligned, Tier::FingerprintWithCosts, Tier::Fingerprint, Tier::Name],
+        Some(_) => &[
+            Tier::AlignedName,
+            Tier::Deduplicated,
+            Tier::Aligned,
+            Tier::FingerprintWithCosts,
+            Tier::Fingerprint,
+            Tier::Name,
+        ],
         None => &[Tier::RankedName, Tier::Deduplicated, Tier::FingerprintWithCosts, Tier::Fingerprint, Tier::Name],
     };
     for &tier in tiers {
@@ -262,7 +283,14 @@ mod tests {
     use super::*;
 
     fn row(module: &str, name: &str, category: &str, ps: u64) -> OpRow {
-        OpRow { module: module.into(), name: name.into(), category: category.into(), self_time_ps: ps, occurrences: 1, ..OpRow::default() }
+        OpRow {
+            module: module.into(),
+            name: name.into(),
+            category: category.into(),
+            self_time_ps: ps,
+            occurrences: 1,
+            ..OpRow::default()
+        }
     }
 
     #[test]
@@ -321,8 +349,16 @@ mod tests {
                 .map(|(i, (n, c))| OpRow { first_start_ps: Some(i as i128 * 10), ..row("m", n, c, 7) })
                 .collect()
         };
-        let a = ordered(&[("copy.1", "copy"), ("fusion.1", "f"), ("dot.1", "dot"), ("fusion.2", "f"), ("fusion.3", "f"), ("reduce.1", "r")]);
-        let b = ordered(&[("copy.1", "copy"), ("dot.1", "dot"), ("fusion.1", "f"), ("fusion.2", "f"), ("reduce.1", "r")]);
+        let a = ordered(&[
+            ("copy.1", "copy"),
+            ("fusion.1", "f"),
+            ("dot.1", "dot"),
+            ("fusion.2", "f"),
+            ("fusion.3", "f"),
+            ("reduce.1", "r"),
+        ]);
+        let b =
+            ordered(&[("copy.1", "copy"), ("dot.1", "dot"), ("fusion.1", "f"), ("fusion.2", "f"), ("reduce.1", "r")]);
         let m = match_ops(&a, &b);
         let mut pairs = m.pairs.clone();
         pairs.sort();

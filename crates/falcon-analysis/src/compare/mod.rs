@@ -22,7 +22,6 @@ pub mod matching;
 mod rows;
 mod types;
 
-
 use falcon_core::stats::{compare as compare_samples, CompareOptions as VerdictOptions, Direction};
 
 use crate::device::Hardware;
@@ -32,8 +31,8 @@ use crate::op_metrics::OpMetricsDb;
 use crate::profile::{analyze_files_with_db, AnalyzeOptions, ProfileReport, Tool};
 pub use matching::MatchedBy;
 use matching::{match_ops, OpRow};
-use types::{delta_ps, delta_us, ps_to_us, rel};
 pub use types::*;
+use types::{delta_ps, delta_us, ps_to_us, rel};
 
 /// Parameters of a comparison.
 #[derive(Debug, Clone, Copy)]
@@ -101,7 +100,11 @@ pub(crate) fn side_data(input: &str, files: &[HostFile]) -> Result<SideData> {
 }
 
 /// Compares two captures, each given as its host files (see [`crate::input::find_profiles`]).
-pub fn compare_files(a: (&str, &[HostFile]), b: (&str, &[HostFile]), options: &CompareOptions) -> Result<ProfileComparison> {
+pub fn compare_files(
+    a: (&str, &[HostFile]),
+    b: (&str, &[HostFile]),
+    options: &CompareOptions,
+) -> Result<ProfileComparison> {
     let a = side_data(a.0, a.1)?;
     let b = side_data(b.0, b.1)?;
     compare_sides(a, b, options)
@@ -193,7 +196,9 @@ fn categories(a: &[OpRow], b: &[OpRow]) -> Vec<CategoryChange> {
             b_flop_rate: rate(acc.flops[1], acc.ps[1]),
         })
         .collect();
-    out.sort_by(|x, y| y.delta_ps.unsigned_abs().cmp(&x.delta_ps.unsigned_abs()).then_with(|| x.category.cmp(&y.category)));
+    out.sort_by(|x, y| {
+        y.delta_ps.unsigned_abs().cmp(&x.delta_ps.unsigned_abs()).then_with(|| x.category.cmp(&y.category))
+    });
     out
 }
 
@@ -242,7 +247,12 @@ pub(crate) fn compare_sides(a: SideData, b: SideData, options: &CompareOptions) 
     }
     let m = match_ops(&a.rows, &b.rows);
     let mut ops: Vec<OpChange> = Vec::with_capacity(m.pairs.len() + m.added.len() + m.removed.len());
-    let mut summary = MatchSummary { matched: m.pairs.len(), added: m.added.len(), removed: m.removed.len(), ..MatchSummary::default() };
+    let mut summary = MatchSummary {
+        matched: m.pairs.len(),
+        added: m.added.len(),
+        removed: m.removed.len(),
+        ..MatchSummary::default()
+    };
     for &(ia, ib, by) in &m.pairs {
         match by {
             MatchedBy::Name => summary.by_name += 1,
@@ -254,7 +264,11 @@ pub(crate) fn compare_sides(a: SideData, b: SideData, options: &CompareOptions) 
     ops.extend(m.removed.iter().map(|&i| op_change(Some(&a.rows[i]), None, None)));
     ops.extend(m.added.iter().map(|&i| op_change(None, Some(&b.rows[i]), None)));
     ops.sort_by(|x, y| {
-        y.delta_ps.unsigned_abs().cmp(&x.delta_ps.unsigned_abs()).then_with(|| x.name.cmp(&y.name)).then_with(|| x.program.cmp(&y.program))
+        y.delta_ps
+            .unsigned_abs()
+            .cmp(&x.delta_ps.unsigned_abs())
+            .then_with(|| x.name.cmp(&y.name))
+            .then_with(|| x.program.cmp(&y.program))
     });
 
     let ra = roofline_frame(&a.report);
@@ -296,12 +310,18 @@ pub(crate) fn compare_sides(a: SideData, b: SideData, options: &CompareOptions) 
     let improvements: Vec<OpChange> = ops.iter().filter(|o| o.delta_ps < 0).take(options.top).cloned().collect();
 
     let secs = |s: &Side| s.step_times_ms.iter().map(|t| t / 1e3).collect::<Vec<f64>>();
-    let step_time = compare_samples("step_time_s", Direction::LowerIsBetter, &secs(&a.side), &secs(&b.side), &options.verdict);
+    let step_time =
+        compare_samples("step_time_s", Direction::LowerIsBetter, &secs(&a.side), &secs(&b.side), &options.verdict);
     let mfu_verdict = match (mfu_samples(&a.report, &a.side), mfu_samples(&b.report, &b.side)) {
         (Some(x), Some(y)) => Some(compare_samples("mfu", Direction::HigherIsBetter, &x, &y, &options.verdict)),
         _ => None,
     };
-    let mfu = MfuDelta { a: a.side.mfu, b: b.side.mfu, delta: a.side.mfu.zip(b.side.mfu).map(|(x, y)| y - x), verdict: mfu_verdict };
+    let mfu = MfuDelta {
+        a: a.side.mfu,
+        b: b.side.mfu,
+        delta: a.side.mfu.zip(b.side.mfu).map(|(x, y)| y - x),
+        verdict: mfu_verdict,
+    };
     let totals = Totals {
         op_time: TimeDelta::of(a.side.op_time_ps, b.side.op_time_ps),
         idle_time: a.side.idle_time_ps.zip(b.side.idle_time_ps).map(|(x, y)| TimeDelta::of(x, y)),

@@ -48,7 +48,11 @@ pub(crate) fn cpu_category(name: &str) -> String {
         return "fusion".to_string();
     }
     let head = base.split('.').next().unwrap_or("");
-    if head.is_empty() { "other".to_string() } else { head.to_string() }
+    if head.is_empty() {
+        "other".to_string()
+    } else {
+        head.to_string()
+    }
 }
 
 /// One row per XLA:CPU op (XLA:CPU records neither costs nor nesting: self time is the op's time). Ops

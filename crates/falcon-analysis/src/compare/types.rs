@@ -251,7 +251,6 @@ impl ProfileComparison {
     }
 }
 
-
 pub(crate) fn ps_to_us(ps: u64) -> f64 {
     ps as f64 / 1e6
 }
@@ -267,4 +266,3 @@ pub(crate) fn delta_us(a: u64, b: u64) -> f64 {
 pub(crate) fn rel(a: f64, b: f64) -> Option<f64> {
     (a != 0.0).then(|| (b - a) / a).filter(|r| r.is_finite())
 }
-

@@ -149,7 +149,8 @@ pub fn analyze(results: &KernelResults, opts: &KernelOptions) -> KernelReport {
     }
     let mut speedups = Vec::with_capacity(rows.len());
     for r in &rows {
-        let reference = refs.get(&(r.kernel.as_str(), r.shape_key.as_str(), r.dtype.as_str(), r.hardware.as_str())).copied();
+        let reference =
+            refs.get(&(r.kernel.as_str(), r.shape_key.as_str(), r.dtype.as_str(), r.hardware.as_str())).copied();
         let speedup = reference.and_then(|m| ratio(m, r.median_ms));
         speedups.push((reference, speedup));
     }
@@ -297,7 +298,8 @@ fn label(r: &KernelRow) -> String {
 
 /// The report's notes.
 fn explain(rows: &[KernelRow], variants: &[&KernelRow], opts: &KernelOptions, notes: &mut Vec<String>) {
-    let no_reference: Vec<String> = variants.iter().filter(|r| r.reference_median_ms.is_none()).map(|r| label(r)).collect();
+    let no_reference: Vec<String> =
+        variants.iter().filter(|r| r.reference_median_ms.is_none()).map(|r| label(r)).collect();
     if !no_reference.is_empty() {
         notes.push(format!(
             "{} row(s) have no reference row in their kernel/shape/dtype/hardware group, so no speed-up, and count as not fast in fast_p: {}",
@@ -361,7 +363,12 @@ fn explain(rows: &[KernelRow], variants: &[&KernelRow], opts: &KernelOptions, no
         };
         notes.push(format!("{what}: no % of roofline (give peak_tflops / peak_gbs, per chip)"));
     }
-    if rows.iter().any(|r| r.roofline_fraction.is_none() && (r.peak_tflops.is_some() || r.peak_gbs.is_some()) && r.flops.is_none() && r.bytes.is_none()) {
+    if rows.iter().any(|r| {
+        r.roofline_fraction.is_none()
+            && (r.peak_tflops.is_some() || r.peak_gbs.is_some())
+            && r.flops.is_none()
+            && r.bytes.is_none()
+    }) {
         notes.push("rows without `flops` or `bytes` have no achieved throughput and no % of roofline".to_string());
     }
     let catalog_non_bf16 = rows.iter().any(|r| {

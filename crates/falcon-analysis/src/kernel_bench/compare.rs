@@ -132,8 +132,11 @@ pub fn compare(base: &KernelResults, new: &KernelResults) -> KernelComparison {
             "no row of the new run matches one of the base run (rows match by kernel, variant, shape, dtype and hardware)".to_string(),
         );
     }
-    let incorrect: Vec<String> =
-        rows.iter().filter(|r| r.became_incorrect()).map(|r| format!("{}/{} {} {}", r.kernel, r.variant, r.shape_key, r.dtype)).collect();
+    let incorrect: Vec<String> = rows
+        .iter()
+        .filter(|r| r.became_incorrect())
+        .map(|r| format!("{}/{} {} {}", r.kernel, r.variant, r.shape_key, r.dtype))
+        .collect();
     if !incorrect.is_empty() {
         notes.push(format!("correct in the base run, incorrect in the new one: {}", incorrect.join(", ")));
     }

@@ -94,7 +94,10 @@ fn newest_in(dir: &Path) -> Result<PathBuf> {
         }
     }
     best.map(|(_, p)| p).ok_or_else(|| {
-        AnalysisError::NotFound(format!("{}: no kernel_bench*.jsonl or kernel_bench*.csv file in this directory", dir.display()))
+        AnalysisError::NotFound(format!(
+            "{}: no kernel_bench*.jsonl or kernel_bench*.csv file in this directory",
+            dir.display()
+        ))
     })
 }
 
@@ -229,20 +232,41 @@ fn row_from_object(at: &Loc<'_>, obj: &Map<String, Value>) -> Result<KernelResul
             for (i, v) in items.iter().enumerate() {
                 match v.as_f64() {
                     Some(x) if x.is_finite() && x >= 0.0 => out.push(x),
-                    Some(x) => return Err(at.field(&format!("times_ms[{i}]"), format!("expected a time ≥ 0, found {x}"))),
-                    None => return Err(at.field(&format!("times_ms[{i}]"), format!("expected a number, found {}", type_name(v)))),
+                    Some(x) => {
+                        return Err(at.field(&format!("times_ms[{i}]"), format!("expected a time ≥ 0, found {x}")))
+                    }
+                    None => {
+                        return Err(
+                            at.field(&format!("times_ms[{i}]"), format!("expected a number, found {}", type_name(v)))
+                        )
+                    }
                 }
             }
             out
         }
-        Some(other) => return Err(at.field("times_ms", format!("expected an array of numbers, found {}", type_name(other)))),
+        Some(other) => {
+            return Err(at.field("times_ms", format!("expected an array of numbers, found {}", type_name(other))))
+        }
     };
     if times_ms.is_empty() {
         return Err(at.field("times_ms", "no samples (the array is empty)"));
     }
     let flops = opt_count(at, obj, "flops")?;
     let bytes = opt_count(at, obj, "bytes")?;
-    Ok(KernelResult { kernel, variant, reference, correct, shape_key: shape_key(&shape), shape, dtype, hardware, times_ms, flops, bytes, line: at.line })
+    Ok(KernelResult {
+        kernel,
+        variant,
+        reference,
+        correct,
+        shape_key: shape_key(&shape),
+        shape,
+        dtype,
+        hardware,
+        times_ms,
+        flops,
+        bytes,
+        line: at.line,
+    })
 }
 
 fn required_name(at: &Loc<'_>, obj: &Map<String, Value>, field: &str) -> Result<String> {

@@ -37,4 +37,4 @@ mod format;
 
 pub use analyze::{analyze, FastP, KernelOptions, KernelReport, KernelRow, PeakSource, RooflineBound};
 pub use compare::{compare, KernelComparison, KernelDelta, RowKey};
-pub use format::{read_results, parse_csv, parse_jsonl, shape_key, KernelResult, KernelResults, ResultsFormat};
+pub use format::{parse_csv, parse_jsonl, read_results, shape_key, KernelResult, KernelResults, ResultsFormat};

@@ -134,8 +134,12 @@ pub fn decode(s: Stored, bytes: &[u8], out: &mut Vec<f64>) {
         DType::I32 => each!(4, |w, be| f64::from(if be { i32::from_be_bytes(w) } else { i32::from_le_bytes(w) })),
         DType::U64 => each!(8, |w, be| (if be { u64::from_be_bytes(w) } else { u64::from_le_bytes(w) }) as f64),
         DType::I64 => each!(8, |w, be| (if be { i64::from_be_bytes(w) } else { i64::from_le_bytes(w) }) as f64),
-        DType::F16 => each!(2, |w, be| f16::from_bits(if be { u16::from_be_bytes(w) } else { u16::from_le_bytes(w) }).to_f64()),
-        DType::BF16 => each!(2, |w, be| bf16::from_bits(if be { u16::from_be_bytes(w) } else { u16::from_le_bytes(w) }).to_f64()),
+        DType::F16 => {
+            each!(2, |w, be| f16::from_bits(if be { u16::from_be_bytes(w) } else { u16::from_le_bytes(w) }).to_f64())
+        }
+        DType::BF16 => {
+            each!(2, |w, be| bf16::from_bits(if be { u16::from_be_bytes(w) } else { u16::from_le_bytes(w) }).to_f64())
+        }
         DType::F32 => each!(4, |w, be| f64::from(if be { f32::from_be_bytes(w) } else { f32::from_le_bytes(w) })),
         DType::F64 => each!(8, |w, be| if be { f64::from_be_bytes(w) } else { f64::from_le_bytes(w) }),
     }

@@ -46,7 +46,13 @@ pub enum Src {
     /// Contiguous in a file from `offset` (a `.npy` file, a stored `.npz` member, a safetensors tensor).
     File { file: Arc<File>, path: Arc<PathBuf>, offset: u64 },
     /// In a compressed `.npz` member, after `data_offset` bytes of `.npy` header.
-    Zipped { archive: Arc<Mutex<zip::ZipArchive<File>>>, path: Arc<PathBuf>, index: usize, member: String, data_offset: u64 },
+    Zipped {
+        archive: Arc<Mutex<zip::ZipArchive<File>>>,
+        path: Arc<PathBuf>,
+        index: usize,
+        member: String,
+        data_offset: u64,
+    },
 }
 
 /// An opened dump.
@@ -144,7 +150,10 @@ fn open_npy(path: &Path, name: String) -> Result<Entry> {
     let need = header.data_len().unwrap_or(u64::MAX);
     let have = len - header.data_offset;
     if have < need {
-        return Err(invalid(path, &format!("truncated data: shape {:?} needs {need} bytes, the file has {have}", header.shape)));
+        return Err(invalid(
+            path,
+            &format!("truncated data: shape {:?} needs {need} bytes, the file has {have}", header.shape),
+        ));
     }
     Ok(Entry {
         name,
@@ -189,13 +198,17 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>)
 
 fn open_npz(path: &Path) -> Result<Vec<Entry>> {
     let file = File::open(path).map_err(|e| io_error(path, &e))?;
-    let mut archive = zip::ZipArchive::new(file).map_err(|e| invalid(path, &format!("not a readable .npz (zip) archive: {e}")))?;
+    let mut archive =
+        zip::ZipArchive::new(file).map_err(|e| invalid(path, &format!("not a readable .npz (zip) archive: {e}")))?;
     let shared_path = Arc::new(path.to_path_buf());
     let data_file = Arc::new(File::open(path).map_err(|e| io_error(path, &e))?);
     let mut staged = Vec::new();
     for index in 0..archive.len() {
         let mut member = archive.by_index(index).map_err(|e| invalid(path, &format!("member {index}: {e}")))?;
-        let raw_name = member.name().map(|n| n.into_owned()).unwrap_or_else(|_| String::from_utf8_lossy(member.name_raw()).into_owned());
+        let raw_name = member
+            .name()
+            .map(|n| n.into_owned())
+            .unwrap_or_else(|_| String::from_utf8_lossy(member.name_raw()).into_owned());
         if member.is_dir() || !raw_name.ends_with(".npy") {
             continue;
         }
@@ -209,7 +222,10 @@ fn open_npz(path: &Path) -> Result<Vec<Entry>> {
         let need = header.data_len().unwrap_or(u64::MAX);
         let have = size - header.data_offset;
         if have < need {
-            return Err(what(&format!("truncated data: shape {:?} needs {need} bytes, the member has {have}", header.shape)));
+            return Err(what(&format!(
+                "truncated data: shape {:?} needs {need} bytes, the member has {have}",
+                header.shape
+            )));
         }
         let stored = member.compression() == zip::CompressionMethod::Stored;
         let start = member.data_start();
@@ -221,11 +237,21 @@ fn open_npz(path: &Path) -> Result<Vec<Entry>> {
     for (index, raw_name, name, header, stored, start) in staged {
         let src = match (stored, start) {
             (true, Some(start)) => {
-                let offset = start.checked_add(header.data_offset).filter(|o| o.checked_add(header.data_len().unwrap_or(u64::MAX)).is_some_and(|end| end <= file_len));
-                let offset = offset.ok_or_else(|| invalid(path, &format!("member {raw_name}: data runs past the end of the archive")))?;
+                let offset = start.checked_add(header.data_offset).filter(|o| {
+                    o.checked_add(header.data_len().unwrap_or(u64::MAX)).is_some_and(|end| end <= file_len)
+                });
+                let offset = offset.ok_or_else(|| {
+                    invalid(path, &format!("member {raw_name}: data runs past the end of the archive"))
+                })?;
                 Src::File { file: data_file.clone(), path: shared_path.clone(), offset }
             }
-            _ => Src::Zipped { archive: archive.clone(), path: shared_path.clone(), index, member: raw_name, data_offset: header.data_offset },
+            _ => Src::Zipped {
+                archive: archive.clone(),
+                path: shared_path.clone(),
+                index,
+                member: raw_name,
+                data_offset: header.data_offset,
+            },
         };
         entries.push(Entry {
             name,
@@ -249,10 +275,16 @@ fn open_safetensors(path: &Path) -> Result<Vec<Entry>> {
     }
     let n = u64::from_le_bytes(n8);
     if n > MAX_SAFETENSORS_HEADER {
-        return Err(invalid(path, &format!("safetensors header length {n} is over the {MAX_SAFETENSORS_HEADER}-byte limit")));
+        return Err(invalid(
+            path,
+            &format!("safetensors header length {n} is over the {MAX_SAFETENSORS_HEADER}-byte limit"),
+        ));
     }
     if 8 + n > len {
-        return Err(invalid(path, &format!("safetensors header length {n} runs past the end of the file ({len} bytes)")));
+        return Err(invalid(
+            path,
+            &format!("safetensors header length {n} runs past the end of the file ({len} bytes)"),
+        ));
     }
     let mut header = vec![0u8; n as usize];
     file.read_exact(&mut header).map_err(|e| io_error(path, &e))?;
@@ -261,14 +293,22 @@ fn open_safetensors(path: &Path) -> Result<Vec<Entry>> {
     let data_start = 8 + n;
     let data_len = meta.data_len() as u64;
     if data_start + data_len != len {
-        return Err(invalid(path, &format!("safetensors data is {data_len} bytes after the header, the file has {}", len - data_start)));
+        return Err(invalid(
+            path,
+            &format!("safetensors data is {data_len} bytes after the header, the file has {}", len - data_start),
+        ));
     }
     let file = Arc::new(file);
     let shared_path = Arc::new(path.to_path_buf());
     let mut entries = Vec::new();
     for (name, info) in meta.tensors() {
-        let dtype = safetensors_dtype(info.dtype).ok_or_else(|| invalid(path, &format!("tensor `{name}`: dtype {:?} is not supported", info.dtype)))?;
-        let elements = info.shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d as u64)).ok_or_else(|| invalid(path, &format!("tensor `{name}`: shape overflows")))?;
+        let dtype = safetensors_dtype(info.dtype)
+            .ok_or_else(|| invalid(path, &format!("tensor `{name}`: dtype {:?} is not supported", info.dtype)))?;
+        let elements = info
+            .shape
+            .iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+            .ok_or_else(|| invalid(path, &format!("tensor `{name}`: shape overflows")))?;
         entries.push(Entry {
             name,
             stored: Stored { dtype, big_endian: false },
@@ -276,7 +316,11 @@ fn open_safetensors(path: &Path) -> Result<Vec<Entry>> {
             fortran_order: false,
             elements,
             void_as_bf16: false,
-            src: Src::File { file: file.clone(), path: shared_path.clone(), offset: data_start + info.data_offsets.0 as u64 },
+            src: Src::File {
+                file: file.clone(),
+                path: shared_path.clone(),
+                offset: data_start + info.data_offsets.0 as u64,
+            },
         });
     }
     Ok(entries)
@@ -314,7 +358,8 @@ impl Data {
         match self {
             Data::Memory(v) => {
                 let s = usize::try_from(start).unwrap_or(usize::MAX);
-                v.get(s..s.saturating_add(len)).ok_or_else(|| AnalysisError::Io("tensor data shorter than its shape".into()))
+                v.get(s..s.saturating_add(len))
+                    .ok_or_else(|| AnalysisError::Io("tensor data shorter than its shape".into()))
             }
             Data::File { file, path, offset } => {
                 buf.resize(len, 0);
@@ -334,7 +379,9 @@ impl Entry {
     /// Makes the data readable: file-backed data as is, a compressed member decompressed into memory.
     pub fn load(&self) -> Result<Data> {
         match &self.src {
-            Src::File { file, path, offset } => Ok(Data::File { file: file.clone(), path: path.clone(), offset: *offset }),
+            Src::File { file, path, offset } => {
+                Ok(Data::File { file: file.clone(), path: path.clone(), offset: *offset })
+            }
             Src::Zipped { archive, path, index, member, data_offset } => {
                 let what = |e: &dyn std::fmt::Display| invalid(path, &format!("member {member}: {e}"));
                 let mut archive = archive.lock().unwrap_or_else(|p| p.into_inner());
@@ -358,10 +405,15 @@ impl Entry {
     /// The data, in memory, in C order (for a pair whose other side is in the other order).
     pub fn load_c_order(&self) -> Result<Data> {
         let data = self.load()?;
-        let len = usize::try_from(self.data_len()).map_err(|_| AnalysisError::Io("tensor too large for memory".into()))?;
+        let len =
+            usize::try_from(self.data_len()).map_err(|_| AnalysisError::Io("tensor too large for memory".into()))?;
         let mut buf = Vec::new();
         let bytes = data.bytes(0, len, &mut buf)?;
-        Ok(Data::Memory(if self.fortran_order { fortran_to_c(bytes, &self.shape, self.stored.dtype.size()) } else { bytes.to_vec() }))
+        Ok(Data::Memory(if self.fortran_order {
+            fortran_to_c(bytes, &self.shape, self.stored.dtype.size())
+        } else {
+            bytes.to_vec()
+        }))
     }
 }
 

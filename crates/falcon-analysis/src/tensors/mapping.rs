@@ -21,7 +21,8 @@ pub fn read(path: &Path) -> Result<Vec<MapEntry>> {
             AnalysisError::Io(format!("cannot read {}: {e}", path.display()))
         }
     })?;
-    let text = String::from_utf8(text).map_err(|_| AnalysisError::Invalid(format!("{}: not UTF-8 text", path.display())))?;
+    let text =
+        String::from_utf8(text).map_err(|_| AnalysisError::Invalid(format!("{}: not UTF-8 text", path.display())))?;
     parse(&text).map_err(|(line, what)| AnalysisError::Invalid(format!("{}:{line}: {what}", path.display())))
 }
 
@@ -43,7 +44,12 @@ pub fn parse(text: &str) -> Result<Vec<MapEntry>, (usize, String)> {
                 _ => return Err((line, format!("expected `A_NAME B_NAME` or `A_NAME=B_NAME`, found `{content}`"))),
             }
         };
-        if a.is_empty() || b.is_empty() || a.contains(char::is_whitespace) || b.contains(char::is_whitespace) || b.contains('=') {
+        if a.is_empty()
+            || b.is_empty()
+            || a.contains(char::is_whitespace)
+            || b.contains(char::is_whitespace)
+            || b.contains('=')
+        {
             return Err((line, format!("expected `A_NAME B_NAME` or `A_NAME=B_NAME`, found `{content}`")));
         }
         if let Some(prev) = out.iter().find(|e| e.a == a) {
@@ -77,7 +83,10 @@ mod tests {
         let m = parse("# header\nx y\n  layer.0#w = l0/w   # trailing\n\n").unwrap();
         assert_eq!(
             m,
-            [MapEntry { a: "x".into(), b: "y".into(), line: 2 }, MapEntry { a: "layer.0#w".into(), b: "l0/w".into(), line: 3 }]
+            [
+                MapEntry { a: "x".into(), b: "y".into(), line: 2 },
+                MapEntry { a: "layer.0#w".into(), b: "l0/w".into(), line: 3 }
+            ]
         );
     }
 

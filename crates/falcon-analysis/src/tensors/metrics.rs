@@ -342,16 +342,29 @@ mod tests {
         let k = kernel();
         // Zeros in A (some with b != 0), exact matches, small errors; 1003 elements (a remainder of 3 lanes).
         let a: Vec<f64> = (0..1003).map(|i| f64::from(((i * 7919) % 1000) as f32 / 300.0 - 1.5)).collect();
-        let b: Vec<f64> = a.iter().enumerate().map(|(i, x)| x + (i % 13) as f64 * 1e-6 - if i % 101 == 0 { 0.25 } else { 0.0 }).collect();
+        let b: Vec<f64> = a
+            .iter()
+            .enumerate()
+            .map(|(i, x)| x + (i % 13) as f64 * 1e-6 - if i % 101 == 0 { 0.25 } else { 0.0 })
+            .collect();
         let mut f = Partial::default();
         assert!(accumulate_finite::<OrdF32>(&k, &a, &b, 5, &mut f));
         let mut g = Partial::default();
         accumulate_any::<OrdF32>(&k, &a, &b, 5, &mut g);
-        assert_eq!((f.finite, f.max_abs, f.max_abs_at, f.a_at, f.b_at), (g.finite, g.max_abs, g.max_abs_at, g.a_at, g.b_at));
+        assert_eq!(
+            (f.finite, f.max_abs, f.max_abs_at, f.a_at, f.b_at),
+            (g.finite, g.max_abs, g.max_abs_at, g.a_at, g.b_at)
+        );
         assert_eq!((f.zero_a, f.close, f.max_ulp), (g.zero_a, g.close, g.max_ulp));
         assert!(f.zero_a > 0 && f.close > 0 && f.close < 1003);
         assert!((f.max_rel - g.max_rel).abs() <= 1e-15 * g.max_rel);
-        for (x, y) in [(f.sum_abs, g.sum_abs), (f.sum_d2, g.sum_d2), (f.sum_a2, g.sum_a2), (f.sum_b2, g.sum_b2), (f.sum_ab, g.sum_ab)] {
+        for (x, y) in [
+            (f.sum_abs, g.sum_abs),
+            (f.sum_d2, g.sum_d2),
+            (f.sum_a2, g.sum_a2),
+            (f.sum_b2, g.sum_b2),
+            (f.sum_ab, g.sum_ab),
+        ] {
             assert!((x - y).abs() <= 1e-12 * y.abs(), "{x} vs {y}");
         }
         // A NaN sends the block to the general path, with `p` untouched.

@@ -239,7 +239,12 @@ struct Pairs<'a> {
 
 /// Pairs A's tensors with B's: through the mapping where it names the A tensor, else by the same name. Two
 /// single `.npy` files pair whatever their names.
-fn match_names<'a>(da: &'a Dump, db: &'a Dump, map: Option<&[mapping::MapEntry]>, notes: &mut Vec<String>) -> Pairs<'a> {
+fn match_names<'a>(
+    da: &'a Dump,
+    db: &'a Dump,
+    map: Option<&[mapping::MapEntry]>,
+    notes: &mut Vec<String>,
+) -> Pairs<'a> {
     if da.kind == dump::Kind::Npy && db.kind == dump::Kind::Npy {
         return Pairs { matched: vec![(&da.entries[0], &db.entries[0])], only_a: vec![], only_b: vec![] };
     }
@@ -319,7 +324,8 @@ fn run(jobs: &[Job<'_>], threads: usize) -> Result<Vec<Partial>> {
         starts.push(total);
         total += j.chunks();
     }
-    let slots: Vec<Slot> = jobs.iter().map(|j| Slot { data: Mutex::new(None), remaining: AtomicU64::new(j.chunks()) }).collect();
+    let slots: Vec<Slot> =
+        jobs.iter().map(|j| Slot { data: Mutex::new(None), remaining: AtomicU64::new(j.chunks()) }).collect();
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let first_error: Mutex<Option<AnalysisError>> = Mutex::new(None);
@@ -370,7 +376,14 @@ fn run(jobs: &[Job<'_>], threads: usize) -> Result<Vec<Partial>> {
 }
 
 /// The metrics of one chunk of a job (loading the job's data first if no worker has yet).
-fn chunk_partial(job: &Job<'_>, slot: &Slot, chunk: u64, buf_a: &mut Vec<u8>, buf_b: &mut Vec<u8>, scratch: &mut Scratch) -> Result<Partial> {
+fn chunk_partial(
+    job: &Job<'_>,
+    slot: &Slot,
+    chunk: u64,
+    buf_a: &mut Vec<u8>,
+    buf_b: &mut Vec<u8>,
+    scratch: &mut Scratch,
+) -> Result<Partial> {
     let data = {
         let mut guard = slot.data.lock().unwrap_or_else(|p| p.into_inner());
         match &*guard {
@@ -400,7 +413,8 @@ fn chunk_partial(job: &Job<'_>, slot: &Slot, chunk: u64, buf_a: &mut Vec<u8>, bu
 /// A flat element index as a multi-index of `shape` (`fortran`: the first index moves fastest).
 fn unravel(mut flat: u64, shape: &[usize], fortran: bool) -> Vec<usize> {
     let mut idx = vec![0usize; shape.len()];
-    let dims: Box<dyn Iterator<Item = usize>> = if fortran { Box::new(0..shape.len()) } else { Box::new((0..shape.len()).rev()) };
+    let dims: Box<dyn Iterator<Item = usize>> =
+        if fortran { Box::new(0..shape.len()) } else { Box::new((0..shape.len()).rev()) };
     for d in dims {
         let n = shape[d].max(1) as u64;
         idx[d] = (flat % n) as usize;

@@ -155,7 +155,11 @@ pub fn parse_descr(s: &str) -> Result<(Stored, bool), String> {
         ('u', 8) => DType::U64,
         ('b', 1) => DType::Bool,
         ('V', 2) => return Ok((Stored { dtype: DType::BF16, big_endian: false }, true)),
-        ('V', 1) => return Err(format!("dtype '{s}' (a 1-byte void: an ml_dtypes float8?) is not supported; save it as float32")),
+        ('V', 1) => {
+            return Err(format!(
+                "dtype '{s}' (a 1-byte void: an ml_dtypes float8?) is not supported; save it as float32"
+            ))
+        }
         _ => return Err(unsupported()),
     };
     Ok((Stored { dtype, big_endian: big_endian && dtype.size() > 1 }, false))
@@ -356,7 +360,10 @@ mod tests {
             ("{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }", "not supported"),
             ("{'descr': '|O', 'fortran_order': False, 'shape': (3,), }", "not supported"),
             ("{'descr': '<f4', 'shape': (3,), }", "fortran_order"),
-            ("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999, 99999999999), }", "overflows"),
+            (
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999, 99999999999), }",
+                "overflows",
+            ),
             ("{'descr': '<f4', 'fortran_order': False, 'shape': (3,) ", "bad header dict"),
             ("((((((((((((((((((((((((((((((((((((", "too deep"),
         ];

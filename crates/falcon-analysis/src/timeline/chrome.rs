@@ -152,7 +152,10 @@ pub fn from_chrome_json(reader: impl Read) -> Result<Timeline, ChromeTraceError>
 /// The threaded read (see [`from_chrome_json`]).
 fn pipeline<R: Read>(scanner: &mut Scanner<R>, parser: &mut Parser) -> Result<(), ChromeTraceError> {
     use std::sync::mpsc::sync_channel;
-    let thread_failed = |what: &str| ChromeTraceError::Io { message: format!("internal error: the {what} thread failed"), position: None };
+    let thread_failed = |what: &str| ChromeTraceError::Io {
+        message: format!("internal error: the {what} thread failed"),
+        position: None,
+    };
     std::thread::scope(|s| {
         let (raw_tx, raw_rx) = sync_channel::<RawBatch>(2);
         let (pre_tx, pre_rx) = sync_channel::<PreBatch>(2);
@@ -347,7 +350,8 @@ impl<R: Read> Scanner<R> {
                     if scalar {
                         break;
                     }
-                    let message = format!("EOF inside the JSON value that starts at line {start_line} column {start_col}");
+                    let message =
+                        format!("EOF inside the JSON value that starts at line {start_line} column {start_col}");
                     let position = Some(Position { line: start_line, column: start_col });
                     return Err(ChromeTraceError::Truncated { message, position });
                 }
@@ -471,7 +475,9 @@ impl<R: Read> Scanner<R> {
                     Ok(_) => "scalar",
                 };
                 return Err(ChromeTraceError::NotATrace {
-                    reason: format!("the document is a JSON {kind}, not an object with `traceEvents` or an array of events"),
+                    reason: format!(
+                        "the document is a JSON {kind}, not an object with `traceEvents` or an array of events"
+                    ),
                     position: Some(Position { line, column: col }),
                 });
             }
@@ -510,7 +516,8 @@ impl<R: Read> Scanner<R> {
                 return Err(self.syntax("an object key"));
             }
             let (s, e, line, col) = self.value()?;
-            let key: String = serde_json::from_slice(&self.buf[s..e]).map_err(|err| Self::value_error(&err, line, col))?;
+            let key: String =
+                serde_json::from_slice(&self.buf[s..e]).map_err(|err| Self::value_error(&err, line, col))?;
             self.expect(b':', "`:`")?;
             if self.peek()?.is_none() {
                 return Err(self.syntax("a value"));
@@ -545,9 +552,12 @@ impl<R: Read> Scanner<R> {
                         "baseTimeNanoseconds" => {
                             p.pytorch_envelope = true;
                             let mut de = serde_json::Deserializer::from_slice(slice);
-                            AnySeed(|v: Val<'_>| v.as_i64()).deserialize(&mut de).and_then(|v| de.end().map(|()| v)).map(|v| {
-                                p.base_time_ns = v;
-                            })
+                            AnySeed(|v: Val<'_>| v.as_i64())
+                                .deserialize(&mut de)
+                                .and_then(|v| de.end().map(|()| v))
+                                .map(|v| {
+                                    p.base_time_ns = v;
+                                })
                         }
                         _ => {
                             if matches!(other, "schemaVersion" | "deviceProperties" | "traceName" | "distributedInfo") {
@@ -864,11 +874,7 @@ impl Parser {
 
     fn is_xla_device_op_track(&self, pid: IdKey, tid: IdKey) -> bool {
         let device = self.proc_names.get(&pid).is_some_and(|p| p.starts_with("/device:"));
-        device
-            && self
-                .thread_names
-                .get(&(pid, tid))
-                .is_some_and(|t| t == "XLA Ops" || t == "Sparse Core Ops")
+        device && self.thread_names.get(&(pid, tid)).is_some_and(|t| t == "XLA Ops" || t == "Sparse Core Ops")
     }
 
     /// Handles one parsed event object.
@@ -930,8 +936,8 @@ impl Parser {
             self.dropped_no_ts += 1;
             return;
         };
-        let dur_ps = split_us(f.dur.unwrap_or(0.0))
-            .and_then(|(whole, frac)| whole.checked_mul(1_000_000)?.checked_add(frac));
+        let dur_ps =
+            split_us(f.dur.unwrap_or(0.0)).and_then(|(whole, frac)| whole.checked_mul(1_000_000)?.checked_add(frac));
         let Some(dur_ps) = dur_ps else {
             self.dropped_range += 1;
             return;
@@ -957,7 +963,9 @@ impl Parser {
                 self.profiler_steps.push((idx, step));
             }
         }
-        if is_host_step_marker_name(name) && (a.group_id.is_some() || a.root.is_some_and(|r| r != 0) || a.step_num.is_some()) {
+        if is_host_step_marker_name(name)
+            && (a.group_id.is_some() || a.root.is_some_and(|r| r != 0) || a.step_num.is_some())
+        {
             let step = a.step_num.or(a.group_id);
             self.host_marks.push((idx, step));
         }
@@ -1073,7 +1081,13 @@ impl Parser {
         for (ordinal, &(idx, step)) in self.step_cands.iter().enumerate() {
             let Some(r) = self.raws.get(idx as usize) else { continue };
             if let Some(Role::DeviceSteps(id, _)) = roles.get(r.track as usize) {
-                markers.push((r.start_ps, r.dur_ps, step.unwrap_or(ordinal as i64), Some(*id), StepSource::DeviceStepsLine));
+                markers.push((
+                    r.start_ps,
+                    r.dur_ps,
+                    step.unwrap_or(ordinal as i64),
+                    Some(*id),
+                    StepSource::DeviceStepsLine,
+                ));
             }
         }
         let mut lone = 0i64;
@@ -1126,7 +1140,11 @@ impl Parser {
                     devices.entry((0, id)).or_insert_with(|| new_device(id, kind, pname())).events.push(ev(class));
                 }
                 Role::DeviceModules(id, kind) => {
-                    devices.entry((0, id)).or_insert_with(|| new_device(id, kind, pname())).modules.push(ev(EventClass::Module));
+                    devices
+                        .entry((0, id))
+                        .or_insert_with(|| new_device(id, kind, pname()))
+                        .modules
+                        .push(ev(EventClass::Module));
                 }
                 Role::DeviceSteps(..) => {}
                 Role::Host if pytorch => {
@@ -1136,7 +1154,10 @@ impl Parser {
                             _ => u32::MAX,
                         };
                         let mut class = classify_gpu_kernel(name_s);
-                        if matches!(cat_lower.get(r.cat as usize).map(String::as_str), Some("gpu_memcpy" | "gpu_memset" | "memcpy" | "memset")) {
+                        if matches!(
+                            cat_lower.get(r.cat as usize).map(String::as_str),
+                            Some("gpu_memcpy" | "gpu_memset" | "memcpy" | "memset")
+                        ) {
                             class = EventClass::MemCopy;
                         }
                         devices
@@ -1267,7 +1288,13 @@ impl Parser {
 
         let mut steps: Vec<StepMarker> = markers
             .into_iter()
-            .map(|(start, dur, step, device, source)| StepMarker { step, start_ps: start - min_rel, dur_ps: dur, device, source })
+            .map(|(start, dur, step, device, source)| StepMarker {
+                step,
+                start_ps: start - min_rel,
+                dur_ps: dur,
+                device,
+                source,
+            })
             .collect();
         steps.sort_by_key(|m| (m.start_ps, m.device, m.step));
 
@@ -1421,7 +1448,11 @@ impl<F: FnMut(RawBatch) -> Result<(), ChromeTraceError>> Batcher<F> {
 
 /// Parses a batch's events (stopping at the first error, kept in `err`).
 fn preparse(raw: &RawBatch) -> PreBatch {
-    let mut pb = PreBatch { arena: String::with_capacity(1 << 12), ops: Vec::with_capacity(raw.events.len() * 4), ..PreBatch::default() };
+    let mut pb = PreBatch {
+        arena: String::with_capacity(1 << 12),
+        ops: Vec::with_capacity(raw.events.len() * 4),
+        ..PreBatch::default()
+    };
     pb.events.reserve(raw.events.len());
     // One UTF-8 check for the whole batch lets serde read each event as `&str`, skipping its per-string
     // validation; a batch with invalid UTF-8 is read as bytes, so serde reports the bad string as before.

@@ -52,8 +52,8 @@ use std::collections::HashMap;
 use falcon_xplane::{XEvent, XLine, XPlane, XSpace, XStat};
 
 use super::{
-    collective_kind, Device, DeviceKind, Event, EventClass, HostThread, NameId, StepMarker, StepSource,
-    Timeline, TimelineSource,
+    collective_kind, Device, DeviceKind, Event, EventClass, HostThread, NameId, StepMarker, StepSource, Timeline,
+    TimelineSource,
 };
 use crate::cpu_ops::{DERIVED_LINE_SUFFIXES, HOST_CPU_PLANE};
 
@@ -323,9 +323,7 @@ fn abs(line: &XLine, event: &XEvent, name: NameId, class: EventClass) -> AbsEven
 }
 
 fn is_tpu_plane(name: &str) -> bool {
-    name.strip_prefix("/device:TPU:")
-        .and_then(|rest| rest.chars().next())
-        .is_some_and(|c| c.is_ascii_digit())
+    name.strip_prefix("/device:TPU:").and_then(|rest| rest.chars().next()).is_some_and(|c| c.is_ascii_digit())
 }
 
 fn plane_id(plane: &XPlane) -> u32 {

@@ -31,9 +31,7 @@
 
 use serde::Serialize;
 
-use super::sweep::{
-    clipped, Segment, F_COLLECTIVE_ANY, F_COMPUTE, F_HOST_WAIT, F_MEMCPY, F_OTHER, KINDS,
-};
+use super::sweep::{clipped, Segment, F_COLLECTIVE_ANY, F_COMPUTE, F_HOST_WAIT, F_MEMCPY, F_OTHER, KINDS};
 use crate::timeline::{CollectiveKind, Event};
 
 /// The partition of a window, in picoseconds (exact).
@@ -81,10 +79,7 @@ pub fn breakdown_window(events: &[Event], start_ps: i64, end_ps: i64) -> Breakdo
 }
 
 pub(crate) fn breakdown_segments(segs: &[Segment], start: i64, end: i64) -> BreakdownPs {
-    let mut b = BreakdownPs {
-        duration: (end - start).max(0),
-        ..BreakdownPs::default()
-    };
+    let mut b = BreakdownPs { duration: (end - start).max(0), ..BreakdownPs::default() };
     for s in clipped(segs, start, end) {
         let len = s.end - s.start;
         if s.flags & F_COMPUTE != 0 {
@@ -138,11 +133,7 @@ impl KindOverlapPs {
             .enumerate()
             .filter(|&(i, _)| self.total[i] > 0)
             .map(|(i, &kind)| {
-                OverlapRow::new(
-                    kind,
-                    self.total[i] as f64 / 1e6 / div,
-                    self.exposed[i] as f64 / 1e6 / div,
-                )
+                OverlapRow::new(kind, self.total[i] as f64 / 1e6 / div, self.exposed[i] as f64 / 1e6 / div)
             })
             .collect()
     }
@@ -163,16 +154,7 @@ pub struct OverlapRow {
 
 impl OverlapRow {
     pub(crate) fn new(kind: CollectiveKind, total_us: f64, exposed_us: f64) -> OverlapRow {
-        let hidden_fraction = if total_us > 0.0 {
-            (1.0 - exposed_us / total_us).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        OverlapRow {
-            kind: kind.as_str().to_string(),
-            total_us,
-            exposed_us,
-            hidden_fraction,
-        }
+        let hidden_fraction = if total_us > 0.0 { (1.0 - exposed_us / total_us).clamp(0.0, 1.0) } else { 0.0 };
+        OverlapRow { kind: kind.as_str().to_string(), total_us, exposed_us, hidden_fraction }
     }
 }

@@ -60,11 +60,7 @@ pub(crate) fn host_activity(
             }
         }
     }
-    hits.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then(a.1.cmp(&b.1))
-            .then(a.3.start_ps.cmp(&b.3.start_ps))
-    });
+    hits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.3.start_ps.cmp(&b.3.start_ps)));
     hits.into_iter()
         .take(n)
         .map(|(o, dur, thread, e)| HostActivity {

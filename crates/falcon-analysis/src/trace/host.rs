@@ -93,11 +93,8 @@ impl HostBound {
         devices: usize,
         evidence: Vec<HostEvidence>,
     ) -> Self {
-        let fraction = if step_time_ps > 0 {
-            (host_wait_ps + idle_host_busy_ps) as f64 / step_time_ps as f64
-        } else {
-            0.0
-        };
+        let fraction =
+            if step_time_ps > 0 { (host_wait_ps + idle_host_busy_ps) as f64 / step_time_ps as f64 } else { 0.0 };
         let div = devices.max(1) as f64;
         HostBound {
             fraction,
@@ -111,10 +108,7 @@ impl HostBound {
 }
 
 /// The host threads that belong to `dev`, with their index in [`Timeline::host_threads`].
-pub(crate) fn threads_of<'a>(
-    tl: &'a Timeline,
-    dev: &'a Device,
-) -> impl Iterator<Item = (usize, &'a HostThread)> + 'a {
+pub(crate) fn threads_of<'a>(tl: &'a Timeline, dev: &'a Device) -> impl Iterator<Item = (usize, &'a HostThread)> + 'a {
     tl.host_threads
         .iter()
         .enumerate()
@@ -140,18 +134,13 @@ impl StepSpans {
             min = min.min(b);
             suffix_min_end[i] = min;
         }
-        StepSpans {
-            starts: w.iter().map(|&(a, _)| a).collect(),
-            suffix_min_end,
-        }
+        StepSpans { starts: w.iter().map(|&(a, _)| a).collect(), suffix_min_end }
     }
 
     /// Some window lies within `[start, end)`.
     pub(crate) fn encloses_step(&self, start: i64, end: i64) -> bool {
         let i = self.starts.partition_point(|&a| a < start);
-        self.suffix_min_end
-            .get(i)
-            .is_some_and(|&min_end| min_end <= end)
+        self.suffix_min_end.get(i).is_some_and(|&min_end| min_end <= end)
     }
 }
 
@@ -170,11 +159,7 @@ impl HostView {
                 .filter(|m| m.device.is_none())
                 .map(|m| (m.start_ps, m.start_ps.saturating_add(m.dur_ps)))
                 .collect(),
-            wait_names: tl
-                .names
-                .iter()
-                .map(|n| n.to_ascii_lowercase().contains("wait"))
-                .collect(),
+            wait_names: tl.names.iter().map(|n| n.to_ascii_lowercase().contains("wait")).collect(),
         }
     }
 
@@ -185,10 +170,7 @@ impl HostView {
 
     /// The event's name says it waits.
     pub(crate) fn is_wait(&self, e: &Event) -> bool {
-        self.wait_names
-            .get(e.name as usize)
-            .copied()
-            .unwrap_or(false)
+        self.wait_names.get(e.name as usize).copied().unwrap_or(false)
     }
 
     /// The event wraps steps: a host step marker's event, or one enclosing a whole step window.
@@ -205,12 +187,7 @@ impl HostView {
     pub(crate) fn busy(&self, tl: &Timeline, dev: &Device, steps: &StepSpans) -> Vec<(i64, i64)> {
         merge(
             threads_of(tl, dev)
-                .flat_map(|(_, t)| {
-                    t.events
-                        .iter()
-                        .filter(|e| self.works(e, steps))
-                        .map(|e| (e.start_ps, e.end_ps()))
-                })
+                .flat_map(|(_, t)| t.events.iter().filter(|e| self.works(e, steps)).map(|e| (e.start_ps, e.end_ps())))
                 .collect(),
         )
     }
@@ -255,10 +232,7 @@ pub(crate) fn top_evidence(
     rows.into_iter()
         .take(n)
         .map(|((thread, name), (ps, count))| HostEvidence {
-            thread: tl
-                .host_threads
-                .get(thread)
-                .map_or(String::new(), |t| t.name.clone()),
+            thread: tl.host_threads.get(thread).map_or(String::new(), |t| t.name.clone()),
             name: tl.name(name).to_string(),
             overlap_us: us(ps) / div,
             count,

@@ -107,11 +107,7 @@ pub struct TraceOptions {
 
 impl Default for TraceOptions {
     fn default() -> Self {
-        TraceOptions {
-            analyses: Vec::new(),
-            top_gaps: 10,
-            top_host_events: 5,
-        }
+        TraceOptions { analyses: Vec::new(), top_gaps: 10, top_host_events: 5 }
     }
 }
 
@@ -234,10 +230,7 @@ pub struct TraceSummary {
 /// is no step time).
 pub fn summary(report: &TraceReport) -> TraceSummary {
     let pct = |f: fn(&BreakdownUs) -> f64| {
-        report
-            .total
-            .filter(|t| t.duration_us > 0.0)
-            .map(|t| f(&t) / t.duration_us * 100.0)
+        report.total.filter(|t| t.duration_us > 0.0).map(|t| f(&t) / t.duration_us * 100.0)
     };
     TraceSummary {
         exposed_collective_percent: pct(|t| t.collective_us),
@@ -249,10 +242,7 @@ pub fn summary(report: &TraceReport) -> TraceSummary {
 /// Runs the requested analyses on a timeline. Never fails: a trace without devices or steps gives
 /// empty rows and a note.
 pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
-    let analyses: Vec<TraceAnalysis> = TraceAnalysis::ALL
-        .into_iter()
-        .filter(|&a| options.wants(a))
-        .collect();
+    let analyses: Vec<TraceAnalysis> = TraceAnalysis::ALL.into_iter().filter(|&a| options.wants(a)).collect();
     let want = |a| analyses.contains(&a);
     let mut notes: Vec<String> = Vec::new();
     if tl.devices.iter().all(|d| d.events.is_empty()) {
@@ -271,17 +261,9 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
     let mut other_seen = false;
     let view = host::HostView::new(tl);
     let mut spans: Vec<host::StepSpans> = vec![host::StepSpans::default(); tl.devices.len()];
-    let empty: Vec<&str> = tl
-        .devices
-        .iter()
-        .filter(|d| d.events.is_empty())
-        .map(|d| d.name.as_str())
-        .collect();
+    let empty: Vec<&str> = tl.devices.iter().filter(|d| d.events.is_empty()).map(|d| d.name.as_str()).collect();
     if !empty.is_empty() {
-        notes.push(format!(
-            "devices without events skipped: {}",
-            empty.join(", ")
-        ));
+        notes.push(format!("devices without events skipped: {}", empty.join(", ")));
     }
     let analysed = tl.devices.iter().filter(|d| !d.events.is_empty()).count();
 
@@ -298,29 +280,13 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         }
         let segs = sweep::segments(&dev.events);
         let windows = merge(det.windows.iter().map(|w| (w.start_ps, w.end_ps)).collect());
-        let step_spans = host::StepSpans::new(
-            &det.windows
-                .iter()
-                .map(|w| (w.start_ps, w.end_ps))
-                .collect::<Vec<_>>(),
-        );
-        let per_step: Vec<(i64, i64, BreakdownPs)> = det
-            .windows
-            .iter()
-            .map(|w| {
-                (
-                    w.step,
-                    w.start_ps,
-                    breakdown_segments(&segs, w.start_ps, w.end_ps),
-                )
-            })
-            .collect();
+        let step_spans = host::StepSpans::new(&det.windows.iter().map(|w| (w.start_ps, w.end_ps)).collect::<Vec<_>>());
+        let per_step: Vec<(i64, i64, BreakdownPs)> =
+            det.windows.iter().map(|w| (w.step, w.start_ps, breakdown_segments(&segs, w.start_ps, w.end_ps))).collect();
         let mut total = BreakdownPs::default();
         for (step, start, b) in &per_step {
             total.add(b);
-            let e = step_sums
-                .entry(*step)
-                .or_insert((BreakdownPs::default(), 0, 0));
+            let e = step_sums.entry(*step).or_insert((BreakdownPs::default(), 0, 0));
             e.0.add(b);
             e.1 += i128::from(*start);
             e.2 += 1;
@@ -332,10 +298,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         }
 
         let busy_all: i64 = segs.iter().map(|s| s.end - s.start).sum();
-        let busy_in_steps: i64 = windows
-            .iter()
-            .map(|&(a, b)| breakdown_segments(&segs, a, b).busy())
-            .sum();
+        let busy_in_steps: i64 = windows.iter().map(|&(a, b)| breakdown_segments(&segs, a, b).busy()).sum();
         let outside = busy_all - busy_in_steps;
         if outside > 0 && det.rule != StepRule::WholeTrace {
             notes.push(format!(
@@ -367,11 +330,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
             mine.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
             mine.truncate(options.top_gaps);
             gap_candidates.extend(mine.into_iter().map(|(dur, start)| {
-                let step = det
-                    .windows
-                    .iter()
-                    .find(|w| w.start_ps <= start && start < w.end_ps)
-                    .map(|w| w.step);
+                let step = det.windows.iter().find(|w| w.start_ps <= start && start < w.end_ps).map(|w| w.step);
                 (dur, start, di, step)
             }));
         }
@@ -380,10 +339,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         if want(TraceAnalysis::Host) {
             let busy = view.busy(tl, dev, &step_spans);
             let step_ps: i64 = windows.iter().map(|&(a, b)| b - a).sum();
-            let wait_ps: i64 = windows
-                .iter()
-                .map(|&(a, b)| breakdown_segments(&segs, a, b).host_wait)
-                .sum();
+            let wait_ps: i64 = windows.iter().map(|&(a, b)| breakdown_segments(&segs, a, b).host_wait).sum();
             let idle_busy_ps = intersection_len(&idle, &busy);
             let ev = view.evidence_ps(tl, dev, &idle, &step_spans);
             let dev_evidence = host::top_evidence(tl, ev.clone(), 1, options.top_host_events);
@@ -395,13 +351,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
             host_step_ps += step_ps;
             host_wait_ps += wait_ps;
             host_idle_busy_ps += idle_busy_ps;
-            dev_host = Some(HostBound::new(
-                step_ps,
-                wait_ps,
-                idle_busy_ps,
-                1,
-                dev_evidence,
-            ));
+            dev_host = Some(HostBound::new(step_ps, wait_ps, idle_busy_ps, 1, dev_evidence));
         }
 
         if want(TraceAnalysis::Steps) {
@@ -441,23 +391,16 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
             } else {
                 Vec::new()
             },
-            total: (breakdown_on && !per_step.is_empty())
-                .then(|| BreakdownUs::from_ps(&total, 1.0)),
+            total: (breakdown_on && !per_step.is_empty()).then(|| BreakdownUs::from_ps(&total, 1.0)),
             overlap: kinds.rows(1.0),
             host_bound: dev_host,
-            idle_gaps: if want(TraceAnalysis::Gaps) {
-                idle.len()
-            } else {
-                0
-            },
+            idle_gaps: if want(TraceAnalysis::Gaps) { idle.len() } else { 0 },
             outside_steps_busy_us: us(outside),
         });
     }
 
     if other_seen {
-        notes.push(
-            "some device time runs only `other`-class events: reported as other_us".to_string(),
-        );
+        notes.push("some device time runs only `other`-class events: reported as other_us".to_string());
     }
     let n_dev = analysed.max(1) as f64;
 
@@ -479,11 +422,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
 
     let overlap: Vec<OverlapRow> = kind_sum.rows(n_dev);
 
-    gap_candidates.sort_by(|x, y| {
-        y.0.cmp(&x.0)
-            .then(x.1.cmp(&y.1))
-            .then(tl.devices[x.2].id.cmp(&tl.devices[y.2].id))
-    });
+    gap_candidates.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)).then(tl.devices[x.2].id.cmp(&tl.devices[y.2].id)));
     gap_candidates.truncate(options.top_gaps);
     let gaps: Vec<Gap> = gap_candidates
         .into_iter()
@@ -513,10 +452,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         HostBound::new(host_step_ps, host_wait_ps, host_idle_busy_ps, analysed, ev)
     });
     if want(TraceAnalysis::Host) && tl.host_threads.is_empty() {
-        notes.push(
-            "no host threads in the trace: host-bound check sees only device HostWait events"
-                .to_string(),
-        );
+        notes.push("no host threads in the trace: host-bound check sees only device HostWait events".to_string());
     }
 
     let stragglers = if want(TraceAnalysis::Steps) {
@@ -531,9 +467,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
 
     let step_detection = top_detection(&devices, steps.len().max(step_sums.len()));
     if step_detection.rule == StepRule::Mixed {
-        notes.push(
-            "devices found their steps by different rules: steps are matched by number".to_string(),
-        );
+        notes.push("devices found their steps by different rules: steps are matched by number".to_string());
     }
 
     TraceReport {
@@ -557,38 +491,16 @@ fn us_i128(ps: i128) -> f64 {
 
 fn top_detection(devices: &[DeviceReport], steps: usize) -> StepDetection {
     let Some(first) = devices.first() else {
-        return StepDetection {
-            rule: StepRule::None,
-            module: None,
-            module_executions: None,
-            steps: 0,
-        };
+        return StepDetection { rule: StepRule::None, module: None, module_executions: None, steps: 0 };
     };
-    let same_rule = devices
-        .iter()
-        .all(|d| d.step_detection.rule == first.step_detection.rule);
-    let same_module = devices
-        .iter()
-        .all(|d| d.step_detection.module == first.step_detection.module);
-    let same_count = devices
-        .iter()
-        .all(|d| d.step_detection.module_executions == first.step_detection.module_executions);
+    let same_rule = devices.iter().all(|d| d.step_detection.rule == first.step_detection.rule);
+    let same_module = devices.iter().all(|d| d.step_detection.module == first.step_detection.module);
+    let same_count =
+        devices.iter().all(|d| d.step_detection.module_executions == first.step_detection.module_executions);
     StepDetection {
-        rule: if same_rule {
-            first.step_detection.rule
-        } else {
-            StepRule::Mixed
-        },
-        module: if same_module {
-            first.step_detection.module.clone()
-        } else {
-            None
-        },
-        module_executions: if same_module && same_count {
-            first.step_detection.module_executions
-        } else {
-            None
-        },
+        rule: if same_rule { first.step_detection.rule } else { StepRule::Mixed },
+        module: if same_module { first.step_detection.module.clone() } else { None },
+        module_executions: if same_module && same_count { first.step_detection.module_executions } else { None },
         steps,
     }
 }

@@ -53,33 +53,15 @@ pub struct DetectedSteps {
 
 /// Detects the steps of `dev` (see the module doc for the rules).
 pub fn detect_steps(tl: &Timeline, dev: &Device) -> DetectedSteps {
-    let own: Vec<&StepMarker> = tl
-        .steps
-        .iter()
-        .filter(|m| m.device == Some(dev.id))
-        .collect();
+    let own: Vec<&StepMarker> = tl.steps.iter().filter(|m| m.device == Some(dev.id)).collect();
     if let Some(windows) = from_markers(&own) {
-        return DetectedSteps {
-            rule: StepRule::DeviceMarkers,
-            module: None,
-            module_executions: None,
-            windows,
-        };
+        return DetectedSteps { rule: StepRule::DeviceMarkers, module: None, module_executions: None, windows };
     }
     let host: Vec<&StepMarker> = tl.steps.iter().filter(|m| m.device.is_none()).collect();
-    let profiler: Vec<&StepMarker> = host
-        .iter()
-        .copied()
-        .filter(|m| m.source == StepSource::ProfilerStep)
-        .collect();
+    let profiler: Vec<&StepMarker> = host.iter().copied().filter(|m| m.source == StepSource::ProfilerStep).collect();
     let host = if profiler.is_empty() { host } else { profiler };
     if let Some(windows) = from_markers(&host) {
-        return DetectedSteps {
-            rule: StepRule::HostMarkers,
-            module: None,
-            module_executions: None,
-            windows,
-        };
+        return DetectedSteps { rule: StepRule::HostMarkers, module: None, module_executions: None, windows };
     }
     if let Some((name, count, windows)) = from_modules(tl, dev) {
         return DetectedSteps {
@@ -94,18 +76,9 @@ pub fn detect_steps(tl: &Timeline, dev: &Device) -> DetectedSteps {
             rule: StepRule::WholeTrace,
             module: None,
             module_executions: None,
-            windows: vec![StepWindow {
-                step: 0,
-                start_ps,
-                end_ps,
-            }],
+            windows: vec![StepWindow { step: 0, start_ps, end_ps }],
         },
-        None => DetectedSteps {
-            rule: StepRule::None,
-            module: None,
-            module_executions: None,
-            windows: Vec::new(),
-        },
+        None => DetectedSteps { rule: StepRule::None, module: None, module_executions: None, windows: Vec::new() },
     }
 }
 
@@ -113,11 +86,7 @@ fn from_markers(markers: &[&StepMarker]) -> Option<Vec<StepWindow>> {
     let mut w: Vec<StepWindow> = markers
         .iter()
         .filter(|m| m.dur_ps >= 0)
-        .map(|m| StepWindow {
-            step: m.step,
-            start_ps: m.start_ps,
-            end_ps: m.start_ps.saturating_add(m.dur_ps),
-        })
+        .map(|m| StepWindow { step: m.step, start_ps: m.start_ps, end_ps: m.start_ps.saturating_add(m.dur_ps) })
         .collect();
     w.sort_by_key(|s| (s.start_ps, s.end_ps, s.step));
     w.dedup();
@@ -126,8 +95,7 @@ fn from_markers(markers: &[&StepMarker]) -> Option<Vec<StepWindow>> {
 
 fn from_modules(tl: &Timeline, dev: &Device) -> Option<(String, usize, Vec<StepWindow>)> {
     // name id -> (count, total duration, first start)
-    let mut stats: std::collections::HashMap<u32, (usize, i64, i64)> =
-        std::collections::HashMap::new();
+    let mut stats: std::collections::HashMap<u32, (usize, i64, i64)> = std::collections::HashMap::new();
     for m in &dev.modules {
         let e = stats.entry(m.name).or_insert((0, 0, m.start_ps));
         e.0 += 1;
@@ -137,28 +105,17 @@ fn from_modules(tl: &Timeline, dev: &Device) -> Option<(String, usize, Vec<StepW
     let (&best, _) = stats.iter().max_by(|a, b| {
         let (ca, da, fa) = a.1;
         let (cb, db, fb) = b.1;
-        ca.cmp(cb)
-            .then(da.cmp(db))
-            .then(fb.cmp(fa))
-            .then(b.0.cmp(a.0))
+        ca.cmp(cb).then(da.cmp(db)).then(fb.cmp(fa)).then(b.0.cmp(a.0))
     })?;
-    let mut execs: Vec<(i64, i64)> = dev
-        .modules
-        .iter()
-        .filter(|m| m.name == best)
-        .map(|m| (m.start_ps, m.end_ps().max(m.start_ps)))
-        .collect();
+    let mut execs: Vec<(i64, i64)> =
+        dev.modules.iter().filter(|m| m.name == best).map(|m| (m.start_ps, m.end_ps().max(m.start_ps))).collect();
     execs.sort_unstable();
     let windows = execs
         .iter()
         .enumerate()
         .map(|(i, &(start, end))| {
             let end = execs.get(i + 1).map_or(end, |next| next.0);
-            StepWindow {
-                step: i as i64,
-                start_ps: start,
-                end_ps: end,
-            }
+            StepWindow { step: i as i64, start_ps: start, end_ps: end }
         })
         .collect();
     Some((tl.name(best).to_string(), execs.len(), windows))
@@ -166,10 +123,7 @@ fn from_modules(tl: &Timeline, dev: &Device) -> Option<(String, usize, Vec<StepW
 
 /// Earliest start and latest end over every event of the timeline.
 pub(crate) fn trace_span(tl: &Timeline) -> Option<(i64, i64)> {
-    let dev = tl
-        .devices
-        .iter()
-        .flat_map(|d| d.events.iter().chain(d.modules.iter()));
+    let dev = tl.devices.iter().flat_map(|d| d.events.iter().chain(d.modules.iter()));
     let host = tl.host_threads.iter().flat_map(|t| t.events.iter());
     let mut span: Option<(i64, i64)> = None;
     for e in dev.chain(host) {

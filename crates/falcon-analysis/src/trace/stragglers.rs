@@ -80,10 +80,7 @@ pub(crate) fn stragglers(devs: &[DeviceSteps<'_>]) -> Option<Stragglers> {
     let mut by_step: BTreeMap<i64, Vec<(usize, i64, i64)>> = BTreeMap::new();
     for (i, d) in devs.iter().enumerate() {
         for (step, b) in &d.steps {
-            by_step
-                .entry(*step)
-                .or_default()
-                .push((i, b.duration, b.work()));
+            by_step.entry(*step).or_default().push((i, b.duration, b.work()));
         }
     }
     let mut times_slowest = vec![0usize; devs.len()];
@@ -93,19 +90,14 @@ pub(crate) fn stragglers(devs: &[DeviceSteps<'_>]) -> Option<Stragglers> {
         let mut works: Vec<i64> = rows.iter().map(|r| r.2).collect();
         durs.sort_unstable();
         works.sort_unstable();
-        let Some(&(slow, _, _)) = rows.iter().max_by(|a, b| {
-            a.2.cmp(&b.2)
-                .then(a.1.cmp(&b.1))
-                .then(devs[b.0].id.cmp(&devs[a.0].id))
-        }) else {
+        let Some(&(slow, _, _)) =
+            rows.iter().max_by(|a, b| a.2.cmp(&b.2).then(a.1.cmp(&b.1)).then(devs[b.0].id.cmp(&devs[a.0].id)))
+        else {
             continue;
         };
         times_slowest[slow] += 1;
         let med_work = median(&works);
-        let (min_w, max_w) = (
-            works.first().copied().unwrap_or(0),
-            works.last().copied().unwrap_or(0),
-        );
+        let (min_w, max_w) = (works.first().copied().unwrap_or(0), works.last().copied().unwrap_or(0));
         steps.push(StragglerStep {
             step,
             devices: rows.len(),
@@ -115,11 +107,7 @@ pub(crate) fn stragglers(devs: &[DeviceSteps<'_>]) -> Option<Stragglers> {
             min_work_us: us(min_w),
             median_work_us: med_work,
             max_work_us: us(max_w),
-            spread_percent: if med_work > 0.0 {
-                us(max_w - min_w) / med_work * 100.0
-            } else {
-                0.0
-            },
+            spread_percent: if med_work > 0.0 { us(max_w - min_w) / med_work * 100.0 } else { 0.0 },
             slowest_device: devs[slow].id,
         });
     }
@@ -142,17 +130,10 @@ pub(crate) fn stragglers(devs: &[DeviceSteps<'_>]) -> Option<Stragglers> {
     let slowest_device = devices
         .iter()
         .filter(|d| d.times_slowest > 0)
-        .max_by(|a, b| {
-            a.times_slowest
-                .cmp(&b.times_slowest)
-                .then(a.mean_work_us.total_cmp(&b.mean_work_us))
-        })
+        .max_by(|a, b| a.times_slowest.cmp(&b.times_slowest).then(a.mean_work_us.total_cmp(&b.mean_work_us)))
         .map(|d| d.device);
-    let mean_spread_percent = if steps.is_empty() {
-        0.0
-    } else {
-        steps.iter().map(|s| s.spread_percent).sum::<f64>() / steps.len() as f64
-    };
+    let mean_spread_percent =
+        if steps.is_empty() { 0.0 } else { steps.iter().map(|s| s.spread_percent).sum::<f64>() / steps.len() as f64 };
     Some(Stragglers {
         metric: "work_us = compute_us + memcpy_us + other_us".to_string(),
         steps,

@@ -96,21 +96,13 @@ pub(crate) fn segments(events: &[Event]) -> Vec<Segment> {
         if flags != 0 && t > prev_t {
             match out.last_mut() {
                 Some(last) if last.end == prev_t && last.flags == flags => last.end = t,
-                _ => out.push(Segment {
-                    start: prev_t,
-                    end: t,
-                    flags,
-                }),
+                _ => out.push(Segment { start: prev_t, end: t, flags }),
             }
         }
         while i < bounds.len() && bounds[i].0 == t {
             let (_, delta, bit) = bounds[i];
             let c = &mut counts[bit as usize];
-            *c = if delta > 0 {
-                c.saturating_add(1)
-            } else {
-                c.saturating_sub(1)
-            };
+            *c = if delta > 0 { c.saturating_add(1) } else { c.saturating_sub(1) };
             i += 1;
         }
         prev_t = t;
@@ -119,31 +111,17 @@ pub(crate) fn segments(events: &[Event]) -> Vec<Segment> {
 }
 
 fn flags_of(counts: &[u32; FLAG_BITS]) -> u16 {
-    counts.iter().enumerate().fold(
-        0u16,
-        |acc, (bit, &c)| if c > 0 { acc | (1 << bit) } else { acc },
-    )
+    counts.iter().enumerate().fold(0u16, |acc, (bit, &c)| if c > 0 { acc | (1 << bit) } else { acc })
 }
 
 /// The segments overlapping `[start, end)`, clipped to it (in order).
-pub(crate) fn clipped(
-    segs: &[Segment],
-    start: i64,
-    end: i64,
-) -> impl Iterator<Item = Segment> + '_ {
+pub(crate) fn clipped(segs: &[Segment], start: i64, end: i64) -> impl Iterator<Item = Segment> + '_ {
     let first = segs.partition_point(|s| s.end <= start);
-    segs[first..]
-        .iter()
-        .take_while(move |s| s.start < end)
-        .filter_map(move |s| {
-            let a = s.start.max(start);
-            let b = s.end.min(end);
-            (b > a).then_some(Segment {
-                start: a,
-                end: b,
-                flags: s.flags,
-            })
-        })
+    segs[first..].iter().take_while(move |s| s.start < end).filter_map(move |s| {
+        let a = s.start.max(start);
+        let b = s.end.min(end);
+        (b > a).then_some(Segment { start: a, end: b, flags: s.flags })
+    })
 }
 
 /// The maximal intervals of `[start, end)` covered by no segment (device idle).

@@ -15,7 +15,8 @@ use falcon_core::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const INPUT_HINT: &str = "give a metrics file (MaxText metrics JSONL or console log, Megatron-LM log or golden-values JSON, \
+const INPUT_HINT: &str =
+    "give a metrics file (MaxText metrics JSONL or console log, Megatron-LM log or golden-values JSON, \
      TensorBoard event file or directory, JSONL, CSV) or an experiment id (e-N)";
 
 pub async fn run(global: &GlobalArgs, args: &AccuracyCompareArgs) -> anyhow::Result<ExitCode> {
@@ -59,14 +60,18 @@ fn options(args: &AccuracyCompareArgs) -> anyhow::Result<AlignOptions> {
     for (flag, v) in [("--rtol", args.rtol), ("--atol", args.atol)] {
         if let Some(v) = v {
             if !(v.is_finite() && v >= 0.0) {
-                return Err(CliFailure::new(ErrorKind::Usage, format!("{flag} must be a finite number ≥ 0, not {v}")).into());
+                return Err(
+                    CliFailure::new(ErrorKind::Usage, format!("{flag} must be a finite number ≥ 0, not {v}")).into()
+                );
             }
         }
     }
     let mut map = Vec::with_capacity(args.map.len());
     for entry in &args.map {
         match entry.split_once('=') {
-            Some((x, y)) if !x.trim().is_empty() && !y.trim().is_empty() => map.push((x.trim().to_string(), y.trim().to_string())),
+            Some((x, y)) if !x.trim().is_empty() && !y.trim().is_empty() => {
+                map.push((x.trim().to_string(), y.trim().to_string()))
+            }
             _ => {
                 return Err(CliFailure::new(ErrorKind::Usage, format!("--map {entry:?}: expected A_NAME=B_NAME"))
                     .with_hint("e.g. --map 'learning/lm_loss=lm loss'")
@@ -104,7 +109,10 @@ fn mismatch_reason(r: &AccuracyReport) -> String {
     for m in &r.metrics {
         match m.verdict {
             Verdict::Fail => {
-                let mut s = format!("{} fails at {} of {} steps (rtol {}, atol {})", m.name, m.failing_steps, m.steps_compared, m.rtol, m.atol);
+                let mut s = format!(
+                    "{} fails at {} of {} steps (rtol {}, atol {})",
+                    m.name, m.failing_steps, m.steps_compared, m.rtol, m.atol
+                );
                 if let Some(step) = m.first_divergence_step {
                     s.push_str(&format!(", diverging from step {step}"));
                 }
@@ -119,4 +127,3 @@ fn mismatch_reason(r: &AccuracyReport) -> String {
     }
     why.join("; ")
 }
-

@@ -30,7 +30,9 @@ fn render(r: &TensorReport, format: ReportFormat, top: usize) -> anyhow::Result<
         ReportFormat::Json => serde_json::to_string_pretty(r)? + "\n",
         ReportFormat::Table => tensors::render_table(r, top),
         ReportFormat::Md => tensors::render_md(r, top),
-        ReportFormat::Html => html::render_page(&format!("Tensor comparison: {} → {}", r.a, r.b), &[tensors::render_html_section(r, top)]),
+        ReportFormat::Html => {
+            html::render_page(&format!("Tensor comparison: {} → {}", r.a, r.b), &[tensors::render_html_section(r, top)])
+        }
     })
 }
 
@@ -52,10 +54,20 @@ fn mismatch_reason(r: &TensorReport) -> String {
     let mut why = Vec::new();
     if r.failed > 0 {
         let worst: Vec<&str> = r.tensors.iter().filter(|t| !t.allclose).take(3).map(|t| t.name.as_str()).collect();
-        why.push(format!("{} of {} tensors fail allclose ({}{})", r.failed, r.tensors.len(), worst.join(", "), if r.failed > 3 { ", …" } else { "" }));
+        why.push(format!(
+            "{} of {} tensors fail allclose ({}{})",
+            r.failed,
+            r.tensors.len(),
+            worst.join(", "),
+            if r.failed > 3 { ", …" } else { "" }
+        ));
     }
     if !r.shape_mismatches.is_empty() {
-        why.push(format!("{} shape mismatch{}", r.shape_mismatches.len(), if r.shape_mismatches.len() == 1 { "" } else { "es" }));
+        why.push(format!(
+            "{} shape mismatch{}",
+            r.shape_mismatches.len(),
+            if r.shape_mismatches.len() == 1 { "" } else { "es" }
+        ));
     }
     if r.tensors.is_empty() && r.shape_mismatches.is_empty() {
         why.push("no tensor names in common (pass --map)".to_string());

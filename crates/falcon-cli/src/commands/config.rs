@@ -10,7 +10,8 @@ pub fn show(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     if global.json {
         print_json(&settings::Loaded { file: loaded.file.clone(), config: loaded.config.redacted() })?;
     } else {
-        let source = loaded.file.as_ref().map_or("(no file: built-in defaults)".to_string(), |f| f.display().to_string());
+        let source =
+            loaded.file.as_ref().map_or("(no file: built-in defaults)".to_string(), |f| f.display().to_string());
         print_stdout(&format!("# effective configuration; file: {source}"))?;
         print_stdout(&toml_of(&loaded.config.redacted()))?;
     }

@@ -12,7 +12,8 @@ pub async fn run(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     if global.json {
         print_json(&report)?;
     } else {
-        let source = loaded.file.as_ref().map_or("built-in defaults (no falcon.toml found)".into(), |f| f.display().to_string());
+        let source =
+            loaded.file.as_ref().map_or("built-in defaults (no falcon.toml found)".into(), |f| f.display().to_string());
         print_stdout(&format!("config: {source}"))?;
         let mut table = Table::new();
         table.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
@@ -22,7 +23,12 @@ pub async fn run(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 Some(h) => format!("{}\nhint: {h}", c.detail),
                 None => c.detail.clone(),
             };
-            table.add_row([Cell::new(&c.component), Cell::new(&c.target), Cell::new(if c.ok { "ok" } else { "FAIL" }), Cell::new(detail)]);
+            table.add_row([
+                Cell::new(&c.component),
+                Cell::new(&c.target),
+                Cell::new(if c.ok { "ok" } else { "FAIL" }),
+                Cell::new(detail),
+            ]);
         }
         print_stdout(&table.to_string())?;
         let failed = report.checks.iter().filter(|c| !c.ok).count();

@@ -40,7 +40,8 @@ pub async fn run(global: &GlobalArgs, command: &ExpCommand) -> anyhow::Result<Ex
         ExpCommand::Logs { id, follow: false } => {
             let logs = exp.logs(parse_id(id)?).await?;
             if global.json {
-                let map: serde_json::Map<String, serde_json::Value> = logs.into_iter().map(|(k, v)| (k, v.into())).collect();
+                let map: serde_json::Map<String, serde_json::Value> =
+                    logs.into_iter().map(|(k, v)| (k, v.into())).collect();
                 print_json(&map)?;
             } else {
                 for (name, text) in logs {
@@ -57,7 +58,12 @@ pub async fn run(global: &GlobalArgs, command: &ExpCommand) -> anyhow::Result<Ex
             } else {
                 let mut table = table(["kind", "size", "sha256", "uri"]);
                 for a in &view.artifacts {
-                    table.add_row([a.kind.as_str().to_string(), a.size.to_string(), a.sha256[..12].to_string(), a.uri.clone()]);
+                    table.add_row([
+                        a.kind.as_str().to_string(),
+                        a.size.to_string(),
+                        a.sha256[..12].to_string(),
+                        a.uri.clone(),
+                    ]);
                 }
                 print_stdout(&table.to_string())?;
             }
@@ -83,7 +89,12 @@ pub async fn run(global: &GlobalArgs, command: &ExpCommand) -> anyhow::Result<Ex
     Ok(code)
 }
 
-pub(crate) async fn submit(global: &GlobalArgs, exp: &Exp, file: &std::path::Path, wait: bool) -> anyhow::Result<ExitCode> {
+pub(crate) async fn submit(
+    global: &GlobalArgs,
+    exp: &Exp,
+    file: &std::path::Path,
+    wait: bool,
+) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(file).map_err(|e| {
         let kind = if e.kind() == std::io::ErrorKind::NotFound { ErrorKind::NotFound } else { ErrorKind::Failure };
         CliFailure::new(kind, format!("reading {}: {e}", file.display()))
@@ -111,7 +122,11 @@ pub(crate) async fn submit(global: &GlobalArgs, exp: &Exp, file: &std::path::Pat
     }
     let view = exp.show(rec.id).await?;
     render_view(global, &view)?;
-    Ok(if wait && view.record.status != falcon_core::status::ExperimentStatus::Completed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if wait && view.record.status != falcon_core::status::ExperimentStatus::Completed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 async fn list(global: &GlobalArgs, exp: &Exp, args: &ListArgs) -> anyhow::Result<ExitCode> {
@@ -150,14 +165,26 @@ fn falcon_infra_filter(args: &ListArgs, labels: Vec<(String, String)>) -> Result
     Ok(falcon_exp::ExperimentFilter {
         status: args.status.as_deref().map(str::parse).transpose().map_err(|e| format!("--status: {e}"))?,
         goal: args.goal.as_deref().map(str::parse::<GoalId>).transpose().map_err(|e| format!("--goal: {e}"))?,
-        session: args.session.as_deref().map(str::parse::<SessionId>).transpose().map_err(|e| format!("--session: {e}"))?,
+        session: args
+            .session
+            .as_deref()
+            .map(str::parse::<SessionId>)
+            .transpose()
+            .map_err(|e| format!("--session: {e}"))?,
         scenario: args.scenario.as_deref().map(str::parse).transpose().map_err(|e| format!("--scenario: {e}"))?,
         labels,
-        before: args.before.as_deref().map(str::parse::<ExperimentId>).transpose().map_err(|e| format!("--before: {e}"))?,
+        before: args
+            .before
+            .as_deref()
+            .map(str::parse::<ExperimentId>)
+            .transpose()
+            .map_err(|e| format!("--before: {e}"))?,
         since: match &args.since {
             Some(text) => {
                 let seconds = falcon_core::spec::parse_duration(text).map_err(|e| format!("--since: {e}"))?;
-                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis() as i64;
+                let now =
+                    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis()
+                        as i64;
                 Some(falcon_core::time::Millis(now - seconds as i64 * 1000))
             }
             None => None,
@@ -231,18 +258,30 @@ async fn follow(global: &GlobalArgs, exp: &Exp, id: ExperimentId) -> anyhow::Res
 async fn history(global: &GlobalArgs, exp: &Exp, args: &crate::cli::HistoryArgs) -> anyhow::Result<ExitCode> {
     let mut labels = Vec::new();
     for l in &args.labels {
-        let (k, v) = l.split_once('=').ok_or_else(|| CliFailure::new(ErrorKind::Usage, format!("--label `{l}`: expected KEY=VALUE")))?;
+        let (k, v) = l
+            .split_once('=')
+            .ok_or_else(|| CliFailure::new(ErrorKind::Usage, format!("--label `{l}`: expected KEY=VALUE")))?;
         labels.push((k.to_string(), v.to_string()));
     }
     if args.name.is_none() && args.config_hash.is_none() && labels.is_empty() {
         return Err(CliFailure::new(ErrorKind::Usage, "name the series: --name, --config-hash or --label").into());
     }
-    let filter = falcon_exp::ExperimentFilter { name: args.name.clone(), config_hash: args.config_hash.clone(), labels, ..Default::default() };
+    let filter = falcon_exp::ExperimentFilter {
+        name: args.name.clone(),
+        config_hash: args.config_hash.clone(),
+        labels,
+        ..Default::default()
+    };
     let history = exp.history(&filter, &args.metric).await?;
     if global.json {
         print_json(&history)?;
     } else {
-        print_stdout(&format!("{}: {} experiment(s), {} change point(s)", history.metric, history.points.len(), history.changes.len()))?;
+        print_stdout(&format!(
+            "{}: {} experiment(s), {} change point(s)",
+            history.metric,
+            history.points.len(),
+            history.changes.len()
+        ))?;
         let mut t = table(["at experiment", "before", "after", "change", "p", "regression"]);
         for c in &history.changes {
             t.add_row([
@@ -259,7 +298,11 @@ async fn history(global: &GlobalArgs, exp: &Exp, args: &crate::cli::HistoryArgs)
         }
     }
     let regressed = history.changes.iter().any(|c| c.regression == Some(true));
-    Ok(if args.fail_on_regression && regressed { ExitCode::from(ErrorKind::Regression.exit_code() as u8) } else { ExitCode::SUCCESS })
+    Ok(if args.fail_on_regression && regressed {
+        ExitCode::from(ErrorKind::Regression.exit_code() as u8)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn render_view(global: &GlobalArgs, view: &ExperimentView) -> anyhow::Result<()> {
@@ -274,14 +317,28 @@ fn render_view(global: &GlobalArgs, view: &ExperimentView) -> anyhow::Result<()>
     }
     let mut history = table(["at", "from", "to", "reason"]);
     for t in &view.history {
-        history.add_row([t.at.to_rfc3339(), t.from.map_or("—".into(), |f| f.to_string()), t.to.to_string(), t.reason.clone()]);
+        history.add_row([
+            t.at.to_rfc3339(),
+            t.from.map_or("—".into(), |f| f.to_string()),
+            t.to.to_string(),
+            t.reason.clone(),
+        ]);
     }
     print_stdout(&history.to_string())?;
     if !view.metrics.is_empty() {
         let mut metrics = table(["metric", "count", "mean", "median", "p90", "min", "max", "last"]);
         for (name, m) in &view.metrics {
             let f = |x: f64| format!("{x:.6}");
-            metrics.add_row([name.clone(), m.count.to_string(), f(m.mean), f(m.median), f(m.p90), f(m.min), f(m.max), f(m.last)]);
+            metrics.add_row([
+                name.clone(),
+                m.count.to_string(),
+                f(m.mean),
+                f(m.median),
+                f(m.p90),
+                f(m.min),
+                f(m.max),
+                f(m.last),
+            ]);
         }
         print_stdout(&metrics.to_string())?;
     }

@@ -22,10 +22,19 @@ pub async fn run(global: &GlobalArgs, command: &GoalCommand) -> anyhow::Result<E
                 None => match falcon_core::stats::direction_for(metric) {
                     Some(falcon_core::stats::Direction::HigherIsBetter) => Direction::Maximize,
                     Some(falcon_core::stats::Direction::LowerIsBetter) => Direction::Minimize,
-                    None => return Err(usage(format!("`{metric}` has no standard direction; pass --direction maximize|minimize")).into()),
+                    None => {
+                        return Err(usage(format!(
+                            "`{metric}` has no standard direction; pass --direction maximize|minimize"
+                        ))
+                        .into())
+                    }
                 },
             };
-            let baseline = baseline.as_deref().map(str::parse::<ExperimentId>).transpose().map_err(|e| usage(format!("--baseline: {e}")))?;
+            let baseline = baseline
+                .as_deref()
+                .map(str::parse::<ExperimentId>)
+                .transpose()
+                .map_err(|e| usage(format!("--baseline: {e}")))?;
             let goal = NewGoal {
                 title: title.clone(),
                 workload: workload.clone(),
@@ -39,7 +48,11 @@ pub async fn run(global: &GlobalArgs, command: &GoalCommand) -> anyhow::Result<E
             render(global, &exp.create_goal(&goal).await?)?;
         }
         GoalCommand::List { status } => {
-            let status = status.as_deref().map(str::parse::<GoalStatus>).transpose().map_err(|e| usage(format!("--status: {e}")))?;
+            let status = status
+                .as_deref()
+                .map(str::parse::<GoalStatus>)
+                .transpose()
+                .map_err(|e| usage(format!("--status: {e}")))?;
             let goals = exp.goals(status).await?;
             if global.json {
                 print_json(&goals)?;
@@ -129,7 +142,10 @@ fn render(global: &GlobalArgs, g: &GoalRecord) -> anyhow::Result<()> {
         g.target.map_or("—".into(), |t| t.to_string()),
         g.baseline.map_or("—".into(), |b| b.to_string()),
         g.priority,
-        g.owner.as_ref().map_or(String::new(), |o| format!(", claimed by {o} until {}", g.lease_expires.map_or("—".into(), |t| t.to_rfc3339())))
+        g.owner.as_ref().map_or(String::new(), |o| format!(
+            ", claimed by {o} until {}",
+            g.lease_expires.map_or("—".into(), |t| t.to_rfc3339())
+        ))
     ))
 }
 

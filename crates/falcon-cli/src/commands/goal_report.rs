@@ -54,7 +54,8 @@ use serde::Serialize;
 use std::process::ExitCode;
 
 /// The standard metrics compared between the baseline and the best experiment, besides the goal's own.
-const STANDARD_METRICS: &[&str] = &["step_time_s", "tokens_per_s", "tflops_per_device", "mfu", "loss", "peak_hbm_bytes"];
+const STANDARD_METRICS: &[&str] =
+    &["step_time_s", "tokens_per_s", "tflops_per_device", "mfu", "loss", "peak_hbm_bytes"];
 
 /// Everything `goal report` says about a goal (see the module documentation for the JSON shape).
 #[derive(Debug, Clone, Serialize)]
@@ -101,7 +102,10 @@ pub struct Progress {
 }
 
 pub async fn run(global: &GlobalArgs, exp: &Exp, args: &GoalReportArgs) -> anyhow::Result<ExitCode> {
-    let id: GoalId = args.id.parse().map_err(|e: falcon_core::ids::IdParseError| CliFailure::new(ErrorKind::Usage, e.to_string()))?;
+    let id: GoalId = args
+        .id
+        .parse()
+        .map_err(|e: falcon_core::ids::IdParseError| CliFailure::new(ErrorKind::Usage, e.to_string()))?;
     let report = build(exp, id, args.top).await?;
     let format = args.format.unwrap_or(if global.json { ReportFormat::Json } else { ReportFormat::Table });
     let text = match format {
@@ -176,8 +180,16 @@ fn progress(goal: &GoalRecord, baseline_value: Option<f64>, best: Option<&GoalRo
 }
 
 /// EXP verdicts for the goal's metric (in the goal's direction) and every standard metric both logged.
-async fn metric_verdicts(exp: &Exp, goal: &GoalRecord, a: ExperimentId, b: ExperimentId, notes: &mut Vec<String>) -> Vec<Verdict> {
-    let logged = |id: ExperimentId| async move { exp.show(id).await.map(|v| v.metrics.into_keys().collect::<std::collections::BTreeSet<String>>()) };
+async fn metric_verdicts(
+    exp: &Exp,
+    goal: &GoalRecord,
+    a: ExperimentId,
+    b: ExperimentId,
+    notes: &mut Vec<String>,
+) -> Vec<Verdict> {
+    let logged = |id: ExperimentId| async move {
+        exp.show(id).await.map(|v| v.metrics.into_keys().collect::<std::collections::BTreeSet<String>>())
+    };
     let (in_a, in_b) = match (logged(a).await, logged(b).await) {
         (Ok(x), Ok(y)) => (x, y),
         (Err(e), _) | (_, Err(e)) => {
@@ -211,7 +223,13 @@ async fn metric_verdicts(exp: &Exp, goal: &GoalRecord, a: ExperimentId, b: Exper
 }
 
 /// The profile comparison baseline → best; a missing profile or a failed comparison is a note.
-async fn profile_comparison(exp: &Exp, a: ExperimentId, b: ExperimentId, top: usize, notes: &mut Vec<String>) -> Option<ProfileComparison> {
+async fn profile_comparison(
+    exp: &Exp,
+    a: ExperimentId,
+    b: ExperimentId,
+    top: usize,
+    notes: &mut Vec<String>,
+) -> Option<ProfileComparison> {
     let analysis = match Analysis::connect(exp.config()).await {
         Ok(analysis) => analysis,
         Err(e) => {
@@ -234,4 +252,3 @@ async fn profile_comparison(exp: &Exp, a: ExperimentId, b: ExperimentId, top: us
         }
     }
 }
-

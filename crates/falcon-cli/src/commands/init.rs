@@ -35,13 +35,15 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitCod
          # (with a [gcs] table: endpoint, anonymous, credential_path) to use servers instead.\n\n{}",
         layer.to_toml()
     );
-    std::fs::create_dir_all(&dir).map_err(|e| CliFailure::new(ErrorKind::Failure, format!("creating {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| CliFailure::new(ErrorKind::Failure, format!("creating {}: {e}", dir.display())))?;
     crate::output::write_atomically(&path, &text)?;
 
     // Connect through the file just written (plus environment and flags), creating the database and the
     // artifact directory and applying migrations.
     let file_layer = settings::read_file_layer(&path)?;
-    let env = ConfigLayer::from_env(std::env::vars()).map_err(|e| CliFailure::new(ErrorKind::Failure, e.to_string()))?;
+    let env =
+        ConfigLayer::from_env(std::env::vars()).map_err(|e| CliFailure::new(ErrorKind::Failure, e.to_string()))?;
     let config = Config::resolve([file_layer, env, settings::flag_layer(global)], settings::machine());
     let exp = falcon_exp::Exp::connect(&config).await?;
     let connection = exp.connection().await?;

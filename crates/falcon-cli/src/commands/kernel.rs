@@ -33,7 +33,9 @@ async fn analyze(global: &GlobalArgs, loader: &mut Loader<'_>, args: &KernelAnal
     for (flag, value) in [("--peak-tflops", args.peak_tflops), ("--peak-gbs", args.peak_gbs)] {
         if let Some(v) = value {
             if !(v.is_finite() && v > 0.0) {
-                return Err(CliFailure::new(ErrorKind::Usage, format!("{flag} must be a positive number, not {v}")).into());
+                return Err(
+                    CliFailure::new(ErrorKind::Usage, format!("{flag} must be a positive number, not {v}")).into()
+                );
             }
         }
     }
@@ -82,9 +84,14 @@ impl Loader<'_> {
             return Ok(kernel_bench::read_results(Path::new(input))?);
         }
         let Some(id) = experiment_id(input) else {
-            return Err(CliFailure::new(ErrorKind::NotFound, format!("{input}: no such file, directory or experiment"))
-                .with_hint("give a kernel_bench*.jsonl / .csv results file, a directory holding one, or an experiment id (e-12)")
-                .into());
+            return Err(CliFailure::new(
+                ErrorKind::NotFound,
+                format!("{input}: no such file, directory or experiment"),
+            )
+            .with_hint(
+                "give a kernel_bench*.jsonl / .csv results file, a directory holding one, or an experiment id (e-12)",
+            )
+            .into());
         };
         if self.analysis.is_none() {
             let loaded = settings::load(self.global)?;
@@ -95,7 +102,11 @@ impl Loader<'_> {
         };
         let paths = analysis.fetch_artifacts(id, ArtifactKind::KernelBench).await?;
         let Some(path) = newest(&paths) else {
-            return Err(CliFailure::new(ErrorKind::NotFound, format!("{id} has no kernel-bench results (.jsonl / .csv) among its artifacts")).into());
+            return Err(CliFailure::new(
+                ErrorKind::NotFound,
+                format!("{id} has no kernel-bench results (.jsonl / .csv) among its artifacts"),
+            )
+            .into());
         };
         if format != ReportFormat::Json && paths.len() > 1 {
             eprintln!("{id}: {} kernel_bench files; using the newest, {}", paths.len(), path.display());

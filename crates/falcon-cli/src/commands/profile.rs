@@ -46,7 +46,9 @@ async fn analyze(global: &GlobalArgs, analysis: &Analysis, args: &ProfileAnalyze
     };
     if let Some(f) = args.model_flops {
         if !(f.is_finite() && f > 0.0) {
-            return Err(CliFailure::new(ErrorKind::Usage, format!("--model-flops must be a positive number, not {f}")).into());
+            return Err(
+                CliFailure::new(ErrorKind::Usage, format!("--model-flops must be a positive number, not {f}")).into()
+            );
         }
     }
     let options = AnalyzeOptions { tools, model_flops_per_step: args.model_flops };
@@ -110,7 +112,8 @@ fn render_trace(run: &falcon_analysis::service::TraceRun, args: &ProfileTraceArg
     if let Some(t) = &r.total {
         heading(md, "Where the step time goes (all steps, mean over devices)")?;
         let mut table = new_table(md, ["category", "µs", "share"]);
-        let share = |x: f64| if t.duration_us > 0.0 { format!("{:.1}%", 100.0 * x / t.duration_us) } else { "—".into() };
+        let share =
+            |x: f64| if t.duration_us > 0.0 { format!("{:.1}%", 100.0 * x / t.duration_us) } else { "—".into() };
         for (name, v) in [
             ("compute", t.compute_us),
             ("collective (exposed)", t.collective_us),
@@ -121,7 +124,11 @@ fn render_trace(run: &falcon_analysis::service::TraceRun, args: &ProfileTraceArg
         ] {
             table.add_row([name.to_string(), format!("{v:.1}"), share(v)]);
         }
-        table.add_row(["collective hidden under compute".to_string(), format!("{:.1}", t.hidden_collective_us), "(beside)".to_string()]);
+        table.add_row([
+            "collective hidden under compute".to_string(),
+            format!("{:.1}", t.hidden_collective_us),
+            "(beside)".to_string(),
+        ]);
         print_stdout(&table.to_string())?;
     }
     if !r.steps.is_empty() {
@@ -145,7 +152,12 @@ fn render_trace(run: &falcon_analysis::service::TraceRun, args: &ProfileTraceArg
         heading(md, "Collectives: hidden under compute vs exposed")?;
         let mut table = new_table(md, ["kind", "total µs", "exposed µs", "hidden"]);
         for o in &r.overlap {
-            table.add_row([o.kind.clone(), format!("{:.1}", o.total_us), format!("{:.1}", o.exposed_us), format!("{:.1}%", 100.0 * o.hidden_fraction)]);
+            table.add_row([
+                o.kind.clone(),
+                format!("{:.1}", o.total_us),
+                format!("{:.1}", o.exposed_us),
+                format!("{:.1}%", 100.0 * o.hidden_fraction),
+            ]);
         }
         print_stdout(&table.to_string())?;
     }
@@ -153,8 +165,14 @@ fn render_trace(run: &falcon_analysis::service::TraceRun, args: &ProfileTraceArg
         heading(md, "Longest device idle gaps")?;
         let mut table = new_table(md, ["device", "start µs", "duration µs", "host busy with"]);
         for g in &r.gaps {
-            let host: Vec<String> = g.host_activity.iter().take(3).map(|h| format!("{} ({:.0} µs)", h.name, h.overlap_us)).collect();
-            table.add_row([g.device_name.clone(), format!("{:.1}", g.start_us), format!("{:.1}", g.duration_us), host.join("; ")]);
+            let host: Vec<String> =
+                g.host_activity.iter().take(3).map(|h| format!("{} ({:.0} µs)", h.name, h.overlap_us)).collect();
+            table.add_row([
+                g.device_name.clone(),
+                format!("{:.1}", g.start_us),
+                format!("{:.1}", g.duration_us),
+                host.join("; "),
+            ]);
         }
         print_stdout(&table.to_string())?;
     }
@@ -202,7 +220,9 @@ async fn export_trace(
         return Err(CliFailure::new(ErrorKind::NotFound, format!("{target}: no profile")).into());
     };
     let output = output.to_path_buf();
-    let summary = tokio::task::spawn_blocking(move || falcon_analysis::trace_export::export_trace_file(&file.path, &output)).await??;
+    let summary =
+        tokio::task::spawn_blocking(move || falcon_analysis::trace_export::export_trace_file(&file.path, &output))
+            .await??;
     if global.json {
         print_json(&summary)?;
     } else {
@@ -212,7 +232,11 @@ async fn export_trace(
             summary.events,
             summary.bytes_written,
             summary.host,
-            if resolved.files.len() > 1 { format!(" (of {} hosts; --host picks another)", resolved.files.len()) } else { String::new() }
+            if resolved.files.len() > 1 {
+                format!(" (of {} hosts; --host picks another)", resolved.files.len())
+            } else {
+                String::new()
+            }
         ))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -264,7 +288,10 @@ fn render(resolved: &ResolvedProfile, report: &ProfileReport, args: &ProfileAnal
         };
         t.add_row(["step time".to_string(), step]);
         if report.device.hardware == falcon_analysis::device::Hardware::CpuOnly {
-            t.add_row(["device".to_string(), "none (XLA:CPU capture): no device utilization; per-op times below".to_string()]);
+            t.add_row([
+                "device".to_string(),
+                "none (XLA:CPU capture): no device utilization; per-op times below".to_string(),
+            ]);
             print_stdout(&t.to_string())?;
         } else {
             t.add_row(["device duty cycle".to_string(), format!("{:.1}%", o.device_duty_cycle_percent)]);
@@ -280,7 +307,8 @@ fn render(resolved: &ResolvedProfile, report: &ProfileReport, args: &ProfileAnal
     if let Some(rows) = &report.ops {
         if !rows.is_empty() {
             heading(md, &format!("Top HLO ops by self time ({} of {})", rows.len().min(top), rows.len()))?;
-            let mut t = new_table(md, ["program", "op", "category", "#", "self µs", "GFLOP/s", "HBM GiB/s", "bound by"]);
+            let mut t =
+                new_table(md, ["program", "op", "category", "#", "self µs", "GFLOP/s", "HBM GiB/s", "bound by"]);
             for r in rows.iter().take(top) {
                 t.add_row([
                     r.program_id.to_string(),
@@ -301,7 +329,13 @@ fn render(resolved: &ResolvedProfile, report: &ProfileReport, args: &ProfileAnal
             heading(md, &format!("XLA:CPU ops by total time ({} of {})", cpu.ops.len().min(top), cpu.ops.len()))?;
             let mut t = new_table(md, ["module", "op", "#", "total µs", "avg µs"]);
             for r in cpu.ops.iter().take(top) {
-                t.add_row([r.hlo_module.clone(), r.name.clone(), r.occurrences.to_string(), format!("{:.1}", r.total_time_us), format!("{:.2}", r.avg_time_us)]);
+                t.add_row([
+                    r.hlo_module.clone(),
+                    r.name.clone(),
+                    r.occurrences.to_string(),
+                    format!("{:.1}", r.total_time_us),
+                    format!("{:.2}", r.avg_time_us),
+                ]);
             }
             print_stdout(&t.to_string())?;
         }
@@ -331,7 +365,14 @@ fn render(resolved: &ResolvedProfile, report: &ProfileReport, args: &ProfileAnal
                     name.truncate(77);
                     name.push('…');
                 }
-                t.add_row([name, k.occurrences.to_string(), format!("{:.1}", k.total_time_us), format!("{:.2}", k.avg_time_us), format!("{:.2}", k.min_time_us), format!("{:.2}", k.max_time_us)]);
+                t.add_row([
+                    name,
+                    k.occurrences.to_string(),
+                    format!("{:.1}", k.total_time_us),
+                    format!("{:.2}", k.avg_time_us),
+                    format!("{:.2}", k.min_time_us),
+                    format!("{:.2}", k.max_time_us),
+                ]);
             }
             print_stdout(&t.to_string())?;
         }

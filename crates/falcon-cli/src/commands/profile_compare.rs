@@ -63,7 +63,12 @@ async fn config_diff(global: &GlobalArgs, a: ExperimentId, b: ExperimentId) -> a
     Ok(changes?)
 }
 
-fn render(c: &ProfileComparison, format: ReportFormat, top: usize, config_diff: Option<&[Change]>) -> anyhow::Result<String> {
+fn render(
+    c: &ProfileComparison,
+    format: ReportFormat,
+    top: usize,
+    config_diff: Option<&[Change]>,
+) -> anyhow::Result<String> {
     Ok(match format {
         ReportFormat::Json => {
             let mut value = serde_json::to_value(c)?;
@@ -136,7 +141,8 @@ impl Spinner {
             let mut i = 0usize;
             while !flag.load(Ordering::Relaxed) {
                 let mut err = std::io::stderr().lock();
-                let _ = write!(err, "\r{} {message} … {:.0}s", FRAMES[i % FRAMES.len()], started.elapsed().as_secs_f64());
+                let _ =
+                    write!(err, "\r{} {message} … {:.0}s", FRAMES[i % FRAMES.len()], started.elapsed().as_secs_f64());
                 let _ = err.flush();
                 drop(err);
                 i += 1;

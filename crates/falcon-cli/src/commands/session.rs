@@ -16,7 +16,8 @@ pub async fn run(global: &GlobalArgs, command: &SessionCommand) -> anyhow::Resul
     let code = match command {
         SessionCommand::Submit { file, goal, wait } => {
             let text = std::fs::read_to_string(file).map_err(|e| {
-                let kind = if e.kind() == std::io::ErrorKind::NotFound { ErrorKind::NotFound } else { ErrorKind::Failure };
+                let kind =
+                    if e.kind() == std::io::ErrorKind::NotFound { ErrorKind::NotFound } else { ErrorKind::Failure };
                 CliFailure::new(kind, format!("reading {}: {e}", file.display()))
             })?;
             let goal = goal
@@ -25,7 +26,9 @@ pub async fn run(global: &GlobalArgs, command: &SessionCommand) -> anyhow::Resul
                 .transpose()
                 .map_err(|e| CliFailure::new(ErrorKind::Usage, format!("--goal: {e}")))?;
             let dir = file.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
-            let load = |base: &str| std::fs::read_to_string(dir.join(base)).map_err(|e| format!("{}: {e}", dir.join(base).display()));
+            let load = |base: &str| {
+                std::fs::read_to_string(dir.join(base)).map_err(|e| format!("{}: {e}", dir.join(base).display()))
+            };
             let specs = falcon_exp::sweep::expand(&text, &file.display().to_string(), load)?;
             let name = file.file_stem().map_or("session".into(), |s| s.to_string_lossy().into_owned());
             let sweep_json = serde_json::json!({ "file": file.display().to_string(), "experiments": specs.len() });
@@ -46,7 +49,9 @@ pub async fn run(global: &GlobalArgs, command: &SessionCommand) -> anyhow::Resul
             ExitCode::SUCCESS
         }
         SessionCommand::Show { id } => {
-            let id: SessionId = id.parse().map_err(|e: falcon_core::ids::IdParseError| CliFailure::new(ErrorKind::Usage, e.to_string()))?;
+            let id: SessionId = id
+                .parse()
+                .map_err(|e: falcon_core::ids::IdParseError| CliFailure::new(ErrorKind::Usage, e.to_string()))?;
             render(global, &exp.session(id).await?)?;
             ExitCode::SUCCESS
         }
@@ -59,7 +64,13 @@ fn render(global: &GlobalArgs, view: &SessionView) -> anyhow::Result<()> {
     if global.json {
         return print_json(view);
     }
-    print_stdout(&format!("{} {} — {} ({} experiments)", view.session.id, view.session.name, view.status, view.experiments.len()))?;
+    print_stdout(&format!(
+        "{} {} — {} ({} experiments)",
+        view.session.id,
+        view.session.name,
+        view.status,
+        view.experiments.len()
+    ))?;
     let mut t = table(["id", "name", "status", "attempt"]);
     for e in &view.experiments {
         t.add_row([e.id.to_string(), e.name.clone(), e.status.to_string(), e.attempt.to_string()]);

@@ -11,7 +11,11 @@ pub async fn run(global: &GlobalArgs, args: &WorkerArgs) -> anyhow::Result<ExitC
     let exp = falcon_exp::Exp::connect(&loaded.config).await?;
     let analysis = falcon_analysis::service::Analysis::connect(&loaded.config).await?;
     let poll = Duration::from_millis(loaded.config.jobs.poll_interval_ms);
-    eprintln!("falcon worker: {} pool(s), polling every {} ms; Ctrl-C stops", loaded.config.pools.len(), poll.as_millis());
+    eprintln!(
+        "falcon worker: {} pool(s), polling every {} ms; Ctrl-C stops",
+        loaded.config.pools.len(),
+        poll.as_millis()
+    );
     let mut passes = 0u64;
     let stop = tokio::signal::ctrl_c();
     tokio::pin!(stop);
@@ -52,7 +56,9 @@ pub(crate) async fn analyze_completed(json_lines: bool, analysis: &falcon_analys
                 match (&d.error, json_lines) {
                     (Some(e), _) => tracing::warn!("{} analysis of {} failed: {e}", d.tool, d.experiment),
                     (None, true) => {
-                        let _ = print_json(&serde_json::json!({ "experiment": d.experiment, "analysis": d.tool, "mfu": d.mfu }));
+                        let _ = print_json(
+                            &serde_json::json!({ "experiment": d.experiment, "analysis": d.tool, "mfu": d.mfu }),
+                        );
                     }
                     (None, false) => eprintln!(
                         "falcon worker: {} {} analysed{}",

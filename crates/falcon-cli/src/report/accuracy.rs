@@ -135,7 +135,11 @@ fn sections(r: &AccuracyReport, markdown: bool) -> Vec<Section> {
     let verdict = format!("verdict: {}", verdict_word(r.verdict));
     let mut head = vec![Part::Text(if markdown { format!("**{verdict}**") } else { verdict })];
     let sides = [side_line("A (reference)", &r.a), side_line("B", &r.b)];
-    head.push(Part::Text(if markdown { sides.iter().map(|l| format!("- {l}")).collect::<Vec<_>>().join("\n") } else { sides.join("\n") }));
+    head.push(Part::Text(if markdown {
+        sides.iter().map(|l| format!("- {l}")).collect::<Vec<_>>().join("\n")
+    } else {
+        sides.join("\n")
+    }));
     out.push(Section { title: format!("Accuracy comparison: {} (A) → {} (B)", r.a.path, r.b.path), parts: head });
 
     let (header, rows) = metric_rows(r);
@@ -145,7 +149,10 @@ fn sections(r: &AccuracyReport, markdown: bool) -> Vec<Section> {
     }
     let mut parts = vec![Part::Table(t)];
     if !r.not_compared.is_empty() {
-        parts.push(Part::Text(format!("Also on both sides, not compared (ask with --metric): {}", r.not_compared.join(", "))));
+        parts.push(Part::Text(format!(
+            "Also on both sides, not compared (ask with --metric): {}",
+            r.not_compared.join(", ")
+        )));
     }
     out.push(Section { title: "Metrics".into(), parts });
 
@@ -185,7 +192,12 @@ pub fn render_html(r: &AccuracyReport) -> String {
     let title = format!("Accuracy comparison: {} (A) → {} (B)", r.a.path, r.b.path);
     let mut s = String::from("<section class=\"accuracy\">\n<div class=\"cards\">\n");
     let class = if r.verdict == Verdict::Pass { "good" } else { "bad" };
-    s.push_str(&html::card(class, "verdict", &escape(verdict_word(r.verdict)), &[side_line("A", &r.a), side_line("B", &r.b)]));
+    s.push_str(&html::card(
+        class,
+        "verdict",
+        &escape(verdict_word(r.verdict)),
+        &[side_line("A", &r.a), side_line("B", &r.b)],
+    ));
     for m in &r.metrics {
         let class = match m.verdict {
             Verdict::Pass => "good",
@@ -205,7 +217,10 @@ pub fn render_html(r: &AccuracyReport) -> String {
     let (header, rows) = metric_rows(r);
     s.push_str(&html::table(&header, &rows));
     if !r.not_compared.is_empty() {
-        s.push_str(&html::note(&format!("Also on both sides, not compared (ask with --metric): {}", r.not_compared.join(", "))));
+        s.push_str(&html::note(&format!(
+            "Also on both sides, not compared (ask with --metric): {}",
+            r.not_compared.join(", ")
+        )));
     }
     for m in &r.metrics {
         let _ = writeln!(s, "<h3>{}</h3>", escape(&m.name));
@@ -253,7 +268,8 @@ fn polylines(pts: &[(f64, Option<f64>)], color: &str) -> String {
     let mut run: Vec<String> = Vec::new();
     let flush = |run: &mut Vec<String>, s: &mut String| {
         if run.len() > 1 {
-            let _ = write!(s, r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="1.6"/>"#, run.join(" "));
+            let _ =
+                write!(s, r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="1.6"/>"#, run.join(" "));
         }
         run.clear();
     };
@@ -329,7 +345,13 @@ fn chart(m: &MetricAlignment) -> String {
     if let Some(st) = m.first_divergence_step {
         let x = xs.map(st as f64);
         s.push_str(&vline(x, top1, bottom2, svg::RED, r#"stroke-dasharray="3 3""#));
-        s.push_str(&text(x + 4.0, top1 + 12.0, "start", &format!(r#"fill="{}""#, svg::RED), &format!("diverges at {st}")));
+        s.push_str(&text(
+            x + 4.0,
+            top1 + 12.0,
+            "start",
+            &format!(r#"fill="{}""#, svg::RED),
+            &format!("diverges at {st}"),
+        ));
     }
 
     // Values.

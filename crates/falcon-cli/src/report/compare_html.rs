@@ -2,7 +2,9 @@
 //! distributions, op self-time deltas; drawn by [`super::svg`]) and tables, built from the blocks in
 //! [`super::html`], which also makes the self-contained page around it ([`super::html::render_page`]).
 
-use super::html::{card, escape, fmt_bytes, fmt_delta_us, fmt_frac_pct, fmt_ms, fmt_num, fmt_p, fmt_rel, fmt_us, note, signed, table};
+use super::html::{
+    card, escape, fmt_bytes, fmt_delta_us, fmt_frac_pct, fmt_ms, fmt_num, fmt_p, fmt_rel, fmt_us, note, signed, table,
+};
 use super::svg::{self, Bar, Move, Roof, Series, BLUE, DARK, GREEN, GREY, RED};
 use falcon_analysis::compare::{OpChange, OpStatus, ProfileComparison, RooflineChange, TimeDelta};
 use falcon_core::stats::{Verdict, VerdictKind};
@@ -52,7 +54,10 @@ pub fn render_section(c: &ProfileComparison, top: usize) -> String {
     let m = &c.matching;
     s.push_str(&table(
         &["matched", "by name", "by deduplicated name", "by fingerprint", "added (B only)", "removed (A only)"],
-        &[vec![m.matched, m.by_name, m.by_deduplicated_name, m.by_fingerprint, m.added, m.removed].into_iter().map(|n| n.to_string()).collect()],
+        &[vec![m.matched, m.by_name, m.by_deduplicated_name, m.by_fingerprint, m.added, m.removed]
+            .into_iter()
+            .map(|n| n.to_string())
+            .collect()],
     ));
     s.push_str(&notes(c));
     s.push_str("</section>\n");
@@ -113,7 +118,9 @@ fn cards(c: &ProfileComparison) -> String {
             "A {} → B {} (Δ {})",
             fmt_frac_pct(m.a),
             fmt_frac_pct(m.b),
-            m.delta.filter(|d| d.is_finite()).map_or_else(|| "–".to_string(), |d| signed(d, format!("{:.2} pp", d.abs() * 100.0)))
+            m.delta
+                .filter(|d| d.is_finite())
+                .map_or_else(|| "–".to_string(), |d| signed(d, format!("{:.2} pp", d.abs() * 100.0)))
         )];
         if let Some(v) = &m.verdict {
             lines.push(format!("p = {} · n = {} / {}", fmt_p(v.p_value), v.a.n, v.b.n));
@@ -136,12 +143,20 @@ fn cards(c: &ProfileComparison) -> String {
             std::cmp::Ordering::Less => "good",
             std::cmp::Ordering::Equal => "same",
         };
-        let mut lines = vec![format!("A {} → B {}", fmt_bytes(mem.a_peak_bytes as f64, false), fmt_bytes(mem.b_peak_bytes as f64, false))];
+        let mut lines = vec![format!(
+            "A {} → B {}",
+            fmt_bytes(mem.a_peak_bytes as f64, false),
+            fmt_bytes(mem.b_peak_bytes as f64, false)
+        )];
         if let (Some(a), Some(b)) = (mem.a_step_growth_bytes, mem.b_step_growth_bytes) {
             lines.push(format!("growth per step: A {}, B {}", fmt_bytes(a, true), fmt_bytes(b, true)));
         }
         if mem.a_leak_suspected || mem.b_leak_suspected {
-            lines.push(format!("leak suspected: A {} · B {}", yes_no(mem.a_leak_suspected), yes_no(mem.b_leak_suspected)));
+            lines.push(format!(
+                "leak suspected: A {} · B {}",
+                yes_no(mem.a_leak_suspected),
+                yes_no(mem.b_leak_suspected)
+            ));
         }
         s.push_str(&card(class, "memory peak", &escape(&fmt_bytes(mem.delta_peak_bytes as f64, true)), &lines));
     }
@@ -198,10 +213,28 @@ fn roofline_chart(c: &ProfileComparison, top: usize) -> String {
         && (p.a_peak_hbm_bw - p.b_peak_hbm_bw).abs() <= 1e-9 * p.a_peak_hbm_bw.abs().max(1.0);
     let mut roofs = Vec::new();
     if same {
-        roofs.push(Roof { label: "A = B".to_string(), peak_gflops: p.b_peak_flop_rate, bw_gbs: p.b_peak_hbm_bw * GIB, color: DARK, dashed: false });
+        roofs.push(Roof {
+            label: "A = B".to_string(),
+            peak_gflops: p.b_peak_flop_rate,
+            bw_gbs: p.b_peak_hbm_bw * GIB,
+            color: DARK,
+            dashed: false,
+        });
     } else {
-        roofs.push(Roof { label: "B".to_string(), peak_gflops: p.b_peak_flop_rate, bw_gbs: p.b_peak_hbm_bw * GIB, color: DARK, dashed: false });
-        roofs.push(Roof { label: "A".to_string(), peak_gflops: p.a_peak_flop_rate, bw_gbs: p.a_peak_hbm_bw * GIB, color: GREY, dashed: true });
+        roofs.push(Roof {
+            label: "B".to_string(),
+            peak_gflops: p.b_peak_flop_rate,
+            bw_gbs: p.b_peak_hbm_bw * GIB,
+            color: DARK,
+            dashed: false,
+        });
+        roofs.push(Roof {
+            label: "A".to_string(),
+            peak_gflops: p.a_peak_flop_rate,
+            bw_gbs: p.a_peak_hbm_bw * GIB,
+            color: GREY,
+            dashed: true,
+        });
     }
     let sel = roofline_selection(c, top);
     let mut moves = Vec::new();
@@ -365,7 +398,20 @@ fn op_table<'a>(ops: impl Iterator<Item = &'a OpChange>, empty: &str) -> String 
     if rows.is_empty() {
         return note(empty);
     }
-    let headers = ["#", "op", "program", "category", "matched by", "A self", "B self", "Δ", "Δ %", "count A / B", "FLOPs B/A", "bound by"];
+    let headers = [
+        "#",
+        "op",
+        "program",
+        "category",
+        "matched by",
+        "A self",
+        "B self",
+        "Δ",
+        "Δ %",
+        "count A / B",
+        "FLOPs B/A",
+        "bound by",
+    ];
     table(&headers[..if costs { 12 } else { 10 }], &rows)
 }
 
@@ -417,14 +463,21 @@ fn roofline_table(c: &ProfileComparison, top: usize) -> String {
                 r.category.clone(),
                 format!("{} → {}", fmt_num(r.a_oi), fmt_num(r.b_oi)),
                 format!("{} → {}", fmt_num(r.a_flop_rate), fmt_num(r.b_flop_rate)),
-                if r.a_bound_by == r.b_bound_by { r.a_bound_by.clone() } else { format!("{} → {}", r.a_bound_by, r.b_bound_by) },
+                if r.a_bound_by == r.b_bound_by {
+                    r.a_bound_by.clone()
+                } else {
+                    format!("{} → {}", r.a_bound_by, r.b_bound_by)
+                },
                 if r.crossed_ridge { "yes".to_string() } else { "no".to_string() },
                 fmt_us(r.b_self_time_us),
                 fmt_delta_us(r.delta_us),
             ]
         })
         .collect();
-    let mut s = table(&["#", "op", "category", "FLOP/byte A → B", "GFLOP/s A → B", "bound by", "crossed ridge", "B self", "Δ"], &rows);
+    let mut s = table(
+        &["#", "op", "category", "FLOP/byte A → B", "GFLOP/s A → B", "bound by", "crossed ridge", "B self", "Δ"],
+        &rows,
+    );
     if let Some(p) = &c.roofline_peaks {
         let gib = |x: f64| if x.is_finite() { format!("{x:.1}") } else { "–".to_string() };
         s.push_str(&note(&format!(

@@ -198,7 +198,8 @@ pub(crate) fn verdict_line(v: &Verdict, markdown: bool) -> String {
 }
 
 fn op_table(markdown: bool, ops: &[OpChange]) -> Table {
-    let mut t = new_table(markdown, ["op", "category", "status", "A µs", "B µs", "Δ µs", "Δ %", "bound by A → B", "FLOPs B/A"]);
+    let mut t =
+        new_table(markdown, ["op", "category", "status", "A µs", "B µs", "Δ µs", "Δ %", "bound by A → B", "FLOPs B/A"]);
     for o in ops {
         let mut name = code(markdown, &o.name);
         if let Some(a) = &o.a_name {
@@ -225,7 +226,12 @@ fn time_row(t: &mut Table, label: &str, d: &TimeDelta) {
 
 /// The report's sections, for the terminal (`markdown` false) or Markdown. The first is the header; its
 /// title is the report title.
-pub(crate) fn sections(c: &ProfileComparison, top: usize, markdown: bool, config_diff: Option<&[Change]>) -> Vec<Section> {
+pub(crate) fn sections(
+    c: &ProfileComparison,
+    top: usize,
+    markdown: bool,
+    config_diff: Option<&[Change]>,
+) -> Vec<Section> {
     let md = markdown;
     let mut out = Vec::new();
 
@@ -254,7 +260,10 @@ pub(crate) fn sections(c: &ProfileComparison, top: usize, markdown: bool, config
         let prefix = if md { "- " } else { "" };
         parts.push(Part::Text(notes.iter().map(|n| format!("{prefix}{}", cell(md, n))).collect::<Vec<_>>().join("\n")));
     }
-    out.push(Section { title: format!("Profile comparison: {} → {}", code(md, &c.a.input), code(md, &c.b.input)), parts });
+    out.push(Section {
+        title: format!("Profile comparison: {} → {}", code(md, &c.a.input), code(md, &c.b.input)),
+        parts,
+    });
 
     // Config diff of two experiments.
     if let Some(changes) = config_diff {
@@ -273,7 +282,10 @@ pub(crate) fn sections(c: &ProfileComparison, top: usize, markdown: bool, config
             }
             parts.push(Part::Table(t));
         }
-        out.push(Section { title: format!("Config diff ({} change{})", changes.len(), if changes.len() == 1 { "" } else { "s" }), parts });
+        out.push(Section {
+            title: format!("Config diff ({} change{})", changes.len(), if changes.len() == 1 { "" } else { "s" }),
+            parts,
+        });
     }
 
     // Step time.
@@ -289,7 +301,13 @@ pub(crate) fn sections(c: &ProfileComparison, top: usize, markdown: bool, config
 
     // MFU and totals.
     let mut t = new_table(md, ["", "A", "B", "Δ", "Δ %"]);
-    t.add_row(["MFU".to_string(), mfu_pct(c.mfu.a), mfu_pct(c.mfu.b), opt(c.mfu.delta, |d| format!("{:+.4} pp", d * 100.0)), "".to_string()]);
+    t.add_row([
+        "MFU".to_string(),
+        mfu_pct(c.mfu.a),
+        mfu_pct(c.mfu.b),
+        opt(c.mfu.delta, |d| format!("{:+.4} pp", d * 100.0)),
+        "".to_string(),
+    ]);
     time_row(&mut t, "op time µs", &c.totals.op_time);
     if let Some(d) = &c.totals.idle_time {
         time_row(&mut t, "idle time µs", d);
@@ -308,14 +326,24 @@ pub(crate) fn sections(c: &ProfileComparison, top: usize, markdown: bool, config
     // Memory.
     if let Some(m) = &c.memory {
         let mut t = new_table(md, ["", "A", "B", "Δ"]);
-        t.add_row(["peak MiB".to_string(), mib(m.a_peak_bytes as f64), mib(m.b_peak_bytes as f64), format!("{:+.3}", m.delta_peak_bytes as f64 / (1u64 << 20) as f64)]);
+        t.add_row([
+            "peak MiB".to_string(),
+            mib(m.a_peak_bytes as f64),
+            mib(m.b_peak_bytes as f64),
+            format!("{:+.3}", m.delta_peak_bytes as f64 / (1u64 << 20) as f64),
+        ]);
         t.add_row([
             "step growth MiB/step".to_string(),
             opt(m.a_step_growth_bytes, mib),
             opt(m.b_step_growth_bytes, mib),
             opt(m.delta_step_growth_bytes, |d| format!("{:+.3}", d / (1u64 << 20) as f64)),
         ]);
-        t.add_row(["leak suspected".to_string(), m.a_leak_suspected.to_string(), m.b_leak_suspected.to_string(), "".to_string()]);
+        t.add_row([
+            "leak suspected".to_string(),
+            m.a_leak_suspected.to_string(),
+            m.b_leak_suspected.to_string(),
+            "".to_string(),
+        ]);
         out.push(Section { title: "Memory (headline allocator)".to_string(), parts: vec![Part::Table(t)] });
     }
 
@@ -327,7 +355,11 @@ pub(crate) fn sections(c: &ProfileComparison, top: usize, markdown: bool, config
         let shown: Vec<OpChange> = list.iter().take(top).cloned().collect();
         let what = if word == "regressions" { "slower" } else { "faster" };
         let title = format!("Top {word} ({} of {total} {what} op{})", shown.len(), if total == 1 { "" } else { "s" });
-        let parts = if shown.is_empty() { vec![Part::Text("none".to_string())] } else { vec![Part::Table(op_table(md, &shown))] };
+        let parts = if shown.is_empty() {
+            vec![Part::Text("none".to_string())]
+        } else {
+            vec![Part::Table(op_table(md, &shown))]
+        };
         out.push(Section { title, parts });
     }
 
@@ -349,7 +381,11 @@ pub(crate) fn sections(c: &ProfileComparison, top: usize, markdown: bool, config
             rel_pct(k.delta_rel),
         ];
         if device {
-            row.push(format!("{} → {}", opt(k.a_flop_rate, |r| format!("{r:.2}")), opt(k.b_flop_rate, |r| format!("{r:.2}"))));
+            row.push(format!(
+                "{} → {}",
+                opt(k.a_flop_rate, |r| format!("{r:.2}")),
+                opt(k.b_flop_rate, |r| format!("{r:.2}"))
+            ));
         }
         t.add_row(row);
     }
@@ -371,7 +407,10 @@ pub(crate) fn sections(c: &ProfileComparison, top: usize, markdown: bool, config
         }
         let crossed: Vec<_> = c.roofline.iter().filter(|r| r.crossed_ridge).collect();
         let rest = c.roofline.iter().filter(|r| !r.crossed_ridge).take(top);
-        let mut t = new_table(md, ["op", "category", "A OI", "A GFLOP/s", "B OI", "B GFLOP/s", "bound by A → B", "crossed ridge", "B µs"]);
+        let mut t = new_table(
+            md,
+            ["op", "category", "A OI", "A GFLOP/s", "B OI", "B GFLOP/s", "bound by A → B", "crossed ridge", "B µs"],
+        );
         for r in crossed.iter().copied().chain(rest) {
             t.add_row([
                 code(md, &r.name),
@@ -387,7 +426,11 @@ pub(crate) fn sections(c: &ProfileComparison, top: usize, markdown: bool, config
         }
         parts.push(Part::Table(t));
         out.push(Section {
-            title: format!("Roofline changes ({} crossed the ridge, {} ops with cost data)", crossed.len(), c.roofline.len()),
+            title: format!(
+                "Roofline changes ({} crossed the ridge, {} ops with cost data)",
+                crossed.len(),
+                c.roofline.len()
+            ),
             parts,
         });
     }

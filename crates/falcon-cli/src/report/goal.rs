@@ -88,7 +88,8 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
                 })
                 .collect(),
             empty: format!("no completed experiment with `{}`", g.metric),
-            more: (r.ranking.len() > shown).then(|| format!("{} more (--top, or --json for all)", r.ranking.len() - shown)),
+            more: (r.ranking.len() > shown)
+                .then(|| format!("{} more (--top, or --json for all)", r.ranking.len() - shown)),
         },
     });
 
@@ -101,7 +102,14 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
                 rows: r
                     .config_diff
                     .iter()
-                    .map(|c| vec![c.path.clone(), c.group.to_string(), falcon_exp::diff::show(c.a.as_ref()), falcon_exp::diff::show(c.b.as_ref())])
+                    .map(|c| {
+                        vec![
+                            c.path.clone(),
+                            c.group.to_string(),
+                            falcon_exp::diff::show(c.a.as_ref()),
+                            falcon_exp::diff::show(c.b.as_ref()),
+                        ]
+                    })
                     .collect(),
                 empty: "no differences".into(),
                 more: None,
@@ -111,7 +119,16 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
             id: "verdicts",
             title: format!("Metric verdicts: baseline {base} → best {}", best.experiment),
             body: Body::Table {
-                header: vec!["metric", "verdict", "direction", "baseline median", "best median", "change", "95% CI", "p"],
+                header: vec![
+                    "metric",
+                    "verdict",
+                    "direction",
+                    "baseline median",
+                    "best median",
+                    "change",
+                    "95% CI",
+                    "p",
+                ],
                 rows: r
                     .verdicts
                     .iter()
@@ -127,7 +144,13 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
                                 (Some(lo), Some(hi)) => format!("{} … {}", pct(Some(lo)), pct(Some(hi))),
                                 _ => "—".into(),
                             },
-                            v.p_value.map_or("—".into(), |p| if p < 1e-3 { format!("{p:.2e}") } else { format!("{p:.4}") }),
+                            v.p_value.map_or("—".into(), |p| {
+                                if p < 1e-3 {
+                                    format!("{p:.2e}")
+                                } else {
+                                    format!("{p:.4}")
+                                }
+                            }),
                         ]
                     })
                     .collect(),
@@ -164,7 +187,9 @@ pub fn render_table(r: &GoalReport, top: usize) -> String {
                     out.push_str(&format!("({empty})\n"));
                 } else {
                     let mut t = comfy_table::Table::new();
-                    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(header.clone());
+                    t.load_preset(UTF8_FULL_CONDENSED)
+                        .set_content_arrangement(ContentArrangement::Dynamic)
+                        .set_header(header.clone());
                     for row in rows {
                         t.add_row(row.iter().map(|c| clip(c, 72)));
                     }
@@ -306,7 +331,8 @@ fn progress_cards(r: &GoalReport) -> String {
         _ => "same",
     };
     let mut out = String::from("<div class=\"cards\">\n");
-    let best = r.best.as_ref().map_or("no completed experiment".into(), |b| escape(&format!("{} · {}", b.experiment, b.name)));
+    let best =
+        r.best.as_ref().map_or("no completed experiment".into(), |b| escape(&format!("{} · {}", b.experiment, b.name)));
     out.push_str(&card(moved, &format!("best {}", p.metric), p.best_value.map_or("—".into(), num), best));
     let baseline = match (r.baseline, p.baseline_value) {
         (Some(id), Some(v)) => escape(&format!("baseline {id}: {}", num(v))),
@@ -327,7 +353,12 @@ fn progress_cards(r: &GoalReport) -> String {
             g * 100.0
         )
     });
-    out.push_str(&card(class, &format!("target ({})", p.direction), p.target.map_or("—".into(), num), format!("{met}{gap}")));
+    out.push_str(&card(
+        class,
+        &format!("target ({})", p.direction),
+        p.target.map_or("—".into(), num),
+        format!("{met}{gap}"),
+    ));
     out.push_str("</div>\n");
     out
 }

@@ -40,7 +40,10 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
             }
             if delta && cell.starts_with('+') && cell.chars().nth(1).is_some_and(|c| c.is_ascii_digit()) {
                 class.push("worse");
-            } else if delta && (cell.starts_with('−') || cell.starts_with('-')) && cell.chars().nth(1).is_some_and(|c| c.is_ascii_digit()) {
+            } else if delta
+                && (cell.starts_with('−') || cell.starts_with('-'))
+                && cell.chars().nth(1).is_some_and(|c| c.is_ascii_digit())
+            {
                 class.push("better");
             }
             if class.is_empty() {
@@ -66,7 +69,10 @@ fn looks_numeric(cell: &str) -> bool {
 /// A summary card: `label` above `value_html` (already HTML), then one escaped line each of `lines`;
 /// `class` (`good`, `bad`, `unsure`, `same`) colours it.
 pub fn card(class: &str, label: &str, value_html: &str, lines: &[String]) -> String {
-    let mut s = format!("<div class=\"card {class}\"><div class=\"label\">{}</div><div class=\"value\">{value_html}</div>", escape(label));
+    let mut s = format!(
+        "<div class=\"card {class}\"><div class=\"label\">{}</div><div class=\"value\">{value_html}</div>",
+        escape(label)
+    );
     for l in lines {
         let _ = write!(s, "<div class=\"sub\">{}</div>", escape(l));
     }
@@ -252,7 +258,10 @@ mod tests {
 
     #[test]
     fn escape_replaces_markup_characters() {
-        assert_eq!(escape(r#"<a href="x">Tom & 'Jerry'</a>"#), "&lt;a href=&quot;x&quot;&gt;Tom &amp; &#39;Jerry&#39;&lt;/a&gt;");
+        assert_eq!(
+            escape(r#"<a href="x">Tom & 'Jerry'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;Tom &amp; &#39;Jerry&#39;&lt;/a&gt;"
+        );
         assert_eq!(escape("plain µs → ok"), "plain µs → ok");
         let t = table(&["op", "Δ"], &[vec!["<b>".to_string(), "+1.0 ms".to_string()]]);
         assert!(t.contains("<td>&lt;b&gt;</td>") && t.contains("<td class=\"num worse\">+1.0 ms</td>"), "{t}");

@@ -42,7 +42,12 @@ pub fn regression_reason(c: &KernelComparison) -> String {
         .filter(|d| d.verdict.verdict == VerdictKind::Regressed)
         .map(|d| format!("{} {} ({})", label(&d.kernel, &d.variant), d.shape_key, rel_pct(d.verdict.delta_rel)))
         .collect();
-    why.extend(c.rows.iter().filter(|d| d.became_incorrect()).map(|d| format!("{} {} became incorrect", label(&d.kernel, &d.variant), d.shape_key)));
+    why.extend(
+        c.rows
+            .iter()
+            .filter(|d| d.became_incorrect())
+            .map(|d| format!("{} {} became incorrect", label(&d.kernel, &d.variant), d.shape_key)),
+    );
     why.join("; ")
 }
 
@@ -123,7 +128,18 @@ fn report_model(r: &KernelReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
     if per_row_hw {
         header.push("hardware");
     }
-    header.extend(["correct", "n", "median ms", "IQR ms", "min ms", "mean ms", "TFLOP/s", "GB/s", "% roofline", "speed-up"]);
+    header.extend([
+        "correct",
+        "n",
+        "median ms",
+        "IQR ms",
+        "min ms",
+        "mean ms",
+        "TFLOP/s",
+        "GB/s",
+        "% roofline",
+        "speed-up",
+    ]);
     let rows = r
         .rows
         .iter()
@@ -167,10 +183,18 @@ fn summary_lines(r: &KernelReport) -> Vec<String> {
         format!("{} rows, {} kernel(s), hardware {hw}", r.rows.len(), kernels.len()),
         format!(
             "fast_{} = {} ({} of {} variants correct and more than {}× faster than their reference)",
-            r.fast_p.p, frac(r.fast_p.value), r.fast_p.count, r.fast_p.n, r.fast_p.p
+            r.fast_p.p,
+            frac(r.fast_p.value),
+            r.fast_p.count,
+            r.fast_p.n,
+            r.fast_p.p
         ),
         format!("fast_0 = {} ({} of {} correct with a reference)", frac(r.fast_0.value), r.fast_0.count, r.fast_0.n),
-        format!("correct: {} · geomean speed-up of correct variants: {}", pct(r.correct_fraction), times(r.geomean_speedup)),
+        format!(
+            "correct: {} · geomean speed-up of correct variants: {}",
+            pct(r.correct_fraction),
+            times(r.geomean_speedup)
+        ),
     ]
 }
 
@@ -245,7 +269,12 @@ fn report_html(r: &KernelReport) -> String {
         &html::escape(&pct(r.correct_fraction)),
         &[format!("fast_0 = {} ({} of {})", frac(r.fast_0.value), r.fast_0.count, r.fast_0.n)],
     ));
-    cards.push_str(&html::card("same", "geomean speed-up", &html::escape(&times(r.geomean_speedup)), &["correct variants vs their reference".to_string()]));
+    cards.push_str(&html::card(
+        "same",
+        "geomean speed-up",
+        &html::escape(&times(r.geomean_speedup)),
+        &["correct variants vs their reference".to_string()],
+    ));
     cards.push_str("</div>\n");
     for line in summary_lines(r).iter().take(1) {
         cards.push_str(&html::note(line));
@@ -364,7 +393,8 @@ fn comparison_text(c: &KernelComparison, markdown: bool) -> String {
 
 fn comparison_html(c: &KernelComparison) -> String {
     let mut cards = String::from("<section class=\"summary\">\n<div class=\"cards\">\n");
-    let verdict_card = |class: &str, word: &str, n: usize| html::card(if n > 0 { class } else { "same" }, word, &n.to_string(), &[]);
+    let verdict_card =
+        |class: &str, word: &str, n: usize| html::card(if n > 0 { class } else { "same" }, word, &n.to_string(), &[]);
     cards.push_str(&verdict_card("bad", "regressed", c.regressed));
     cards.push_str(&verdict_card("good", "improved", c.improved));
     cards.push_str(&html::card("same", "same", &c.same.to_string(), &[]));
@@ -373,7 +403,10 @@ fn comparison_html(c: &KernelComparison) -> String {
         cards.push_str(&html::card("bad", "became incorrect", &c.became_incorrect.to_string(), &[]));
     }
     cards.push_str("</div>\n");
-    cards.push_str(&html::note(&format!("{} — time_ms, lower is better; Δ = (new − base) / base of the medians", counts_line(c))));
+    cards.push_str(&html::note(&format!(
+        "{} — time_ms, lower is better; Δ = (new − base) / base of the medians",
+        counts_line(c)
+    )));
     for line in unmatched_lines(c) {
         cards.push_str(&html::note(&line));
     }

@@ -10,7 +10,19 @@ use super::html;
 use falcon_analysis::tensors::{TensorDiff, TensorReport};
 use std::fmt::Write;
 
-const HEADER: [&str; 11] = ["tensor", "dtype", "shape", "max abs err", "at (A → B)", "max rel err", "rel L2", "cosine", "max ULP", "close", "result"];
+const HEADER: [&str; 11] = [
+    "tensor",
+    "dtype",
+    "shape",
+    "max abs err",
+    "at (A → B)",
+    "max rel err",
+    "rel L2",
+    "cosine",
+    "max ULP",
+    "close",
+    "result",
+];
 
 /// Terminal tables.
 pub fn render_table(r: &TensorReport, top: usize) -> String {
@@ -45,7 +57,12 @@ fn render_text(r: &TensorReport, top: usize, md: bool) -> String {
         }
         let _ = writeln!(out, "{t}");
         if r.tensors.len() > top {
-            let _ = writeln!(out, "{}… {} more (raise --top, or use --json for every tensor)", if md { "\n" } else { "" }, r.tensors.len() - top);
+            let _ = writeln!(
+                out,
+                "{}… {} more (raise --top, or use --json for every tensor)",
+                if md { "\n" } else { "" },
+                r.tensors.len() - top
+            );
         }
     }
     if !r.shape_mismatches.is_empty() {
@@ -53,7 +70,13 @@ fn render_text(r: &TensorReport, top: usize, md: bool) -> String {
         heading(&mut out, 3, &format!("Shape mismatches ({}, not compared)", r.shape_mismatches.len()));
         let mut t = new_table(md, vec!["tensor", "A shape", "B shape", "A dtype", "B dtype"]);
         for s in r.shape_mismatches.iter().take(top) {
-            t.add_row(vec![pair_name(&s.a_name, &s.name), shape(&s.shape_a), shape(&s.shape_b), s.dtype_a.clone(), s.dtype_b.clone()]);
+            t.add_row(vec![
+                pair_name(&s.a_name, &s.name),
+                shape(&s.shape_a),
+                shape(&s.shape_b),
+                s.dtype_a.clone(),
+                s.dtype_b.clone(),
+            ]);
         }
         let _ = writeln!(out, "{t}");
         if r.shape_mismatches.len() > top {
@@ -86,7 +109,8 @@ fn render_text(r: &TensorReport, top: usize, md: bool) -> String {
 /// An HTML section: summary cards, the tensor table, mismatches, one-sided names and notes.
 pub fn render_html_section(r: &TensorReport, top: usize) -> String {
     let mut s = String::from("<section class=\"tensor-compare\">\n<h2>Tensor comparison</h2>\n");
-    let _ = writeln!(s, "<p>A (reference) <code>{}</code> · B <code>{}</code></p>", html::escape(&r.a), html::escape(&r.b));
+    let _ =
+        writeln!(s, "<p>A (reference) <code>{}</code> · B <code>{}</code></p>", html::escape(&r.a), html::escape(&r.b));
     s.push_str("<div class=\"cards\">\n");
     let class = if r.mismatched() { "bad" } else { "good" };
     let compared = r.tensors.len();
@@ -105,22 +129,38 @@ pub fn render_html_section(r: &TensorReport, top: usize) -> String {
         ));
     }
     s.push_str(&html::card(
-        if r.shape_mismatches.is_empty() && r.only_in_a.is_empty() && r.only_in_b.is_empty() { "same" } else { "unsure" },
+        if r.shape_mismatches.is_empty() && r.only_in_a.is_empty() && r.only_in_b.is_empty() {
+            "same"
+        } else {
+            "unsure"
+        },
         "matching",
         &format!("{compared} paired"),
         &[
-            format!("{} shape mismatch{}", r.shape_mismatches.len(), if r.shape_mismatches.len() == 1 { "" } else { "es" }),
+            format!(
+                "{} shape mismatch{}",
+                r.shape_mismatches.len(),
+                if r.shape_mismatches.len() == 1 { "" } else { "es" }
+            ),
             format!("{} only in A · {} only in B", r.only_in_a.len(), r.only_in_b.len()),
         ],
     ));
-    s.push_str(&html::card("same", "read", &html::escape(&html::fmt_bytes(r.bytes_compared as f64, false)), &[throughput(r)]));
+    s.push_str(&html::card(
+        "same",
+        "read",
+        &html::escape(&html::fmt_bytes(r.bytes_compared as f64, false)),
+        &[throughput(r)],
+    ));
     s.push_str("</div>\n");
     if !r.tensors.is_empty() {
         let _ = writeln!(s, "<h3>Tensors ({} of {}, worst first)</h3>", r.tensors.len().min(top), r.tensors.len());
         let rows: Vec<Vec<String>> = r.tensors.iter().take(top).map(row).collect();
         s.push_str(&html::table(&HEADER, &rows));
         if r.tensors.len() > top {
-            s.push_str(&html::note(&format!("… {} more (raise --top, or use --json for every tensor)", r.tensors.len() - top)));
+            s.push_str(&html::note(&format!(
+                "… {} more (raise --top, or use --json for every tensor)",
+                r.tensors.len() - top
+            )));
         }
     }
     if !r.shape_mismatches.is_empty() {
@@ -129,7 +169,15 @@ pub fn render_html_section(r: &TensorReport, top: usize) -> String {
             .shape_mismatches
             .iter()
             .take(top)
-            .map(|m| vec![pair_name(&m.a_name, &m.name), shape(&m.shape_a), shape(&m.shape_b), m.dtype_a.clone(), m.dtype_b.clone()])
+            .map(|m| {
+                vec![
+                    pair_name(&m.a_name, &m.name),
+                    shape(&m.shape_a),
+                    shape(&m.shape_b),
+                    m.dtype_a.clone(),
+                    m.dtype_b.clone(),
+                ]
+            })
             .collect();
         s.push_str(&html::table(&["tensor", "A shape", "B shape", "A dtype", "B dtype"], &rows));
     }
@@ -198,7 +246,9 @@ fn row(d: &TensorDiff) -> Vec<String> {
         None => d.dtype.clone(),
     };
     let at = match (&d.max_abs_err_index, d.a_at_max_abs_err, d.b_at_max_abs_err) {
-        (Some(i), Some(a), Some(b)) => format!("[{}] {} → {}", i.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","), short(a), short(b)),
+        (Some(i), Some(a), Some(b)) => {
+            format!("[{}] {} → {}", i.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","), short(a), short(b))
+        }
         _ => "—".to_string(),
     };
     let mut rel = opt_sci(d.max_rel_err);
@@ -354,13 +404,22 @@ mod tests {
         assert!(table.contains("MISMATCH: 2 compared, 1 pass, 1 fail"), "{table}");
         assert!(table.contains("layer.0/w") && !table.contains("│ embed"), "{table}");
         assert!(table.contains("… 1 more"), "{table}");
-        assert!(table.contains("[1,2] 0.5 → 0.503") && table.contains("3.00e-3") && table.contains("FAIL (NaN 0/1)"), "{table}");
+        assert!(
+            table.contains("[1,2] 0.5 → 0.503") && table.contains("3.00e-3") && table.contains("FAIL (NaN 0/1)"),
+            "{table}"
+        );
         assert!(table.contains("83.33%") && table.contains("4×3") && table.contains("extra"), "{table}");
         assert!(table.contains("0.999999"), "{table}");
-        assert_eq!((cosine(1.0), cosine(1.0 - 1.6e-14), cosine(0.98765432)), ("1".into(), "1−1.6e-14".into(), "0.987654".into()));
+        assert_eq!(
+            (cosine(1.0), cosine(1.0 - 1.6e-14), cosine(0.98765432)),
+            ("1".into(), "1−1.6e-14".into(), "0.987654".into())
+        );
         let md = render_md(&r, 5);
         assert!(md.starts_with("## Tensor comparison"), "{md}");
-        assert!(md.contains("| layer.0/w") && md.contains("| embed") && md.contains("`extra`") && md.contains("### Notes"), "{md}");
+        assert!(
+            md.contains("| layer.0/w") && md.contains("| embed") && md.contains("`extra`") && md.contains("### Notes"),
+            "{md}"
+        );
     }
 
     #[test]

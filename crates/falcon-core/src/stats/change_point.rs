@@ -101,12 +101,8 @@ pub struct ChangePoint {
 /// Change points of `series`, in index order. Never panics; series shorter than two segments have none.
 /// See the module documentation for the algorithm.
 pub fn change_points(series: &[f64], opts: &ChangePointOptions) -> Vec<ChangePoint> {
-    let (x, positions): (Vec<f64>, Vec<usize>) = series
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.is_finite())
-        .map(|(i, &v)| (v, i))
-        .unzip();
+    let (x, positions): (Vec<f64>, Vec<usize>) =
+        series.iter().enumerate().filter(|(_, v)| v.is_finite()).map(|(i, &v)| (v, i)).unzip();
     let n = x.len();
     let min_seg = opts.min_segment.max(2);
     if n < min_seg.saturating_mul(2) {
@@ -114,14 +110,7 @@ pub fn change_points(series: &[f64], opts: &ChangePointOptions) -> Vec<ChangePoi
     }
     let w = opts.window_len.max(2 * min_seg).min(n);
     let starts = window_starts(n, w);
-    let mut ctx = Ctx {
-        opts,
-        min_seg,
-        w,
-        tests: starts.len() as f64,
-        scan: EnergyScan::new(),
-        z: Vec::new(),
-    };
+    let mut ctx = Ctx { opts, min_seg, w, tests: starts.len() as f64, scan: EnergyScan::new(), z: Vec::new() };
 
     let mut cps = cluster(ctx.window_candidates(&x, &starts), min_seg);
     let mut stats = ctx.merge(&x, &mut cps);
@@ -138,8 +127,7 @@ pub fn change_points(series: &[f64], opts: &ChangePointOptions) -> Vec<ChangePoi
             index: positions[i],
             mean_before: s.mean_before,
             mean_after: s.mean_after,
-            delta_rel: (s.mean_before != 0.0)
-                .then(|| (s.mean_after - s.mean_before) / s.mean_before),
+            delta_rel: (s.mean_before != 0.0).then(|| (s.mean_after - s.mean_before) / s.mean_before),
             p_value: s.p_value,
         })
         .collect()
@@ -148,10 +136,7 @@ pub fn change_points(series: &[f64], opts: &ChangePointOptions) -> Vec<ChangePoi
 /// Window starts: every w/2, the last window aligned with the end of the series.
 fn window_starts(n: usize, w: usize) -> Vec<usize> {
     let step = (w / 2).max(1);
-    let mut starts: Vec<usize> = (0..)
-        .map(|k| k * step)
-        .take_while(|&s| s + w <= n)
-        .collect();
+    let mut starts: Vec<usize> = (0..).map(|k| k * step).take_while(|&s| s + w <= n).collect();
     if starts.last().is_none_or(|&s| s + w < n) {
         starts.push(n - w);
     }
@@ -233,10 +218,7 @@ impl Ctx<'_> {
                 }
                 centred(&x[s..e], &mut self.z);
                 let ranks = self.scan.ranks_of(&self.z).to_vec();
-                let Some((tau, q)) =
-                    self.scan
-                        .scan_ranked(&self.z, &ranks, min_size, e - s - min_size, None)
-                else {
+                let Some((tau, q)) = self.scan.scan_ranked(&self.z, &ranks, min_size, e - s - min_size, None) else {
                     continue;
                 };
                 let mut rng = Rng::stream(self.opts.seed, ((s as u64) << 32) ^ e as u64);
@@ -277,10 +259,7 @@ impl Ctx<'_> {
             b.z.extend(b.idx.iter().map(|&i| self.z[i as usize]));
             b.ranks.clear();
             b.ranks.extend(b.idx.iter().map(|&i| ranks[i as usize]));
-            let Some((_, qp)) = self
-                .scan
-                .scan_ranked(&b.z, &b.ranks, min_size, m - min_size, None)
-            else {
+            let Some((_, qp)) = self.scan.scan_ranked(&b.z, &b.ranks, min_size, m - min_size, None) else {
                 return false;
             };
             if qp >= threshold {
@@ -298,10 +277,7 @@ impl Ctx<'_> {
     fn merge(&self, x: &[f64], cps: &mut Vec<usize>) -> Vec<Stat> {
         let n = x.len();
         let bounds = |cps: &[usize], i: usize| {
-            (
-                if i == 0 { 0 } else { cps[i - 1] },
-                if i + 1 == cps.len() { n } else { cps[i + 1] },
-            )
+            (if i == 0 { 0 } else { cps[i - 1] }, if i + 1 == cps.len() { n } else { cps[i + 1] })
         };
         let mut stats: Vec<Stat> = (0..cps.len())
             .map(|i| {
@@ -353,9 +329,7 @@ impl Ctx<'_> {
             if next - prev < 2 * self.min_seg {
                 continue;
             }
-            if let Some((tau, _)) =
-                self.scan_span(x, prev, next, self.min_seg, next - prev - self.min_seg)
-            {
+            if let Some((tau, _)) = self.scan_span(x, prev, next, self.min_seg, next - prev - self.min_seg) {
                 if prev + tau != cps[i] {
                     cps[i] = prev + tau;
                     moved = true;
@@ -377,9 +351,7 @@ impl Ctx<'_> {
             if next - prev < 2 * self.min_seg {
                 continue;
             }
-            if let Some((tau, _)) =
-                self.scan_span(x, prev, next, self.min_seg, next - prev - self.min_seg)
-            {
+            if let Some((tau, _)) = self.scan_span(x, prev, next, self.min_seg, next - prev - self.min_seg) {
                 if self.passes(&self.stat(x, prev, prev + tau, next)) {
                     added.push(prev + tau);
                 }
@@ -394,14 +366,7 @@ impl Ctx<'_> {
     }
 
     /// Best energy split of x[prev, next) with τ (relative to prev) in lo ..= hi.
-    fn scan_span(
-        &mut self,
-        x: &[f64],
-        prev: usize,
-        next: usize,
-        lo: usize,
-        hi: usize,
-    ) -> Option<(usize, f64)> {
+    fn scan_span(&mut self, x: &[f64], prev: usize, next: usize, lo: usize, hi: usize) -> Option<(usize, f64)> {
         centred(&x[prev..next], &mut self.z);
         let z = std::mem::take(&mut self.z);
         let best = self.scan.scan(&z, lo, hi, None);
@@ -446,9 +411,7 @@ mod tests {
     fn four_segments(n: usize, seed: u64) -> Vec<f64> {
         let mut rng = Rng::new(seed);
         let seg = n / 4;
-        (0..n)
-            .map(|i| rng.normal([100.0, 108.0, 104.0, 96.0][(i / seg).min(3)], 3.0))
-            .collect()
+        (0..n).map(|i| rng.normal([100.0, 108.0, 104.0, 96.0][(i / seg).min(3)], 3.0)).collect()
     }
 
     fn indices(cps: &[ChangePoint]) -> Vec<usize> {
@@ -457,16 +420,9 @@ mod tests {
 
     fn assert_exactly(found: &[ChangePoint], truth: &[usize], tol: usize, what: &str) {
         let idx = indices(found);
-        assert_eq!(
-            idx.len(),
-            truth.len(),
-            "{what}: found {idx:?}, want {truth:?} ±{tol}"
-        );
+        assert_eq!(idx.len(), truth.len(), "{what}: found {idx:?}, want {truth:?} ±{tol}");
         for (f, t) in idx.iter().zip(truth) {
-            assert!(
-                f.abs_diff(*t) <= tol,
-                "{what}: found {idx:?}, want {truth:?} ±{tol}"
-            );
+            assert!(f.abs_diff(*t) <= tol, "{what}: found {idx:?}, want {truth:?} ±{tol}");
         }
     }
 
@@ -477,9 +433,7 @@ mod tests {
         let cps = change_points(&x, &opts);
         assert_exactly(&cps, &[250, 500, 750], 5, "n=1000 seed 0");
         // Means and relative deltas are those of the segments; every reported point passed the level.
-        assert!(
-            (cps[0].mean_before - 100.0).abs() < 1.0 && (cps[0].mean_after - 108.0).abs() < 1.0
-        );
+        assert!((cps[0].mean_before - 100.0).abs() < 1.0 && (cps[0].mean_after - 108.0).abs() < 1.0);
         assert!((cps[0].delta_rel.unwrap() - 0.08).abs() < 0.01);
         assert!((cps[1].delta_rel.unwrap() + 0.037).abs() < 0.01);
         assert!(cps.iter().all(|c| c.p_value <= opts.max_pvalue));
@@ -497,12 +451,7 @@ mod tests {
         for seed in 100..140 {
             let cps = change_points(&four_segments(1_000, seed), &opts);
             assert_exactly(&cps, &[250, 500, 750], 15, &format!("n=1000 seed {seed}"));
-            within5 += usize::from(
-                indices(&cps)
-                    .iter()
-                    .zip([250usize, 500, 750])
-                    .all(|(f, t)| f.abs_diff(t) <= 5),
-            );
+            within5 += usize::from(indices(&cps).iter().zip([250usize, 500, 750]).all(|(f, t)| f.abs_diff(t) <= 5));
         }
         assert!(within5 >= 34, "only {within5}/40 draws within ±5");
     }
@@ -516,12 +465,7 @@ mod tests {
             let cps = change_points(&x, &opts);
             let dt = t0.elapsed();
             eprintln!("n=10000 seed {seed}: {:?} in {dt:?}", indices(&cps));
-            assert_exactly(
-                &cps,
-                &[2_500, 5_000, 7_500],
-                5,
-                &format!("n=10000 seed {seed}"),
-            );
+            assert_exactly(&cps, &[2_500, 5_000, 7_500], 5, &format!("n=10000 seed {seed}"));
             // Release builds take about 10 ms; the bound leaves room for unoptimised test builds.
             assert!(dt.as_secs_f64() < 1.0, "10,000 points took {dt:?}");
         }
@@ -555,18 +499,10 @@ mod tests {
     fn one_percent_shift_is_filtered_by_min_magnitude() {
         // 100 → 101 with σ = 0.3: unmistakable statistically (3.3σ), but below the 2 % floor.
         let mut rng = Rng::new(7);
-        let x: Vec<f64> = (0..600)
-            .map(|i| rng.normal(if i < 300 { 100.0 } else { 101.0 }, 0.3))
-            .collect();
+        let x: Vec<f64> = (0..600).map(|i| rng.normal(if i < 300 { 100.0 } else { 101.0 }, 0.3)).collect();
         assert!(change_points(&x, &ChangePointOptions::default()).is_empty());
         // With a 0.5 % floor the same shift is reported, at the right place.
-        let cps = change_points(
-            &x,
-            &ChangePointOptions {
-                min_magnitude: 0.005,
-                ..Default::default()
-            },
-        );
+        let cps = change_points(&x, &ChangePointOptions { min_magnitude: 0.005, ..Default::default() });
         assert_exactly(&cps, &[300], 2, "1% shift with 0.5% floor");
         assert!((cps[0].delta_rel.unwrap() - 0.01).abs() < 0.001);
     }
@@ -597,38 +533,14 @@ mod tests {
         assert_eq!(indices(&cps), [50]);
         assert_eq!(cps[0].delta_rel, None);
         // Tiny windows and odd options do not panic.
-        let odd = ChangePointOptions {
-            window_len: 0,
-            min_segment: 0,
-            permutations: 0,
-            ..opts
-        };
+        let odd = ChangePointOptions { window_len: 0, min_segment: 0, permutations: 0, ..opts };
         let _ = change_points(&x, &odd);
-        let _ = change_points(
-            &x[..30],
-            &ChangePointOptions {
-                window_len: 1_000_000,
-                ..opts
-            },
-        );
-        let _ = change_points(
-            &x,
-            &ChangePointOptions {
-                min_segment: usize::MAX,
-                ..opts
-            },
-        );
+        let _ = change_points(&x[..30], &ChangePointOptions { window_len: 1_000_000, ..opts });
+        let _ = change_points(&x, &ChangePointOptions { min_segment: usize::MAX, ..opts });
         let nan = f64::NAN;
-        let weird = ChangePointOptions {
-            max_pvalue: nan,
-            window_pvalue: nan,
-            min_magnitude: nan,
-            ..opts
-        };
+        let weird = ChangePointOptions { max_pvalue: nan, window_pvalue: nan, min_magnitude: nan, ..opts };
         assert!(change_points(&x, &weird).is_empty());
-        let mut huge: Vec<f64> = (0..40)
-            .map(|i| if i % 2 == 0 { 1e300 } else { -1e300 })
-            .collect();
+        let mut huge: Vec<f64> = (0..40).map(|i| if i % 2 == 0 { 1e300 } else { -1e300 }).collect();
         huge.extend([5.0; 20]);
         let _ = change_points(&huge, &opts);
     }
@@ -646,10 +558,7 @@ mod tests {
 
     #[test]
     fn clustering_keeps_the_strongest() {
-        assert_eq!(
-            cluster(vec![(100, 1.0), (103, 5.0), (104, 2.0), (200, 1.0)], 6),
-            vec![103, 200]
-        );
+        assert_eq!(cluster(vec![(100, 1.0), (103, 5.0), (104, 2.0), (200, 1.0)], 6), vec![103, 200]);
         assert_eq!(cluster(vec![], 6), Vec::<usize>::new());
     }
 
@@ -679,16 +588,11 @@ mod tests {
         }
         let opts = ChangePointOptions::default();
         for path in files {
-            let text = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let x: Vec<f64> = text
                 .lines()
                 .filter(|l| !l.trim().is_empty())
-                .map(|l| {
-                    l.trim()
-                        .parse()
-                        .unwrap_or_else(|e| panic!("{}: `{l}`: {e}", path.display()))
-                })
+                .map(|l| l.trim().parse().unwrap_or_else(|e| panic!("{}: `{l}`: {e}", path.display())))
                 .collect();
             let _ = change_points(&x, &opts); // warm-up
             let mut times = Vec::new();

@@ -95,9 +95,7 @@ pub fn warmup_len(n: usize) -> usize {
 /// `samples` without their warm-up: the first `warmup` items when set (capped at the length), else the first
 /// [`warmup_len`] items.
 pub fn drop_warmup<T>(samples: &[T], warmup: Option<usize>) -> &[T] {
-    let k = warmup
-        .unwrap_or_else(|| warmup_len(samples.len()))
-        .min(samples.len());
+    let k = warmup.unwrap_or_else(|| warmup_len(samples.len())).min(samples.len());
     &samples[k..]
 }
 

@@ -42,8 +42,7 @@ impl EnergyScan {
         let m = z.len();
         self.order.clear();
         self.order.extend(0..m as u32);
-        self.order
-            .sort_unstable_by(|&a, &b| z[a as usize].total_cmp(&z[b as usize]).then(a.cmp(&b)));
+        self.order.sort_unstable_by(|&a, &b| z[a as usize].total_cmp(&z[b as usize]).then(a.cmp(&b)));
         self.ranks.clear();
         self.ranks.resize(m, 0);
         for (r, &i) in self.order.iter().enumerate() {
@@ -115,9 +114,7 @@ impl EnergyScan {
             let wx = self.left[tau];
             let wy = self.right[tau];
             let between = total - wx - wy;
-            let q = 2.0 / mf * between
-                - 2.0 * k / (mf * (n - 1.0)) * wx
-                - 2.0 * n / (mf * (k - 1.0)) * wy;
+            let q = 2.0 / mf * between - 2.0 * k / (mf * (n - 1.0)) * wx - 2.0 * n / (mf * (k - 1.0)) * wy;
             if let Some(o) = out.as_deref_mut() {
                 o.push((tau, q));
             }
@@ -201,9 +198,7 @@ mod tests {
             }
             w
         };
-        let e = 2.0 / (n * k) * b
-            - within(x) / (n * (n - 1.0) / 2.0)
-            - within(y) / (k * (k - 1.0) / 2.0);
+        let e = 2.0 / (n * k) * b - within(x) / (n * (n - 1.0) / 2.0) - within(y) / (k * (k - 1.0) / 2.0);
         n * k / m * e
     }
 
@@ -211,31 +206,23 @@ mod tests {
     fn matches_definition_with_ties() {
         let mut rng = Rng::new(11);
         // Rounded values give plenty of ties.
-        let z: Vec<f64> = (0..37)
-            .map(|i| (rng.normal(if i < 20 { 0.0 } else { 1.5 }, 1.0) * 2.0).round() / 2.0)
-            .collect();
+        let z: Vec<f64> =
+            (0..37).map(|i| (rng.normal(if i < 20 { 0.0 } else { 1.5 }, 1.0) * 2.0).round() / 2.0).collect();
         let mut scan = EnergyScan::new();
         let mut out = Vec::new();
         let best = scan.scan(&z, 0, usize::MAX, Some(&mut out)).unwrap();
         assert_eq!(out.len(), 37 - 3);
         for &(tau, q) in &out {
             let want = q_naive(&z, tau);
-            assert!(
-                (q - want).abs() < 1e-9 * want.abs().max(1.0),
-                "tau {tau}: {q} vs {want}"
-            );
+            assert!((q - want).abs() < 1e-9 * want.abs().max(1.0), "tau {tau}: {q} vs {want}");
         }
-        let argmax = out
-            .iter()
-            .fold((0, f64::MIN), |b, &(t, q)| if q > b.1 { (t, q) } else { b });
+        let argmax = out.iter().fold((0, f64::MIN), |b, &(t, q)| if q > b.1 { (t, q) } else { b });
         assert_eq!(best, argmax);
     }
 
     #[test]
     fn finds_a_clear_step_and_handles_tiny_inputs() {
-        let z: Vec<f64> = (0..40)
-            .map(|i| if i < 25 { 0.0 } else { 5.0 } + (i % 3) as f64 * 0.1)
-            .collect();
+        let z: Vec<f64> = (0..40).map(|i| if i < 25 { 0.0 } else { 5.0 } + (i % 3) as f64 * 0.1).collect();
         let mut scan = EnergyScan::new();
         assert_eq!(scan.scan(&z, 0, usize::MAX, None).unwrap().0, 25);
         assert!(scan.scan(&[1.0, 2.0, 3.0], 0, 10, None).is_none());

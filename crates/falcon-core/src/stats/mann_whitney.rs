@@ -81,38 +81,17 @@ pub fn mann_whitney_u(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
         let k = u.round() as usize;
         let le: f64 = counts[..=k].iter().sum::<f64>() / total;
         let ge: f64 = counts[k..].iter().sum::<f64>() / total;
-        return Some(MannWhitney {
-            u,
-            p_value: (2.0 * le.min(ge)).min(1.0),
-            z: None,
-            exact: true,
-            n_a,
-            n_b,
-        });
+        return Some(MannWhitney { u, p_value: (2.0 * le.min(ge)).min(1.0), z: None, exact: true, n_a, n_b });
     }
 
     let mu = na * nb / 2.0;
     let var = na * nb / 12.0 * ((nn + 1.0) - tie_term / (nn * (nn - 1.0)));
     if var <= 0.0 || !var.is_finite() {
-        return Some(MannWhitney {
-            u,
-            p_value: 1.0,
-            z: Some(0.0),
-            exact: false,
-            n_a,
-            n_b,
-        });
+        return Some(MannWhitney { u, p_value: 1.0, z: Some(0.0), exact: false, n_a, n_b });
     }
     let dev = u - mu;
     let z = dev.signum() * (dev.abs() - 0.5).max(0.0) / var.sqrt();
-    Some(MannWhitney {
-        u,
-        p_value: normal_two_sided_p(z),
-        z: Some(z),
-        exact: false,
-        n_a,
-        n_b,
-    })
+    Some(MannWhitney { u, p_value: normal_two_sided_p(z), z: Some(z), exact: false, n_a, n_b })
 }
 
 /// The number of orderings of `m` a-values and `n` b-values (all distinct) that give each U = 0 ..= m·n, as
@@ -173,10 +152,7 @@ mod tests {
         let r = mann_whitney_u(&[1.1, 3.3], &[2.2, 4.4, 5.5]).unwrap();
         assert_eq!(r.u, 1.0);
         assert!(close(r.p_value, 0.4, 1e-12), "{}", r.p_value);
-        assert_eq!(
-            exact_u_counts(2, 3),
-            vec![1.0, 1.0, 2.0, 2.0, 2.0, 1.0, 1.0]
-        );
+        assert_eq!(exact_u_counts(2, 3), vec![1.0, 1.0, 2.0, 2.0, 2.0, 1.0, 1.0]);
     }
 
     /// The counts are a distribution: they sum to C(m + n, m) and are symmetric.
@@ -197,11 +173,7 @@ mod tests {
     /// SciPy 1.16.3 `mannwhitneyu(a, b, method="asymptotic")` gives U = 4.0, p = 0.017778372968701422.
     #[test]
     fn normal_approximation_with_ties() {
-        let r = mann_whitney_u(
-            &[1.0, 2.0, 2.0, 3.0, 4.0, 5.0],
-            &[2.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0],
-        )
-        .unwrap();
+        let r = mann_whitney_u(&[1.0, 2.0, 2.0, 3.0, 4.0, 5.0], &[2.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0]).unwrap();
         assert!(!r.exact);
         assert_eq!(r.u, 4.0);
         let sigma = (42.0_f64 / 12.0 * (14.0 - 24.0 / 156.0)).sqrt();

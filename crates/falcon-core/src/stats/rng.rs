@@ -132,12 +132,8 @@ mod tests {
 
     #[test]
     fn deterministic_and_streams_differ() {
-        let a: Vec<u64> = (0..5)
-            .scan(Rng::new(7), |r, _| Some(r.next_u64()))
-            .collect();
-        let b: Vec<u64> = (0..5)
-            .scan(Rng::new(7), |r, _| Some(r.next_u64()))
-            .collect();
+        let a: Vec<u64> = (0..5).scan(Rng::new(7), |r, _| Some(r.next_u64())).collect();
+        let b: Vec<u64> = (0..5).scan(Rng::new(7), |r, _| Some(r.next_u64())).collect();
         assert_eq!(a, b);
         assert_ne!(Rng::stream(7, 0).next_u64(), Rng::stream(7, 1).next_u64());
     }

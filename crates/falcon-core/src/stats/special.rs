@@ -89,10 +89,7 @@ mod tests {
         for (x, want) in cases {
             let got = erfc(x);
             let rel = ((got - want) / want).abs();
-            assert!(
-                rel < 1e-12,
-                "erfc({x}) = {got}, want {want} (rel err {rel:e})"
-            );
+            assert!(rel < 1e-12, "erfc({x}) = {got}, want {want} (rel err {rel:e})");
         }
         assert_eq!(erfc(40.0), 0.0);
         assert_eq!(erfc(-40.0), 2.0);

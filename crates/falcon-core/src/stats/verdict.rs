@@ -75,12 +75,8 @@ impl FromStr for Direction {
     /// `max` / `min`), case-insensitively.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
-            "higher_is_better" | "higher" | "maximize" | "maximise" | "max" => {
-                Ok(Direction::HigherIsBetter)
-            }
-            "lower_is_better" | "lower" | "minimize" | "minimise" | "min" => {
-                Ok(Direction::LowerIsBetter)
-            }
+            "higher_is_better" | "higher" | "maximize" | "maximise" | "max" => Ok(Direction::HigherIsBetter),
+            "lower_is_better" | "lower" | "minimize" | "minimise" | "min" => Ok(Direction::LowerIsBetter),
             _ => Err(UnknownValue {
                 input: s.to_string(),
                 what: "direction",
@@ -223,29 +219,16 @@ impl Default for CompareOptions {
 
 /// Compares sample `b` (candidate) with sample `a` (baseline) of `metric`. Never panics; see the module
 /// documentation for the method and the decision rule.
-pub fn compare(
-    metric: &str,
-    direction: Direction,
-    a: &[f64],
-    b: &[f64],
-    opts: &CompareOptions,
-) -> Verdict {
+pub fn compare(metric: &str, direction: Direction, a: &[f64], b: &[f64], opts: &CompareOptions) -> Verdict {
     let mut notes = Vec::new();
     let sa = sorted_finite(a);
     let sb = sorted_finite(b);
     for (name, raw, kept) in [("a", a.len(), sa.len()), ("b", b.len(), sb.len())] {
         if raw > kept {
-            notes.push(format!(
-                "{name}: {} non-finite value(s) (NaN or infinite) ignored",
-                raw - kept
-            ));
+            notes.push(format!("{name}: {} non-finite value(s) (NaN or infinite) ignored", raw - kept));
         }
     }
-    let side = |s: &[f64]| SampleStats {
-        n: s.len(),
-        median: percentile_sorted(s, 0.5),
-        mean: mean(s),
-    };
+    let side = |s: &[f64]| SampleStats { n: s.len(), median: percentile_sorted(s, 0.5), mean: mean(s) };
     let (stats_a, stats_b) = (side(&sa), side(&sb));
 
     let delta_rel = match (stats_a.median, stats_b.median) {
@@ -321,9 +304,7 @@ fn decide(
         let a_median = a.median.unwrap_or(1.0);
         let b_larger = (d > 0.0) == (a_median > 0.0);
         return match (direction, b_larger) {
-            (Direction::HigherIsBetter, true) | (Direction::LowerIsBetter, false) => {
-                VerdictKind::Improved
-            }
+            (Direction::HigherIsBetter, true) | (Direction::LowerIsBetter, false) => VerdictKind::Improved,
             _ => VerdictKind::Regressed,
         };
     }
@@ -368,10 +349,7 @@ fn bootstrap_ci(sa: &[f64], sb: &[f64], opts: &CompareOptions) -> Option<(f64, f
     }
     ratios.sort_unstable_by(f64::total_cmp);
     let tail = (1.0 - opts.confidence.clamp(0.0, 1.0)) / 2.0;
-    Some((
-        percentile_sorted(&ratios, tail)?,
-        percentile_sorted(&ratios, 1.0 - tail)?,
-    ))
+    Some((percentile_sorted(&ratios, tail)?, percentile_sorted(&ratios, 1.0 - tail)?))
 }
 
 /// Median of a bootstrap resample of `sorted` (same size, with replacement), without sorting: draw how many
@@ -428,48 +406,22 @@ mod tests {
             &CompareOptions::default(),
         );
         let json = serde_json::to_value(&v).unwrap();
-        let keys: Vec<&str> = json
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
-        let mut want = vec![
-            "metric",
-            "direction",
-            "verdict",
-            "a",
-            "b",
-            "delta_rel",
-            "ci_low_rel",
-            "ci_high_rel",
-            "p_value",
-        ];
+        let keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut want =
+            vec!["metric", "direction", "verdict", "a", "b", "delta_rel", "ci_low_rel", "ci_high_rel", "p_value"];
         let mut got = keys.clone();
         got.sort_unstable();
         want.sort_unstable();
         assert_eq!(got, want);
-        let mut side: Vec<&str> = json["a"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
+        let mut side: Vec<&str> = json["a"].as_object().unwrap().keys().map(String::as_str).collect();
         side.sort_unstable();
         assert_eq!(side, ["mean", "median", "n"]);
         assert_eq!(json["direction"], "lower_is_better");
-        assert!(["improved", "regressed", "same", "inconclusive"]
-            .contains(&json["verdict"].as_str().unwrap()));
+        assert!(["improved", "regressed", "same", "inconclusive"].contains(&json["verdict"].as_str().unwrap()));
         assert_eq!(json["metric"], "step_time_s");
         // Round trip (notes are not serialised).
         let back: Verdict = serde_json::from_value(json).unwrap();
-        assert_eq!(
-            Verdict {
-                notes: vec![],
-                ..v.clone()
-            },
-            back
-        );
+        assert_eq!(Verdict { notes: vec![], ..v.clone() }, back);
         // Every verdict word and both directions spell as documented.
         for (k, s) in [
             (VerdictKind::Improved, "\"improved\""),
@@ -480,41 +432,19 @@ mod tests {
             assert_eq!(serde_json::to_string(&k).unwrap(), s);
             assert_eq!(format!("\"{k}\""), s);
         }
-        assert_eq!(
-            serde_json::to_string(&Direction::HigherIsBetter).unwrap(),
-            "\"higher_is_better\""
-        );
-        assert_eq!(
-            "minimize".parse::<Direction>().unwrap(),
-            Direction::LowerIsBetter
-        );
-        assert_eq!(
-            "HIGHER_IS_BETTER".parse::<Direction>().unwrap(),
-            Direction::HigherIsBetter
-        );
+        assert_eq!(serde_json::to_string(&Direction::HigherIsBetter).unwrap(), "\"higher_is_better\"");
+        assert_eq!("minimize".parse::<Direction>().unwrap(), Direction::LowerIsBetter);
+        assert_eq!("HIGHER_IS_BETTER".parse::<Direction>().unwrap(), Direction::HigherIsBetter);
         assert!("sideways".parse::<Direction>().is_err());
     }
 
     #[test]
     fn empty_side_serialises_nulls() {
-        let v = compare(
-            "loss",
-            Direction::LowerIsBetter,
-            &[],
-            &[1.0, 2.0],
-            &CompareOptions::default(),
-        );
+        let v = compare("loss", Direction::LowerIsBetter, &[], &[1.0, 2.0], &CompareOptions::default());
         assert_eq!(v.verdict, VerdictKind::Inconclusive);
         let json = serde_json::to_value(&v).unwrap();
-        assert_eq!(
-            json["a"],
-            serde_json::json!({"n": 0, "median": null, "mean": null})
-        );
-        assert!(
-            json["delta_rel"].is_null()
-                && json["p_value"].is_null()
-                && json["ci_low_rel"].is_null()
-        );
+        assert_eq!(json["a"], serde_json::json!({"n": 0, "median": null, "mean": null}));
+        assert!(json["delta_rel"].is_null() && json["p_value"].is_null() && json["ci_low_rel"].is_null());
     }
 
     #[test]
@@ -531,38 +461,20 @@ mod tests {
             assert_eq!(direction_for(m), Some(d), "{m}");
         }
         assert_eq!(direction_for("my_metric"), None);
-        assert_eq!(
-            Direction::from(crate::status::Direction::Maximize),
-            HigherIsBetter
-        );
-        assert_eq!(
-            Direction::from(crate::status::Direction::Minimize),
-            LowerIsBetter
-        );
+        assert_eq!(Direction::from(crate::status::Direction::Maximize), HigherIsBetter);
+        assert_eq!(Direction::from(crate::status::Direction::Minimize), LowerIsBetter);
     }
 
     #[test]
     fn identical_samples_are_same() {
         let mut rng = Rng::new(1);
         let a = step_times(&mut rng, 50, 0.5, 0.03);
-        let v = compare(
-            "step_time_s",
-            Direction::LowerIsBetter,
-            &a,
-            &a,
-            &CompareOptions::default(),
-        );
+        let v = compare("step_time_s", Direction::LowerIsBetter, &a, &a, &CompareOptions::default());
         assert_eq!(v.verdict, VerdictKind::Same, "{v:?}");
         assert_eq!(v.delta_rel, Some(0.0));
         assert_eq!(v.p_value, Some(1.0));
         let c = [2.0; 10];
-        let v = compare(
-            "step_time_s",
-            Direction::LowerIsBetter,
-            &c,
-            &c,
-            &CompareOptions::default(),
-        );
+        let v = compare("step_time_s", Direction::LowerIsBetter, &c, &c, &CompareOptions::default());
         assert_eq!(v.verdict, VerdictKind::Same, "{v:?}");
         assert_eq!((v.ci_low_rel, v.ci_high_rel), (Some(0.0), Some(0.0)));
         // Identical samples too small for the test are still the same (a profile compared with itself),
@@ -586,9 +498,7 @@ mod tests {
         assert_eq!(v.verdict, VerdictKind::Regressed, "{v:?}");
         let d = v.delta_rel.unwrap();
         assert!((0.07..0.13).contains(&d), "{d}");
-        assert!(
-            v.ci_low_rel.unwrap() > 0.0 && v.ci_low_rel.unwrap() < d && d < v.ci_high_rel.unwrap()
-        );
+        assert!(v.ci_low_rel.unwrap() > 0.0 && v.ci_low_rel.unwrap() < d && d < v.ci_high_rel.unwrap());
         assert!(v.p_value.unwrap() < 1e-6);
         // The reverse comparison is an improvement.
         let v = compare("step_time_s", Direction::LowerIsBetter, &b, &a, &opts);
@@ -597,25 +507,10 @@ mod tests {
         // Throughput going up is an improvement; down a regression.
         let tps_a: Vec<f64> = a.iter().map(|t| 4096.0 / t).collect();
         let tps_b: Vec<f64> = b.iter().map(|t| 4096.0 / t).collect();
-        assert_eq!(
-            direction_for("tokens_per_s"),
-            Some(Direction::HigherIsBetter)
-        );
-        let v = compare(
-            "tokens_per_s",
-            Direction::HigherIsBetter,
-            &tps_b,
-            &tps_a,
-            &opts,
-        );
+        assert_eq!(direction_for("tokens_per_s"), Some(Direction::HigherIsBetter));
+        let v = compare("tokens_per_s", Direction::HigherIsBetter, &tps_b, &tps_a, &opts);
         assert_eq!(v.verdict, VerdictKind::Improved, "{v:?}");
-        let v = compare(
-            "tokens_per_s",
-            Direction::HigherIsBetter,
-            &tps_a,
-            &tps_b,
-            &opts,
-        );
+        let v = compare("tokens_per_s", Direction::HigherIsBetter, &tps_a, &tps_b, &opts);
         assert_eq!(v.verdict, VerdictKind::Regressed, "{v:?}");
     }
 
@@ -630,10 +525,8 @@ mod tests {
             compare("x", Direction::LowerIsBetter, &a, &b, &o)
         );
         let o2 = CompareOptions { seed: 99, ..o };
-        let (v1, v2) = (
-            compare("x", Direction::LowerIsBetter, &a, &b, &o),
-            compare("x", Direction::LowerIsBetter, &a, &b, &o2),
-        );
+        let (v1, v2) =
+            (compare("x", Direction::LowerIsBetter, &a, &b, &o), compare("x", Direction::LowerIsBetter, &a, &b, &o2));
         assert_ne!(v1.ci_low_rel, v2.ci_low_rel);
     }
 
@@ -651,11 +544,7 @@ mod tests {
         assert_eq!((v.a.n, v.b.n), (4, 6));
         assert_eq!(v.delta_rel, Some(1.0));
         assert!(v.ci_low_rel.is_none());
-        assert!(
-            v.notes.iter().any(|n| n.contains("too few samples")),
-            "{:?}",
-            v.notes
-        );
+        assert!(v.notes.iter().any(|n| n.contains("too few samples")), "{:?}", v.notes);
         let v = compare("step_time_s", Direction::LowerIsBetter, &[], &[], &o);
         assert_eq!(v.verdict, VerdictKind::Inconclusive);
         assert_eq!(v.p_value, None);
@@ -669,23 +558,9 @@ mod tests {
         let v = compare("step_time_s", Direction::LowerIsBetter, &a, &b, &o);
         assert_eq!((v.a.n, v.b.n), (6, 6));
         assert_eq!(v.verdict, VerdictKind::Same, "{v:?}");
-        assert!(
-            v.notes.iter().any(|n| n.starts_with("a: 2 non-finite")),
-            "{:?}",
-            v.notes
-        );
-        assert!(
-            v.notes.iter().any(|n| n.starts_with("b: 1 non-finite")),
-            "{:?}",
-            v.notes
-        );
-        let v = compare(
-            "step_time_s",
-            Direction::LowerIsBetter,
-            &[f64::NAN; 8],
-            &b,
-            &o,
-        );
+        assert!(v.notes.iter().any(|n| n.starts_with("a: 2 non-finite")), "{:?}", v.notes);
+        assert!(v.notes.iter().any(|n| n.starts_with("b: 1 non-finite")), "{:?}", v.notes);
+        let v = compare("step_time_s", Direction::LowerIsBetter, &[f64::NAN; 8], &b, &o);
         assert_eq!(v.verdict, VerdictKind::Inconclusive);
         assert_eq!(v.a.n, 0);
         assert!(serde_json::to_string(&v).is_ok());
@@ -710,10 +585,7 @@ mod tests {
             &[0.0, 0.0, 0.0, 0.0, 0.0, 2.0],
             &o,
         );
-        assert!(matches!(
-            v.verdict,
-            VerdictKind::Same | VerdictKind::Inconclusive
-        ));
+        assert!(matches!(v.verdict, VerdictKind::Same | VerdictKind::Inconclusive));
     }
 
     #[test]
@@ -721,13 +593,7 @@ mod tests {
         // A metric whose values are negative (e.g. a log-likelihood, higher is better): b is larger.
         let a = [-10.0, -10.1, -9.9, -10.05, -9.95, -10.0, -10.02, -9.98];
         let b: Vec<f64> = a.iter().map(|x| x + 1.0).collect();
-        let v = compare(
-            "loglik",
-            Direction::HigherIsBetter,
-            &a,
-            &b,
-            &CompareOptions::default(),
-        );
+        let v = compare("loglik", Direction::HigherIsBetter, &a, &b, &CompareOptions::default());
         assert_eq!(v.verdict, VerdictKind::Improved, "{v:?}");
         assert!(v.delta_rel.unwrap() < 0.0);
     }
@@ -738,25 +604,13 @@ mod tests {
         let mut rng = Rng::new(4);
         let a = step_times(&mut rng, 60, 0.5, 0.002);
         let b = step_times(&mut rng, 60, 0.505, 0.002);
-        let v = compare(
-            "step_time_s",
-            Direction::LowerIsBetter,
-            &a,
-            &b,
-            &CompareOptions::default(),
-        );
+        let v = compare("step_time_s", Direction::LowerIsBetter, &a, &b, &CompareOptions::default());
         assert_eq!(v.verdict, VerdictKind::Same, "{v:?}");
         assert!(v.p_value.unwrap() < 0.01);
         // 3 % slower on very noisy data: not decidable with 8 samples a side.
         let a = step_times(&mut rng, 8, 0.5, 0.2);
         let b = step_times(&mut rng, 8, 0.515, 0.2);
-        let v = compare(
-            "step_time_s",
-            Direction::LowerIsBetter,
-            &a,
-            &b,
-            &CompareOptions::default(),
-        );
+        let v = compare("step_time_s", Direction::LowerIsBetter, &a, &b, &CompareOptions::default());
         assert!(!v.is_change(), "{v:?}");
     }
 
@@ -777,29 +631,15 @@ mod tests {
             }
             let a: Vec<f64> = idx[..50].iter().map(|&i| pool[i]).collect();
             let b: Vec<f64> = idx[50..100].iter().map(|&i| pool[i]).collect();
-            let v = compare(
-                "step_time_s",
-                Direction::LowerIsBetter,
-                &a,
-                &b,
-                &CompareOptions {
-                    seed: trial,
-                    ..opts
-                },
-            );
+            let v = compare("step_time_s", Direction::LowerIsBetter, &a, &b, &CompareOptions { seed: trial, ..opts });
             match v.verdict {
                 VerdictKind::Improved | VerdictKind::Regressed => changes += 1,
                 VerdictKind::Same => same += 1,
                 VerdictKind::Inconclusive => inconclusive += 1,
             }
         }
-        eprintln!(
-            "A/A over 1000 trials: {changes} changes, {same} same, {inconclusive} inconclusive"
-        );
-        assert!(
-            changes <= 10,
-            "false-positive rate {changes}/1000 exceeds 1 %"
-        );
+        eprintln!("A/A over 1000 trials: {changes} changes, {same} same, {inconclusive} inconclusive");
+        assert!(changes <= 10, "false-positive rate {changes}/1000 exceeds 1 %");
         assert!(same >= 900, "A/A should mostly be `same`: {same}/1000");
     }
 
@@ -823,7 +663,13 @@ mod tests {
             }
             let a: Vec<f64> = idx[..50].iter().map(|&i| pool[i]).collect();
             let b: Vec<f64> = idx[50..100].iter().map(|&i| pool[i]).collect();
-            let v = compare("step_time_s", Direction::LowerIsBetter, &a, &b, &CompareOptions { seed: trial, ..CompareOptions::default() });
+            let v = compare(
+                "step_time_s",
+                Direction::LowerIsBetter,
+                &a,
+                &b,
+                &CompareOptions { seed: trial, ..CompareOptions::default() },
+            );
             if matches!(v.verdict, VerdictKind::Improved | VerdictKind::Regressed) {
                 changes += 1;
             }

@@ -70,7 +70,8 @@ mod tests {
 
     #[test]
     fn ordinary_keys_pass() {
-        for key in ["a", "experiments/e-1/plugins/profile/run1/vm.xplane.pb", "logs/1/proc.log", ".hidden/x", "a..b/c"] {
+        for key in ["a", "experiments/e-1/plugins/profile/run1/vm.xplane.pb", "logs/1/proc.log", ".hidden/x", "a..b/c"]
+        {
             validate_key(key).unwrap_or_else(|e| panic!("{key}: {e}"));
         }
     }

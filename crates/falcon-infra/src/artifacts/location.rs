@@ -33,7 +33,8 @@ pub enum ArtifactLocation {
 impl ArtifactLocation {
     /// Parses a path or URI.
     pub fn parse(location: &str) -> Result<Self> {
-        let bad = |reason: &str| InfraError::BadArtifactLocation { location: location.to_string(), reason: reason.into() };
+        let bad =
+            |reason: &str| InfraError::BadArtifactLocation { location: location.to_string(), reason: reason.into() };
         if location.trim().is_empty() {
             return Err(bad("it is empty; give a directory, gs://BUCKET/PREFIX or s3://BUCKET/PREFIX"));
         }
@@ -64,14 +65,20 @@ impl ArtifactLocation {
             "gs" => bucket_and_prefix(rest).map(|(bucket, prefix)| ArtifactLocation::Gcs { bucket, prefix }),
             "s3" => bucket_and_prefix(rest).map(|(bucket, prefix)| ArtifactLocation::S3 { bucket, prefix }),
             "memory" => Ok(ArtifactLocation::Memory),
-            other => Err(bad(&format!("unknown scheme `{other}://` (expected a path, file://, gs://, s3:// or memory://)"))),
+            other => {
+                Err(bad(&format!("unknown scheme `{other}://` (expected a path, file://, gs://, s3:// or memory://)")))
+            }
         }
     }
 
     /// The URI of the store's root, without a trailing `/`.
     pub fn base_uri(&self) -> String {
         let join = |scheme: &str, bucket: &str, prefix: &str| {
-            if prefix.is_empty() { format!("{scheme}://{bucket}") } else { format!("{scheme}://{bucket}/{prefix}") }
+            if prefix.is_empty() {
+                format!("{scheme}://{bucket}")
+            } else {
+                format!("{scheme}://{bucket}/{prefix}")
+            }
         };
         match self {
             ArtifactLocation::Local(dir) => format!("file://{}", absolute(dir).display()),
@@ -85,15 +92,22 @@ impl ArtifactLocation {
     pub(crate) fn operator(&self, gcs: &GcsConfig, s3: &S3Config) -> Result<Operator> {
         // Installs OpenDAL's HTTP transport (reqwest) once per process; needed by GCS and S3.
         opendal::install_default();
-        let fail = |source: opendal::Error| InfraError::Storage { operation: "open", uri: self.base_uri(), source: Box::new(source) };
+        let fail = |source: opendal::Error| InfraError::Storage {
+            operation: "open",
+            uri: self.base_uri(),
+            source: Box::new(source),
+        };
         let op = match self {
             ArtifactLocation::Local(dir) => {
                 let root = absolute(dir);
                 let staging = root.join(super::key::STAGING_DIR);
-                std::fs::create_dir_all(&staging).map_err(|e| InfraError::Io { operation: "creating", path: staging.display().to_string(), source: e })?;
-                let builder = services::Fs::default()
-                    .root(&root.to_string_lossy())
-                    .atomic_write_dir(&staging.to_string_lossy());
+                std::fs::create_dir_all(&staging).map_err(|e| InfraError::Io {
+                    operation: "creating",
+                    path: staging.display().to_string(),
+                    source: e,
+                })?;
+                let builder =
+                    services::Fs::default().root(&root.to_string_lossy()).atomic_write_dir(&staging.to_string_lossy());
                 Operator::new(builder).map_err(fail)?
             }
             ArtifactLocation::Gcs { bucket, prefix } => {

@@ -94,7 +94,11 @@ impl ArtifactStore {
 
     /// The full URI of a key.
     pub fn uri(&self, key: &str) -> String {
-        if self.base_uri.ends_with('/') { format!("{}{key}", self.base_uri) } else { format!("{}/{key}", self.base_uri) }
+        if self.base_uri.ends_with('/') {
+            format!("{}{key}", self.base_uri)
+        } else {
+            format!("{}/{key}", self.base_uri)
+        }
     }
 
     /// The key of a URI inside this store, if it is one.
@@ -112,18 +116,27 @@ impl ArtifactStore {
 
     /// Streams a local file into `key`.
     pub async fn put_file(&self, key: &str, path: &Path, mode: PutMode) -> Result<ObjectInfo> {
-        let file = tokio::fs::File::open(path)
-            .await
-            .map_err(|source| InfraError::Io { operation: "reading", path: path.display().to_string(), source })?;
+        let file = tokio::fs::File::open(path).await.map_err(|source| InfraError::Io {
+            operation: "reading",
+            path: path.display().to_string(),
+            source,
+        })?;
         self.put_reader(key, file, mode).await.map_err(|e| match e {
-            InfraError::Io { operation, source, .. } => InfraError::Io { operation, path: path.display().to_string(), source },
+            InfraError::Io { operation, source, .. } => {
+                InfraError::Io { operation, path: path.display().to_string(), source }
+            }
             other => other,
         })
     }
 
     /// Streams any reader into `key`, hashing as it goes. On any failure the partial upload is aborted and no
     /// object appears.
-    pub async fn put_reader<R: AsyncRead + Unpin>(&self, key: &str, mut reader: R, mode: PutMode) -> Result<ObjectInfo> {
+    pub async fn put_reader<R: AsyncRead + Unpin>(
+        &self,
+        key: &str,
+        mut reader: R,
+        mode: PutMode,
+    ) -> Result<ObjectInfo> {
         validate_key(key)?;
         let uri = self.uri(key);
         let content_type = falcon_core::artifact::content_type_for(key).to_string();
@@ -147,10 +160,11 @@ impl ArtifactStore {
                     .map_err(|e| storage("write", e))?;
                 let streamed: Result<()> = async {
                     loop {
-                        let n = reader
-                            .read(&mut buf)
-                            .await
-                            .map_err(|source| InfraError::Io { operation: "reading", path: "<input>".into(), source })?;
+                        let n = reader.read(&mut buf).await.map_err(|source| InfraError::Io {
+                            operation: "reading",
+                            path: "<input>".into(),
+                            source,
+                        })?;
                         if n == 0 {
                             break;
                         }
@@ -169,17 +183,14 @@ impl ArtifactStore {
             }
             PutMode::Overwrite => {
                 let mut whole = Vec::new();
-                reader
-                    .read_to_end(&mut whole)
-                    .await
-                    .map_err(|source| InfraError::Io { operation: "reading", path: "<input>".into(), source })?;
+                reader.read_to_end(&mut whole).await.map_err(|source| InfraError::Io {
+                    operation: "reading",
+                    path: "<input>".into(),
+                    source,
+                })?;
                 hasher.update(&whole);
                 size = whole.len() as u64;
-                self.op
-                    .write_with(key, whole)
-                    .content_type(&content_type)
-                    .await
-                    .map_err(|e| storage("write", e))?;
+                self.op.write_with(key, whole).content_type(&content_type).await.map_err(|e| storage("write", e))?;
             }
         }
         Ok(ObjectInfo { key: key.to_string(), uri, size, sha256: hex::encode(hasher.finalize()), content_type })
@@ -197,11 +208,19 @@ impl ArtifactStore {
         let data = self.get(key).await?;
         let uri = self.uri(key);
         if data.len() as u64 != size {
-            return Err(InfraError::Integrity { uri, expected: format!("{size} bytes"), found: format!("{} bytes", data.len()) });
+            return Err(InfraError::Integrity {
+                uri,
+                expected: format!("{size} bytes"),
+                found: format!("{} bytes", data.len()),
+            });
         }
         let found = hex::encode(Sha256::digest(&data));
         if !found.eq_ignore_ascii_case(sha256) {
-            return Err(InfraError::Integrity { uri, expected: format!("sha256 {sha256}"), found: format!("sha256 {found}") });
+            return Err(InfraError::Integrity {
+                uri,
+                expected: format!("sha256 {sha256}"),
+                found: format!("sha256 {found}"),
+            });
         }
         Ok(data)
     }
@@ -220,7 +239,11 @@ impl ArtifactStore {
         let mut size = 0u64;
         let copied: Result<()> = async {
             use tokio::io::AsyncWriteExt;
-            while let Some(chunk) = stream.try_next().await.map_err(|source| InfraError::Io { operation: "reading", path: uri.clone(), source })? {
+            while let Some(chunk) = stream.try_next().await.map_err(|source| InfraError::Io {
+                operation: "reading",
+                path: uri.clone(),
+                source,
+            })? {
                 hasher.update(&chunk);
                 size += chunk.len() as u64;
                 file.write_all(&chunk).await.map_err(io)?;

@@ -111,7 +111,11 @@ impl MetaStore {
     }
 
     /// The experiment's artifacts, optionally of one kind, in the order they were indexed.
-    pub async fn list_artifacts(&self, experiment: ExperimentId, kind: Option<ArtifactKind>) -> Result<Vec<ArtifactRecord>> {
+    pub async fn list_artifacts(
+        &self,
+        experiment: ExperimentId,
+        kind: Option<ArtifactKind>,
+    ) -> Result<Vec<ArtifactRecord>> {
         let kind = kind.map(|k| k.as_str());
         with_pool!(self, pool => {
             let rows = sqlx::query(
@@ -135,8 +139,10 @@ fn artifact_from_row(r: &impl RowExt) -> Result<ArtifactRecord> {
         id: r.int(TABLE, "id")?,
         experiment: r.opt_int(TABLE, "experiment_id")?.map(ExperimentId),
         job: r.opt_int(TABLE, "job_id")?.map(JobId),
-        kind: ArtifactKind::parse(&kind)
-            .ok_or_else(|| InfraError::CorruptRow { table: TABLE, message: format!("unknown artifact kind `{kind}`") })?,
+        kind: ArtifactKind::parse(&kind).ok_or_else(|| InfraError::CorruptRow {
+            table: TABLE,
+            message: format!("unknown artifact kind `{kind}`"),
+        })?,
         key: r.text(TABLE, "object_key")?,
         uri: r.text(TABLE, "uri")?,
         size: r.int(TABLE, "size_bytes")? as u64,

@@ -156,7 +156,11 @@ impl ExperimentFilter {
     }
 
     fn page_size(&self) -> i64 {
-        if self.limit == 0 { 50 } else { i64::from(self.limit) }
+        if self.limit == 0 {
+            50
+        } else {
+            i64::from(self.limit)
+        }
     }
 }
 

@@ -153,9 +153,8 @@ impl MetaStore {
 
     /// Goals, optionally of one status, highest priority first, then oldest.
     pub async fn list_goals(&self, status: Option<GoalStatus>) -> Result<Vec<GoalRecord>> {
-        let sql = format!(
-            "SELECT {GOAL_COLUMNS} FROM goals WHERE (? IS NULL OR status = ?) ORDER BY priority DESC, id ASC"
-        );
+        let sql =
+            format!("SELECT {GOAL_COLUMNS} FROM goals WHERE (? IS NULL OR status = ?) ORDER BY priority DESC, id ASC");
         let status = status.map(|s| s.as_str());
         with_pool!(self, pool => {
             let rows = sqlx::query(&sql).bind(status).bind(status).fetch_all(pool).await.map_err(query_err("list goals"))?;
@@ -242,7 +241,11 @@ impl MetaStore {
             tx.commit().await.map_err(query_err("commit goal claim"))?;
             changed == 1
         });
-        if won { self.get_goal(id).await.map(Some) } else { Ok(None) }
+        if won {
+            self.get_goal(id).await.map(Some)
+        } else {
+            Ok(None)
+        }
     }
 
     /// Moves a goal from `from` to `to` (release, achieve, abandon), recording who and why. A goal no longer in

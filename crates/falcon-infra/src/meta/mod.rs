@@ -150,7 +150,10 @@ impl MetaStore {
         let connect_err = |source| InfraError::Connect { url: redacted.clone(), source };
         let pool = if let Some(path) = falcon_core::config::sqlite_path(url) {
             if path.is_empty() {
-                return Err(InfraError::BadDatabaseUrl { url: redacted, reason: "no file path after `sqlite://`".into() });
+                return Err(InfraError::BadDatabaseUrl {
+                    url: redacted,
+                    reason: "no file path after `sqlite://`".into(),
+                });
             }
             if options.create_if_missing && path != ":memory:" {
                 if let Some(parent) = std::path::Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -255,12 +258,12 @@ impl MetaStore {
 
     async fn migrations_table_exists(&self) -> Result<bool> {
         let found = match &self.pool {
-            Pool::Sqlite(pool) => {
-                sqlx::query("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'")
-                    .fetch_one(pool)
-                    .await
-                    .and_then(|r| r.try_get::<i64, _>("n"))
-            }
+            Pool::Sqlite(pool) => sqlx::query(
+                "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+            )
+            .fetch_one(pool)
+            .await
+            .and_then(|r| r.try_get::<i64, _>("n")),
             Pool::Mysql(pool) => sqlx::query(
                 "SELECT COUNT(*) AS n FROM information_schema.tables \
                  WHERE table_schema = DATABASE() AND table_name = '_sqlx_migrations'",
@@ -306,7 +309,8 @@ pub(crate) fn check_large(table: &'static str, column: &'static str, value: &str
             column,
             size: value.len(),
             limit: MAX_VALUE_BYTES,
-            advice: "the metadata store keeps nothing over 1 MiB: write the data to the artifact store and keep its URI",
+            advice:
+                "the metadata store keeps nothing over 1 MiB: write the data to the artifact store and keep its URI",
         });
     }
     Ok(())

@@ -82,8 +82,12 @@ pub fn gcs_endpoint() -> String {
 /// A store on a local temporary folder (kept alive by the returned guard).
 pub fn local_store() -> (ArtifactStore, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let store = ArtifactStore::open(&dir.path().join("arts").display().to_string(), &GcsConfig::default(), &S3Config::default())
-        .expect("open local store");
+    let store = ArtifactStore::open(
+        &dir.path().join("arts").display().to_string(),
+        &GcsConfig::default(),
+        &S3Config::default(),
+    )
+    .expect("open local store");
     (store, dir)
 }
 

@@ -89,9 +89,7 @@ fn alive(pid: i32, marker: &str) -> bool {
     if matches!(state, Some("Z") | Some("X") | None) {
         return false;
     }
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|c| String::from_utf8_lossy(&c).contains(marker))
-        .unwrap_or(false)
+    std::fs::read(format!("/proc/{pid}/cmdline")).map(|c| String::from_utf8_lossy(&c).contains(marker)).unwrap_or(false)
 }
 
 /// Whether any live (not zombie) process is still in process group `pgid`: the wrapper, the command, or
@@ -120,7 +118,8 @@ impl Backend for LocalBackend {
             return Ok(job);
         }
         let artifacts = dir.join("artifacts");
-        std::fs::create_dir_all(&artifacts).map_err(|e| self.fail("submit", format!("creating {}: {e}", artifacts.display())))?;
+        std::fs::create_dir_all(&artifacts)
+            .map_err(|e| self.fail("submit", format!("creating {}: {e}", artifacts.display())))?;
         let marker = format!("falcon-job:{}", sub.name);
         let mut cmd = tokio::process::Command::new("/bin/sh");
         cmd.arg("-c")
@@ -164,11 +163,14 @@ impl Backend for LocalBackend {
         }
         let cancelled = dir.join("cancelled").exists();
         if let Ok(text) = std::fs::read_to_string(dir.join("exit_code")) {
-            let code: i32 = text.trim().parse().map_err(|_| self.fail("status", format!("bad exit_code file: {text:?}")))?;
+            let code: i32 =
+                text.trim().parse().map_err(|_| self.fail("status", format!("bad exit_code file: {text:?}")))?;
             return Ok(match code {
                 0 => BackendState::Succeeded,
                 _ if cancelled => BackendState::Cancelled,
-                c if c > 128 => BackendState::Failed { exit_code: Some(c), reason: format!("killed by signal {}", c - 128) },
+                c if c > 128 => {
+                    BackendState::Failed { exit_code: Some(c), reason: format!("killed by signal {}", c - 128) }
+                }
                 c => BackendState::Failed { exit_code: Some(c), reason: format!("exited with status {c}") },
             });
         }
@@ -183,7 +185,10 @@ impl Backend for LocalBackend {
         Ok(if cancelled {
             BackendState::Cancelled
         } else {
-            BackendState::Failed { exit_code: None, reason: "the process ended without recording an exit status (killed?)".into() }
+            BackendState::Failed {
+                exit_code: None,
+                reason: "the process ended without recording an exit status (killed?)".into(),
+            }
         })
     }
 

@@ -112,10 +112,8 @@ pub async fn for_pool(pool: &Pool, jobs_dir: &std::path::Path) -> Result<std::sy
 
 /// The backend object name for a job attempt on a pool: lowercase, `-` separated, at most 63 characters.
 pub fn object_name(job_name: &str, attempt: u32, pool: &str) -> String {
-    let pool: String = pool
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
-        .collect();
+    let pool: String =
+        pool.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
     let mut name = format!("{job_name}-a{attempt}-{pool}");
     name.truncate(63);
     name.trim_end_matches('-').to_string()

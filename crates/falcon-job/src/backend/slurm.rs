@@ -159,10 +159,16 @@ impl SlurmBackend {
                 }
             }
         }
-        let jobs_dir = std::path::absolute(jobs_dir).map_err(|e| bad(format!("jobs folder {}: {e}", jobs_dir.display())))?;
+        let jobs_dir =
+            std::path::absolute(jobs_dir).map_err(|e| bad(format!("jobs folder {}: {e}", jobs_dir.display())))?;
         match jobs_dir.to_str() {
             Some(s) if !s.contains(['"', '\\', '\n', '\r']) => {}
-            _ => return Err(bad(format!("jobs folder {}: the path must be UTF-8 without `\"`, `\\` or line breaks", jobs_dir.display()))),
+            _ => {
+                return Err(bad(format!(
+                    "jobs folder {}: the path must be UTF-8 without `\"`, `\\` or line breaks",
+                    jobs_dir.display()
+                )))
+            }
         }
         Ok(SlurmBackend {
             pool: pool.name.clone(),
@@ -261,7 +267,9 @@ impl SlurmBackend {
 
     fn run_error(&self, operation: &'static str, command: &str, error: RunError, limit: Duration) -> JobError {
         match error {
-            RunError::Timeout => self.fail(operation, format!("`{command}` did not finish within {} s", limit.as_secs())),
+            RunError::Timeout => {
+                self.fail(operation, format!("`{command}` did not finish within {} s", limit.as_secs()))
+            }
             RunError::Spawn(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 self.fail(operation, format!("running `{command}`: {e} (is the Slurm client installed and on PATH?)"))
             }
@@ -271,7 +279,10 @@ impl SlurmBackend {
 
     /// Every job `squeue --json` shows now.
     async fn squeue(&self, operation: &'static str) -> Result<Vec<SlurmJob>> {
-        let out = self.run("squeue", &["--json"], SQUEUE_LIMIT).await.map_err(|e| self.run_error(operation, "squeue --json", e, SQUEUE_LIMIT))?;
+        let out = self
+            .run("squeue", &["--json"], SQUEUE_LIMIT)
+            .await
+            .map_err(|e| self.run_error(operation, "squeue --json", e, SQUEUE_LIMIT))?;
         if !out.status.success() {
             return Err(self.fail(operation, format!("`squeue --json` {}", failure_text(&out))));
         }
@@ -296,7 +307,12 @@ impl SlurmBackend {
             return;
         }
         if let Err(e) = write_atomic(&dir.join(FINAL), text.as_bytes()) {
-            tracing::warn!("slurm backend ({}): recording the end of job {} in {}: {e}", self.pool, job.job_id, dir.display());
+            tracing::warn!(
+                "slurm backend ({}): recording the end of job {} in {}: {e}",
+                self.pool,
+                job.job_id,
+                dir.display()
+            );
         }
     }
 
@@ -339,7 +355,10 @@ impl SlurmBackend {
             Platform::Cpu => opt(format!("--cpus-per-task={}", sub.resolved.chips.max(1))),
             Platform::Gpu => opt(format!("--gpus-per-node={}", sub.resolved.accelerator.chips_per_host.max(1))),
             Platform::Tpu => {
-                return Err(self.fail("submit", format!("{} is a TPU type; Slurm pools cannot run it", sub.resolved.accelerator.name)));
+                return Err(self.fail(
+                    "submit",
+                    format!("{} is a TPU type; Slurm pools cannot run it", sub.resolved.accelerator.name),
+                ));
             }
         }
         if let Some(timeout) = sub.spec.timeout_s {
@@ -353,7 +372,8 @@ impl SlurmBackend {
         }
         opt("--no-requeue".into());
         s.push_str(&format!("# Falcon job {}, attempt {}, pool {}.\n", sub.job, sub.attempt, sub.pool.name));
-        let quote = |field: String, value: &str| sh_quote(value).ok_or_else(|| JobError::spec(field, "contains a NUL byte"));
+        let quote =
+            |field: String, value: &str| sh_quote(value).ok_or_else(|| JobError::spec(field, "contains a NUL byte"));
         for (key, value) in &sub.spec.env {
             let ok = !key.is_empty()
                 && !key.starts_with(|c: char| c.is_ascii_digit())
@@ -441,7 +461,8 @@ impl Backend for SlurmBackend {
         let script = self.script(sub, &dir)?;
         let created = !dir.exists();
         let artifacts = dir.join("artifacts");
-        std::fs::create_dir_all(&artifacts).map_err(|e| self.fail("submit", format!("creating {}: {e}", artifacts.display())))?;
+        std::fs::create_dir_all(&artifacts)
+            .map_err(|e| self.fail("submit", format!("creating {}: {e}", artifacts.display())))?;
         let script_path = dir.join(SCRIPT);
         if let Err(e) = write_atomic(&script_path, script.as_bytes()) {
             self.clean_up(&dir, created);
@@ -472,7 +493,11 @@ impl Backend for SlurmBackend {
         let submitted = parse_sbatch(&String::from_utf8_lossy(&out.stdout)).map_err(|m| self.fail("submit", m))?;
         if let Err(e) = write_atomic(&dir.join("jobid"), submitted.job_id.to_string().as_bytes()) {
             // The job is queued: report it; `find` can still locate it by name.
-            tracing::warn!("slurm backend ({}): job {} submitted but recording its id failed: {e}", self.pool, submitted.job_id);
+            tracing::warn!(
+                "slurm backend ({}): job {} submitted but recording its id failed: {e}",
+                self.pool,
+                submitted.job_id
+            );
         }
         Ok(BackendRef(format!("{}@{}", submitted.job_id, sub.name)))
     }
@@ -514,7 +539,10 @@ impl Backend for SlurmBackend {
         }
         let id_text = id.to_string();
         let command = format!("scancel {id}");
-        let out = self.run("scancel", &[&id_text], SCANCEL_LIMIT).await.map_err(|e| self.run_error("cancel", &command, e, SCANCEL_LIMIT))?;
+        let out = self
+            .run("scancel", &[&id_text], SCANCEL_LIMIT)
+            .await
+            .map_err(|e| self.run_error("cancel", &command, e, SCANCEL_LIMIT))?;
         if !out.status.success() {
             return Err(self.fail("cancel", format!("`{command}` {}", failure_text(&out))));
         }
@@ -650,9 +678,13 @@ pub fn parse_sbatch(stdout: &str) -> std::result::Result<Submitted, String> {
 /// An integer field: a number, or the `{"set", "infinite", "number"}` object of data_parser v0.0.40+.
 fn number(value: &Value) -> Option<i64> {
     match value {
-        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64)),
+        Value::Number(n) => {
+            n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64))
+        }
         Value::Object(o) => {
-            if o.get("set").and_then(Value::as_bool) == Some(false) || o.get("infinite").and_then(Value::as_bool) == Some(true) {
+            if o.get("set").and_then(Value::as_bool) == Some(false)
+                || o.get("infinite").and_then(Value::as_bool) == Some(true)
+            {
                 return None;
             }
             o.get("number").and_then(number)
@@ -721,7 +753,8 @@ fn exit_status(value: Option<&Value>) -> Option<i64> {
 /// One job object of `squeue --json` (or of `final.json`).
 fn parse_job(job: &Value) -> std::result::Result<SlurmJob, String> {
     let o = job.as_object().ok_or("a job entry is not an object")?;
-    let job_id = o.get("job_id").and_then(number).filter(|id| *id >= 0).ok_or("a job entry has no numeric `job_id`")? as u64;
+    let job_id =
+        o.get("job_id").and_then(number).filter(|id| *id >= 0).ok_or("a job entry has no numeric `job_id`")? as u64;
     let text = |key: &str| o.get(key).and_then(Value::as_str).map(str::to_string);
     let state = match o.get("job_state") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
@@ -729,7 +762,12 @@ fn parse_job(job: &Value) -> std::result::Result<SlurmJob, String> {
             let states: Vec<String> = list.iter().filter_map(Value::as_str).map(str::to_string).collect();
             pick_state(&states).ok_or_else(|| format!("job {job_id}: `job_state` is an empty list"))?
         }
-        other => return Err(format!("job {job_id}: `job_state` is {}", other.map_or("missing".into(), |v| format!("`{v}`")))),
+        other => {
+            return Err(format!(
+                "job {job_id}: `job_state` is {}",
+                other.map_or("missing".into(), |v| format!("`{v}`"))
+            ))
+        }
     };
     Ok(SlurmJob {
         job_id,
@@ -772,7 +810,8 @@ pub fn parse_squeue(json: &str) -> std::result::Result<Vec<SlurmJob>, String> {
             .collect();
         return Err(format!("squeue --json ({plugin}) reported errors: {}", said.join("; ")));
     }
-    let jobs = o.get("jobs").and_then(Value::as_array).ok_or_else(|| format!("squeue --json ({plugin}): no `jobs` list"))?;
+    let jobs =
+        o.get("jobs").and_then(Value::as_array).ok_or_else(|| format!("squeue --json ({plugin}): no `jobs` list"))?;
     jobs.iter().map(|j| parse_job(j).map_err(|m| format!("squeue --json ({plugin}): {m}"))).collect()
 }
 
@@ -828,17 +867,21 @@ pub fn map_state(job: &SlurmJob) -> std::result::Result<BackendState, String> {
         None => "ended without an exit status".to_string(),
     };
     Ok(match state.as_str() {
-        "PENDING" | "REQUEUED" | "REQUEUE_FED" | "REQUEUE_HOLD" | "RESV_DEL_HOLD" | "POWER_UP_NODE" => BackendState::Pending {
-            reason: reason.unwrap_or(&state).to_string(),
-            unschedulable: reason.is_some_and(is_unschedulable),
-        },
+        "PENDING" | "REQUEUED" | "REQUEUE_FED" | "REQUEUE_HOLD" | "RESV_DEL_HOLD" | "POWER_UP_NODE" => {
+            BackendState::Pending {
+                reason: reason.unwrap_or(&state).to_string(),
+                unschedulable: reason.is_some_and(is_unschedulable),
+            }
+        }
         "CONFIGURING" | "RUNNING" | "COMPLETING" | "SUSPENDED" | "STOPPED" | "RESIZING" | "SIGNALING" | "STAGE_OUT"
         | "UPDATE_DB" => BackendState::Running,
         "COMPLETED" => BackendState::Succeeded,
         "FAILED" | "SPECIAL_EXIT" | "LAUNCH_FAILED" | "RECONFIG_FAIL" => {
             BackendState::Failed { exit_code: code, reason: format!("{} ({slurm})", ended()) }
         }
-        "OUT_OF_MEMORY" => BackendState::Failed { exit_code: code, reason: format!("out of memory: {} ({slurm})", ended()) },
+        "OUT_OF_MEMORY" => {
+            BackendState::Failed { exit_code: code, reason: format!("out of memory: {} ({slurm})", ended()) }
+        }
         "BOOT_FAIL" => BackendState::Failed { exit_code: code, reason: format!("a node failed to boot ({slurm})") },
         "DEADLINE" => BackendState::Failed { exit_code: code, reason: format!("Slurm deadline reached ({slurm})") },
         "TIMEOUT" => BackendState::Failed { exit_code: None, reason: "Slurm time limit reached".into() },
@@ -983,7 +1026,12 @@ mod tests {
         assert_eq!(state(FAILED, 4), BackendState::Running);
         match state(FAILED, 5) {
             BackendState::Failed { exit_code: Some(3), reason } => {
-                assert!(reason.contains("exited with status 3") && reason.contains("FAILED") && reason.contains("NonZeroExitCode"), "{reason}")
+                assert!(
+                    reason.contains("exited with status 3")
+                        && reason.contains("FAILED")
+                        && reason.contains("NonZeroExitCode"),
+                    "{reason}"
+                )
             }
             other => panic!("{other:?}"),
         }
@@ -993,10 +1041,15 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(state(MIXED, 4), BackendState::Failed { exit_code: None, reason: "Slurm time limit reached".into() });
+        assert_eq!(
+            state(MIXED, 4),
+            BackendState::Failed { exit_code: None, reason: "Slurm time limit reached".into() }
+        );
         assert_eq!(state(MIXED, 3), BackendState::Cancelled, "cancelled while held");
         match state(NODE_FAIL, 7) {
-            BackendState::Preempted { reason } => assert!(reason.contains("NODE_FAIL") && reason.contains("NodeDown"), "{reason}"),
+            BackendState::Preempted { reason } => {
+                assert!(reason.contains("NODE_FAIL") && reason.contains("NodeDown"), "{reason}")
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(state(NODE_FAIL, 8), BackendState::Pending { reason: "BeginTime".into(), unschedulable: false });
@@ -1071,18 +1124,27 @@ mod tests {
         };
         assert!(map_state(&odd).unwrap_err().contains("WEIRD"));
         let strange = r#"{"jobs": [{"job_id": 4.0, "job_state": "FAILED", "exit_code": "x", "name": null}]}"#;
-        assert_eq!(map_state(&parse_squeue(strange).unwrap()[0]).unwrap(), BackendState::Failed {
-            exit_code: None,
-            reason: "ended without an exit status (Slurm FAILED)".into()
-        });
+        assert_eq!(
+            map_state(&parse_squeue(strange).unwrap()[0]).unwrap(),
+            BackendState::Failed { exit_code: None, reason: "ended without an exit status (Slurm FAILED)".into() }
+        );
     }
 
     #[test]
     fn unschedulable_reasons_are_about_capacity() {
-        for yes in ["Resources", "Priority", "ReqNodeNotAvail", "ReqNodeNotAvail, UnavailableNodes:n1", "NodeDown", "PartitionNodeLimit"] {
+        for yes in [
+            "Resources",
+            "Priority",
+            "ReqNodeNotAvail",
+            "ReqNodeNotAvail, UnavailableNodes:n1",
+            "NodeDown",
+            "PartitionNodeLimit",
+        ] {
             assert!(is_unschedulable(yes), "{yes}");
         }
-        for no in ["JobHeldUser", "JobHeldAdmin", "BeginTime", "Dependency", "None", "", "Licenses", "QOSMaxJobsPerUserLimit"] {
+        for no in
+            ["JobHeldUser", "JobHeldAdmin", "BeginTime", "Dependency", "None", "", "Licenses", "QOSMaxJobsPerUserLimit"]
+        {
             assert!(!is_unschedulable(no), "{no}");
         }
     }
@@ -1101,8 +1163,14 @@ mod tests {
         let kill9 = parse_jobcomp(JOBCOMP, 6, None).unwrap();
         assert!(matches!(map_state(&kill9).unwrap(), BackendState::Failed { exit_code: Some(137), .. }));
         assert_eq!(map_state(&parse_jobcomp(JOBCOMP, 2, Some("pend")).unwrap()).unwrap(), BackendState::Succeeded);
-        assert!(matches!(map_state(&parse_jobcomp(JOBCOMP, 4, None).unwrap()).unwrap(), BackendState::Failed { exit_code: None, .. }));
-        assert!(matches!(map_state(&parse_jobcomp(JOBCOMP, 7, None).unwrap()).unwrap(), BackendState::Preempted { .. }));
+        assert!(matches!(
+            map_state(&parse_jobcomp(JOBCOMP, 4, None).unwrap()).unwrap(),
+            BackendState::Failed { exit_code: None, .. }
+        ));
+        assert!(matches!(
+            map_state(&parse_jobcomp(JOBCOMP, 7, None).unwrap()).unwrap(),
+            BackendState::Preempted { .. }
+        ));
         assert_eq!(parse_jobcomp(JOBCOMP, 8, None).unwrap().state, "CANCELLED", "the last line of a job wins");
         assert_eq!(parse_jobcomp(JOBCOMP, 5, Some("other-name")), None, "a reused id is not ours");
         assert_eq!(parse_jobcomp(JOBCOMP, 999, None), None);
@@ -1149,7 +1217,12 @@ mod tests {
         let jobs = dir.path().join("jobs 100%");
         let backend = SlurmBackend::from_pool(&pool, &jobs).unwrap();
         let tricky = ["a b", "it's", "$HOME", "`id`", "*", "line\nbreak", "", "\"q\"", "back\\slash"];
-        let mut command = vec!["sh".to_string(), "-c".into(), r#"printf '[%s]' "$@"; printf '{%s}' "$V" "$FALCON_JOB_ATTEMPT""#.into(), "x".into()];
+        let mut command = vec![
+            "sh".to_string(),
+            "-c".into(),
+            r#"printf '[%s]' "$@"; printf '{%s}' "$V" "$FALCON_JOB_ATTEMPT""#.into(),
+            "x".into(),
+        ];
         command.extend(tricky.iter().map(|s| s.to_string()));
         let spec = JobSpec {
             name: "quote".into(),
@@ -1223,7 +1296,8 @@ mod tests {
         let pool = |settings| Pool::from_config(&config(settings)).unwrap();
         let err = |settings| SlurmBackend::from_pool(&pool(settings), Path::new("/tmp/j")).unwrap_err().to_string();
         assert!(SlurmBackend::from_pool(&pool(BTreeMap::new()), Path::new("/tmp/j")).is_ok());
-        assert!(err(BTreeMap::from([("slurm_conf".into(), Value::String("/no/such/slurm.conf".into()))])).contains("slurm_conf"));
+        assert!(err(BTreeMap::from([("slurm_conf".into(), Value::String("/no/such/slurm.conf".into()))]))
+            .contains("slurm_conf"));
         assert!(err(BTreeMap::from([("partition".into(), Value::from(3))])).contains("settings.partition"));
         assert!(err(BTreeMap::from([("partition".into(), Value::String("a b".into()))])).contains("settings.partition"));
         let quote = SlurmBackend::from_pool(&pool(BTreeMap::new()), Path::new("/tmp/a\"b")).unwrap_err().to_string();

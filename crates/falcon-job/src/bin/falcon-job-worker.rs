@@ -36,15 +36,18 @@ async fn run() -> Result<(), String> {
         args.get(k).map_or(Ok(default), |v| v.parse().map_err(|_| format!("--{k}: `{v}` is not a number")))
     };
     let meta = MetaStore::connect(&get("db")?).await.map_err(|e| e.to_string())?;
-    let artifacts = ArtifactStore::open(&get("artifacts")?, &Default::default(), &Default::default()).map_err(|e| e.to_string())?;
+    let artifacts =
+        ArtifactStore::open(&get("artifacts")?, &Default::default(), &Default::default()).map_err(|e| e.to_string())?;
     let pool = Pool::from_config(&PoolConfig::local_cpu(number("capacity", 4)? as u32)).map_err(|e| e.to_string())?;
-    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(get("jobs-dir")?, &pool.name).with_grace(Duration::from_secs(2)));
+    let backend: Arc<dyn Backend> =
+        Arc::new(LocalBackend::new(get("jobs-dir")?, &pool.name).with_grace(Duration::from_secs(2)));
     let mut config = ManagerConfig::new(get("owner")?);
     config.lease = Duration::from_millis(number("lease-ms", 30_000)?);
     config.poll_interval = Duration::from_millis(number("poll-ms", 1_000)?);
     config.log_interval = Duration::from_millis(number("log-ms", 5_000)?);
     let manager = JobManager::new(meta, artifacts, vec![pool], vec![backend], config);
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let mut term =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
     manager
         .run(async move {
             tokio::select! {

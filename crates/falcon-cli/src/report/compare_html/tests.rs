@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::report::html::render_page;
-use falcon_analysis::compare::{CategoryChange, MatchSummary, MemoryDelta, MfuDelta, OpSource, RooflinePeaks, Side, Totals};
+use falcon_analysis::compare::{
+    CategoryChange, MatchSummary, MemoryDelta, MfuDelta, OpSource, RooflinePeaks, Side, Totals,
+};
 use falcon_core::stats::{Direction, SampleStats};
 
 fn side(input: &str, steps: Vec<f64>) -> Side {
@@ -103,7 +105,11 @@ fn sample() -> ProfileComparison {
         op_source: OpSource::Device,
         step_time: verdict(VerdictKind::Regressed, Some(0.0105), Some(0.012)),
         mfu: MfuDelta { a: Some(0.3), b: Some(0.28), delta: Some(-0.02), verdict: None },
-        totals: Totals { op_time: td(100.0, 120.0), idle_time: Some(td(50.0, 40.0)), total_time: Some(td(150.0, 160.0)) },
+        totals: Totals {
+            op_time: td(100.0, 120.0),
+            idle_time: Some(td(50.0, 40.0)),
+            total_time: Some(td(150.0, 160.0)),
+        },
         ops: vec![op("fusion.1", 10.0, 30.0), op("fusion.2", 30.0, 10.0)],
         categories: vec![CategoryChange {
             category: "fusion".to_string(),
@@ -142,7 +148,14 @@ fn sample() -> ProfileComparison {
             a_leak_suspected: false,
             b_leak_suspected: true,
         }),
-        matching: MatchSummary { matched: 12, by_name: 10, by_deduplicated_name: 1, by_fingerprint: 1, added: 0, removed: 0 },
+        matching: MatchSummary {
+            matched: 12,
+            by_name: 10,
+            by_deduplicated_name: 1,
+            by_fingerprint: 1,
+            added: 0,
+            removed: 0,
+        },
         notes: vec!["note with & and <b>".to_string()],
     }
 }
@@ -160,7 +173,11 @@ fn degenerate() -> ProfileComparison {
         ..verdict(VerdictKind::Inconclusive, None, Some(f64::INFINITY))
     };
     c.mfu = MfuDelta { a: Some(f64::NAN), b: None, delta: Some(f64::INFINITY), verdict: None };
-    c.totals = Totals { op_time: TimeDelta { a_us: 0.0, b_us: 0.0, delta_us: 0.0, delta_ps: 0, delta_rel: None }, idle_time: None, total_time: None };
+    c.totals = Totals {
+        op_time: TimeDelta { a_us: 0.0, b_us: 0.0, delta_us: 0.0, delta_ps: 0, delta_rel: None },
+        idle_time: None,
+        total_time: None,
+    };
     c.ops.clear();
     c.categories.clear();
     c.regressions = vec![OpChange { delta_us: f64::NAN, ..op("x", f64::NAN, f64::INFINITY) }];
@@ -224,7 +241,12 @@ fn roofline_has_one_arrow_per_shown_op() {
     assert!(table.find("convolution.&lt;9&gt;").unwrap() < table.find("fusion.0").unwrap(), "crossed first");
     // same frames: one roof; an op that did not move has no arrow line but still its group
     let mut same = c.clone();
-    same.roofline_peaks = Some(RooflinePeaks { b_peak_flop_rate: 918_000.0, b_peak_hbm_bw: 1525.5, b_ridge_point: 560.4, ..c.roofline_peaks.clone().unwrap() });
+    same.roofline_peaks = Some(RooflinePeaks {
+        b_peak_flop_rate: 918_000.0,
+        b_peak_hbm_bw: 1525.5,
+        b_ridge_point: 560.4,
+        ..c.roofline_peaks.clone().unwrap()
+    });
     same.roofline = vec![rl("still", (1.0, 10.0), (1.0, 10.0), false, 5.0, 0.0)];
     let chart = roofline_chart(&same, 4);
     assert_eq!(chart.matches("class=\"roof\"").count(), 1);
@@ -261,4 +283,3 @@ fn degenerate_inputs_render_without_nan() {
     empty.roofline.clear();
     assert!(roofline_chart(&empty, 3).contains("No roofline"));
 }
-

@@ -54,7 +54,13 @@ pub fn strip_box(series: &[Series], unit: &str) -> String {
         v.sort_by(f64::total_cmp);
         let _ = write!(s, r#"<g class="dist"><title>{}</title>"#, escape(&format!("{}: {} values", se.label, v.len())));
         s.push_str(&text(left - 10.0, cy - 2.0, "end", r#"font-weight="600""#, &se.label));
-        s.push_str(&text(left - 10.0, cy + 13.0, "end", &format!(r#"fill="{GREY}" font-size="11""#), &format!("n = {}", v.len())));
+        s.push_str(&text(
+            left - 10.0,
+            cy + 13.0,
+            "end",
+            &format!(r#"fill="{GREY}" font-size="11""#),
+            &format!("n = {}", v.len()),
+        ));
         if v.is_empty() {
             s.push_str(&text(left + 8.0, cy + 4.0, "start", &format!(r#"fill="{GREY}""#), "no values"));
             s.push_str("</g>");
@@ -79,12 +85,30 @@ pub fn strip_box(series: &[Series], unit: &str) -> String {
         );
         for (j, x) in se.values.iter().filter(|x| x.is_finite()).enumerate() {
             let jitter = ((j * 7) % 11) as f64 - 5.0;
-            let _ = write!(s, r#"<circle cx="{}" cy="{}" r="2.6" fill="{}" fill-opacity="0.55"/>"#, num(sc.map(*x)), num(cy + jitter * 2.0), se.color);
+            let _ = write!(
+                s,
+                r#"<circle cx="{}" cy="{}" r="2.6" fill="{}" fill-opacity="0.55"/>"#,
+                num(sc.map(*x)),
+                num(cy + jitter * 2.0),
+                se.color
+            );
         }
         let mx = sc.map(med);
         s.push_str(&line(mx, cy - bh / 2.0 - 3.0, mx, cy + bh / 2.0 + 3.0, DARK, r#"class="median" stroke-width="3""#));
-        let anchor = if mx > right - 80.0 { "end" } else if mx < left + 80.0 { "start" } else { "middle" };
-        s.push_str(&text(mx, cy - bh / 2.0 - 6.0, anchor, r#"font-size="11" font-weight="600""#, &format!("median {}", tick_label(med))));
+        let anchor = if mx > right - 80.0 {
+            "end"
+        } else if mx < left + 80.0 {
+            "start"
+        } else {
+            "middle"
+        };
+        s.push_str(&text(
+            mx,
+            cy - bh / 2.0 - 6.0,
+            anchor,
+            r#"font-size="11" font-weight="600""#,
+            &format!("median {}", tick_label(med)),
+        ));
         s.push_str("</g>");
     }
     s.push_str("</svg>");

@@ -54,13 +54,7 @@ pub fn text(x: f64, y: f64, anchor: &str, extra: &str, s: &str) -> String {
 }
 
 fn line(x1: f64, y1: f64, x2: f64, y2: f64, stroke: &str, extra: &str) -> String {
-    format!(
-        r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{stroke}" {extra}/>"#,
-        num(x1),
-        num(y1),
-        num(x2),
-        num(y2)
-    )
+    format!(r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{stroke}" {extra}/>"#, num(x1), num(y1), num(x2), num(y2))
 }
 
 /// `s` cut to `max` characters with an ellipsis.
@@ -171,7 +165,11 @@ impl Log {
 
     /// Pixel position of `v` (clamped into the domain; non-positive values sit at the low end).
     pub fn map(&self, v: f64) -> f64 {
-        let l = if v.is_finite() && v > 0.0 { v.log10().clamp(f64::from(self.e0), f64::from(self.e1)) } else { f64::from(self.e0) };
+        let l = if v.is_finite() && v > 0.0 {
+            v.log10().clamp(f64::from(self.e0), f64::from(self.e1))
+        } else {
+            f64::from(self.e0)
+        };
         self.r0 + (l - f64::from(self.e0)) / f64::from(self.e1 - self.e0) * (self.r1 - self.r0)
     }
 }
@@ -200,7 +198,13 @@ pub fn si(v: f64) -> String {
         .find(|(d, _)| a >= *d)
         .unwrap_or((1.0, ""));
     let x = v / d;
-    let digits = if x.abs() >= 100.0 { 0 } else if x.abs() >= 10.0 { 1 } else { 2 };
+    let digits = if x.abs() >= 100.0 {
+        0
+    } else if x.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
     let s = format!("{x:.digits$}");
     let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
     if p.is_empty() {

@@ -63,10 +63,30 @@ fn legend(x: f64, y: f64, items: &[(Swatch, String)]) -> String {
         let yy = y + i as f64 * 20.0;
         let _ = match sw {
             Swatch::Line { color, dashed } => {
-                write!(s, "{}", line(x, yy, x + 24.0, yy, color, if *dashed { r#"stroke-width="2" stroke-dasharray="6 4""# } else { r#"stroke-width="2""# }))
+                write!(
+                    s,
+                    "{}",
+                    line(
+                        x,
+                        yy,
+                        x + 24.0,
+                        yy,
+                        color,
+                        if *dashed { r#"stroke-width="2" stroke-dasharray="6 4""# } else { r#"stroke-width="2""# }
+                    )
+                )
             }
-            Swatch::Arrow { color } => write!(s, "{}{}", line(x, yy, x + 16.0, yy, color, r#"stroke-width="1.8""#), arrow_head(x + 16.0, yy, 1.0, 0.0, color)),
-            Swatch::Band { color } => write!(s, "{}", line(x, yy, x + 24.0, yy, color, r#"stroke-width="8" stroke-opacity="0.3" stroke-linecap="round""#)),
+            Swatch::Arrow { color } => write!(
+                s,
+                "{}{}",
+                line(x, yy, x + 16.0, yy, color, r#"stroke-width="1.8""#),
+                arrow_head(x + 16.0, yy, 1.0, 0.0, color)
+            ),
+            Swatch::Band { color } => write!(
+                s,
+                "{}",
+                line(x, yy, x + 24.0, yy, color, r#"stroke-width="8" stroke-opacity="0.3" stroke-linecap="round""#)
+            ),
             Swatch::Dot { color, hollow } => write!(
                 s,
                 r#"<circle cx="{}" cy="{}" r="4" fill="{}" stroke="{color}" stroke-width="1.5"/>"#,
@@ -113,7 +133,18 @@ struct Placer {
 
 impl Placer {
     fn place(&mut self, x: f64, y: f64, w: f64, h: f64, bounds: (f64, f64, f64, f64)) -> (f64, f64) {
-        let cands = [(6.0, -6.0), (6.0, 12.0), (-6.0 - w, -6.0), (-6.0 - w, 12.0), (6.0, -20.0), (6.0, 26.0), (-w / 2.0, -12.0), (-w / 2.0, 24.0), (18.0, 3.0), (-18.0 - w, 3.0)];
+        let cands = [
+            (6.0, -6.0),
+            (6.0, 12.0),
+            (-6.0 - w, -6.0),
+            (-6.0 - w, 12.0),
+            (6.0, -20.0),
+            (6.0, 26.0),
+            (-w / 2.0, -12.0),
+            (-w / 2.0, 24.0),
+            (18.0, 3.0),
+            (-18.0 - w, 3.0),
+        ];
         let mut best = (x + 6.0, y - 6.0);
         for (dx, dy) in cands {
             let (lx, ly) = (x + dx, y + dy); // text baseline-left
@@ -143,8 +174,14 @@ pub fn roofline(roofs: &[Roof], moves: &[Move]) -> String {
     let shown: Vec<&Move> = moves.iter().filter(|m| m.plottable()).collect();
     // a factor of 2 of room around the points, and room for the flat roof right of the ridge and for the
     // peak's label above it
-    let xs = shown.iter().flat_map(|m| [m.a.0 / 2.0, m.b.0 * 2.0, m.a.0 * 2.0, m.b.0 / 2.0]).chain(roofs.iter().flat_map(|r| [r.ridge() / 2.0, r.ridge() * 5.0]));
-    let ys = shown.iter().flat_map(|m| [m.a.1 / 2.0, m.b.1 * 2.0, m.a.1 * 2.0, m.b.1 / 2.0]).chain(roofs.iter().map(|r| r.peak_gflops * 3.0));
+    let xs = shown
+        .iter()
+        .flat_map(|m| [m.a.0 / 2.0, m.b.0 * 2.0, m.a.0 * 2.0, m.b.0 / 2.0])
+        .chain(roofs.iter().flat_map(|r| [r.ridge() / 2.0, r.ridge() * 5.0]));
+    let ys = shown
+        .iter()
+        .flat_map(|m| [m.a.1 / 2.0, m.b.1 * 2.0, m.a.1 * 2.0, m.b.1 / 2.0])
+        .chain(roofs.iter().map(|r| r.peak_gflops * 3.0));
     let sx = Log::around(xs, 12, left, right);
     let sy = Log::around(ys, 12, bottom, top);
     let mut s = open(w, h, "Roofline: each op's move from A to B");
@@ -161,7 +198,14 @@ pub fn roofline(roofs: &[Roof], moves: &[Move]) -> String {
         s.push_str(&line(left, y, right, y, "#e9ecef", ""));
     }
     s.push_str("</g>");
-    let _ = write!(s, r#"<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="{GREY}"/>"#, num(left), num(top), num(right - left), num(bottom - top));
+    let _ = write!(
+        s,
+        r#"<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="{GREY}"/>"#,
+        num(left),
+        num(top),
+        num(right - left),
+        num(bottom - top)
+    );
     s.push_str(r#"<g class="ticks">"#);
     for e in (sx.e0..=sx.e1).filter(|e| (e - sx.e0) % step_x == 0) {
         s.push_str(&text(sx.map(10f64.powi(e)), bottom + 16.0, "middle", "", &decade_label(e)));
@@ -170,7 +214,13 @@ pub fn roofline(roofs: &[Roof], moves: &[Move]) -> String {
         s.push_str(&text(left - 6.0, sy.map(10f64.powi(e)) + 4.0, "end", "", &decade_label(e)));
     }
     s.push_str("</g>");
-    s.push_str(&text((left + right) / 2.0, bottom + 36.0, "middle", r#"font-weight="600""#, "operational intensity (FLOP/byte)"));
+    s.push_str(&text(
+        (left + right) / 2.0,
+        bottom + 36.0,
+        "middle",
+        r#"font-weight="600""#,
+        "operational intensity (FLOP/byte)",
+    ));
     let _ = write!(
         s,
         r#"<text x="16" y="{mid}" text-anchor="middle" font-weight="600" transform="rotate(-90 16 {mid})">GFLOP/s</text>"#,
@@ -186,15 +236,35 @@ pub fn roofline(roofs: &[Roof], moves: &[Move]) -> String {
         let pts = [(x_start, x_start * r.bw_gbs), (ridge, r.peak_gflops), (sx.hi(), r.peak_gflops)];
         let pts_s: Vec<String> = pts.iter().map(|(x, y)| format!("{},{}", num(sx.map(*x)), num(sy.map(*y)))).collect();
         let dash = if r.dashed { r#" stroke-dasharray="7 5""# } else { "" };
-        let _ = write!(s, r#"<polyline class="roof" points="{}" fill="none" stroke="{}" stroke-width="2"{dash}/>"#, pts_s.join(" "), r.color);
+        let _ = write!(
+            s,
+            r#"<polyline class="roof" points="{}" fill="none" stroke="{}" stroke-width="2"{dash}/>"#,
+            pts_s.join(" "),
+            r.color
+        );
         let (rx, py) = (sx.map(ridge), sy.map(r.peak_gflops));
         s.push_str(&line(rx, py, rx, bottom, r.color, r#"stroke-dasharray="2 3" stroke-opacity="0.7""#));
         // with two roofs, the upper one's peak is labelled above its line and the lower one's below, so that
         // the labels do not meet between them
-        let top_peak = roofs.iter().enumerate().all(|(j, o)| o.peak_gflops < r.peak_gflops || (o.peak_gflops == r.peak_gflops && j >= i));
+        let top_peak = roofs
+            .iter()
+            .enumerate()
+            .all(|(j, o)| o.peak_gflops < r.peak_gflops || (o.peak_gflops == r.peak_gflops && j >= i));
         let dy = if top_peak { -6.0 } else { 15.0 };
-        s.push_str(&text(right - 4.0, py + dy, "end", &format!(r#"fill="{}""#, r.color), &format!("{}: {}FLOP/s peak", r.label, si(r.peak_gflops * 1e9))));
-        s.push_str(&text(rx + 4.0, bottom - 6.0 - 14.0 * i as f64, "start", &format!(r#"fill="{}""#, r.color), &format!("ridge {}", si(ridge))));
+        s.push_str(&text(
+            right - 4.0,
+            py + dy,
+            "end",
+            &format!(r#"fill="{}""#, r.color),
+            &format!("{}: {}FLOP/s peak", r.label, si(r.peak_gflops * 1e9)),
+        ));
+        s.push_str(&text(
+            rx + 4.0,
+            bottom - 6.0 - 14.0 * i as f64,
+            "start",
+            &format!(r#"fill="{}""#, r.color),
+            &format!("ridge {}", si(ridge)),
+        ));
         // bandwidth label along the slope, where it is inside the plot
         let (x0, y0) = (sx.map(x_start), sy.map(x_start * r.bw_gbs));
         if rx - x0 > 120.0 {
@@ -215,7 +285,9 @@ pub fn roofline(roofs: &[Roof], moves: &[Move]) -> String {
             let f = (0..12)
                 .map(|k| 0.1 + 0.05 * k as f64)
                 .filter(|f| used.iter().all(|u: &f64| (u - f).abs() >= 0.2))
-                .max_by(|a, b| clearance(*a).total_cmp(&clearance(*b)).then((b - 0.25).abs().total_cmp(&(a - 0.25).abs())))
+                .max_by(|a, b| {
+                    clearance(*a).total_cmp(&clearance(*b)).then((b - 0.25).abs().total_cmp(&(a - 0.25).abs()))
+                })
                 .unwrap_or(0.2);
             used.push(f);
             let angle = rad.to_degrees();
@@ -244,15 +316,33 @@ pub fn roofline(roofs: &[Roof], moves: &[Move]) -> String {
         let _ = write!(body, r#"<g class="op-move"><title>{}</title>"#, escape(&m.title));
         let len = ((bx - ax).powi(2) + (by - ay).powi(2)).sqrt();
         if m.highlight {
-            body.push_str(&line(ax, ay, bx, by, PURPLE, r#"stroke-width="10" stroke-opacity="0.25" stroke-linecap="round""#));
+            body.push_str(&line(
+                ax,
+                ay,
+                bx,
+                by,
+                PURPLE,
+                r#"stroke-width="10" stroke-opacity="0.25" stroke-linecap="round""#,
+            ));
         }
-        let _ = write!(body, r#"<circle cx="{}" cy="{}" r="3.5" fill="white" stroke="{}" stroke-width="1.5"/>"#, num(ax), num(ay), m.color);
+        let _ = write!(
+            body,
+            r#"<circle cx="{}" cy="{}" r="3.5" fill="white" stroke="{}" stroke-width="1.5"/>"#,
+            num(ax),
+            num(ay),
+            m.color
+        );
         if len >= 4.0 {
             let (ux, uy) = ((bx - ax) / len, (by - ay) / len);
-            let _ = write!(body, "{}", line(ax, ay, bx - ux * 8.0, by - uy * 8.0, m.color, r#"class="arrow" stroke-width="1.8""#));
+            let _ = write!(
+                body,
+                "{}",
+                line(ax, ay, bx - ux * 8.0, by - uy * 8.0, m.color, r#"class="arrow" stroke-width="1.8""#)
+            );
             body.push_str(&arrow_head(bx, by, ux, uy, m.color));
         } else {
-            let _ = write!(body, r#"<circle class="still" cx="{}" cy="{}" r="2" fill="{}"/>"#, num(bx), num(by), m.color);
+            let _ =
+                write!(body, r#"<circle class="still" cx="{}" cy="{}" r="2" fill="{}"/>"#, num(bx), num(by), m.color);
         }
         body.push_str("</g>");
         let tw = 7.5 * m.key.chars().count() as f64 + 2.0;

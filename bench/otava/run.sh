@@ -15,7 +15,5 @@ fi
 rm -rf "$out" && mkdir -p "$out/data"
 "$venv/bin/python" bench/otava/gen_series.py "$out/data" --draws "$draws" >/dev/null
 "$venv/bin/python" bench/otava/run_otava.py "$out/data" --json > "$out/otava.jsonl"
-FALCON_CP_BENCH_FILES="$PWD/$out/data" \
-    cargo test --release -q -p falcon-core --lib stats::change_point::tests::bench_series_from_env -- --nocapture \
-    | grep '^{' > "$out/falcon.jsonl"
+cargo bench -q -p falcon-core --bench change_points -- "$PWD/$out/data" > "$out/falcon.jsonl"
 "$venv/bin/python" bench/otava/report.py "$out/otava.jsonl" "$out/falcon.jsonl"

@@ -4,8 +4,8 @@
 //! `target/test-artifacts/profile-compare-{cpu,tpu}.png`.
 //!
 //! The browser is `$FALCON_CHROMIUM`, else `chromium`, `chromium-browser`, `google-chrome` or
-//! `google-chrome-stable` on PATH. Without one the tests fail (install Chromium, e.g. `apt-get install
-//! chromium`), unless `FALCON_SKIP_BROWSER_TESTS=1`, which skips only the browser part.
+//! `google-chrome-stable` on PATH. Without one the tests fail (`scripts/test.sh` installs Debian's `chromium`
+//! when it is missing); nothing skips them.
 
 mod common;
 
@@ -38,9 +38,8 @@ fn artifacts_dir() -> PathBuf {
     PathBuf::from(under_manifest("../..")).join("target/test-artifacts")
 }
 
-/// The browser to use, or `None` when the browser part may be skipped; panics when there is none and
-/// skipping was not asked for.
-fn browser() -> Option<PathBuf> {
+/// The browser to use; panics when there is none.
+fn browser() -> PathBuf {
     if let Some(p) = std::env::var_os("FALCON_CHROMIUM").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         assert!(
@@ -48,20 +47,16 @@ fn browser() -> Option<PathBuf> {
             "FALCON_CHROMIUM={} does not exist",
             p.display()
         );
-        return Some(find_on_path(&p.to_string_lossy()).unwrap_or(p));
+        return find_on_path(&p.to_string_lossy()).unwrap_or(p);
     }
     if let Some(p) =
         ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"].iter().find_map(|n| find_on_path(n))
     {
-        return Some(p);
-    }
-    if std::env::var("FALCON_SKIP_BROWSER_TESTS").as_deref() == Ok("1") {
-        eprintln!("html_report: no Chromium found; browser checks SKIPPED because FALCON_SKIP_BROWSER_TESTS=1");
-        return None;
+        return p;
     }
     panic!(
         "html_report needs a Chromium browser to render the HTML report: install it (Debian/Ubuntu: `apt-get install chromium`) \
-         or point FALCON_CHROMIUM at chromium/google-chrome; set FALCON_SKIP_BROWSER_TESTS=1 to skip these checks"
+         or point FALCON_CHROMIUM at chromium/google-chrome"
     );
 }
 
@@ -181,9 +176,9 @@ fn check_html(html: &str) {
     }
 }
 
-/// Writes the comparison page, checks it, renders it in the browser; returns the DOM for test-specific
-/// checks (None when the browser part is skipped).
-fn render(a: &str, b: &str, artifact: &str) -> (String, Option<String>) {
+/// Writes the comparison page, checks it, renders it in the browser; returns the page and the DOM for
+/// test-specific checks.
+fn render(a: &str, b: &str, artifact: &str) -> (String, String) {
     let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let html_path = work.path().join("compare.html");
     let out =
@@ -194,7 +189,7 @@ fn render(a: &str, b: &str, artifact: &str) -> (String, Option<String>) {
     let html = std::fs::read_to_string(&html_path).expect("the page was written");
     check_html(&html);
 
-    let Some(browser) = browser() else { return (html, None) };
+    let browser = browser();
     let url = format!("file://{}", html_path.display());
     let png = work.path().join("shot.png");
     let netlog = work.path().join("netlog.json");
@@ -221,7 +216,7 @@ fn render(a: &str, b: &str, artifact: &str) -> (String, Option<String>) {
     let problems = log_problems(&log);
     assert!(problems.is_empty(), "console messages or network errors while loading:\n{}", problems.join("\n"));
     assert!(dom.contains("<section class=\"profile-compare\">"), "the comparison section is not in the DOM:\n{dom}");
-    (html, Some(dom))
+    (html, dom)
 }
 
 #[test]
@@ -229,7 +224,6 @@ fn cpu_compare_page_renders_with_its_charts() {
     let (html, dom) = render(&compare_data("batch8"), &compare_data("batch16"), "profile-compare-cpu.png");
     assert!(html.contains("regressed"), "batch 16 is slower per step than batch 8");
     assert!(html.contains("No roofline"), "CPU captures have no roofline");
-    let Some(dom) = dom else { return };
     assert_eq!(dom.matches("<svg").count(), 2, "step-time and op-delta charts");
     assert!(dom.contains("class=\"chart steps\"") && dom.contains("class=\"chart deltas\""));
     assert!(dom.matches("class=\"median\"").count() == 2, "a median per side");
@@ -241,7 +235,6 @@ fn tpu_self_compare_page_renders_the_roofline() {
     let tpu = tpu_capture();
     let (html, dom) = render(&tpu, &tpu, "profile-compare-tpu.png");
     assert!(html.contains("Roofline changes"));
-    let Some(dom) = dom else { return };
     assert!(dom.contains("class=\"chart roofline\""), "the roofline chart is in the DOM");
     assert_eq!(dom.matches("class=\"roof\"").count(), 1, "one roof: both sides ran on the same chip");
     assert!(dom.matches("class=\"op-move\"").count() >= 1, "ops on the roofline");

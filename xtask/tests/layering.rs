@@ -7,8 +7,10 @@ use xtask::layering_violations;
 
 fn metadata_json() -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // Not `--offline`: metadata resolves the lock for every platform, which needs crates (e.g. Windows-only
+    // ones) that a build on this host never downloads, so an empty cargo home would fail offline.
     let out = std::process::Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .args(["metadata", "--format-version", "1", "--locked"])
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .output()
         .expect("run cargo metadata");

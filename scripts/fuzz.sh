@@ -4,14 +4,16 @@
 #   bash scripts/fuzz.sh [SECONDS]        # default 60
 #
 # - Installs cargo-fuzz into the clone (.cache/cargo-bin, via `cargo install --root`) unless it is there.
-# - Needs the nightly toolchain (libFuzzer's sanitizer flags); installs it with rustup when it is missing.
+# - Builds with the toolchain that is installed: libFuzzer's sanitizer flags (-Z...) are unstable, so on a
+#   stable toolchain the build runs with RUSTC_BOOTSTRAP=1 (fuzz builds only; nothing else is built so).
+#   No second toolchain is installed; FALCON_FUZZ_TOOLCHAIN=nightly picks an installed nightly instead.
 # - Target `decode` (crates/falcon-xplane/fuzz/fuzz_targets/decode.rs): decode never panics, errors
 #   carry an offset inside the input, one thread and several give the same result.
 # - Corpus: the committed seeds (crates/falcon-xplane/fuzz/seeds/decode, small XSpaces cut out of the
 #   test captures by fuzz/make_seeds.py) plus a working corpus in .cache/fuzz-corpus/decode that
 #   persists between runs in the same clone (never committed).
 # - A crash leaves its input in .cache/fuzz-artifacts/decode/; reproduce it with
-#     cargo +nightly fuzz run --fuzz-dir crates/falcon-xplane/fuzz decode <that file>
+#     RUSTC_BOOTSTRAP=1 .cache/cargo-bin/bin/cargo-fuzz run --fuzz-dir crates/falcon-xplane/fuzz decode <that file>
 #   and add it as a regression test in crates/falcon-xplane/tests/fuzz_regressions.rs.
 set -euo pipefail
 
@@ -29,10 +31,18 @@ artifacts="$ROOT/.cache/fuzz-artifacts/decode"
 
 log() { printf 'fuzz: %s\n' "$*" >&2; }
 
-if ! cargo +nightly --version >/dev/null 2>&1; then
-    command -v rustup >/dev/null 2>&1 || { log "ERROR: no nightly toolchain and no rustup to install it"; exit 1; }
-    log "installing the nightly toolchain"
-    rustup toolchain install nightly --profile minimal
+cargo_cmd=(cargo) rustc_cmd=(rustc)
+if [[ -n "${FALCON_FUZZ_TOOLCHAIN:-}" ]]; then
+    cargo_cmd=(cargo "+$FALCON_FUZZ_TOOLCHAIN") rustc_cmd=(rustc "+$FALCON_FUZZ_TOOLCHAIN")
+    "${cargo_cmd[@]}" --version >/dev/null 2>&1 \
+        || { log "ERROR: FALCON_FUZZ_TOOLCHAIN=$FALCON_FUZZ_TOOLCHAIN is not an installed toolchain"; exit 1; }
+fi
+rustc_version="$("${rustc_cmd[@]}" --version)"
+if [[ "$rustc_version" != *nightly* ]]; then
+    export RUSTC_BOOTSTRAP=1
+    log "toolchain: $rustc_version (not nightly: building the fuzz target with RUSTC_BOOTSTRAP=1)"
+else
+    log "toolchain: $rustc_version"
 fi
 
 if ! "$bin/cargo-fuzz" --version 2>/dev/null | grep -q " $CARGO_FUZZ_VERSION\$"; then
@@ -43,12 +53,12 @@ export PATH="$bin:$PATH"
 
 mkdir -p "$corpus" "$artifacts"
 log "building the fuzz target"
-cargo +nightly fuzz build --fuzz-dir "$fuzz_dir" decode
+"${cargo_cmd[@]}" fuzz build --fuzz-dir "$fuzz_dir" decode
 
 log "running target decode for ${seconds}s"
 start=$(date +%s)
 set +e
-cargo +nightly fuzz run --fuzz-dir "$fuzz_dir" decode "$corpus" "$fuzz_dir/seeds/decode" -- \
+"${cargo_cmd[@]}" fuzz run --fuzz-dir "$fuzz_dir" decode "$corpus" "$fuzz_dir/seeds/decode" -- \
     -max_total_time="$seconds" -max_len=16384 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$artifacts/"
 rc=$?

@@ -2,8 +2,9 @@
 //! - TPU v6e inference: `tpu_v6e_inference_xprof_memory_profile.json` (proto JSON of XProf's
 //!   `MemoryProfile`) and `tpu_v6e_inference_xprof_cli_get_memory_profile.json` (the
 //!   `xprof get_memory_profile` summary, rounded to 0.01);
-//! - GPU V100x8 TF and JAX CPU captures: no panic, consistent results (and, when the shared XProf
-//!   fixture is present next to the workspace, the GPU per-allocator summaries);
+//! - GPU V100x8 TF: `gpu_v100x8_tf_xprof_memory_profile.json.gz` (XProf's `MemoryProfile`, gzipped) for
+//!   every allocator, plus consistency checks;
+//! - JAX CPU capture: no panic, consistent results;
 //! - synthetic XSpaces for the processing-order rules, step growth and the leak rule.
 
 use std::path::PathBuf;
@@ -26,8 +27,15 @@ fn xplane_data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../falcon-xplane/tests/data").join(name)
 }
 
+/// A JSON file, gunzipped when its name ends in `.gz`.
 fn json_at(path: PathBuf) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("read json")).expect("parse json")
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if path.extension().is_some_and(|x| x == "gz") {
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut text).expect("gunzip");
+        return serde_json::from_slice(&text).expect("parse json");
+    }
+    serde_json::from_slice(&bytes).expect("parse json")
 }
 
 fn profile_of(path: PathBuf) -> MemoryProfile {
@@ -288,13 +296,12 @@ fn gpu_capture_is_sensible() {
     let steps = detect_steps(&space);
     assert_eq!(ours.step_growth_bytes.len(), steps.steps.len().saturating_sub(1));
     serde_json::to_string(&ours).expect("serialize");
+}
 
-    // Ad-hoc comparison with XProf's output, when the shared fixture is around.
-    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures/xprof/gpu_v100x8_tf/xprof_memory_profile.json");
-    if shared.exists() {
-        check_against_xprof(&ours, &json_at(shared));
-    }
+#[test]
+fn gpu_matches_xprof_memory_profile() {
+    let ours = profile_of(xplane_data("gpu_v100x8_tf.xplane.pb"));
+    check_against_xprof(&ours, &json_at(data("gpu_v100x8_tf_xprof_memory_profile.json.gz")));
 }
 
 #[test]

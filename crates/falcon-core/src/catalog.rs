@@ -488,7 +488,6 @@ mod tests {
     use super::*;
 
     /// Pins the shape of one type.
-    #[allow(clippy::too_many_arguments)]
     fn assert_shape(
         name: &str,
         canonical: &str,

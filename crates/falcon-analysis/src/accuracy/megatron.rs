@@ -176,10 +176,12 @@ fn validation_line(line: &str) -> Option<(&str, &str)> {
     kind.starts_with("validation").then(|| (kind, &line[at + " loss at ".len()..]))
 }
 
+/// A validation line's iteration and its `(series name, value)` pairs.
+type ValidationLine = (i64, Vec<(String, f64)>);
+
 /// `iteration N | key value: v | key PPL: v |` → `(N, [("key validation", v), ("key validation ppl", v)])`;
 /// `None` when the prefix names no iteration (`the end of training for val data`).
-#[allow(clippy::type_complexity)]
-fn parse_validation(kind: &str, rest: &str) -> std::result::Result<Option<(i64, Vec<(String, f64)>)>, String> {
+fn parse_validation(kind: &str, rest: &str) -> std::result::Result<Option<ValidationLine>, String> {
     let (prefix, fields) = rest.split_once('|').unwrap_or((rest, ""));
     let Some(after) = prefix.trim().strip_prefix("iteration") else { return Ok(None) };
     let after = after.trim_start();

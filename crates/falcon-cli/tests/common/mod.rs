@@ -1,5 +1,5 @@
 //! Running the `falcon` binary the way a user does, shared by the CLI test files.
-#![allow(dead_code)] // each test file uses its own subset
+#![allow(dead_code, reason = "each test file uses its own subset of the helpers")]
 
 use serde_json::Value;
 use std::path::Path;

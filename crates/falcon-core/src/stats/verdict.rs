@@ -272,7 +272,6 @@ fn relative_change(a: f64, b: f64) -> Option<f64> {
     d.is_finite().then_some(d)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn decide(
     a: &SampleStats,
     b: &SampleStats,

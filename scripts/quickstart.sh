@@ -8,9 +8,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-echo "quickstart: building falcon (the first build takes a few minutes)" >&2
-cargo build --quiet -p falcon-cli
-FALCON="$ROOT/target/debug/falcon"
+# The release build: the binary docs/PERFORMANCE.md measures (a debug build analyses profiles ~10x slower).
+echo "quickstart: building falcon in release mode (the first build takes about 6 minutes on 2 cores)" >&2
+cargo build --quiet --release --locked -p falcon-cli
+FALCON="$ROOT/target/release/falcon"
 
 if [[ -f falcon.toml ]]; then
     echo "quickstart: ./falcon.toml exists; keeping it" >&2

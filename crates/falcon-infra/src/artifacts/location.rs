@@ -133,6 +133,20 @@ impl ArtifactLocation {
                 }
                 if s3.anonymous {
                     builder = builder.skip_signature().disable_config_load().disable_ec2_metadata();
+                } else {
+                    match (&s3.access_key_id, &s3.secret_access_key) {
+                        // Static keys go first in the credential chain (else: AWS_* environment, ~/.aws, IMDS).
+                        (Some(key_id), Some(secret)) => {
+                            builder = builder.access_key_id(key_id).secret_access_key(secret);
+                        }
+                        (None, None) => {}
+                        _ => {
+                            return Err(fail(opendal::Error::new(
+                                opendal::ErrorKind::ConfigInvalid,
+                                "[s3] access_key_id and secret_access_key must be set together",
+                            )))
+                        }
+                    }
                 }
                 Operator::new(builder).map_err(fail)?
             }

@@ -1,5 +1,6 @@
 //! Test harness: real backends only. Every MetaStore test runs on a fresh SQLite file and on a fresh MariaDB
-//! database (dropped afterwards); every ArtifactStore test runs on a local directory and on the GCS emulator.
+//! database (dropped afterwards); every ArtifactStore test runs on a local directory, on the GCS emulator and on
+//! an S3 server (moto).
 //! A backend that is not reachable fails the test with instructions — it is never skipped.
 
 #![allow(dead_code)]
@@ -79,6 +80,16 @@ pub fn gcs_endpoint() -> String {
     })
 }
 
+/// The S3-compatible server's endpoint (moto).
+pub fn s3_endpoint() -> String {
+    std::env::var("FALCON_TEST_S3_ENDPOINT").unwrap_or_else(|_| {
+        panic!(
+            "the S3 server is needed for this test: FALCON_TEST_S3_ENDPOINT is not set.\n\
+             Run the tests with `scripts/test.sh`, which starts moto_server on loopback and sets it."
+        )
+    })
+}
+
 /// A store on a local temporary folder (kept alive by the returned guard).
 pub fn local_store() -> (ArtifactStore, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -106,10 +117,32 @@ pub async fn gcs_store() -> ArtifactStore {
     ArtifactStore::open(&format!("gs://{bucket}/runs/prod"), &gcs, &S3Config::default()).expect("open GCS store")
 }
 
-/// Generates one `#[tokio::test]` per artifact backend (local dir, GCS emulator) for each listed
+/// A store on a new bucket of the S3 server, under a two-level prefix, with signed requests (moto accepts any
+/// keys, but refuses unsigned reads of objects as S3 does).
+pub async fn s3_store() -> ArtifactStore {
+    let endpoint = s3_endpoint();
+    let bucket = format!("falcon-test-{}", uuid::Uuid::new_v4().simple());
+    // CreateBucket: moto takes it unsigned; no body means the default region, us-east-1.
+    let created = reqwest::Client::new()
+        .put(format!("{endpoint}/{bucket}"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("the S3 server at {endpoint} does not answer: {e}"));
+    assert!(created.status().is_success(), "creating bucket {bucket}: {}", created.status());
+    let s3 = S3Config {
+        endpoint: Some(endpoint),
+        region: Some("us-east-1".into()),
+        anonymous: false,
+        access_key_id: Some("falcon-test".into()),
+        secret_access_key: Some("falcon-test-secret".into()),
+    };
+    ArtifactStore::open(&format!("s3://{bucket}/runs/prod"), &GcsConfig::default(), &s3).expect("open S3 store")
+}
+
+/// Generates one `#[tokio::test]` per artifact backend (local dir, GCS emulator, S3 server) for each listed
 /// `async fn(ArtifactStore)`.
 #[macro_export]
-macro_rules! on_both_object_stores {
+macro_rules! on_every_object_store {
     ($($name:ident),* $(,)?) => {
         mod local {
             $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -118,6 +151,10 @@ macro_rules! on_both_object_stores {
         mod gcs_emulator {
             $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() { let store = $crate::common::gcs_store().await; super::$name(store).await })*
+        }
+        mod s3_moto {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { let store = $crate::common::s3_store().await; super::$name(store).await })*
         }
     };
 }

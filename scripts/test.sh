@@ -18,6 +18,27 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# The HTML-report test renders pages in headless Chromium: install Debian's when no browser is there.
+have_browser() {
+    [[ -n "${FALCON_CHROMIUM:-}" ]] && return 0
+    local b
+    for b in chromium chromium-browser google-chrome google-chrome-stable; do
+        command -v "$b" >/dev/null 2>&1 && return 0
+    done
+    return 1
+}
+if ! have_browser; then
+    command -v apt-get >/dev/null 2>&1 \
+        || { echo "test: ERROR: no Chromium for the HTML-report test and no apt-get: install the package chromium (or set FALCON_CHROMIUM)" >&2; exit 1; }
+    as_root=()
+    [[ $(id -u) -eq 0 ]] || as_root=(sudo)
+    echo "test: installing chromium and fonts-dejavu-core (apt-get) for the HTML-report test" >&2
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update >&2
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-dejavu-core >&2 \
+        || { echo "test: ERROR: apt-get install chromium failed: install the package chromium (or set FALCON_CHROMIUM)" >&2; exit 1; }
+    have_browser || { echo "test: ERROR: chromium installed but not on PATH" >&2; exit 1; }
+fi
+
 bash "$ROOT/scripts/services.sh" up
 # shellcheck source=/dev/null
 source "$ROOT/.cache/services.env"

@@ -3,7 +3,7 @@
 //! an S3 server (moto).
 //! A backend that is not reachable fails the test with instructions — it is never skipped.
 
-#![allow(dead_code)]
+#![allow(dead_code, reason = "each test file uses its own subset of the helpers")]
 
 use falcon_core::config::{GcsConfig, S3Config};
 use falcon_infra::{ArtifactStore, MetaStore};

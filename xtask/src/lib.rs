@@ -8,7 +8,7 @@ use cargo_metadata::{DependencyKind, Metadata, Node, PackageId};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
 /// The interface crates: checked on their direct normal and build dependencies.
-pub const INTERFACE_CRATES: &[&str] = &["falcon-cli", "falcon-api"];
+pub const INTERFACE_CRATES: &[&str] = &["falcon-cli", "falcon-api", "falcon-app"];
 
 /// Crates an interface crate must not name directly: the lower layers and every storage or cluster client.
 pub const INTERFACE_FORBIDDEN: &[&str] =
@@ -22,7 +22,8 @@ pub const ALLOWED_FALCON_DEPS: &[(&str, &[&str])] = &[
     ("falcon-exp", &["falcon-core", "falcon-infra", "falcon-job"]),
     ("falcon-xplane", &[]),
     ("falcon-analysis", &["falcon-core", "falcon-infra", "falcon-xplane"]),
-    ("falcon-cli", &["falcon-core", "falcon-exp", "falcon-analysis", "falcon-api"]),
+    ("falcon-app", &["falcon-core", "falcon-exp", "falcon-analysis"]),
+    ("falcon-cli", &["falcon-core", "falcon-app", "falcon-exp", "falcon-analysis", "falcon-api"]),
     ("falcon-api", &["falcon-core", "falcon-exp", "falcon-analysis"]),
 ];
 

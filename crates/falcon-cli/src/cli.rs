@@ -226,6 +226,17 @@ pub enum ReportFormat {
     Json,
 }
 
+impl From<ReportFormat> for falcon_app::render::Format {
+    fn from(f: ReportFormat) -> Self {
+        match f {
+            ReportFormat::Table => Self::Table,
+            ReportFormat::Md => Self::Md,
+            ReportFormat::Html => Self::Html,
+            ReportFormat::Json => Self::Json,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ProfileCompareArgs {
     /// Baseline: experiment id, `.xplane.pb` file, run directory or gs:// URI.

@@ -6,7 +6,6 @@
 mod cli;
 mod commands;
 mod output;
-mod report;
 mod settings;
 
 use clap::Parser;

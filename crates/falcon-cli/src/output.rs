@@ -89,6 +89,9 @@ fn classify(err: &anyhow::Error) -> (ErrorKind, Option<String>) {
         if let Some(f) = cause.downcast_ref::<CliFailure>() {
             return (f.kind, f.hint.clone());
         }
+        if let Some(e) = cause.downcast_ref::<falcon_app::AppError>() {
+            return (e.kind(), e.hint());
+        }
         if let Some(e) = cause.downcast_ref::<falcon_exp::ExpError>() {
             return (e.kind(), e.hint());
         }

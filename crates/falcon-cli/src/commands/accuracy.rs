@@ -5,12 +5,12 @@
 
 use crate::cli::{AccuracyCompareArgs, GlobalArgs, ReportFormat};
 use crate::output::{check_output, print_stdout, write_atomically, CliFailure};
-use crate::report::accuracy as report;
 use crate::settings;
 use falcon_analysis::accuracy::align::{align, AccuracyReport, AlignOptions, Verdict};
 use falcon_analysis::accuracy::read::{read_path, ReadOptions};
 use falcon_analysis::error::AnalysisError;
 use falcon_analysis::service::Analysis;
+use falcon_app::render::accuracy as report;
 use falcon_core::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

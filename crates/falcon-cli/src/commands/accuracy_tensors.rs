@@ -5,9 +5,9 @@
 
 use crate::cli::{AccuracyTensorsArgs, GlobalArgs, ReportFormat};
 use crate::output::{print_stdout, CliFailure};
-use crate::report::{html, tensors};
 use falcon_analysis::error::AnalysisError;
 use falcon_analysis::tensors::{compare_dumps, TensorOptions, TensorReport};
+use falcon_app::render::{html, tensors};
 use falcon_core::ErrorKind;
 use std::path::PathBuf;
 use std::process::ExitCode;

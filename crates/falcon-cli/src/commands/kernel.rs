@@ -1,13 +1,13 @@
 //! `falcon kernel analyze|compare`: kernel-bench results (a JSONL/CSV file, a directory holding one, or an
 //! experiment's `kernel_bench` artifact) analysed or compared with `falcon_analysis::kernel_bench`, rendered by
-//! [`crate::report::kernel`].
+//! [`falcon_app::render::kernel`].
 
 use crate::cli::{GlobalArgs, KernelAnalyzeArgs, KernelCommand, KernelCompareArgs, ReportFormat};
 use crate::output::{print_stdout, CliFailure};
-use crate::report::kernel as render;
 use crate::settings;
 use falcon_analysis::kernel_bench::{self, KernelOptions, KernelResults};
 use falcon_analysis::service::Analysis;
+use falcon_app::render::kernel as render;
 use falcon_core::artifact::ArtifactKind;
 use falcon_core::ids::ExperimentId;
 use falcon_core::ErrorKind;
@@ -43,7 +43,7 @@ async fn analyze(global: &GlobalArgs, loader: &mut Loader<'_>, args: &KernelAnal
     let results = loader.load(&args.results, format).await?;
     let options = KernelOptions { p: args.p, peak_tflops: args.peak_tflops, peak_gbs: args.peak_gbs };
     let report = kernel_bench::analyze(&results, &options);
-    let text = render::render_report(&report, format)?;
+    let text = render::render_report(&report, format.into())?;
     print_stdout(text.trim_end_matches('\n'))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -53,7 +53,7 @@ async fn compare(global: &GlobalArgs, loader: &mut Loader<'_>, args: &KernelComp
     let base = loader.load(&args.base, format).await?;
     let new = loader.load(&args.new, format).await?;
     let comparison = kernel_bench::compare(&base, &new);
-    let text = render::render_comparison(&comparison, format)?;
+    let text = render::render_comparison(&comparison, format.into())?;
     print_stdout(text.trim_end_matches('\n'))?;
     if args.fail_on_regression && comparison.has_regression() {
         eprintln!("regression: {}", render::regression_reason(&comparison));

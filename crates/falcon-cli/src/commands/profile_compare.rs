@@ -4,10 +4,10 @@
 
 use crate::cli::{GlobalArgs, ProfileCompareArgs, ReportFormat};
 use crate::output::{check_output, print_stdout, write_atomically};
-use crate::report::{compare_html, compare_md, compare_table, html};
 use crate::settings;
 use falcon_analysis::compare::{CompareOptions, ProfileComparison};
 use falcon_analysis::service::Analysis;
+use falcon_app::render::{compare_html, compare_md, compare_table, html};
 use falcon_core::ids::ExperimentId;
 use falcon_core::stats::VerdictKind;
 use falcon_core::ErrorKind;

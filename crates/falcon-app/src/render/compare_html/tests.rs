@@ -1,7 +1,7 @@
 //! Tests of the comparison section on a sample comparison with real roofline moves and on a degenerate one.
 
 use super::*;
-use crate::report::html::render_page;
+use crate::render::html::render_page;
 use falcon_analysis::compare::{
     CategoryChange, MatchSummary, MemoryDelta, MfuDelta, OpSource, RooflinePeaks, Side, Totals,
 };

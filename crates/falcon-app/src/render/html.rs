@@ -5,21 +5,7 @@
 use super::svg;
 use std::fmt::Write;
 
-/// `s` with `& < > " '` replaced by entities: safe as element text and as a quoted attribute value.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(ch),
-        }
-    }
-    out
-}
+pub use super::markup::escape;
 
 /// A `<table>` of text cells (escaped here). Cells that look numeric (`12.5 ms`, `+3 %`, `–`) are
 /// right-aligned; a cell starting with `+` or `−`/`-` followed by a digit is coloured as a worse/better delta

@@ -2,7 +2,7 @@
 //! axes, and every op's move from its A point to its B point as an arrow, with a legend.
 
 use super::{decade_label, line, num, open, si, text, Log, DARK, GREEN, GREY, PURPLE, RED};
-use crate::report::html::escape;
+use crate::render::markup::escape;
 use std::fmt::Write;
 
 /// One roof: a memory slope up to the ridge point, then flat at the compute peak.

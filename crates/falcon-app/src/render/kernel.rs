@@ -7,7 +7,7 @@
 
 use super::compare_table::{new_table, p_value, rel_pct};
 use super::html;
-use crate::cli::ReportFormat;
+use super::Format as ReportFormat;
 use falcon_analysis::kernel_bench::{KernelComparison, KernelDelta, KernelReport, KernelRow, RooflineBound, RowKey};
 use falcon_core::stats::VerdictKind;
 use std::collections::BTreeSet;
@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 const NONE: &str = "—";
 
 /// The analysis in `format`.
-pub fn render_report(r: &KernelReport, format: ReportFormat) -> anyhow::Result<String> {
+pub fn render_report(r: &KernelReport, format: ReportFormat) -> serde_json::Result<String> {
     Ok(match format {
         ReportFormat::Json => serde_json::to_string_pretty(r)? + "\n",
         ReportFormat::Table => report_text(r, false),
@@ -25,7 +25,7 @@ pub fn render_report(r: &KernelReport, format: ReportFormat) -> anyhow::Result<S
 }
 
 /// The comparison in `format`.
-pub fn render_comparison(c: &KernelComparison, format: ReportFormat) -> anyhow::Result<String> {
+pub fn render_comparison(c: &KernelComparison, format: ReportFormat) -> serde_json::Result<String> {
     Ok(match format {
         ReportFormat::Json => serde_json::to_string_pretty(c)? + "\n",
         ReportFormat::Table => comparison_text(c, false),

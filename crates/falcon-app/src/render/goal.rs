@@ -4,7 +4,7 @@
 
 use super::html::{self, escape, table};
 use super::{compare_html, compare_md, compare_table};
-use crate::commands::goal_report::GoalReport;
+use crate::goal_report::GoalReport;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement};
 use falcon_core::status::Direction;
 

@@ -1,7 +1,7 @@
 //! Strip/box plots: one row per sample on a shared linear axis.
 
 use super::{line, num, open, padded_domain, text, tick_label, Linear, DARK, GREY};
-use crate::report::html::escape;
+use crate::render::markup::escape;
 use std::fmt::Write;
 
 /// One sample for [`strip_box`].

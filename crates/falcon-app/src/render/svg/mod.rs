@@ -4,7 +4,7 @@
 //! coordinate goes through [`num`], so NaN or infinity in the data never reaches an attribute. This module
 //! holds what the charts share: colours, elements, scales and number labels.
 
-use crate::report::html::escape;
+use super::markup::escape;
 
 mod bars;
 mod distribution;

@@ -1,7 +1,7 @@
 //! Horizontal signed bars from a zero line.
 
 use super::{line, num, open, padded_domain, text, tick_label, truncate, Linear, DARK};
-use crate::report::html::escape;
+use crate::render::markup::escape;
 use std::fmt::Write;
 
 /// One horizontal bar of [`hbars`].

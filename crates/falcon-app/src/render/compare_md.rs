@@ -11,6 +11,6 @@ pub fn render(c: &ProfileComparison, top: usize, level: usize) -> String {
 }
 
 /// [`render`] with the experiments' config diff after the header (when both inputs were experiments).
-pub(crate) fn render_with(c: &ProfileComparison, top: usize, level: usize, config_diff: Option<&[Change]>) -> String {
+pub fn render_with(c: &ProfileComparison, top: usize, level: usize, config_diff: Option<&[Change]>) -> String {
     sections_to_markdown(&sections(c, top, true, config_diff), level)
 }

@@ -19,12 +19,12 @@ pub fn render(c: &ProfileComparison, top: usize) -> String {
 }
 
 /// [`render`] with the experiments' config diff after the header (when both inputs were experiments).
-pub(crate) fn render_with(c: &ProfileComparison, top: usize, config_diff: Option<&[Change]>) -> String {
+pub fn render_with(c: &ProfileComparison, top: usize, config_diff: Option<&[Change]>) -> String {
     sections_to_text(&sections(c, top, false, config_diff))
 }
 
 /// Sections as terminal text: each title, then its parts, a blank line between sections.
-pub(crate) fn sections_to_text(sections: &[Section]) -> String {
+pub fn sections_to_text(sections: &[Section]) -> String {
     let mut out = String::new();
     for (i, s) in sections.iter().enumerate() {
         if i > 0 {
@@ -44,7 +44,7 @@ pub(crate) fn sections_to_text(sections: &[Section]) -> String {
 }
 
 /// Sections as Markdown: the first title at heading `level`, the others one level below.
-pub(crate) fn sections_to_markdown(sections: &[Section], level: usize) -> String {
+pub fn sections_to_markdown(sections: &[Section], level: usize) -> String {
     let level = level.clamp(1, 5);
     let mut out = String::new();
     for (i, s) in sections.iter().enumerate() {
@@ -66,20 +66,20 @@ pub(crate) fn sections_to_markdown(sections: &[Section], level: usize) -> String
 }
 
 /// One part of a section.
-pub(crate) enum Part {
+pub enum Part {
     /// A line (or paragraph) of text.
     Text(String),
     Table(Table),
 }
 
 /// A titled block of the report.
-pub(crate) struct Section {
+pub struct Section {
     pub title: String,
     pub parts: Vec<Part>,
 }
 
 /// A table for the terminal (`markdown` false) or Markdown.
-pub(crate) fn new_table(markdown: bool, header: impl Into<comfy_table::Row>) -> Table {
+pub fn new_table(markdown: bool, header: impl Into<comfy_table::Row>) -> Table {
     let mut t = Table::new();
     t.load_preset(if markdown { ASCII_MARKDOWN } else { UTF8_FULL_CONDENSED })
         .set_content_arrangement(if markdown { ContentArrangement::Disabled } else { ContentArrangement::Dynamic })
@@ -88,32 +88,32 @@ pub(crate) fn new_table(markdown: bool, header: impl Into<comfy_table::Row>) -> 
 }
 
 /// Microseconds, 3 decimals.
-pub(crate) fn us(x: f64) -> String {
+pub fn us(x: f64) -> String {
     format!("{x:.3}")
 }
 
 /// A signed change in microseconds, 3 decimals.
-pub(crate) fn dus(x: f64) -> String {
+pub fn dus(x: f64) -> String {
     format!("{x:+.3}")
 }
 
 /// A relative change as a signed percent with 2 decimals; `—` when undefined.
-pub(crate) fn rel_pct(r: Option<f64>) -> String {
+pub fn rel_pct(r: Option<f64>) -> String {
     r.map_or_else(|| "—".to_string(), |r| format!("{:+.2}%", r * 100.0))
 }
 
 /// Seconds as milliseconds, 3 decimals; `—` when absent.
-pub(crate) fn ms_of_s(s: Option<f64>) -> String {
+pub fn ms_of_s(s: Option<f64>) -> String {
     s.map_or_else(|| "—".to_string(), |s| format!("{:.3}", s * 1e3))
 }
 
 /// A fraction (MFU) as a percent with 4 decimals; `—` when absent.
-pub(crate) fn mfu_pct(f: Option<f64>) -> String {
+pub fn mfu_pct(f: Option<f64>) -> String {
     f.map_or_else(|| "—".to_string(), |f| format!("{:.4}%", f * 100.0))
 }
 
 /// A p-value: 4 decimals, scientific below 0.001.
-pub(crate) fn p_value(p: Option<f64>) -> String {
+pub fn p_value(p: Option<f64>) -> String {
     match p {
         None => "—".to_string(),
         Some(p) if p != 0.0 && p < 1e-3 => format!("{p:.3e}"),
@@ -180,7 +180,7 @@ fn side_device(s: &Side) -> String {
 }
 
 /// The sentence of a verdict: change, interval, p-value, word.
-pub(crate) fn verdict_line(v: &Verdict, markdown: bool) -> String {
+pub fn verdict_line(v: &Verdict, markdown: bool) -> String {
     let ci = match (v.ci_low_rel, v.ci_high_rel) {
         (Some(lo), Some(hi)) => format!(" (CI {} … {})", rel_pct(Some(lo)), rel_pct(Some(hi))),
         _ => String::new(),
@@ -226,12 +226,7 @@ fn time_row(t: &mut Table, label: &str, d: &TimeDelta) {
 
 /// The report's sections, for the terminal (`markdown` false) or Markdown. The first is the header; its
 /// title is the report title.
-pub(crate) fn sections(
-    c: &ProfileComparison,
-    top: usize,
-    markdown: bool,
-    config_diff: Option<&[Change]>,
-) -> Vec<Section> {
+pub fn sections(c: &ProfileComparison, top: usize, markdown: bool, config_diff: Option<&[Change]>) -> Vec<Section> {
     let md = markdown;
     let mut out = Vec::new();
 

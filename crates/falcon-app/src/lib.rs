@@ -1,0 +1,19 @@
+//! `falcon-app`: the application layer every front end sits on (DESIGN.md §1).
+//!
+//! The CLI, the Web API and the MCP server are thin shells: they parse a request, call one function here and
+//! render the struct it returns. This crate composes EXP (`falcon-exp`) and analysis (`falcon-analysis`) into
+//! the use cases those front ends offer, and holds the renderers they share (Markdown, HTML, SVG charts).
+//!
+//! - **Owns:** use cases that need both EXP and analysis (the goal report, …); the shared renderers
+//!   ([`render`]); the one error type of the layer ([`AppError`], with the kind that fixes exit codes).
+//! - **Must not:** hold business rules (a goal's progress, verdicts, lifecycle are EXP's; numbers are
+//!   analysis'); touch storage or cluster clients (`falcon-infra`, `falcon-job`, `sqlx`, `opendal`, `kube`);
+//!   print or read the terminal.
+//! - **Invariants:** a use case is implemented once, here, and every front end returns its struct as the same
+//!   JSON; missing pieces of a composed answer are notes, not failures.
+
+pub mod error;
+pub mod goal_report;
+pub mod render;
+
+pub use error::{AppError, Result};

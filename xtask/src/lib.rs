@@ -10,6 +10,9 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 /// The interface crates: checked on their direct normal and build dependencies.
 pub const INTERFACE_CRATES: &[&str] = &["falcon-cli", "falcon-api", "falcon-app"];
 
+/// The test-only fake that no product crate may depend on (normal or build edges; dev-dependencies may).
+pub const TEST_ONLY: &str = "fake-kube-apiserver";
+
 /// Crates an interface crate must not name directly: the lower layers and every storage or cluster client.
 pub const INTERFACE_FORBIDDEN: &[&str] =
     &["falcon-infra", "falcon-job", "sqlx", "opendal", "object_store", "kube", "k8s-openapi"];
@@ -23,8 +26,8 @@ pub const ALLOWED_FALCON_DEPS: &[(&str, &[&str])] = &[
     ("falcon-xplane", &[]),
     ("falcon-analysis", &["falcon-core", "falcon-infra", "falcon-xplane"]),
     ("falcon-app", &["falcon-core", "falcon-exp", "falcon-analysis"]),
-    ("falcon-cli", &["falcon-core", "falcon-app", "falcon-exp", "falcon-analysis", "falcon-api"]),
-    ("falcon-api", &["falcon-core", "falcon-exp", "falcon-analysis"]),
+    ("falcon-cli", &["falcon-core", "falcon-app", "falcon-api"]),
+    ("falcon-api", &["falcon-core", "falcon-app"]),
 ];
 
 /// Crates that must never be reachable (transitively, through normal and build dependencies) from a crate.
@@ -37,6 +40,7 @@ pub const FORBIDDEN_BELOW: &[(&str, &[&str])] = &[
             "falcon-exp",
             "falcon-xplane",
             "falcon-analysis",
+            "falcon-app",
             "falcon-cli",
             "falcon-api",
             "sqlx",
@@ -46,12 +50,24 @@ pub const FORBIDDEN_BELOW: &[(&str, &[&str])] = &[
     ),
     (
         "falcon-xplane",
-        &["falcon-core", "falcon-infra", "falcon-job", "falcon-exp", "falcon-analysis", "falcon-cli", "falcon-api"],
+        &[
+            "falcon-core",
+            "falcon-infra",
+            "falcon-job",
+            "falcon-exp",
+            "falcon-analysis",
+            "falcon-app",
+            "falcon-cli",
+            "falcon-api",
+        ],
     ),
-    ("falcon-infra", &["falcon-job", "falcon-exp", "falcon-xplane", "falcon-analysis", "falcon-cli", "falcon-api"]),
-    ("falcon-job", &["falcon-exp", "falcon-analysis", "falcon-cli", "falcon-api"]),
-    ("falcon-exp", &["falcon-analysis", "falcon-cli", "falcon-api"]),
-    ("falcon-analysis", &["falcon-exp", "falcon-job", "falcon-cli", "falcon-api"]),
+    (
+        "falcon-infra",
+        &["falcon-job", "falcon-exp", "falcon-xplane", "falcon-analysis", "falcon-app", "falcon-cli", "falcon-api"],
+    ),
+    ("falcon-job", &["falcon-exp", "falcon-analysis", "falcon-app", "falcon-cli", "falcon-api"]),
+    ("falcon-exp", &["falcon-analysis", "falcon-app", "falcon-cli", "falcon-api"]),
+    ("falcon-analysis", &["falcon-exp", "falcon-job", "falcon-app", "falcon-cli", "falcon-api"]),
 ];
 
 /// One broken rule, printable.
@@ -109,6 +125,21 @@ pub fn layering_violations(metadata: &Metadata) -> Vec<Violation> {
                     krate: krate.to_string(),
                     dependency: dep_name,
                     rule: "interface crates reach storage and clusters only through EXP and analysis".into(),
+                });
+            }
+        }
+    }
+
+    for (name, id) in &members {
+        if name == TEST_ONLY {
+            continue;
+        }
+        for dep in direct_deps(nodes[*id]) {
+            if name_of(dep) == TEST_ONLY {
+                out.insert(Violation {
+                    krate: name.clone(),
+                    dependency: TEST_ONLY.into(),
+                    rule: "a test-only fake; product crates may name it only as a dev-dependency".into(),
                 });
             }
         }

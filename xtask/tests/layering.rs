@@ -84,3 +84,37 @@ fn dev_dependencies_are_ignored() {
     let v = layering_violations(&inject(metadata_json(), "falcon-cli", "falcon-infra", json!("dev")));
     assert!(v.is_empty(), "{v:?}");
 }
+
+#[test]
+fn front_ends_reach_exp_and_analysis_only_through_falcon_app() {
+    let meta = metadata_json();
+    for (front, lower) in [
+        ("falcon-cli", "falcon-exp"),
+        ("falcon-cli", "falcon-analysis"),
+        ("falcon-api", "falcon-exp"),
+        ("falcon-api", "falcon-analysis"),
+    ] {
+        let v = layering_violations(&inject(meta.clone(), front, lower, Value::Null));
+        assert!(v.iter().any(|v| v.krate == front && v.dependency == lower), "{front} → {lower}: {v:?}");
+    }
+    // The application layer itself never names storage or cluster crates.
+    for forbidden in ["falcon-infra", "falcon-job", "sqlx", "opendal", "kube"] {
+        let v = layering_violations(&inject(meta.clone(), "falcon-app", forbidden, Value::Null));
+        assert!(v.iter().any(|v| v.krate == "falcon-app" && v.dependency == forbidden), "{forbidden}: {v:?}");
+    }
+    // Nothing below the application layer reaches up to it.
+    let v = layering_violations(&inject(meta, "falcon-exp", "falcon-app", Value::Null));
+    assert!(v.iter().any(|v| v.krate == "falcon-exp" && v.dependency == "falcon-app"), "{v:?}");
+}
+
+#[test]
+fn no_product_crate_depends_on_the_test_only_fake() {
+    let meta = metadata_json();
+    for product in ["falcon-cli", "falcon-job", "falcon-app"] {
+        let v = layering_violations(&inject(meta.clone(), product, "fake-kube-apiserver", Value::Null));
+        assert!(v.iter().any(|v| v.krate == product && v.dependency == "fake-kube-apiserver"), "{product}: {v:?}");
+    }
+    // As a dev-dependency (falcon-job's tests use it) it is fine.
+    let v = layering_violations(&inject(meta, "falcon-cli", "fake-kube-apiserver", json!("dev")));
+    assert!(v.is_empty(), "{v:?}");
+}

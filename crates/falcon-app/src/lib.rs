@@ -12,8 +12,18 @@
 //! - **Invariants:** a use case is implemented once, here, and every front end returns its struct as the same
 //!   JSON; missing pieces of a composed answer are notes, not failures.
 
+pub mod accuracy;
+mod app;
 pub mod error;
+pub mod experiments;
 pub mod goal_report;
+pub mod goals;
+pub mod kernel;
+pub mod profiles;
 pub mod render;
+pub mod setup;
+pub mod worker;
 
+pub use app::App;
 pub use error::{AppError, Result};
+pub use falcon_core::config::Config;

@@ -14,7 +14,7 @@ pub struct Cli {
 }
 
 /// Options every command takes.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
     /// Print machine-readable JSON on stdout (errors too).
     #[arg(long, global = true)]

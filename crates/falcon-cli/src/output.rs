@@ -7,25 +7,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// A failure the CLI itself raises (bad config file, missing file, existing file), with its kind and a hint.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct CliFailure {
-    pub kind: ErrorKind,
-    pub message: String,
-    pub hint: Option<String>,
-}
-
-impl CliFailure {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        CliFailure { kind, message: message.into(), hint: None }
-    }
-
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
-        self
-    }
-}
+/// A failure the CLI itself raises (bad config file, missing file, existing file): the application layer's
+/// error type, so kinds and hints are classified in one place.
+pub use falcon_app::AppError as CliFailure;
 
 /// Prints a value as pretty JSON on stdout.
 pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
@@ -86,16 +70,7 @@ pub fn clap_error(e: clap::Error, json: bool) -> ExitCode {
 
 fn classify(err: &anyhow::Error) -> (ErrorKind, Option<String>) {
     for cause in err.chain() {
-        if let Some(f) = cause.downcast_ref::<CliFailure>() {
-            return (f.kind, f.hint.clone());
-        }
         if let Some(e) = cause.downcast_ref::<falcon_app::AppError>() {
-            return (e.kind(), e.hint());
-        }
-        if let Some(e) = cause.downcast_ref::<falcon_exp::ExpError>() {
-            return (e.kind(), e.hint());
-        }
-        if let Some(e) = cause.downcast_ref::<falcon_analysis::error::AnalysisError>() {
             return (e.kind(), e.hint());
         }
         if let Some(e) = cause.downcast_ref::<falcon_core::spec::SpecError>() {

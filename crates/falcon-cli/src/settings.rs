@@ -86,3 +86,15 @@ fn discover(start: &Path) -> Option<PathBuf> {
     let user = config_home.join("falcon").join(CONFIG_FILE_NAME);
     user.is_file().then_some(user)
 }
+
+/// The application over the configuration these flags select, loaded when a use case first needs it (so
+/// commands on local files work even where no configuration file is valid).
+pub fn app(global: &GlobalArgs) -> falcon_app::App {
+    let global = global.clone();
+    falcon_app::App::deferred(move || {
+        load(&global).map(|l| l.config).map_err(|e| match e.downcast::<CliFailure>() {
+            Ok(f) => f,
+            Err(other) => CliFailure::new(ErrorKind::Failure, format!("{other:#}")),
+        })
+    })
+}

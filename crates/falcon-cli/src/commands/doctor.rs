@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let loaded = settings::load(global)?;
-    let report = falcon_exp::doctor(&loaded.config).await;
+    let report = falcon_app::App::new(loaded.config).doctor().await?;
     if global.json {
         print_json(&report)?;
     } else {

@@ -1,44 +1,46 @@
-//! `falcon exp …`: experiments through EXP; this module only parses arguments and renders results.
+//! `falcon exp …`: experiments through `falcon-app`; this module only parses arguments and renders results.
 
 use crate::cli::{CompareArgs, ExpCommand, GlobalArgs, ListArgs};
 use crate::output::{print_json, print_stdout, CliFailure};
-use crate::settings;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
-use falcon_core::ids::{ExperimentId, GoalId, SessionId};
+use falcon_app::experiments::{parse_experiment_id as parse_id, CompareRequest, ExperimentView, ListQuery};
+use falcon_app::App;
 use falcon_core::ErrorKind;
-use falcon_exp::experiments::ExperimentView;
-use falcon_exp::Exp;
 use std::process::ExitCode;
 
-pub async fn run(global: &GlobalArgs, command: &ExpCommand) -> anyhow::Result<ExitCode> {
-    let loaded = settings::load(global)?;
-    let exp = Exp::connect(&loaded.config).await?;
-    let code = match command {
-        ExpCommand::Submit { file, wait } => submit(global, &exp, file, *wait).await?,
-        ExpCommand::List(args) => list(global, &exp, args).await?,
+pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow::Result<ExitCode> {
+    Ok(match command {
+        ExpCommand::Submit { file, wait } => submit(global, app, file, *wait).await?,
+        ExpCommand::List(args) => list(global, app, args).await?,
         ExpCommand::Show { id, warmup } => {
-            let mut view = exp.show(parse_id(id)?).await?;
-            if warmup.is_some() {
-                view.metrics = exp.metric_summaries(view.record.id, *warmup).await?;
-            }
-            render_view(global, &view)?;
+            render_view(global, &app.show_experiment(parse_id(id)?, *warmup).await?)?;
             ExitCode::SUCCESS
         }
         ExpCommand::Cancel { id } => {
-            let rec = exp.cancel(parse_id(id)?).await?;
+            let view = app.cancel_experiment(parse_id(id)?).await?;
             if global.json {
-                print_json(&exp.show(rec.id).await?)?;
+                print_json(&view)?;
             } else {
+                let rec = &view.record;
                 print_stdout(&format!("{}: cancel requested (status {}); a worker stops its job", rec.id, rec.status))?;
             }
             ExitCode::SUCCESS
         }
         ExpCommand::Logs { id, follow: true } => {
-            follow(global, &exp, parse_id(id)?).await?;
+            let json = global.json;
+            app.follow_logs(parse_id(id)?, |name, new| {
+                let printed = if json {
+                    print_json(&serde_json::json!({ "source": name, "text": new }))
+                } else {
+                    new.lines().try_for_each(|line| print_stdout(&format!("[{name}] {line}")))
+                };
+                printed.map_err(|e| CliFailure::new(ErrorKind::Failure, format!("{e:#}")))
+            })
+            .await?;
             ExitCode::SUCCESS
         }
         ExpCommand::Logs { id, follow: false } => {
-            let logs = exp.logs(parse_id(id)?).await?;
+            let logs = app.experiment_logs(parse_id(id)?).await?;
             if global.json {
                 let map: serde_json::Map<String, serde_json::Value> =
                     logs.into_iter().map(|(k, v)| (k, v.into())).collect();
@@ -52,7 +54,7 @@ pub async fn run(global: &GlobalArgs, command: &ExpCommand) -> anyhow::Result<Ex
             ExitCode::SUCCESS
         }
         ExpCommand::Artifacts { id } => {
-            let view = exp.show(parse_id(id)?).await?;
+            let view = app.show_experiment(parse_id(id)?, None).await?;
             if global.json {
                 print_json(&view.artifacts)?;
             } else {
@@ -70,7 +72,7 @@ pub async fn run(global: &GlobalArgs, command: &ExpCommand) -> anyhow::Result<Ex
             ExitCode::SUCCESS
         }
         ExpCommand::Diff { a, b } => {
-            let changes = exp.diff(parse_id(a)?, parse_id(b)?).await?;
+            let changes = app.diff_experiments(parse_id(a)?, parse_id(b)?).await?;
             if global.json {
                 print_json(&serde_json::json!({ "changes": changes }))?;
             } else if changes.is_empty() {
@@ -82,16 +84,14 @@ pub async fn run(global: &GlobalArgs, command: &ExpCommand) -> anyhow::Result<Ex
             }
             ExitCode::SUCCESS
         }
-        ExpCommand::Compare(args) => compare(global, &exp, args).await?,
-        ExpCommand::History(args) => history(global, &exp, args).await?,
-    };
-    exp.close().await;
-    Ok(code)
+        ExpCommand::Compare(args) => compare(global, app, args).await?,
+        ExpCommand::History(args) => history(global, app, args).await?,
+    })
 }
 
 pub(crate) async fn submit(
     global: &GlobalArgs,
-    exp: &Exp,
+    app: &App,
     file: &std::path::Path,
     wait: bool,
 ) -> anyhow::Result<ExitCode> {
@@ -100,27 +100,24 @@ pub(crate) async fn submit(
         CliFailure::new(kind, format!("reading {}: {e}", file.display()))
     })?;
     let spec = falcon_core::spec::parse_spec(&text, &file.display().to_string())?;
-    let rec = exp.submit(&spec).await?;
+    let rec = app.submit(&spec).await?;
     if !global.json {
         eprintln!("{}: submitted `{}` (config {})", rec.id, rec.name, &rec.config_hash[..12]);
     }
-    let rec = if wait {
+    let view = if wait {
         let json = global.json;
-        exp.wait(rec.id, |e| {
-            if !json {
-                eprintln!("{}: {}", e.id, e.status);
-            }
-        })
-        .await?
+        let (view, events) = app
+            .wait_for(rec.id, |e| {
+                if !json {
+                    eprintln!("{}: {}", e.id, e.status);
+                }
+            })
+            .await?;
+        super::worker::report_events(false, &events)?;
+        view
     } else {
-        rec
+        app.show_experiment(rec.id, None).await?
     };
-    if wait && rec.status == falcon_core::status::ExperimentStatus::Completed {
-        let analysis = falcon_analysis::service::Analysis::connect(exp.config()).await?;
-        super::worker::analyze_completed(false, &analysis).await;
-        analysis.close().await;
-    }
-    let view = exp.show(rec.id).await?;
     render_view(global, &view)?;
     Ok(if wait && view.record.status != falcon_core::status::ExperimentStatus::Completed {
         ExitCode::from(1)
@@ -129,15 +126,18 @@ pub(crate) async fn submit(
     })
 }
 
-async fn list(global: &GlobalArgs, exp: &Exp, args: &ListArgs) -> anyhow::Result<ExitCode> {
-    let usage = |m: String| CliFailure::new(ErrorKind::Usage, m);
-    let mut labels = Vec::new();
-    for l in &args.labels {
-        let (k, v) = l.split_once('=').ok_or_else(|| usage(format!("--label `{l}`: expected KEY=VALUE")))?;
-        labels.push((k.to_string(), v.to_string()));
-    }
-    let filter = falcon_infra_filter(args, labels).map_err(usage)?;
-    let rows = exp.list(&filter).await?;
+async fn list(global: &GlobalArgs, app: &App, args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let query = ListQuery {
+        status: args.status.clone(),
+        goal: args.goal.clone(),
+        session: args.session.clone(),
+        scenario: args.scenario.clone(),
+        labels: args.labels.clone(),
+        before: args.before.clone(),
+        since: args.since.clone(),
+        limit: args.limit,
+    };
+    let rows = app.list_experiments(&query).await?;
     if global.json {
         print_json(&rows)?;
     } else {
@@ -154,54 +154,28 @@ async fn list(global: &GlobalArgs, exp: &Exp, args: &ListArgs) -> anyhow::Result
             ]);
         }
         print_stdout(&table.to_string())?;
-        if rows.len() as u32 == filter.limit {
+        if rows.len() as u32 == args.limit.max(1) {
             print_stdout(&format!("more: --before {}", rows.last().map(|r| r.id.to_string()).unwrap_or_default()))?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn falcon_infra_filter(args: &ListArgs, labels: Vec<(String, String)>) -> Result<falcon_exp::ExperimentFilter, String> {
-    Ok(falcon_exp::ExperimentFilter {
-        status: args.status.as_deref().map(str::parse).transpose().map_err(|e| format!("--status: {e}"))?,
-        goal: args.goal.as_deref().map(str::parse::<GoalId>).transpose().map_err(|e| format!("--goal: {e}"))?,
-        session: args
-            .session
-            .as_deref()
-            .map(str::parse::<SessionId>)
-            .transpose()
-            .map_err(|e| format!("--session: {e}"))?,
-        scenario: args.scenario.as_deref().map(str::parse).transpose().map_err(|e| format!("--scenario: {e}"))?,
-        labels,
-        before: args
-            .before
-            .as_deref()
-            .map(str::parse::<ExperimentId>)
-            .transpose()
-            .map_err(|e| format!("--before: {e}"))?,
-        since: match &args.since {
-            Some(text) => {
-                let seconds = falcon_core::spec::parse_duration(text).map_err(|e| format!("--since: {e}"))?;
-                let now =
-                    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis()
-                        as i64;
-                Some(falcon_core::time::Millis(now - seconds as i64 * 1000))
-            }
-            None => None,
-        },
-        limit: args.limit.max(1),
-        ..Default::default()
-    })
-}
-
-async fn compare(global: &GlobalArgs, exp: &Exp, args: &CompareArgs) -> anyhow::Result<ExitCode> {
+async fn compare(global: &GlobalArgs, app: &App, args: &CompareArgs) -> anyhow::Result<ExitCode> {
     use falcon_core::stats::Direction;
     let direction = match (args.higher_is_better, args.lower_is_better) {
         (true, _) => Some(Direction::HigherIsBetter),
         (_, true) => Some(Direction::LowerIsBetter),
         _ => None,
     };
-    let verdict = exp.compare(parse_id(&args.a)?, parse_id(&args.b)?, &args.metric, direction, args.warmup).await?;
+    let req = CompareRequest {
+        a: parse_id(&args.a)?,
+        b: parse_id(&args.b)?,
+        metric: args.metric.clone(),
+        direction,
+        warmup: args.warmup,
+    };
+    let verdict = app.compare_experiments(&req).await?;
     let value = serde_json::to_value(&verdict)?;
     if global.json {
         print_json(&value)?;
@@ -227,52 +201,8 @@ async fn compare(global: &GlobalArgs, exp: &Exp, args: &CompareArgs) -> anyhow::
     })
 }
 
-/// Prints each log's new text as it arrives, driving the worker loop, until the experiment ends.
-async fn follow(global: &GlobalArgs, exp: &Exp, id: ExperimentId) -> anyhow::Result<()> {
-    let mut printed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    loop {
-        let (_, _) = exp.work().await?;
-        let done = exp.show(id).await?.record.status.is_terminal();
-        for (name, text) in exp.logs(id).await? {
-            let seen = printed.entry(name.clone()).or_insert(0);
-            if text.len() > *seen {
-                // A multi-byte character split across two reads shifts the boundary: print from the start then.
-                let new = text.get(*seen..).unwrap_or(&text);
-                if global.json {
-                    print_json(&serde_json::json!({ "source": name, "text": new }))?;
-                } else {
-                    for line in new.lines() {
-                        print_stdout(&format!("[{name}] {line}"))?;
-                    }
-                }
-                *seen = text.len();
-            }
-        }
-        if done {
-            return Ok(());
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    }
-}
-
-async fn history(global: &GlobalArgs, exp: &Exp, args: &crate::cli::HistoryArgs) -> anyhow::Result<ExitCode> {
-    let mut labels = Vec::new();
-    for l in &args.labels {
-        let (k, v) = l
-            .split_once('=')
-            .ok_or_else(|| CliFailure::new(ErrorKind::Usage, format!("--label `{l}`: expected KEY=VALUE")))?;
-        labels.push((k.to_string(), v.to_string()));
-    }
-    if args.name.is_none() && args.config_hash.is_none() && labels.is_empty() {
-        return Err(CliFailure::new(ErrorKind::Usage, "name the series: --name, --config-hash or --label").into());
-    }
-    let filter = falcon_exp::ExperimentFilter {
-        name: args.name.clone(),
-        config_hash: args.config_hash.clone(),
-        labels,
-        ..Default::default()
-    };
-    let history = exp.history(&filter, &args.metric).await?;
+async fn history(global: &GlobalArgs, app: &App, args: &crate::cli::HistoryArgs) -> anyhow::Result<ExitCode> {
+    let history = app.history(args.name.clone(), args.config_hash.clone(), &args.labels, &args.metric).await?;
     if global.json {
         print_json(&history)?;
     } else {
@@ -374,8 +304,4 @@ pub(crate) fn table<const N: usize>(header: [&str; N]) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(header);
     t
-}
-
-fn parse_id(text: &str) -> anyhow::Result<ExperimentId> {
-    text.parse().map_err(|e: falcon_core::ids::IdParseError| CliFailure::new(ErrorKind::Usage, e.to_string()).into())
 }

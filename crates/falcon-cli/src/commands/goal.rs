@@ -3,57 +3,31 @@
 use crate::cli::{GlobalArgs, GoalClose, GoalCommand};
 use crate::commands::exp::table;
 use crate::output::{print_json, print_stdout, CliFailure};
-use crate::settings;
-use falcon_core::ids::{ExperimentId, GoalId};
-use falcon_core::status::{Direction, GoalStatus};
+use falcon_app::goals::{parse_goal_id as parse, GoalRecord, GoalRequest};
+use falcon_app::App;
+use falcon_core::status::GoalStatus;
 use falcon_core::ErrorKind;
-use falcon_exp::{Exp, GoalRecord, NewGoal};
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub async fn run(global: &GlobalArgs, command: &GoalCommand) -> anyhow::Result<ExitCode> {
-    let loaded = settings::load(global)?;
-    let exp = Exp::connect(&loaded.config).await?;
+pub async fn run(global: &GlobalArgs, app: &App, command: &GoalCommand) -> anyhow::Result<ExitCode> {
     let usage = |m: String| CliFailure::new(ErrorKind::Usage, m);
     match command {
         GoalCommand::Create { title, metric, direction, target, baseline, priority, workload, hardware } => {
-            let direction = match direction {
-                Some(d) => d.parse::<Direction>().map_err(|e| usage(format!("--direction: {e}")))?,
-                None => match falcon_core::stats::direction_for(metric) {
-                    Some(falcon_core::stats::Direction::HigherIsBetter) => Direction::Maximize,
-                    Some(falcon_core::stats::Direction::LowerIsBetter) => Direction::Minimize,
-                    None => {
-                        return Err(usage(format!(
-                            "`{metric}` has no standard direction; pass --direction maximize|minimize"
-                        ))
-                        .into())
-                    }
-                },
-            };
-            let baseline = baseline
-                .as_deref()
-                .map(str::parse::<ExperimentId>)
-                .transpose()
-                .map_err(|e| usage(format!("--baseline: {e}")))?;
-            let goal = NewGoal {
+            let req = GoalRequest {
                 title: title.clone(),
+                metric: metric.clone(),
+                direction: direction.clone(),
+                target: *target,
+                baseline: baseline.clone(),
+                priority: *priority,
                 workload: workload.clone(),
                 hardware: hardware.clone(),
-                metric: metric.clone(),
-                direction,
-                target: *target,
-                baseline,
-                priority: *priority,
             };
-            render(global, &exp.create_goal(&goal).await?)?;
+            render(global, &app.create_goal(&req).await?)?;
         }
         GoalCommand::List { status } => {
-            let status = status
-                .as_deref()
-                .map(str::parse::<GoalStatus>)
-                .transpose()
-                .map_err(|e| usage(format!("--status: {e}")))?;
-            let goals = exp.goals(status).await?;
+            let goals = app.list_goals(status.as_deref()).await?;
             if global.json {
                 print_json(&goals)?;
             } else {
@@ -72,26 +46,22 @@ pub async fn run(global: &GlobalArgs, command: &GoalCommand) -> anyhow::Result<E
                 print_stdout(&t.to_string())?;
             }
         }
-        GoalCommand::Show { id } => render(global, &exp.goal(parse(id)?).await?)?,
+        GoalCommand::Show { id } => render(global, &app.goal(parse(id)?).await?)?,
         GoalCommand::Claim { id, next, owner, lease_s } => {
             let id = match (id, next) {
                 (Some(id), false) => Some(parse(id)?),
                 (None, true) => None,
                 _ => return Err(usage("name a goal or pass --next".into()).into()),
             };
-            let goal = exp.claim_goal(id, &owner_or_user(owner), Duration::from_secs(*lease_s)).await?;
+            let goal = app.claim_goal(id, &owner_or_user(owner), Duration::from_secs(*lease_s)).await?;
             render(global, &goal)?;
         }
-        GoalCommand::Release(close) => close_goal(global, &exp, close, GoalStatus::Open).await?,
-        GoalCommand::Achieve(close) => close_goal(global, &exp, close, GoalStatus::Achieved).await?,
-        GoalCommand::Abandon(close) => close_goal(global, &exp, close, GoalStatus::Abandoned).await?,
-        GoalCommand::Report(args) => {
-            let code = crate::commands::goal_report::run(global, &exp, args).await?;
-            exp.close().await;
-            return Ok(code);
-        }
+        GoalCommand::Release(close) => close_goal(global, app, close, GoalStatus::Open).await?,
+        GoalCommand::Achieve(close) => close_goal(global, app, close, GoalStatus::Achieved).await?,
+        GoalCommand::Abandon(close) => close_goal(global, app, close, GoalStatus::Abandoned).await?,
+        GoalCommand::Report(args) => return crate::commands::goal_report::run(global, app, args).await,
         GoalCommand::Compare { id } => {
-            let cmp = exp.compare_goal(parse(id)?).await?;
+            let cmp = app.compare_goal(parse(id)?).await?;
             if global.json {
                 print_json(&cmp)?;
             } else {
@@ -120,13 +90,11 @@ pub async fn run(global: &GlobalArgs, command: &GoalCommand) -> anyhow::Result<E
             }
         }
     }
-    exp.close().await;
     Ok(ExitCode::SUCCESS)
 }
 
-async fn close_goal(global: &GlobalArgs, exp: &Exp, close: &GoalClose, to: GoalStatus) -> anyhow::Result<()> {
-    let reason = if close.reason.is_empty() { format!("marked {to}") } else { close.reason.clone() };
-    let goal = exp.close_goal(parse(&close.id)?, to, &reason, Some(&owner_or_user(&close.owner))).await?;
+async fn close_goal(global: &GlobalArgs, app: &App, close: &GoalClose, to: GoalStatus) -> anyhow::Result<()> {
+    let goal = app.close_goal(parse(&close.id)?, to, &close.reason, Some(&owner_or_user(&close.owner))).await?;
     render(global, &goal)
 }
 
@@ -147,10 +115,6 @@ fn render(global: &GlobalArgs, g: &GoalRecord) -> anyhow::Result<()> {
             g.lease_expires.map_or("—".into(), |t| t.to_rfc3339())
         ))
     ))
-}
-
-fn parse(id: &str) -> anyhow::Result<GoalId> {
-    id.parse().map_err(|e: falcon_core::ids::IdParseError| CliFailure::new(ErrorKind::Usage, e.to_string()).into())
 }
 
 fn owner_or_user(owner: &Option<String>) -> String {

@@ -1,21 +1,15 @@
 //! `falcon goal report G [--format table|md|html|json] [-o FILE] [--top N]`: builds the report with
-//! [`falcon_app::goal_report::build`] and renders it with [`falcon_app::render::goal`].
+//! [`falcon_app::App::goal_report`] and renders it with [`falcon_app::render::goal`].
 
 use crate::cli::{GlobalArgs, GoalReportArgs, ReportFormat};
-use crate::output::{print_stdout, CliFailure};
-use falcon_app::goal_report::build;
+use crate::output::print_stdout;
 use falcon_app::render::goal::{render_html, render_md, render_table};
-use falcon_core::ids::GoalId;
-use falcon_core::ErrorKind;
-use falcon_exp::Exp;
+use falcon_app::App;
 use std::process::ExitCode;
 
-pub async fn run(global: &GlobalArgs, exp: &Exp, args: &GoalReportArgs) -> anyhow::Result<ExitCode> {
-    let id: GoalId = args
-        .id
-        .parse()
-        .map_err(|e: falcon_core::ids::IdParseError| CliFailure::new(ErrorKind::Usage, e.to_string()))?;
-    let report = build(exp, id, args.top).await?;
+pub async fn run(global: &GlobalArgs, app: &App, args: &GoalReportArgs) -> anyhow::Result<ExitCode> {
+    let id = falcon_app::goals::parse_goal_id(&args.id)?;
+    let report = app.goal_report(id, args.top).await?;
     let format = args.format.unwrap_or(if global.json { ReportFormat::Json } else { ReportFormat::Table });
     let text = match format {
         ReportFormat::Json => serde_json::to_string_pretty(&report)?,

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 #[derive(Serialize)]
 struct InitReport {
     config_file: PathBuf,
-    connection: falcon_exp::Connection,
+    connection: falcon_app::setup::Connection,
 }
 
 pub async fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitCode> {
@@ -45,9 +45,10 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitCod
     let env =
         ConfigLayer::from_env(std::env::vars()).map_err(|e| CliFailure::new(ErrorKind::Failure, e.to_string()))?;
     let config = Config::resolve([file_layer, env, settings::flag_layer(global)], settings::machine());
-    let exp = falcon_exp::Exp::connect(&config).await?;
-    let connection = exp.connection().await?;
-    exp.close().await;
+    let app = falcon_app::App::new(config);
+    let connection = app.connection().await;
+    app.close().await;
+    let connection = connection?;
 
     let report = InitReport { config_file: path.clone(), connection };
     if global.json {

@@ -1,4 +1,4 @@
-//! One module per command; each turns parsed arguments into calls on EXP (or analysis) and renders the result.
+//! One module per command; each parses its arguments, calls one `falcon-app` use case and renders the result.
 
 mod accuracy;
 mod accuracy_tensors;
@@ -19,18 +19,25 @@ use std::process::ExitCode;
 
 /// Runs the parsed command.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match &cli.command {
-        Command::Init(args) => init::run(&cli.global, args).await,
-        Command::Doctor => doctor::run(&cli.global).await,
-        Command::Config(ConfigCommand::Show) => config::show(&cli.global),
-        Command::Exp(command) => exp::run(&cli.global, command).await,
-        Command::Worker(args) => worker::run(&cli.global, args).await,
-        Command::Goal(command) => goal::run(&cli.global, command).await,
-        Command::Session(command) => session::run(&cli.global, command).await,
-        Command::Pool(crate::cli::PoolCommand::List) => session::pools(&cli.global).await,
-        Command::Profile(command) => profile::run(&cli.global, command).await,
-        Command::Accuracy(crate::cli::AccuracyCommand::Compare(args)) => accuracy::run(&cli.global, args).await,
-        Command::Accuracy(crate::cli::AccuracyCommand::Tensors(args)) => accuracy_tensors::run(&cli.global, args).await,
-        Command::Kernel(command) => kernel::run(&cli.global, command).await,
-    }
+    let global = &cli.global;
+    // Connects nothing until a use case needs it; init, doctor and config show read the settings themselves.
+    let app = crate::settings::app(global);
+    let result = match &cli.command {
+        Command::Init(args) => init::run(global, args).await,
+        Command::Doctor => doctor::run(global).await,
+        Command::Config(ConfigCommand::Show) => config::show(global),
+        Command::Exp(command) => exp::run(global, &app, command).await,
+        Command::Worker(args) => worker::run(global, &app, args).await,
+        Command::Goal(command) => goal::run(global, &app, command).await,
+        Command::Session(command) => session::run(global, &app, command).await,
+        Command::Pool(crate::cli::PoolCommand::List) => session::pools(global, &app).await,
+        Command::Profile(command) => profile::run(global, &app, command).await,
+        Command::Accuracy(crate::cli::AccuracyCommand::Compare(args)) => accuracy::run(global, &app, args).await,
+        Command::Accuracy(crate::cli::AccuracyCommand::Tensors(args)) => {
+            accuracy_tensors::run(global, &app, args).await
+        }
+        Command::Kernel(command) => kernel::run(global, &app, command).await,
+    };
+    app.close().await;
+    result
 }

@@ -1,33 +1,29 @@
-//! `falcon profile …`: analyse XProf captures, fetch them, export Chrome traces. The analysis itself is
-//! `falcon_analysis`; this module resolves arguments and renders the report.
+//! `falcon profile …`: analyse XProf captures, fetch them, export Chrome traces. The use cases are
+//! [`falcon_app::profiles`]; this module parses arguments and renders the reports.
 
 use crate::cli::{GlobalArgs, ProfileAnalyzeArgs, ProfileCommand, ProfileTraceArgs, ToolArg, TraceAnalysisArg};
-use crate::output::{print_json, print_stdout, CliFailure};
-use crate::settings;
+use crate::output::{print_json, print_stdout};
 use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
 use comfy_table::{ContentArrangement, Table};
-use falcon_analysis::profile::{AnalyzeOptions, ProfileReport, Tool};
-use falcon_analysis::service::{Analysis, ResolvedProfile};
-use falcon_core::ErrorKind;
+use falcon_app::profiles::{AnalyzeOptions, Hardware, ProfileReport, ResolvedProfile, Tool, TraceRun};
+use falcon_app::App;
 use std::process::ExitCode;
 
-pub async fn run(global: &GlobalArgs, command: &ProfileCommand) -> anyhow::Result<ExitCode> {
-    let loaded = settings::load(global)?;
-    let analysis = Analysis::connect(&loaded.config).await?;
-    let result = match command {
-        ProfileCommand::Analyze(args) => analyze(global, &analysis, args).await,
-        ProfileCommand::Compare(args) => crate::commands::profile_compare::run(global, &analysis, args).await,
-        ProfileCommand::Trace(args) => trace(global, &analysis, args).await,
-        ProfileCommand::Fetch { target, host } => fetch(global, &analysis, target, host.as_deref()).await,
+pub async fn run(global: &GlobalArgs, app: &App, command: &ProfileCommand) -> anyhow::Result<ExitCode> {
+    // The analysis service opens the stores when it starts, so a bad configuration fails here, as before.
+    app.config()?;
+    match command {
+        ProfileCommand::Analyze(args) => analyze(global, app, args).await,
+        ProfileCommand::Compare(args) => crate::commands::profile_compare::run(global, app, args).await,
+        ProfileCommand::Trace(args) => trace(global, app, args).await,
+        ProfileCommand::Fetch { target, host } => fetch(global, app, target, host.as_deref()).await,
         ProfileCommand::ExportTrace { target, output, host, force } => {
-            export_trace(global, &analysis, target, output, host.as_deref(), *force).await
+            export_trace(global, app, target, output, host.as_deref(), *force).await
         }
-    };
-    analysis.close().await;
-    result
+    }
 }
 
-async fn analyze(global: &GlobalArgs, analysis: &Analysis, args: &ProfileAnalyzeArgs) -> anyhow::Result<ExitCode> {
+async fn analyze(global: &GlobalArgs, app: &App, args: &ProfileAnalyzeArgs) -> anyhow::Result<ExitCode> {
     let tools: Vec<Tool> = if args.tool.contains(&ToolArg::All) {
         Vec::new()
     } else {
@@ -44,18 +40,11 @@ async fn analyze(global: &GlobalArgs, analysis: &Analysis, args: &ProfileAnalyze
             })
             .collect()
     };
-    if let Some(f) = args.model_flops {
-        if !(f.is_finite() && f > 0.0) {
-            return Err(
-                CliFailure::new(ErrorKind::Usage, format!("--model-flops must be a positive number, not {f}")).into()
-            );
-        }
-    }
     let options = AnalyzeOptions { tools, model_flops_per_step: args.model_flops };
     if !global.json {
         eprintln!("falcon profile: resolving {} …", args.target);
     }
-    let (resolved, report) = analysis.analyze(&args.target, args.host.as_deref(), &options).await?;
+    let (resolved, report) = app.analyze_profile(&args.target, args.host.as_deref(), &options).await?;
     if global.json {
         print_json(&report)?;
     } else {
@@ -64,8 +53,8 @@ async fn analyze(global: &GlobalArgs, analysis: &Analysis, args: &ProfileAnalyze
     Ok(ExitCode::SUCCESS)
 }
 
-async fn trace(global: &GlobalArgs, analysis: &Analysis, args: &ProfileTraceArgs) -> anyhow::Result<ExitCode> {
-    use falcon_analysis::trace::{TraceAnalysis, TraceOptions};
+async fn trace(global: &GlobalArgs, app: &App, args: &ProfileTraceArgs) -> anyhow::Result<ExitCode> {
+    use falcon_app::profiles::{TraceAnalysis, TraceOptions};
     let analyses: Vec<TraceAnalysis> = if args.analysis.contains(&TraceAnalysisArg::All) {
         Vec::new()
     } else {
@@ -84,7 +73,7 @@ async fn trace(global: &GlobalArgs, analysis: &Analysis, args: &ProfileTraceArgs
     if !global.json {
         eprintln!("falcon profile: reading the trace of {} …", args.target);
     }
-    let run = analysis.trace(&args.target, args.host.as_deref(), &options).await?;
+    let run = app.analyze_trace(&args.target, args.host.as_deref(), &options).await?;
     if global.json {
         print_json(&run)?;
     } else {
@@ -93,7 +82,7 @@ async fn trace(global: &GlobalArgs, analysis: &Analysis, args: &ProfileTraceArgs
     Ok(ExitCode::SUCCESS)
 }
 
-fn render_trace(run: &falcon_analysis::service::TraceRun, args: &ProfileTraceArgs) -> anyhow::Result<()> {
+fn render_trace(run: &TraceRun, args: &ProfileTraceArgs) -> anyhow::Result<()> {
     let md = args.markdown;
     let r = &run.report;
     if md {
@@ -189,8 +178,8 @@ fn render_trace(run: &falcon_analysis::service::TraceRun, args: &ProfileTraceArg
     Ok(())
 }
 
-async fn fetch(global: &GlobalArgs, analysis: &Analysis, target: &str, host: Option<&str>) -> anyhow::Result<ExitCode> {
-    let resolved = analysis.resolve(target, host).await?;
+async fn fetch(global: &GlobalArgs, app: &App, target: &str, host: Option<&str>) -> anyhow::Result<ExitCode> {
+    let resolved = app.fetch_profile(target, host).await?;
     if global.json {
         print_json(&resolved)?;
     } else {
@@ -204,27 +193,16 @@ async fn fetch(global: &GlobalArgs, analysis: &Analysis, target: &str, host: Opt
 
 async fn export_trace(
     global: &GlobalArgs,
-    analysis: &Analysis,
+    app: &App,
     target: &str,
     output: &std::path::Path,
     host: Option<&str>,
     force: bool,
 ) -> anyhow::Result<ExitCode> {
-    if output.exists() && !force {
-        return Err(CliFailure::new(ErrorKind::Conflict, format!("{} exists", output.display()))
-            .with_hint("pass --force to replace it")
-            .into());
-    }
-    let resolved = analysis.resolve(target, host).await?;
-    let Some(file) = resolved.files.first().cloned() else {
-        return Err(CliFailure::new(ErrorKind::NotFound, format!("{target}: no profile")).into());
-    };
-    let output = output.to_path_buf();
-    let summary =
-        tokio::task::spawn_blocking(move || falcon_analysis::trace_export::export_trace_file(&file.path, &output))
-            .await??;
+    let export = app.export_trace(target, output, host, force).await?;
+    let summary = &export.summary;
     if global.json {
-        print_json(&summary)?;
+        print_json(summary)?;
     } else {
         print_stdout(&format!(
             "wrote {} ({} events, {} bytes) from host {}{}",
@@ -232,8 +210,8 @@ async fn export_trace(
             summary.events,
             summary.bytes_written,
             summary.host,
-            if resolved.files.len() > 1 {
-                format!(" (of {} hosts; --host picks another)", resolved.files.len())
+            if export.hosts > 1 {
+                format!(" (of {} hosts; --host picks another)", export.hosts)
             } else {
                 String::new()
             }
@@ -287,7 +265,7 @@ fn render(resolved: &ResolvedProfile, report: &ProfileReport, args: &ProfileAnal
             "no step markers".to_string()
         };
         t.add_row(["step time".to_string(), step]);
-        if report.device.hardware == falcon_analysis::device::Hardware::CpuOnly {
+        if report.device.hardware == Hardware::CpuOnly {
             t.add_row([
                 "device".to_string(),
                 "none (XLA:CPU capture): no device utilization; per-op times below".to_string(),

@@ -4,35 +4,28 @@
 
 use crate::cli::{GlobalArgs, ProfileCompareArgs, ReportFormat};
 use crate::output::{check_output, print_stdout, write_atomically};
-use crate::settings;
-use falcon_analysis::compare::{CompareOptions, ProfileComparison};
-use falcon_analysis::service::Analysis;
+use falcon_app::experiments::{show_value, Change};
+use falcon_app::profiles::{CompareOptions, ProfileComparison};
 use falcon_app::render::{compare_html, compare_md, compare_table, html};
-use falcon_core::ids::ExperimentId;
+use falcon_app::App;
 use falcon_core::stats::VerdictKind;
 use falcon_core::ErrorKind;
-use falcon_exp::diff::Change;
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 use std::process::ExitCode;
 
-pub async fn run(global: &GlobalArgs, analysis: &Analysis, args: &ProfileCompareArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(global: &GlobalArgs, app: &App, args: &ProfileCompareArgs) -> anyhow::Result<ExitCode> {
     let format = if global.json { ReportFormat::Json } else { args.format.unwrap_or(ReportFormat::Table) };
     if let Some(out) = &args.output {
         check_output(out)?;
     }
-    let ids = experiment_id(&args.a).zip(experiment_id(&args.b));
     let options = CompareOptions { top: args.top, ..Default::default() };
     let spinner = (format != ReportFormat::Json && std::io::stderr().is_terminal())
         .then(|| Spinner::start(format!("comparing {} with {}", args.a, args.b)));
-    let result = analysis.compare(&args.a, &args.b, args.host.as_deref(), &options).await;
+    let result = app.compare_profiles(&args.a, &args.b, args.host.as_deref(), &options).await;
     drop(spinner);
-    let c = result?;
-    let config_diff = match ids {
-        Some((a, b)) => Some(config_diff(global, a, b).await?),
-        None => None,
-    };
-    let text = render(&c, format, args.top, config_diff.as_deref())?;
+    let result = result?;
+    let c = result.comparison;
+    let text = render(&c, format, args.top, result.config_diff.as_deref())?;
     match &args.output {
         Some(path) => {
             write_atomically(path, &text)?;
@@ -45,22 +38,6 @@ pub async fn run(global: &GlobalArgs, analysis: &Analysis, args: &ProfileCompare
         return Ok(ExitCode::from(ErrorKind::Regression.exit_code() as u8));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The experiment an input names, as [`Analysis::resolve`] reads it: `e-N` or digits, and not a path.
-fn experiment_id(input: &str) -> Option<ExperimentId> {
-    if Path::new(input).exists() || !(input.starts_with("e-") || input.chars().all(|c| c.is_ascii_digit())) {
-        return None;
-    }
-    input.parse().ok()
-}
-
-async fn config_diff(global: &GlobalArgs, a: ExperimentId, b: ExperimentId) -> anyhow::Result<Vec<Change>> {
-    let loaded = settings::load(global)?;
-    let exp = falcon_exp::Exp::connect(&loaded.config).await?;
-    let changes = exp.diff(a, b).await;
-    exp.close().await;
-    Ok(changes?)
 }
 
 fn render(
@@ -103,8 +80,8 @@ fn config_diff_html(changes: &[Change]) -> String {
                 "<tr><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td></tr>\n",
                 html::escape(&ch.path),
                 ch.group.as_str(),
-                html::escape(&falcon_exp::diff::show(ch.a.as_ref())),
-                html::escape(&falcon_exp::diff::show(ch.b.as_ref()))
+                html::escape(&show_value(ch.a.as_ref())),
+                html::escape(&show_value(ch.b.as_ref()))
             ));
         }
         s.push_str("</tbody>\n</table>\n");

@@ -3,17 +3,14 @@
 use crate::cli::{GlobalArgs, SessionCommand};
 use crate::commands::exp::table;
 use crate::output::{print_json, print_stdout, CliFailure};
-use crate::settings;
-use falcon_core::ids::{GoalId, SessionId};
+use falcon_app::experiments::show_value;
+use falcon_app::goals::{parse_goal_id, parse_session_id, SessionView};
+use falcon_app::App;
 use falcon_core::ErrorKind;
-use falcon_exp::goals::SessionView;
-use falcon_exp::Exp;
 use std::process::ExitCode;
 
-pub async fn run(global: &GlobalArgs, command: &SessionCommand) -> anyhow::Result<ExitCode> {
-    let loaded = settings::load(global)?;
-    let exp = Exp::connect(&loaded.config).await?;
-    let code = match command {
+pub async fn run(global: &GlobalArgs, app: &App, command: &SessionCommand) -> anyhow::Result<ExitCode> {
+    match command {
         SessionCommand::Submit { file, goal, wait } => {
             let text = std::fs::read_to_string(file).map_err(|e| {
                 let kind =
@@ -22,42 +19,31 @@ pub async fn run(global: &GlobalArgs, command: &SessionCommand) -> anyhow::Resul
             })?;
             let goal = goal
                 .as_deref()
-                .map(str::parse::<GoalId>)
+                .map(parse_goal_id)
                 .transpose()
                 .map_err(|e| CliFailure::new(ErrorKind::Usage, format!("--goal: {e}")))?;
             let dir = file.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
-            let load = |base: &str| {
+            let load = move |base: &str| {
                 std::fs::read_to_string(dir.join(base)).map_err(|e| format!("{}: {e}", dir.join(base).display()))
             };
-            let specs = falcon_exp::sweep::expand(&text, &file.display().to_string(), load)?;
             let name = file.file_stem().map_or("session".into(), |s| s.to_string_lossy().into_owned());
-            let sweep_json = serde_json::json!({ "file": file.display().to_string(), "experiments": specs.len() });
-            let mut view = exp.submit_session(&name, goal, sweep_json, &specs).await?;
+            let label = file.display().to_string();
+            let view = app.submit_session(&name, &text, &label, goal, load).await?;
             if !global.json {
                 eprintln!("{}: {} experiment(s) submitted", view.session.id, view.experiments.len());
             }
-            if *wait {
-                for e in &view.experiments {
-                    exp.wait(e.id, |_| {}).await?;
-                }
-                let analysis = falcon_analysis::service::Analysis::connect(exp.config()).await?;
-                super::worker::analyze_completed(false, &analysis).await;
-                analysis.close().await;
-                view = exp.session(view.session.id).await?;
-            }
+            let view = if *wait {
+                let (view, events) = app.wait_for_session(view.session.id).await?;
+                super::worker::report_events(false, &events)?;
+                view
+            } else {
+                view
+            };
             render(global, &view)?;
-            ExitCode::SUCCESS
         }
-        SessionCommand::Show { id } => {
-            let id: SessionId = id
-                .parse()
-                .map_err(|e: falcon_core::ids::IdParseError| CliFailure::new(ErrorKind::Usage, e.to_string()))?;
-            render(global, &exp.session(id).await?)?;
-            ExitCode::SUCCESS
-        }
-    };
-    exp.close().await;
-    Ok(code)
+        SessionCommand::Show { id } => render(global, &app.session(parse_session_id(id)?).await?)?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn render(global: &GlobalArgs, view: &SessionView) -> anyhow::Result<()> {
@@ -79,7 +65,7 @@ fn render(global: &GlobalArgs, view: &SessionView) -> anyhow::Result<()> {
     if !view.differences.is_empty() {
         let mut d = table(["key", "values"]);
         for row in &view.differences {
-            let values: Vec<String> = row.values.iter().map(|v| falcon_exp::diff::show(v.as_ref())).collect();
+            let values: Vec<String> = row.values.iter().map(|v| show_value(v.as_ref())).collect();
             d.add_row([row.path.clone(), values.join(" | ")]);
         }
         print_stdout(&d.to_string())?;
@@ -87,10 +73,8 @@ fn render(global: &GlobalArgs, view: &SessionView) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub async fn pools(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
-    let loaded = settings::load(global)?;
-    let exp = Exp::connect(&loaded.config).await?;
-    let pools = exp.pools().await?;
+pub async fn pools(global: &GlobalArgs, app: &App) -> anyhow::Result<ExitCode> {
+    let pools = app.pools().await?;
     if global.json {
         print_json(&pools)?;
     } else {
@@ -110,6 +94,5 @@ pub async fn pools(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         }
         print_stdout(&t.to_string())?;
     }
-    exp.close().await;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,67 @@
+//! [`App`]: the handle every front end holds. It carries the configuration (or how to load it) and connects
+//! EXP and analysis lazily, on the first use case that needs each, so a command that only reads a local file
+//! never opens a database, nor needs a valid configuration file.
+
+use crate::Result;
+use falcon_analysis::service::Analysis;
+use falcon_core::config::Config;
+use falcon_exp::Exp;
+use tokio::sync::OnceCell;
+
+/// The application: configuration plus lazily connected services.
+pub struct App {
+    config: std::sync::OnceLock<Config>,
+    load: Box<dyn Fn() -> Result<Config> + Send + Sync>,
+    exp: OnceCell<Exp>,
+    analysis: OnceCell<Analysis>,
+}
+
+impl App {
+    /// An application over `config`; nothing is connected yet.
+    pub fn new(config: Config) -> App {
+        let app = App::deferred(|| Err(crate::AppError::new(falcon_core::ErrorKind::Failure, "no configuration")));
+        let _ = app.config.set(config);
+        app
+    }
+
+    /// An application whose configuration is loaded (once) by `load` when a use case first needs it.
+    pub fn deferred(load: impl Fn() -> Result<Config> + Send + Sync + 'static) -> App {
+        App {
+            config: std::sync::OnceLock::new(),
+            load: Box::new(load),
+            exp: OnceCell::new(),
+            analysis: OnceCell::new(),
+        }
+    }
+
+    /// The configuration it runs with (loaded now if it was deferred).
+    pub fn config(&self) -> Result<&Config> {
+        if let Some(c) = self.config.get() {
+            return Ok(c);
+        }
+        let loaded = (self.load)()?;
+        Ok(self.config.get_or_init(|| loaded))
+    }
+
+    /// EXP, connected on first use (creates and migrates the database when needed).
+    pub(crate) async fn exp(&self) -> Result<&Exp> {
+        let config = self.config()?;
+        Ok(self.exp.get_or_try_init(|| Exp::connect(config)).await?)
+    }
+
+    /// The analysis service, connected on first use.
+    pub(crate) async fn analysis(&self) -> Result<&Analysis> {
+        let config = self.config()?;
+        Ok(self.analysis.get_or_try_init(|| Analysis::connect(config)).await?)
+    }
+
+    /// Closes what was connected (pools drain; SQLite checkpoints its log).
+    pub async fn close(&self) {
+        if let Some(exp) = self.exp.get() {
+            exp.close().await;
+        }
+        if let Some(analysis) = self.analysis.get() {
+            analysis.close().await;
+        }
+    }
+}

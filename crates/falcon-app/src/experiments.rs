@@ -1,0 +1,208 @@
+//! Experiment use cases: submit (optionally waiting, with the worker loop and its analyses embedded), list,
+//! show, cancel, logs (once or followed), artifacts, config diff, metric compare and history.
+
+use crate::worker::WorkerEvent;
+use crate::{App, AppError, Result};
+use falcon_core::ids::{ExperimentId, GoalId, SessionId};
+use falcon_core::spec::ExperimentSpec;
+use falcon_core::stats::{Direction, Verdict};
+use falcon_core::status::ExperimentStatus;
+use falcon_core::ErrorKind;
+
+pub use falcon_exp::diff::{show as show_value, Change};
+pub use falcon_exp::experiments::{ExperimentView, History};
+pub use falcon_exp::{ExperimentFilter, ExperimentRecord};
+
+/// A list query as a front end receives it: every filter as text (flags, query parameters, tool arguments),
+/// parsed here once.
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    pub status: Option<String>,
+    pub goal: Option<String>,
+    pub session: Option<String>,
+    pub scenario: Option<String>,
+    /// `KEY=VALUE` each.
+    pub labels: Vec<String>,
+    /// Only experiments older than this id.
+    pub before: Option<String>,
+    /// Only experiments created within this duration (`90s`, `2h`, `7d`).
+    pub since: Option<String>,
+    pub limit: u32,
+}
+
+/// Parses `KEY=VALUE` labels.
+pub fn parse_labels(labels: &[String]) -> Result<Vec<(String, String)>> {
+    labels
+        .iter()
+        .map(|l| {
+            l.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| AppError::usage(format!("--label `{l}`: expected KEY=VALUE")))
+        })
+        .collect()
+}
+
+/// Parses an experiment id (`e-12` or `12`), a usage error otherwise.
+pub fn parse_experiment_id(text: &str) -> Result<ExperimentId> {
+    text.parse().map_err(|e: falcon_core::ids::IdParseError| AppError::usage(e.to_string()))
+}
+
+impl ListQuery {
+    /// The EXP filter it names.
+    pub fn filter(&self) -> Result<ExperimentFilter> {
+        let usage = AppError::usage;
+        let now_ms =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis() as i64;
+        Ok(ExperimentFilter {
+            status: self.status.as_deref().map(str::parse).transpose().map_err(|e| usage(format!("--status: {e}")))?,
+            goal: self
+                .goal
+                .as_deref()
+                .map(str::parse::<GoalId>)
+                .transpose()
+                .map_err(|e| usage(format!("--goal: {e}")))?,
+            session: self
+                .session
+                .as_deref()
+                .map(str::parse::<SessionId>)
+                .transpose()
+                .map_err(|e| usage(format!("--session: {e}")))?,
+            scenario: self
+                .scenario
+                .as_deref()
+                .map(str::parse)
+                .transpose()
+                .map_err(|e| usage(format!("--scenario: {e}")))?,
+            labels: parse_labels(&self.labels)?,
+            before: self
+                .before
+                .as_deref()
+                .map(str::parse::<ExperimentId>)
+                .transpose()
+                .map_err(|e| usage(format!("--before: {e}")))?,
+            since: match &self.since {
+                Some(text) => {
+                    let seconds =
+                        falcon_core::spec::parse_duration(text).map_err(|e| usage(format!("--since: {e}")))?;
+                    Some(falcon_core::time::Millis(now_ms - seconds as i64 * 1000))
+                }
+                None => None,
+            },
+            limit: self.limit.max(1),
+            ..Default::default()
+        })
+    }
+}
+
+/// A metric comparison request.
+#[derive(Debug, Clone)]
+pub struct CompareRequest {
+    pub a: ExperimentId,
+    pub b: ExperimentId,
+    pub metric: String,
+    /// Overrides the metric's standard direction.
+    pub direction: Option<Direction>,
+    /// Samples to drop from the start of each side (default: detected warm-up).
+    pub warmup: Option<usize>,
+}
+
+impl App {
+    /// Records an experiment from a checked spec and queues its job.
+    pub async fn submit(&self, spec: &ExperimentSpec) -> Result<ExperimentRecord> {
+        Ok(self.exp().await?.submit(spec).await?)
+    }
+
+    /// Runs the worker loop here until the experiment ends (the embedded worker of `exp submit --wait`),
+    /// reporting each status it reaches through `on_status`; when it completed, runs the analyses it calls
+    /// for. Returns its view and the analysis events.
+    pub async fn wait_for(
+        &self,
+        id: ExperimentId,
+        on_status: impl FnMut(&ExperimentRecord),
+    ) -> Result<(ExperimentView, Vec<WorkerEvent>)> {
+        let exp = self.exp().await?;
+        let rec = exp.wait(id, on_status).await?;
+        let events =
+            if rec.status == ExperimentStatus::Completed { self.analyze_completed().await } else { Vec::new() };
+        Ok((exp.show(rec.id).await?, events))
+    }
+
+    /// Experiments matching the query, newest first.
+    pub async fn list_experiments(&self, query: &ListQuery) -> Result<Vec<ExperimentRecord>> {
+        let filter = query.filter()?;
+        Ok(self.exp().await?.list(&filter).await?)
+    }
+
+    /// One experiment: record, history, artifacts, metric summaries (over `warmup` dropped samples when
+    /// given), analysis summaries.
+    pub async fn show_experiment(&self, id: ExperimentId, warmup: Option<usize>) -> Result<ExperimentView> {
+        let exp = self.exp().await?;
+        let mut view = exp.show(id).await?;
+        if warmup.is_some() {
+            view.metrics = exp.metric_summaries(view.record.id, warmup).await?;
+        }
+        Ok(view)
+    }
+
+    /// Asks for an experiment to be cancelled; a worker stops its job. Returns its view after the request.
+    pub async fn cancel_experiment(&self, id: ExperimentId) -> Result<ExperimentView> {
+        let exp = self.exp().await?;
+        let rec = exp.cancel(id).await?;
+        Ok(exp.show(rec.id).await?)
+    }
+
+    /// Every log of an experiment collected so far: (source, text).
+    pub async fn experiment_logs(&self, id: ExperimentId) -> Result<Vec<(String, String)>> {
+        Ok(self.exp().await?.logs(id).await?)
+    }
+
+    /// Follows an experiment's logs, driving the worker loop, until it ends: `on_text(source, new_text)` gets
+    /// each log's text as it grows.
+    pub async fn follow_logs(&self, id: ExperimentId, mut on_text: impl FnMut(&str, &str) -> Result<()>) -> Result<()> {
+        let exp = self.exp().await?;
+        let mut printed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        loop {
+            let _ = exp.work().await?;
+            let done = exp.show(id).await?.record.status.is_terminal();
+            for (name, text) in exp.logs(id).await? {
+                let seen = printed.entry(name.clone()).or_insert(0);
+                if text.len() > *seen {
+                    // A multi-byte character split across two reads shifts the boundary: give it from the start.
+                    let new = text.get(*seen..).unwrap_or(&text);
+                    on_text(&name, new)?;
+                    *seen = text.len();
+                }
+            }
+            if done {
+                return Ok(());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        }
+    }
+
+    /// The config diff of two experiments (A → B).
+    pub async fn diff_experiments(&self, a: ExperimentId, b: ExperimentId) -> Result<Vec<Change>> {
+        Ok(self.exp().await?.diff(a, b).await?)
+    }
+
+    /// The verdict on a metric, A (baseline) against B.
+    pub async fn compare_experiments(&self, req: &CompareRequest) -> Result<Verdict> {
+        Ok(self.exp().await?.compare(req.a, req.b, &req.metric, req.direction, req.warmup).await?)
+    }
+
+    /// A metric across a series of experiments (same name, config hash or labels), with change points.
+    pub async fn history(
+        &self,
+        name: Option<String>,
+        config_hash: Option<String>,
+        labels: &[String],
+        metric: &str,
+    ) -> Result<History> {
+        let labels = parse_labels(labels)?;
+        if name.is_none() && config_hash.is_none() && labels.is_empty() {
+            return Err(AppError::new(ErrorKind::Usage, "name the series: --name, --config-hash or --label"));
+        }
+        let filter = ExperimentFilter { name, config_hash, labels, ..Default::default() };
+        Ok(self.exp().await?.history(&filter, metric).await?)
+    }
+}

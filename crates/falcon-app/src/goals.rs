@@ -1,0 +1,149 @@
+//! Goal and session use cases: goals (create, list, show, claim with a lease, close, compare, report),
+//! sessions (submit a sweep, optionally waiting; show) and the pools experiments run on.
+
+use crate::worker::WorkerEvent;
+use crate::{App, AppError, Result};
+use falcon_core::ids::{ExperimentId, GoalId, SessionId};
+use falcon_core::status::{Direction, GoalStatus};
+use std::time::Duration;
+
+pub use crate::goal_report::GoalReport;
+pub use falcon_exp::goals::{GoalComparison, GoalRow, SessionView};
+pub use falcon_exp::{GoalRecord, NewGoal, PoolUsage};
+
+/// Parses a goal id (`g-3` or `3`), a usage error otherwise.
+pub fn parse_goal_id(text: &str) -> Result<GoalId> {
+    text.parse().map_err(|e: falcon_core::ids::IdParseError| AppError::usage(e.to_string()))
+}
+
+/// Parses a session id (`s-3` or `3`), a usage error otherwise.
+pub fn parse_session_id(text: &str) -> Result<SessionId> {
+    text.parse().map_err(|e: falcon_core::ids::IdParseError| AppError::usage(e.to_string()))
+}
+
+/// A goal to create, as a front end receives it.
+#[derive(Debug, Clone, Default)]
+pub struct GoalRequest {
+    pub title: String,
+    pub metric: String,
+    /// `maximize` | `minimize`; default: the metric's standard direction.
+    pub direction: Option<String>,
+    pub target: Option<f64>,
+    /// The baseline experiment's id.
+    pub baseline: Option<String>,
+    pub priority: i64,
+    pub workload: Option<String>,
+    pub hardware: Option<String>,
+}
+
+impl App {
+    /// Creates a goal.
+    pub async fn create_goal(&self, req: &GoalRequest) -> Result<GoalRecord> {
+        let direction = match &req.direction {
+            Some(d) => d.parse::<Direction>().map_err(|e| AppError::usage(format!("--direction: {e}")))?,
+            None => match falcon_core::stats::direction_for(&req.metric) {
+                Some(falcon_core::stats::Direction::HigherIsBetter) => Direction::Maximize,
+                Some(falcon_core::stats::Direction::LowerIsBetter) => Direction::Minimize,
+                None => {
+                    return Err(AppError::usage(format!(
+                        "`{}` has no standard direction; pass --direction maximize|minimize",
+                        req.metric
+                    )))
+                }
+            },
+        };
+        let baseline = req
+            .baseline
+            .as_deref()
+            .map(str::parse::<ExperimentId>)
+            .transpose()
+            .map_err(|e| AppError::usage(format!("--baseline: {e}")))?;
+        let goal = NewGoal {
+            title: req.title.clone(),
+            workload: req.workload.clone(),
+            hardware: req.hardware.clone(),
+            metric: req.metric.clone(),
+            direction,
+            target: req.target,
+            baseline,
+            priority: req.priority,
+        };
+        Ok(self.exp().await?.create_goal(&goal).await?)
+    }
+
+    /// Goals, optionally of one status (`open`, `claimed`, `achieved`, `abandoned`).
+    pub async fn list_goals(&self, status: Option<&str>) -> Result<Vec<GoalRecord>> {
+        let status =
+            status.map(str::parse::<GoalStatus>).transpose().map_err(|e| AppError::usage(format!("--status: {e}")))?;
+        Ok(self.exp().await?.goals(status).await?)
+    }
+
+    /// One goal.
+    pub async fn goal(&self, id: GoalId) -> Result<GoalRecord> {
+        Ok(self.exp().await?.goal(id).await?)
+    }
+
+    /// Claims a goal (or, with `None`, the open goal of highest priority) for `owner` with a lease.
+    pub async fn claim_goal(&self, id: Option<GoalId>, owner: &str, lease: Duration) -> Result<GoalRecord> {
+        Ok(self.exp().await?.claim_goal(id, owner, lease).await?)
+    }
+
+    /// Moves a goal to `to` (released = open, achieved, abandoned) with a reason.
+    pub async fn close_goal(
+        &self,
+        id: GoalId,
+        to: GoalStatus,
+        reason: &str,
+        owner: Option<&str>,
+    ) -> Result<GoalRecord> {
+        let reason = if reason.is_empty() { format!("marked {to}") } else { reason.to_string() };
+        Ok(self.exp().await?.close_goal(id, to, &reason, owner).await?)
+    }
+
+    /// The goal's completed experiments ranked against its baseline.
+    pub async fn compare_goal(&self, id: GoalId) -> Result<GoalComparison> {
+        Ok(self.exp().await?.compare_goal(id).await?)
+    }
+
+    /// The goal report: progress, ranking, config diff and verdicts baseline → best, the profile comparison.
+    pub async fn goal_report(&self, id: GoalId, top: usize) -> Result<GoalReport> {
+        let exp = self.exp().await?;
+        crate::goal_report::build(exp, id, top).await
+    }
+
+    /// Expands a sweep (`load_base` reads the base specs it names) and submits it as a session.
+    pub async fn submit_session(
+        &self,
+        name: &str,
+        sweep_text: &str,
+        file_label: &str,
+        goal: Option<GoalId>,
+        load_base: impl Fn(&str) -> std::result::Result<String, String>,
+    ) -> Result<SessionView> {
+        let exp = self.exp().await?;
+        let specs = falcon_exp::sweep::expand(sweep_text, file_label, load_base)?;
+        let sweep_json = serde_json::json!({ "file": file_label, "experiments": specs.len() });
+        Ok(exp.submit_session(name, goal, sweep_json, &specs).await?)
+    }
+
+    /// Runs the worker loop until every experiment of the session ended, then the analyses they call for.
+    /// Returns the session's view and the analysis events.
+    pub async fn wait_for_session(&self, id: SessionId) -> Result<(SessionView, Vec<WorkerEvent>)> {
+        let exp = self.exp().await?;
+        for e in &exp.session(id).await?.experiments {
+            exp.wait(e.id, |_| {}).await?;
+        }
+        let events = self.analyze_completed().await;
+        Ok((exp.session(id).await?, events))
+    }
+
+    /// A session, its experiments, aggregate status and the keys that differ between them.
+    pub async fn session(&self, id: SessionId) -> Result<SessionView> {
+        Ok(self.exp().await?.session(id).await?)
+    }
+
+    /// The configured pools and what is running on them.
+    pub async fn pools(&self) -> Result<Vec<PoolUsage>> {
+        Ok(self.exp().await?.pools().await?)
+    }
+}

@@ -1,0 +1,109 @@
+//! Profile use cases: analyse an XProf capture (a `.xplane.pb`, a run directory, an experiment's profile or a
+//! `gs://` / `s3://` URI), analyse its trace (or a Chrome / PyTorch trace), fetch it into the cache, export
+//! a Chrome trace, and compare two captures (with the experiments' config diff when both are experiments).
+
+use crate::{App, AppError, Result};
+use falcon_core::ids::ExperimentId;
+use falcon_core::ErrorKind;
+use std::path::{Path, PathBuf};
+
+pub use falcon_analysis::compare::{CompareOptions, ProfileComparison};
+pub use falcon_analysis::device::Hardware;
+pub use falcon_analysis::profile::{AnalyzeOptions, ProfileReport, Tool};
+pub use falcon_analysis::service::{ResolvedProfile, TraceRun};
+pub use falcon_analysis::trace::{TraceAnalysis, TraceOptions};
+pub use falcon_analysis::trace_export::TraceFileExport;
+
+/// A profile comparison and, when both inputs were experiments, their config diff (A → B).
+#[derive(Debug, Clone)]
+pub struct ProfileCompareResult {
+    pub comparison: ProfileComparison,
+    pub config_diff: Option<Vec<crate::experiments::Change>>,
+}
+
+/// A trace export and how many hosts the input had.
+#[derive(Debug, Clone)]
+pub struct TraceExport {
+    pub summary: TraceFileExport,
+    pub hosts: usize,
+}
+
+/// The experiment an input names, as the analysis service reads it: `e-N` or digits, and not a path.
+pub fn experiment_id(input: &str) -> Option<ExperimentId> {
+    if Path::new(input).exists()
+        || !(input.starts_with("e-") || (!input.is_empty() && input.chars().all(|c| c.is_ascii_digit())))
+    {
+        return None;
+    }
+    input.parse().ok()
+}
+
+impl App {
+    /// Analyses a capture with the tools asked for (all when empty); stores the experiment's summary row
+    /// when the input is an experiment.
+    pub async fn analyze_profile(
+        &self,
+        target: &str,
+        host: Option<&str>,
+        options: &AnalyzeOptions,
+    ) -> Result<(ResolvedProfile, ProfileReport)> {
+        if let Some(f) = options.model_flops_per_step {
+            if !(f.is_finite() && f > 0.0) {
+                return Err(AppError::usage(format!("--model-flops must be a positive number, not {f}")));
+            }
+        }
+        Ok(self.analysis().await?.analyze(target, host, options).await?)
+    }
+
+    /// Where each step's time goes, from the capture's (or a Chrome trace's) timeline.
+    pub async fn analyze_trace(&self, target: &str, host: Option<&str>, options: &TraceOptions) -> Result<TraceRun> {
+        Ok(self.analysis().await?.trace(target, host, options).await?)
+    }
+
+    /// Copies the profile into the cache (checked against the artifact index) and says where it is.
+    pub async fn fetch_profile(&self, target: &str, host: Option<&str>) -> Result<ResolvedProfile> {
+        Ok(self.analysis().await?.resolve(target, host).await?)
+    }
+
+    /// Writes one host's trace as Chrome trace JSON (gzipped for `.gz`) under a temporary name, renamed into
+    /// place; an existing `output` is replaced only with `force`.
+    pub async fn export_trace(
+        &self,
+        target: &str,
+        output: &Path,
+        host: Option<&str>,
+        force: bool,
+    ) -> Result<TraceExport> {
+        if output.exists() && !force {
+            return Err(AppError::new(ErrorKind::Conflict, format!("{} exists", output.display()))
+                .with_hint("pass --force to replace it"));
+        }
+        let resolved = self.analysis().await?.resolve(target, host).await?;
+        let Some(file) = resolved.files.first().cloned() else {
+            return Err(AppError::new(ErrorKind::NotFound, format!("{target}: no profile")));
+        };
+        let output: PathBuf = output.to_path_buf();
+        let summary =
+            tokio::task::spawn_blocking(move || falcon_analysis::trace_export::export_trace_file(&file.path, &output))
+                .await
+                .map_err(|e| AppError::new(ErrorKind::Failure, format!("trace export task failed: {e}")))??;
+        Ok(TraceExport { summary, hosts: resolved.files.len() })
+    }
+
+    /// Compares two captures, A the baseline; adds the config diff when both inputs are experiments.
+    pub async fn compare_profiles(
+        &self,
+        a: &str,
+        b: &str,
+        host: Option<&str>,
+        options: &CompareOptions,
+    ) -> Result<ProfileCompareResult> {
+        let ids = experiment_id(a).zip(experiment_id(b));
+        let comparison = self.analysis().await?.compare(a, b, host, options).await?;
+        let config_diff = match ids {
+            Some((a, b)) => Some(self.diff_experiments(a, b).await?),
+            None => None,
+        };
+        Ok(ProfileCompareResult { comparison, config_diff })
+    }
+}

@@ -1,0 +1,66 @@
+//! The worker loop, one pass at a time: the Job module's tick and EXP's reconcile (through
+//! [`falcon_exp::Exp::work`]), then the analyses completed experiments call for (profile, trace, kernel bench,
+//! accuracy). `falcon worker`, `exp submit --wait`, `session submit --wait` and the server's embedded worker
+//! all run this code.
+
+use crate::{App, Result};
+use falcon_core::ids::ExperimentId;
+use falcon_core::status::ExperimentStatus;
+use serde::Serialize;
+
+/// How many completed experiments one pass analyses at most.
+pub const ANALYSES_PER_PASS: u32 = 4;
+
+/// Something a pass did or ran into.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum WorkerEvent {
+    /// An experiment's status moved.
+    Status { experiment: ExperimentId, status: ExperimentStatus },
+    /// A completed experiment was analysed and its summary row stored.
+    Analyzed { experiment: ExperimentId, analysis: String, mfu: Option<f64> },
+    /// An analysis failed; the failure is recorded in its summary row so it is not retried forever.
+    AnalysisFailed { experiment: ExperimentId, analysis: String, error: String },
+    /// A problem that did not stop the pass (a job that could not be placed, a backend error, …).
+    Warning { message: String },
+}
+
+impl App {
+    /// One pass of the loop; every event it produced, in order.
+    pub async fn worker_pass(&self) -> Result<Vec<WorkerEvent>> {
+        let exp = self.exp().await?;
+        let (tick, reconciled) = exp.work().await?;
+        let mut events: Vec<WorkerEvent> = tick
+            .errors
+            .iter()
+            .chain(&reconciled.errors)
+            .map(|e| WorkerEvent::Warning { message: e.to_string() })
+            .collect();
+        events.extend(
+            reconciled.moved.iter().map(|(id, status)| WorkerEvent::Status { experiment: *id, status: *status }),
+        );
+        events.extend(self.analyze_completed().await);
+        Ok(events)
+    }
+
+    /// The analysis step: completed experiments with something to analyse and no summary yet. A failure is
+    /// an event, never an error of the pass.
+    pub async fn analyze_completed(&self) -> Vec<WorkerEvent> {
+        let analysis = match self.analysis().await {
+            Ok(a) => a,
+            Err(e) => return vec![WorkerEvent::Warning { message: format!("analysis step: {e}") }],
+        };
+        match analysis.analyze_pending(ANALYSES_PER_PASS).await {
+            Ok(done) => done
+                .into_iter()
+                .map(|d| match d.error {
+                    Some(error) => {
+                        WorkerEvent::AnalysisFailed { experiment: d.experiment, analysis: d.tool.into(), error }
+                    }
+                    None => WorkerEvent::Analyzed { experiment: d.experiment, analysis: d.tool.into(), mfu: d.mfu },
+                })
+                .collect(),
+            Err(e) => vec![WorkerEvent::Warning { message: format!("analysis step: {e}") }],
+        }
+    }
+}

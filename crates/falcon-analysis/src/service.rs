@@ -22,11 +22,11 @@ use crate::profile::{analyze_files, AnalyzeOptions, ProfileReport};
 use crate::timeline::Timeline;
 use crate::trace::{analyze_trace, TraceOptions, TraceReport};
 
-/// Summary-row tool name of the profile analysis.
-pub const PROFILE_SUMMARY_TOOL: &str = "profile";
-
-/// Summary-row tool name of the deep trace analysis.
-pub const TRACE_SUMMARY_TOOL: &str = "trace";
+/// Summary-row tool names (the vocabulary EXP reads them with).
+pub use falcon_core::summary::{
+    ACCURACY_TOOL as ACCURACY_SUMMARY_TOOL, KERNEL_BENCH_TOOL as KERNEL_BENCH_SUMMARY_TOOL,
+    PROFILE_TOOL as PROFILE_SUMMARY_TOOL, TRACE_TOOL as TRACE_SUMMARY_TOOL,
+};
 
 /// Where the trace of an input is on local disk.
 #[derive(Debug, Clone, Serialize)]
@@ -428,7 +428,7 @@ impl Analysis {
                     let trace_error =
                         self.trace(&id.to_string(), None, &TraceOptions::default()).await.err().map(|e| e.to_string());
                     out.push(PendingOutcome {
-                        tool: "profile",
+                        tool: PROFILE_SUMMARY_TOOL,
                         experiment: id,
                         error: trace_error.map(|e| format!("trace analysis: {e}")),
                         mfu: report.overview.as_ref().and_then(|o| o.mfu),
@@ -437,7 +437,12 @@ impl Analysis {
                 Err(e) => {
                     let row = detail_row(PROFILE_SUMMARY_TOOL, serde_json::json!({ "error": e.to_string() }));
                     self.meta().await?.put_analysis_summary(id, &row).await?;
-                    out.push(PendingOutcome { tool: "profile", experiment: id, error: Some(e.to_string()), mfu: None });
+                    out.push(PendingOutcome {
+                        tool: PROFILE_SUMMARY_TOOL,
+                        experiment: id,
+                        error: Some(e.to_string()),
+                        mfu: None,
+                    });
                 }
             }
         }
@@ -663,10 +668,6 @@ async fn download_from(store: &ArtifactStore, key: &str, local: &Path, expect: O
     }
     Ok(info.size)
 }
-
-/// Summary-row tool names of the worker's kernel-bench and accuracy analyses.
-pub const KERNEL_BENCH_SUMMARY_TOOL: &str = "kernel_bench";
-pub const ACCURACY_SUMMARY_TOOL: &str = "accuracy";
 
 /// A summary row that has only details (no profile numbers).
 fn detail_row(tool: &str, details: serde_json::Value) -> AnalysisSummary {

@@ -1,9 +1,10 @@
 //! The goal report (`falcon goal report G`, and the same object over the API and MCP).
 //!
-//! The report is composed here, in the application layer, because it is the only layer that sees both EXP
-//! (goals, experiments, config diffs, metric verdicts) and the analysis module (profile comparisons). It is
-//! built once as a [`GoalReport`] and rendered as JSON or, by [`crate::render::goal`], as text tables,
-//! Markdown or a self-contained HTML page.
+//! The business answers are EXP's: the ranking and progress (`gap_closed`, target) come from
+//! `Exp::compare_goal`, the config diff and the metric verdicts (the goal's metric and the standard ones) from
+//! `Exp::diff` and `Exp::goal_verdicts`. This layer only adds the profile comparison from analysis and the
+//! notes on what is missing. The report is built once as a [`GoalReport`] and rendered as JSON or, by
+//! [`crate::render::goal`], as text tables, Markdown or a self-contained HTML page.
 //!
 //! # JSON shape (`--json` or `--format json`; stable)
 //!
@@ -41,16 +42,11 @@ use falcon_analysis::compare::{CompareOptions, ProfileComparison};
 use falcon_analysis::error::AnalysisError;
 use falcon_analysis::service::Analysis;
 use falcon_core::ids::{ExperimentId, GoalId};
-use falcon_core::stats::{Direction as StatsDirection, Verdict};
-use falcon_core::status::Direction;
+use falcon_core::stats::Verdict;
 use falcon_exp::diff::Change;
-use falcon_exp::goals::GoalRow;
+use falcon_exp::goals::{GoalProgress, GoalRow};
 use falcon_exp::{Exp, GoalRecord};
 use serde::Serialize;
-
-/// The standard metrics compared between the baseline and the best experiment, besides the goal's own.
-const STANDARD_METRICS: &[&str] =
-    &["step_time_s", "tokens_per_s", "tflops_per_device", "mfu", "loss", "peak_hbm_bytes"];
 
 /// Everything `goal report` says about a goal (see the module documentation for the JSON shape).
 #[derive(Debug, Clone, Serialize)]
@@ -58,7 +54,7 @@ pub struct GoalReport {
     /// The goal.
     pub goal: GoalRecord,
     /// Target and how far the best experiment got towards it.
-    pub progress: Progress,
+    pub progress: GoalProgress,
     /// The best completed experiment of the goal on its metric.
     pub best: Option<GoalRow>,
     /// The goal's baseline experiment.
@@ -73,27 +69,6 @@ pub struct GoalReport {
     pub profile: Option<ProfileComparison>,
     /// Why something is missing.
     pub notes: Vec<String>,
-}
-
-/// A goal's target and progress.
-#[derive(Debug, Clone, Serialize)]
-pub struct Progress {
-    /// The goal's metric.
-    pub metric: String,
-    /// Which way it should move.
-    pub direction: Direction,
-    /// The baseline's value.
-    pub baseline_value: Option<f64>,
-    /// The best experiment's value.
-    pub best_value: Option<f64>,
-    /// The goal's target.
-    pub target: Option<f64>,
-    /// `(best − baseline) / baseline`.
-    pub delta_vs_baseline: Option<f64>,
-    /// `(best − baseline) / (target − baseline)`: the fraction of the baseline→target gap closed.
-    pub gap_closed: Option<f64>,
-    /// Whether the best reaches the target.
-    pub meets_target: Option<bool>,
 }
 
 /// Gathers the report: EXP for the goal, its ranking, diff and verdicts; analysis for the profiles.
@@ -113,7 +88,7 @@ pub async fn build(exp: &Exp, id: GoalId, top: usize) -> crate::Result<GoalRepor
     if let (Some(b), None) = (baseline, cmp.baseline_value) {
         notes.push(format!("the baseline {b} has no `{metric}` value"));
     }
-    let progress = progress(&goal, cmp.baseline_value, best.as_ref());
+    let progress = cmp.progress;
 
     let (mut config_diff, mut verdicts, mut profile) = (Vec::new(), Vec::new(), None);
     match (baseline, &best) {
@@ -125,73 +100,14 @@ pub async fn build(exp: &Exp, id: GoalId, top: usize) -> crate::Result<GoalRepor
                 Ok(changes) => config_diff = changes,
                 Err(e) => notes.push(format!("config diff {b} → {}: {e}", row.experiment)),
             }
-            verdicts = metric_verdicts(exp, &goal, b, row.experiment, &mut notes).await;
+            let v = exp.goal_verdicts(&goal, b, row.experiment).await;
+            verdicts = v.verdicts;
+            notes.extend(v.notes);
             profile = profile_comparison(exp, b, row.experiment, top, &mut notes).await;
         }
         _ => {}
     }
     Ok(GoalReport { goal, progress, best, baseline, ranking: cmp.rows, config_diff, verdicts, profile, notes })
-}
-
-fn progress(goal: &GoalRecord, baseline_value: Option<f64>, best: Option<&GoalRow>) -> Progress {
-    let best_value = best.map(|r| r.value);
-    let gap_closed = match (baseline_value, goal.target, best_value) {
-        (Some(b), Some(t), Some(v)) if t != b => Some((v - b) / (t - b)),
-        _ => None,
-    };
-    Progress {
-        metric: goal.metric.clone(),
-        direction: goal.direction,
-        baseline_value,
-        best_value,
-        target: goal.target,
-        delta_vs_baseline: best.and_then(|r| r.delta_vs_baseline),
-        gap_closed,
-        meets_target: best.and_then(|r| r.meets_target),
-    }
-}
-
-/// EXP verdicts for the goal's metric (in the goal's direction) and every standard metric both logged.
-async fn metric_verdicts(
-    exp: &Exp,
-    goal: &GoalRecord,
-    a: ExperimentId,
-    b: ExperimentId,
-    notes: &mut Vec<String>,
-) -> Vec<Verdict> {
-    let logged = |id: ExperimentId| async move {
-        exp.show(id).await.map(|v| v.metrics.into_keys().collect::<std::collections::BTreeSet<String>>())
-    };
-    let (in_a, in_b) = match (logged(a).await, logged(b).await) {
-        (Ok(x), Ok(y)) => (x, y),
-        (Err(e), _) | (_, Err(e)) => {
-            notes.push(format!("metric verdicts: {e}"));
-            return Vec::new();
-        }
-    };
-    let goal_direction = match goal.direction {
-        Direction::Maximize => StatsDirection::HigherIsBetter,
-        Direction::Minimize => StatsDirection::LowerIsBetter,
-    };
-    let mut verdicts = Vec::new();
-    if in_a.contains(&goal.metric) && in_b.contains(&goal.metric) {
-        match exp.compare(a, b, &goal.metric, Some(goal_direction), None).await {
-            Ok(v) => verdicts.push(v),
-            Err(e) => notes.push(format!("verdict on `{}`: {e}", goal.metric)),
-        }
-    } else {
-        notes.push(format!(
-            "no verdict on `{}`: it is not a logged metric of both experiments (profile metrics are compared in the profile section)",
-            goal.metric
-        ));
-    }
-    for metric in STANDARD_METRICS.iter().filter(|m| **m != goal.metric && in_a.contains(**m) && in_b.contains(**m)) {
-        match exp.compare(a, b, metric, None, None).await {
-            Ok(v) => verdicts.push(v),
-            Err(e) => notes.push(format!("verdict on `{metric}`: {e}")),
-        }
-    }
-    verdicts
 }
 
 /// The profile comparison baseline → best; a missing profile or a failed comparison is a note.

@@ -12,6 +12,7 @@ pub mod ids;
 pub mod spec;
 pub mod stats;
 pub mod status;
+pub mod summary;
 pub mod time;
 
 pub use error::ErrorKind;

@@ -4,8 +4,9 @@ use crate::error::{ExpError, Result};
 use crate::Exp;
 use falcon_core::ids::{ExperimentId, GoalId, SessionId};
 use falcon_core::spec::ExperimentSpec;
-use falcon_core::stats::Direction;
+use falcon_core::stats::{Direction, STANDARD_METRICS};
 use falcon_core::status::{ExperimentStatus, GoalStatus};
+use falcon_core::summary::{profile_column, ProfileColumn, PROFILE_TOOL};
 use falcon_infra::meta::{ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal, NewSession, SessionRecord};
 use serde::Serialize;
 use std::time::Duration;
@@ -36,6 +37,59 @@ pub struct GoalComparison {
     pub baseline_value: Option<f64>,
     /// Completed experiments with the metric, best first.
     pub rows: Vec<GoalRow>,
+    /// The target and how far the best experiment got towards it.
+    pub progress: GoalProgress,
+}
+
+/// A goal's target and progress (the best experiment against the baseline and the target).
+#[derive(Debug, Clone, Serialize)]
+pub struct GoalProgress {
+    /// The goal's metric.
+    pub metric: String,
+    /// Which way it should move.
+    pub direction: falcon_core::status::Direction,
+    /// The baseline's value (median of its metric).
+    pub baseline_value: Option<f64>,
+    /// The best experiment's value.
+    pub best_value: Option<f64>,
+    /// The goal's target.
+    pub target: Option<f64>,
+    /// `(best − baseline) / baseline`.
+    pub delta_vs_baseline: Option<f64>,
+    /// `(best − baseline) / (target − baseline)`: the fraction of the baseline→target gap closed (1 = target
+    /// reached, above 1 = beyond it, below 0 = worse than the baseline).
+    pub gap_closed: Option<f64>,
+    /// Whether the best reaches the target.
+    pub meets_target: Option<bool>,
+}
+
+impl GoalProgress {
+    fn of(goal: &GoalRecord, baseline_value: Option<f64>, best: Option<&GoalRow>) -> GoalProgress {
+        let best_value = best.map(|r| r.value);
+        let gap_closed = match (baseline_value, goal.target, best_value) {
+            (Some(b), Some(t), Some(v)) if t != b => Some((v - b) / (t - b)),
+            _ => None,
+        };
+        GoalProgress {
+            metric: goal.metric.clone(),
+            direction: goal.direction,
+            baseline_value,
+            best_value,
+            target: goal.target,
+            delta_vs_baseline: best.and_then(|r| r.delta_vs_baseline),
+            gap_closed,
+            meets_target: best.and_then(|r| r.meets_target),
+        }
+    }
+}
+
+/// Metric verdicts between two experiments of a goal, and why some could not be given.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GoalVerdicts {
+    /// The goal's metric first (in the goal's direction), then each standard metric both logged.
+    pub verdicts: Vec<falcon_core::stats::Verdict>,
+    /// What was not compared, and why.
+    pub notes: Vec<String>,
 }
 
 /// A session with its experiments and aggregate status.
@@ -108,10 +162,7 @@ impl Exp {
     /// Ranks a goal's completed experiments on its metric (from metric summaries) against its baseline.
     pub async fn compare_goal(&self, id: GoalId) -> Result<GoalComparison> {
         let goal = self.meta.get_goal(id).await?;
-        let direction = match goal.direction {
-            falcon_core::status::Direction::Maximize => Direction::HigherIsBetter,
-            falcon_core::status::Direction::Minimize => Direction::LowerIsBetter,
-        };
+        let direction = Direction::from(goal.direction);
         let baseline_value = match goal.baseline {
             Some(b) => self.goal_metric_value(b, &goal.metric).await?,
             None => None,
@@ -145,7 +196,44 @@ impl Exp {
         for (i, row) in rows.iter_mut().enumerate() {
             row.rank = i + 1;
         }
-        Ok(GoalComparison { goal, baseline_value, rows })
+        let progress = GoalProgress::of(&goal, baseline_value, rows.first());
+        Ok(GoalComparison { goal, baseline_value, rows, progress })
+    }
+
+    /// Verdicts from experiment `a` (the baseline) to `b` on the goal's metric, in the goal's direction, and
+    /// on every standard metric ([`STANDARD_METRICS`]) both logged. A metric that cannot be compared is a
+    /// note, never a failure.
+    pub async fn goal_verdicts(&self, goal: &GoalRecord, a: ExperimentId, b: ExperimentId) -> GoalVerdicts {
+        let mut out = GoalVerdicts::default();
+        let logged = |id: ExperimentId| async move {
+            self.show(id).await.map(|v| v.metrics.into_keys().collect::<std::collections::BTreeSet<String>>())
+        };
+        let (in_a, in_b) = match (logged(a).await, logged(b).await) {
+            (Ok(x), Ok(y)) => (x, y),
+            (Err(e), _) | (_, Err(e)) => {
+                out.notes.push(format!("metric verdicts: {e}"));
+                return out;
+            }
+        };
+        if in_a.contains(&goal.metric) && in_b.contains(&goal.metric) {
+            match self.compare(a, b, &goal.metric, Some(goal.direction.into()), None).await {
+                Ok(v) => out.verdicts.push(v),
+                Err(e) => out.notes.push(format!("verdict on `{}`: {e}", goal.metric)),
+            }
+        } else {
+            out.notes.push(format!(
+                "no verdict on `{}`: it is not a logged metric of both experiments (profile metrics are compared in the profile section)",
+                goal.metric
+            ));
+        }
+        for metric in STANDARD_METRICS.iter().filter(|m| **m != goal.metric && in_a.contains(**m) && in_b.contains(**m))
+        {
+            match self.compare(a, b, metric, None, None).await {
+                Ok(v) => out.verdicts.push(v),
+                Err(e) => out.notes.push(format!("verdict on `{metric}`: {e}")),
+            }
+        }
+        out
     }
 
     /// An experiment's value of a goal metric: the median of its logged metric of that name; else, for the
@@ -155,15 +243,14 @@ impl Exp {
         if let Some(m) = self.meta.metric_summaries(id).await?.into_iter().find(|m| m.metric == metric) {
             return Ok(Some(m.median));
         }
-        let Some(row) = self.meta.analysis_summaries(id).await?.into_iter().find(|a| a.tool == "profile") else {
-            return Ok(None);
-        };
-        Ok(match metric {
-            "mfu" => row.mfu,
-            "duty_cycle" => row.duty_cycle,
-            "peak_hbm_bytes" => row.peak_memory_bytes.map(|b| b as f64),
-            "profile_step_time_ms" => row.step_time_ms,
-            _ => None,
+        let Some(column) = profile_column(metric) else { return Ok(None) };
+        let summaries = self.meta.analysis_summaries(id).await?;
+        let Some(row) = summaries.into_iter().find(|a| a.tool == PROFILE_TOOL) else { return Ok(None) };
+        Ok(match column {
+            ProfileColumn::Mfu => row.mfu,
+            ProfileColumn::DutyCycle => row.duty_cycle,
+            ProfileColumn::PeakMemoryBytes => row.peak_memory_bytes.map(|b| b as f64),
+            ProfileColumn::StepTimeMs => row.step_time_ms,
         })
     }
 

@@ -21,4 +21,6 @@ pub mod verdict;
 pub use change_point::{change_points, ChangePoint, ChangePointOptions};
 pub use descriptive::{drop_warmup, mean, median, percentile, summarize, warmup_len, Summary};
 pub use mann_whitney::{mann_whitney_u, MannWhitney};
-pub use verdict::{compare, direction_for, CompareOptions, Direction, SampleStats, Verdict, VerdictKind};
+pub use verdict::{
+    compare, direction_for, CompareOptions, Direction, SampleStats, Verdict, VerdictKind, STANDARD_METRICS,
+};

@@ -96,6 +96,21 @@ impl From<crate::status::Direction> for Direction {
     }
 }
 
+impl From<Direction> for crate::status::Direction {
+    /// The goal direction that wants a metric of this direction: higher is better → `maximize`.
+    fn from(d: Direction) -> Self {
+        match d {
+            Direction::HigherIsBetter => crate::status::Direction::Maximize,
+            Direction::LowerIsBetter => crate::status::Direction::Minimize,
+        }
+    }
+}
+
+/// The standard metrics reports compare between two experiments besides a goal's own (DESIGN §2), in the
+/// order they are shown.
+pub const STANDARD_METRICS: &[&str] =
+    &["step_time_s", "tokens_per_s", "tflops_per_device", "mfu", "loss", "peak_hbm_bytes"];
+
 /// The good direction of a standard metric name (DESIGN §2); `None` for other names, which need a direction
 /// from the user.
 pub fn direction_for(metric: &str) -> Option<Direction> {

@@ -1,8 +1,9 @@
-//! EXP, the experiment-management module, and the facade the interface layer calls.
+//! EXP, the experiment-management module, and the facade the application layer (`falcon-app`) calls.
 //!
-//! The interface never touches storage: it builds an [`Exp`] from a [`falcon_core::config::Config`] and calls
-//! methods on it. This first cut connects the stores and runs `doctor`; the lifecycle, snapshots, diffs,
-//! sessions, goals and regression detection arrive with the EXP issue.
+//! The application layer never touches storage: it builds an [`Exp`] from a [`falcon_core::config::Config`]
+//! and calls methods on it: `doctor`, submit (spec → canonical snapshot + hash → job), the lifecycle driven by
+//! job states, config diffs, metric summaries, verdicts and change points, sessions (sweeps) and goals (claims
+//! with leases, ranking, progress, verdicts).
 
 pub mod diff;
 mod doctor;

@@ -55,7 +55,7 @@ use super::{
     collective_kind, Device, DeviceKind, Event, EventClass, HostThread, NameId, StepMarker, StepSource, Timeline,
     TimelineSource,
 };
-use crate::cpu_ops::{DERIVED_LINE_SUFFIXES, HOST_CPU_PLANE};
+use crate::profile::planes::{DERIVED_LINE_SUFFIXES, HOST_CPU_PLANE};
 
 /// Lines XProf derives on device planes (never raw op lines on a GPU).
 pub(crate) const DERIVED_DEVICE_LINES: [&str; 16] = [

@@ -405,7 +405,7 @@ fn cluster(mut candidates: Vec<(usize, f64)>, min_seg: usize) -> Vec<usize> {
 mod tests {
     use super::*;
 
-    /// The generator: four equal segments with means 100, 108, 104, 96 and Gaussian noise σ = 3
+    /// The benchmark's generator (bench/otava/gen_series.py): four equal segments with means 100, 108, 104, 96 and Gaussian noise σ = 3
     /// (Box–Muller on the seeded generator).
     fn four_segments(n: usize, seed: u64) -> Vec<f64> {
         let mut rng = Rng::new(seed);

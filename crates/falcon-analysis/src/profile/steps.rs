@@ -40,7 +40,7 @@ use std::collections::BTreeMap;
 use falcon_xplane::{XEvent, XLine, XPlane, XSpace};
 use serde::Serialize;
 
-use crate::cpu_ops::{DERIVED_LINE_SUFFIXES, HOST_CPU_PLANE};
+use super::planes::{DERIVED_LINE_SUFFIXES, HOST_CPU_PLANE};
 
 /// Name of XProf's derived device step line.
 pub const STEPS_LINE: &str = "Steps";

@@ -28,12 +28,8 @@ use std::collections::BTreeMap;
 use falcon_xplane::{XEvent, XPlane, XSpace, XStat};
 use serde::Serialize;
 
-/// Name of the host threads plane (XProf `kHostThreadsPlaneName`).
-pub const HOST_CPU_PLANE: &str = "/host:CPU";
-
-/// Line-name suffixes of lines XProf derives from the raw op events; never counted (nor scanned for step
-/// markers).
-pub(crate) const DERIVED_LINE_SUFFIXES: [&str; 4] = ["XLA Modules", "XLA Ops", "Framework Ops", "Framework Name Scope"];
+use super::planes::DERIVED_LINE_SUFFIXES;
+pub use super::planes::HOST_CPU_PLANE;
 
 /// The per-op profile of one capture.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -133,7 +129,7 @@ pub fn cpu_op_profile(space: &XSpace) -> CpuOpProfile {
 
 /// [`cpu_op_profile`], also placing each op within the steps given (sorted by start): its mean start
 /// offset from the start of the step it ran in.
-pub fn cpu_op_profile_in_steps(space: &XSpace, steps: &[crate::steps::Step]) -> CpuOpProfile {
+pub fn cpu_op_profile_in_steps(space: &XSpace, steps: &[super::steps::Step]) -> CpuOpProfile {
     let step_of = |t: i128| -> Option<i128> {
         let i = steps.partition_point(|s| s.start_ps <= t).checked_sub(1)?;
         let s = &steps[i];

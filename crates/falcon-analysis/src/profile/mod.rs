@@ -12,6 +12,19 @@
 //! XProf; here it is the first host's (or the `--host` chosen), and a note says so when there are
 //! several. Kernel stats are per host and concatenated.
 
+pub mod cpu_ops;
+pub mod device;
+pub mod hlo_stats;
+pub mod kernels;
+pub mod memory;
+pub mod op_metrics;
+pub mod op_profile;
+pub mod overview;
+pub mod planes;
+pub mod roofline;
+pub mod steps;
+pub mod trace_export;
+
 use serde::Serialize;
 
 use crate::cpu_ops::{cpu_op_profile_in_steps, CpuOpProfile};

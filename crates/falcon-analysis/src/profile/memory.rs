@@ -66,7 +66,7 @@ use std::collections::{BTreeMap, HashMap};
 use falcon_xplane::{StatValue, XPlane, XSpace, XStat};
 use serde::Serialize;
 
-use crate::cpu_ops::HOST_CPU_PLANE;
+use super::planes::HOST_CPU_PLANE;
 use crate::steps::StepReport;
 
 /// Event metadata name of an allocation (`HostEventType::kMemoryAllocation`).

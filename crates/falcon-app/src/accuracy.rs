@@ -63,10 +63,10 @@ impl App {
         let options = req.options()?;
         let (a, b) = self.accuracy_inputs(req).await?;
         let read_opts = ReadOptions { step_column: req.step_column.clone() };
-        let report = tokio::task::spawn_blocking(move || -> std::result::Result<AccuracyReport, AnalysisError> {
-            let ra = read_path(&a, &read_opts)?;
-            let rb = read_path(&b, &read_opts)?;
-            align(&ra, &rb, &options)
+        let report = tokio::task::spawn_blocking(move || -> Result<AccuracyReport> {
+            let read = |p: &Path| read_path(p, &read_opts).map_err(|e| AppError::with_input_hint(e, INPUT_HINT));
+            let (ra, rb) = (read(&a)?, read(&b)?);
+            Ok(align(&ra, &rb, &options)?)
         })
         .await
         .map_err(|e| AppError::new(ErrorKind::Failure, format!("accuracy task failed: {e}")))??;

@@ -42,6 +42,13 @@ impl AppError {
         }
     }
 
+    /// An analysis error with the hint of the command that read the input (the analysis module's own hints
+    /// speak of profiles): the hint replaces the analysis one where that one is about the input.
+    pub fn with_input_hint(e: falcon_analysis::error::AnalysisError, hint: &str) -> Self {
+        let input_hint = e.hint().map(|_| hint.to_string());
+        AppError::Failure { kind: e.kind(), message: e.to_string(), hint: input_hint }
+    }
+
     /// A usage error (bad argument value).
     pub fn usage(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Usage, message)

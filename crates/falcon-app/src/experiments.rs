@@ -1,6 +1,7 @@
 //! Experiment use cases: submit (optionally waiting, with the worker loop and its analyses embedded), list,
 //! show, cancel, logs (once or followed), artifacts, config diff, metric compare and history.
 
+use crate::page::Page;
 use crate::worker::WorkerEvent;
 use crate::{App, AppError, Result};
 use falcon_core::ids::{ExperimentId, GoalId, SessionId};
@@ -11,7 +12,7 @@ use falcon_core::ErrorKind;
 
 pub use falcon_exp::diff::{show as show_value, Change};
 pub use falcon_exp::experiments::{ExperimentView, History};
-pub use falcon_exp::{ExperimentFilter, ExperimentRecord};
+pub use falcon_exp::{ArtifactRecord, ExperimentFilter, ExperimentRecord};
 
 /// A list query as a front end receives it: every filter as text (flags, query parameters, tool arguments),
 /// parsed here once.
@@ -127,10 +128,38 @@ impl App {
         Ok((exp.show(rec.id).await?, events))
     }
 
-    /// Experiments matching the query, newest first.
-    pub async fn list_experiments(&self, query: &ListQuery) -> Result<Vec<ExperimentRecord>> {
-        let filter = query.filter()?;
-        Ok(self.exp().await?.list(&filter).await?)
+    /// A page of the experiments matching the query, newest first. The cursor of the next page is the last
+    /// row's id (the same as `before`, which it replaces); `limit` 0 gives an empty page.
+    pub async fn list_experiments(&self, query: &ListQuery, cursor: Option<&str>) -> Result<Page<ExperimentRecord>> {
+        let mut query = query.clone();
+        if let Some(c) = cursor {
+            if query.before.is_some() {
+                return Err(AppError::usage("--cursor and --before both say where the page starts; give one"));
+            }
+            c.parse::<ExperimentId>().map_err(|_| crate::page::bad_cursor(c))?;
+            query.before = Some(c.to_string());
+        }
+        let mut filter = query.filter()?;
+        if query.limit == 0 {
+            return Ok(Page { items: Vec::new(), next_cursor: None });
+        }
+        // One row more than the page: whether there is a next page is then known, not guessed.
+        filter.limit = query.limit.saturating_add(1);
+        let mut items = self.exp().await?.list(&filter).await?;
+        let more = items.len() > query.limit as usize;
+        items.truncate(query.limit as usize);
+        let next_cursor = if more { items.last().map(|r| r.id.to_string()) } else { None };
+        Ok(Page { items, next_cursor })
+    }
+
+    /// A page of an experiment's indexed artifacts.
+    pub async fn experiment_artifacts(
+        &self,
+        id: ExperimentId,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<Page<ArtifactRecord>> {
+        Page::of_all(self.exp().await?.show(id).await?.artifacts, cursor, limit)
     }
 
     /// One experiment: record, history, artifacts, metric summaries (over `warmup` dropped samples when
@@ -157,13 +186,17 @@ impl App {
     }
 
     /// Follows an experiment's logs, driving the worker loop, until it ends: `on_text(source, new_text)` gets
-    /// each log's text as it grows.
-    pub async fn follow_logs(&self, id: ExperimentId, mut on_text: impl FnMut(&str, &str) -> Result<()>) -> Result<()> {
+    /// each log's text as it grows. Returns the status it ended in.
+    pub async fn follow_logs(
+        &self,
+        id: ExperimentId,
+        mut on_text: impl FnMut(&str, &str) -> Result<()>,
+    ) -> Result<ExperimentStatus> {
         let exp = self.exp().await?;
         let mut printed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         loop {
             let _ = exp.work().await?;
-            let done = exp.show(id).await?.record.status.is_terminal();
+            let status = exp.show(id).await?.record.status;
             for (name, text) in exp.logs(id).await? {
                 let seen = printed.entry(name.clone()).or_insert(0);
                 if text.len() > *seen {
@@ -173,8 +206,8 @@ impl App {
                     *seen = text.len();
                 }
             }
-            if done {
-                return Ok(());
+            if status.is_terminal() {
+                return Ok(status);
             }
             tokio::time::sleep(std::time::Duration::from_millis(500)).await;
         }

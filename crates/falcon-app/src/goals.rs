@@ -1,6 +1,7 @@
 //! Goal and session use cases: goals (create, list, show, claim with a lease, close, compare, report),
 //! sessions (submit a sweep, optionally waiting; show) and the pools experiments run on.
 
+use crate::page::Page;
 use crate::worker::WorkerEvent;
 use crate::{App, AppError, Result};
 use falcon_core::ids::{ExperimentId, GoalId, SessionId};
@@ -71,11 +72,16 @@ impl App {
         Ok(self.exp().await?.create_goal(&goal).await?)
     }
 
-    /// Goals, optionally of one status (`open`, `claimed`, `achieved`, `abandoned`).
-    pub async fn list_goals(&self, status: Option<&str>) -> Result<Vec<GoalRecord>> {
+    /// A page of the goals, optionally of one status (`open`, `claimed`, `achieved`, `abandoned`).
+    pub async fn list_goals(
+        &self,
+        status: Option<&str>,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<Page<GoalRecord>> {
         let status =
             status.map(str::parse::<GoalStatus>).transpose().map_err(|e| AppError::usage(format!("--status: {e}")))?;
-        Ok(self.exp().await?.goals(status).await?)
+        Page::of_all(self.exp().await?.goals(status).await?, cursor, limit)
     }
 
     /// One goal.
@@ -142,8 +148,8 @@ impl App {
         Ok(self.exp().await?.session(id).await?)
     }
 
-    /// The configured pools and what is running on them.
-    pub async fn pools(&self) -> Result<Vec<PoolUsage>> {
-        Ok(self.exp().await?.pools().await?)
+    /// A page of the configured pools and what is running on them.
+    pub async fn pools(&self, cursor: Option<&str>, limit: usize) -> Result<Page<PoolUsage>> {
+        Page::of_all(self.exp().await?.pools().await?, cursor, limit)
     }
 }

@@ -8,6 +8,15 @@ use std::path::{Path, PathBuf};
 
 pub use falcon_analysis::kernel_bench::{KernelComparison, KernelOptions, KernelReport, KernelResults};
 
+/// What a kernel-bench input may be, for hints.
+const KERNEL_INPUT_HINT: &str =
+    "give a kernel_bench*.jsonl / .csv results file, a directory holding one, or an experiment id (e-12)";
+
+/// Reads a results file or directory, with hints that speak of kernel-bench results.
+fn read(path: &Path) -> Result<KernelResults> {
+    falcon_analysis::kernel_bench::read_results(path).map_err(|e| AppError::with_input_hint(e, KERNEL_INPUT_HINT))
+}
+
 /// Results read from an input, and a note when an experiment had several results files.
 #[derive(Debug, Clone)]
 pub struct LoadedResults {
@@ -44,10 +53,7 @@ impl App {
     /// file is fetched into the cache (the stores are opened only then).
     async fn load_kernel_results(&self, input: &str) -> Result<LoadedResults> {
         if Path::new(input).exists() {
-            return Ok(LoadedResults {
-                results: falcon_analysis::kernel_bench::read_results(Path::new(input))?,
-                note: None,
-            });
+            return Ok(LoadedResults { results: read(Path::new(input))?, note: None });
         }
         let Some(id) = crate::profiles::experiment_id(input) else {
             return Err(AppError::new(ErrorKind::NotFound, format!("{input}: no such file, directory or experiment"))
@@ -64,7 +70,7 @@ impl App {
         };
         let note = (paths.len() > 1)
             .then(|| format!("{id}: {} kernel_bench files; using the newest, {}", paths.len(), path.display()));
-        Ok(LoadedResults { results: falcon_analysis::kernel_bench::read_results(&path)?, note })
+        Ok(LoadedResults { results: read(&path)?, note })
     }
 }
 

@@ -19,6 +19,7 @@ pub mod experiments;
 pub mod goal_report;
 pub mod goals;
 pub mod kernel;
+pub mod page;
 pub mod profiles;
 pub mod render;
 pub mod setup;

@@ -330,7 +330,18 @@ pub struct ProfileAnalyzeArgs {
 #[derive(Debug, Subcommand)]
 pub enum PoolCommand {
     /// The configured pools and what they carry now.
-    List,
+    List(PageArgs),
+}
+
+/// Paging of a list command (`--json` prints `{"items": [...], "next_cursor": …}`).
+#[derive(Debug, Clone, Args)]
+pub struct PageArgs {
+    /// Start at this page: the `next_cursor` a previous page printed.
+    #[arg(long)]
+    pub cursor: Option<String>,
+    /// Page size.
+    #[arg(long, default_value_t = 1000)]
+    pub limit: usize,
 }
 
 #[derive(Debug, Subcommand)]
@@ -367,6 +378,8 @@ pub enum GoalCommand {
         /// Only this status (OPEN, CLAIMED, ACHIEVED, ABANDONED).
         #[arg(long)]
         status: Option<String>,
+        #[command(flatten)]
+        page: PageArgs,
     },
     /// One goal.
     Show {
@@ -487,6 +500,8 @@ pub enum ExpCommand {
     Artifacts {
         /// Experiment id.
         id: String,
+        #[command(flatten)]
+        page: PageArgs,
     },
     /// Path-level config differences between two experiments.
     Diff {
@@ -540,12 +555,15 @@ pub struct ListArgs {
     /// Only experiments recorded within this long (`90m`, `2h`, `1d`, `1h30m`).
     #[arg(long, value_name = "DURATION")]
     pub since: Option<String>,
-    /// Page size.
+    /// Page size (0: no rows).
     #[arg(long, default_value_t = 50)]
     pub limit: u32,
-    /// Page cursor: only ids below this one (the last id of the previous page).
+    /// Only ids below this one.
     #[arg(long)]
     pub before: Option<String>,
+    /// Start at this page: the `next_cursor` a previous page printed.
+    #[arg(long)]
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -39,9 +39,13 @@ fn init_tracing(verbose: u8) {
     };
     let filter =
         std::env::var("FALCON_LOG").or_else(|_| std::env::var("RUST_LOG")).unwrap_or_else(|_| default.to_string());
+    // Colour only for a person at a terminal: never in redirected logs, never with NO_COLOR set (no-color.org).
+    use std::io::IsTerminal;
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .with_target(false)
         .init();
 }

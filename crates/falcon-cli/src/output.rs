@@ -11,10 +11,66 @@ use std::process::ExitCode;
 /// error type, so kinds and hints are classified in one place.
 pub use falcon_app::AppError as CliFailure;
 
-/// Prints a value as pretty JSON on stdout.
+/// Prints a value as pretty JSON on stdout: the one document of a `--json` command.
 pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(value)?;
     print_stdout(&text)
+}
+
+/// Prints a value as one compact line of JSON on stdout: one record of a JSON Lines stream.
+pub fn print_json_line<T: Serialize>(value: &T) -> anyhow::Result<()> {
+    let text = serde_json::to_string(value)?;
+    print_stdout(&text)
+}
+
+/// A list as the one JSON shape every list command prints: `{"items": [...], "next_cursor": …}`.
+pub fn print_page<T: Serialize>(page: &falcon_app::page::Page<T>) -> anyhow::Result<()> {
+    print_json(page)
+}
+
+/// The format a report command renders in: `--format`, else JSON with `--json`, else tables. `--json` with
+/// another `--format` is a usage error (exit 2): stdout holds JSON with `--json`, always.
+pub fn report_format(
+    global: &crate::cli::GlobalArgs,
+    format: Option<crate::cli::ReportFormat>,
+) -> anyhow::Result<crate::cli::ReportFormat> {
+    use crate::cli::ReportFormat;
+    match format {
+        Some(f) if global.json && f != ReportFormat::Json => Err(CliFailure::new(
+            ErrorKind::Usage,
+            format!("--json prints JSON; it cannot be combined with --format {}", format!("{f:?}").to_lowercase()),
+        )
+        .with_hint("drop --json, or use --format json (the same as --json)")
+        .into()),
+        Some(f) => Ok(f),
+        None if global.json => Ok(ReportFormat::Json),
+        None => Ok(ReportFormat::Table),
+    }
+}
+
+/// Puts a rendered report where it goes: atomically into `-o FILE` (then `wrote FILE` on stderr, and with
+/// `--json` the object `{"written": FILE, "bytes": N, "format": F}` on stdout), else on stdout.
+pub fn emit_report(
+    global: &crate::cli::GlobalArgs,
+    output: Option<&Path>,
+    text: &str,
+    format: crate::cli::ReportFormat,
+) -> anyhow::Result<()> {
+    match output {
+        Some(path) => {
+            let body = format!("{}\n", text.trim_end_matches('\n'));
+            write_atomically(path, &body)?;
+            eprintln!("wrote {}", path.display());
+            if global.json {
+                let format = format!("{format:?}").to_lowercase();
+                print_json(&serde_json::json!({
+                    "written": path.display().to_string(), "bytes": body.len(), "format": format
+                }))?;
+            }
+            Ok(())
+        }
+        None => print_stdout(text.trim_end_matches('\n')),
+    }
 }
 
 /// Prints text on stdout; a closed pipe (`falcon … | head`) is not an error.
@@ -46,6 +102,10 @@ pub fn report_error(err: &anyhow::Error, json: bool) -> ExitCode {
 /// Reports a command-line parsing problem: help and version print normally; usage errors exit 2.
 pub fn clap_error(e: clap::Error, json: bool) -> ExitCode {
     use clap::error::ErrorKind as Clap;
+    if e.kind() == Clap::DisplayVersion && json {
+        let _ = print_json(&serde_json::json!({ "name": "falcon", "version": env!("CARGO_PKG_VERSION") }));
+        return ExitCode::SUCCESS;
+    }
     if matches!(e.kind(), Clap::DisplayHelp | Clap::DisplayVersion | Clap::DisplayHelpOnMissingArgumentOrSubcommand) {
         let _ = e.print();
         return if e.kind() == Clap::DisplayHelpOnMissingArgumentOrSubcommand {

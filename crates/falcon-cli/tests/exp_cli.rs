@@ -42,11 +42,28 @@ fn submit_wait_show_list_compare_diff() {
     let slow = spec(dir.path(), "slow", 130);
     assert_eq!(falcon(dir.path(), &["exp", "submit", &slow, "--wait"]).status.code(), Some(0));
     let list = json(&falcon(dir.path(), &["exp", "list", "--json", "--status", "completed"]));
-    assert_eq!(list.as_array().unwrap().len(), 2);
-    assert_eq!(list[0]["name"], "slow", "newest first");
-    assert_eq!(json(&falcon(dir.path(), &["exp", "list", "--json", "--since", "1h"])).as_array().unwrap().len(), 2);
+    assert_eq!(list["items"].as_array().unwrap().len(), 2);
+    assert_eq!(list["items"][0]["name"], "slow", "newest first");
+    assert_eq!(list["next_cursor"], serde_json::Value::Null, "one page holds both");
+    assert_eq!(
+        json(&falcon(dir.path(), &["exp", "list", "--json", "--since", "1h"]))["items"].as_array().unwrap().len(),
+        2
+    );
     let page = json(&falcon(dir.path(), &["exp", "list", "--json", "--limit", "1", "--before", "e-2"]));
-    assert_eq!(page[0]["id"], "e-1", "cursor pagination");
+    assert_eq!(page["items"][0]["id"], "e-1", "--before");
+    // Cursor pagination: page 1 names the cursor of page 2, which is the last.
+    let first = json(&falcon(dir.path(), &["exp", "list", "--json", "--limit", "1"]));
+    assert_eq!(first["items"][0]["id"], "e-2");
+    let cursor = first["next_cursor"].as_str().expect("a second page").to_string();
+    let second = json(&falcon(dir.path(), &["exp", "list", "--json", "--limit", "1", "--cursor", &cursor]));
+    assert_eq!(second["items"][0]["id"], "e-1");
+    assert_eq!(second["next_cursor"], serde_json::Value::Null);
+    let none = json(&falcon(dir.path(), &["exp", "list", "--json", "--limit", "0"]));
+    assert_eq!(none["items"].as_array().unwrap().len(), 0, "--limit 0 returns no rows");
+    assert_eq!(falcon(dir.path(), &["exp", "list", "--json", "--cursor", "nonsense"]).status.code(), Some(2));
+    let unknown = falcon(dir.path(), &["exp", "compare", "e-1", "e-99999", "--metric", "step_time_s", "--json"]);
+    assert_eq!(unknown.status.code(), Some(3));
+    assert!(json(&unknown)["error"]["message"].as_str().unwrap().contains("e-99999"), "names the missing one");
     assert_eq!(falcon(dir.path(), &["exp", "list", "--since", "soon"]).status.code(), Some(2));
 
     let out = falcon(dir.path(), &["exp", "compare", "e-1", "e-2", "--json"]);
@@ -99,7 +116,7 @@ fn bad_specs_are_refused_with_file_line_and_column() {
     );
     assert_eq!(falcon(dir.path(), &["exp", "submit", "missing.yaml"]).status.code(), Some(3));
     let list = json(&falcon(dir.path(), &["exp", "list", "--json"]));
-    assert!(list.as_array().unwrap().is_empty(), "nothing recorded for refused specs");
+    assert!(list["items"].as_array().unwrap().is_empty(), "nothing recorded for refused specs");
 }
 
 #[test]
@@ -161,6 +178,7 @@ fn goals_sessions_and_pools() {
     assert_eq!(falcon(dir.path(), &["goal", "abandon", "g-1"]).status.code(), Some(4));
 
     let pools = json(&falcon(dir.path(), &["pool", "list", "--json"]));
-    assert_eq!(pools[0]["name"], "local");
-    assert_eq!(pools[0]["used"], 0);
+    assert_eq!(pools["items"][0]["name"], "local");
+    assert_eq!(pools["items"][0]["used"], 0);
+    assert_eq!(pools["next_cursor"], serde_json::Value::Null);
 }

@@ -339,6 +339,9 @@ impl Exp {
                 .values(metric, warmup)
                 .ok_or_else(|| ExpError::NotFound(format!("experiment {id} has no `{metric}` samples")))
         };
+        // Both must exist before either's samples are looked at: an unknown id is "not found" by name.
+        self.meta.get_experiment(a).await?;
+        self.meta.get_experiment(b).await?;
         let sa = samples(self.metric_series(a).await?, a)?;
         let sb = samples(self.metric_series(b).await?, b)?;
         Ok(compare(metric, direction, &sa, &sb, &CompareOptions::default()))

@@ -16,7 +16,7 @@ pub mod sweep;
 
 pub use doctor::{doctor, Check, DoctorReport};
 pub use error::{ExpError, Result};
-pub use falcon_infra::meta::{ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal};
+pub use falcon_infra::meta::{ArtifactRecord, ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal};
 pub use falcon_job::PoolUsage;
 
 use falcon_core::config::Config;

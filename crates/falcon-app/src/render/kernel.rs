@@ -54,18 +54,7 @@ pub fn regression_reason(c: &KernelComparison) -> String {
 // ---------------------------------------------------------------------------------------------------------
 // Number formatting
 
-/// `x` with `digits` significant digits (no exponent); `—` when absent or not finite.
-fn sig(x: Option<f64>, digits: i32) -> String {
-    match x.filter(|x| x.is_finite()) {
-        None => NONE.to_string(),
-        Some(0.0) => "0".to_string(),
-        Some(x) => {
-            let magnitude = x.abs().log10().floor() as i32;
-            let decimals = (digits - 1 - magnitude).clamp(0, 9) as usize;
-            format!("{x:.decimals$}")
-        }
-    }
-}
+use super::numbers::significant as sig;
 
 fn ms(x: f64) -> String {
     sig(Some(x), 4)

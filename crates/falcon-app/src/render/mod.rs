@@ -11,6 +11,7 @@ pub mod goal;
 pub mod html;
 pub mod kernel;
 pub mod markup;
+pub mod numbers;
 pub mod svg;
 pub mod tensors;
 

@@ -4,7 +4,7 @@
 //! file. With `--fail-on-mismatch`, a `fail` verdict exits 5.
 
 use crate::cli::{AccuracyCompareArgs, GlobalArgs, ReportFormat};
-use crate::output::{check_output, print_stdout, write_atomically};
+use crate::output::check_output;
 use falcon_app::accuracy::{mismatch_reason, AccuracyRequest, Verdict};
 use falcon_app::render::accuracy as report;
 use falcon_app::App;
@@ -12,7 +12,7 @@ use falcon_core::ErrorKind;
 use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs, app: &App, args: &AccuracyCompareArgs) -> anyhow::Result<ExitCode> {
-    let format = if global.json { ReportFormat::Json } else { args.format.unwrap_or(ReportFormat::Table) };
+    let format = crate::output::report_format(global, args.format)?;
     if let Some(out) = &args.output {
         check_output(out)?;
     }
@@ -32,13 +32,7 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &AccuracyCompareArgs) -> 
         ReportFormat::Md => report::render_md(&report),
         ReportFormat::Html => report::render_html(&report),
     };
-    match &args.output {
-        Some(path) => {
-            write_atomically(path, &text)?;
-            eprintln!("wrote {}", path.display());
-        }
-        None => print_stdout(text.trim_end_matches('\n'))?,
-    }
+    crate::output::emit_report(global, args.output.as_deref(), &text, format)?;
     if args.fail_on_mismatch && report.verdict == Verdict::Fail {
         eprintln!("accuracy mismatch: {}", mismatch_reason(&report));
         return Ok(ExitCode::from(ErrorKind::Regression.exit_code() as u8));

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs, app: &App, args: &AccuracyTensorsArgs) -> anyhow::Result<ExitCode> {
-    let format = if global.json { ReportFormat::Json } else { args.format.unwrap_or(ReportFormat::Table) };
+    let format = crate::output::report_format(global, args.format)?;
     let options = TensorOptions { map: args.map.clone(), rtol: args.rtol, atol: args.atol, threads: None };
     let report = app.compare_tensors(Path::new(&args.a), Path::new(&args.b), &options).await?;
     print_stdout(render(&report, format, args.top)?.trim_end_matches('\n'))?;

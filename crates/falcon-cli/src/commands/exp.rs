@@ -1,9 +1,10 @@
 //! `falcon exp …`: experiments through `falcon-app`; this module only parses arguments and renders results.
 
 use crate::cli::{CompareArgs, ExpCommand, GlobalArgs, ListArgs};
-use crate::output::{print_json, print_stdout, CliFailure};
+use crate::output::{print_json, print_json_line, print_stdout, CliFailure};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use falcon_app::experiments::{parse_experiment_id as parse_id, CompareRequest, ExperimentView, ListQuery};
+use falcon_app::render::numbers::significant;
 use falcon_app::App;
 use falcon_core::ErrorKind;
 use std::process::ExitCode;
@@ -27,16 +28,24 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
             ExitCode::SUCCESS
         }
         ExpCommand::Logs { id, follow: true } => {
-            let json = global.json;
-            app.follow_logs(parse_id(id)?, |name, new| {
-                let printed = if json {
-                    print_json(&serde_json::json!({ "source": name, "text": new }))
-                } else {
-                    new.lines().try_for_each(|line| print_stdout(&format!("[{name}] {line}")))
-                };
-                printed.map_err(|e| CliFailure::new(ErrorKind::Failure, format!("{e:#}")))
-            })
-            .await?;
+            // With --json: JSON Lines, `{"event": "log", "experiment", "source", "text"}` as text arrives, then
+            // `{"event": "end", "experiment", "status"}`.
+            let (json, id) = (global.json, parse_id(id)?);
+            let status = app
+                .follow_logs(id, |name, new| {
+                    let printed = if json {
+                        print_json_line(
+                            &serde_json::json!({ "event": "log", "experiment": id, "source": name, "text": new }),
+                        )
+                    } else {
+                        new.lines().try_for_each(|line| print_stdout(&format!("[{name}] {line}")))
+                    };
+                    printed.map_err(|e| CliFailure::new(ErrorKind::Failure, format!("{e:#}")))
+                })
+                .await?;
+            if json {
+                print_json_line(&serde_json::json!({ "event": "end", "experiment": id, "status": status }))?;
+            }
             ExitCode::SUCCESS
         }
         ExpCommand::Logs { id, follow: false } => {
@@ -53,13 +62,13 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
             }
             ExitCode::SUCCESS
         }
-        ExpCommand::Artifacts { id } => {
-            let view = app.show_experiment(parse_id(id)?, None).await?;
+        ExpCommand::Artifacts { id, page } => {
+            let page = app.experiment_artifacts(parse_id(id)?, page.cursor.as_deref(), page.limit).await?;
             if global.json {
-                print_json(&view.artifacts)?;
+                crate::output::print_page(&page)?;
             } else {
                 let mut table = table(["kind", "size", "sha256", "uri"]);
-                for a in &view.artifacts {
+                for a in &page.items {
                     table.add_row([
                         a.kind.as_str().to_string(),
                         a.size.to_string(),
@@ -68,6 +77,9 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
                     ]);
                 }
                 print_stdout(&table.to_string())?;
+                if let Some(next) = &page.next_cursor {
+                    print_stdout(&format!("more: --cursor {next}"))?;
+                }
             }
             ExitCode::SUCCESS
         }
@@ -137,12 +149,13 @@ async fn list(global: &GlobalArgs, app: &App, args: &ListArgs) -> anyhow::Result
         since: args.since.clone(),
         limit: args.limit,
     };
-    let rows = app.list_experiments(&query).await?;
+    let page = app.list_experiments(&query, args.cursor.as_deref()).await?;
+    let rows = &page.items;
     if global.json {
-        print_json(&rows)?;
+        crate::output::print_page(&page)?;
     } else {
         let mut table = table(["id", "name", "status", "scenario", "attempt", "config", "created"]);
-        for r in &rows {
+        for r in rows {
             table.add_row([
                 r.id.to_string(),
                 r.name.clone(),
@@ -154,8 +167,8 @@ async fn list(global: &GlobalArgs, app: &App, args: &ListArgs) -> anyhow::Result
             ]);
         }
         print_stdout(&table.to_string())?;
-        if rows.len() as u32 == args.limit.max(1) {
-            print_stdout(&format!("more: --before {}", rows.last().map(|r| r.id.to_string()).unwrap_or_default()))?;
+        if let Some(next) = &page.next_cursor {
+            print_stdout(&format!("more: --cursor {next}"))?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -181,13 +194,14 @@ async fn compare(global: &GlobalArgs, app: &App, args: &CompareArgs) -> anyhow::
         print_json(&value)?;
     } else {
         let pct = |k: &str| value[k].as_f64().map_or("—".to_string(), |x| format!("{:+.2}%", x * 100.0));
+        let median = |side: &str| significant(value[side]["median"].as_f64(), 4);
         print_stdout(&format!(
             "{}: {} ({}), median {} → {} ({}), 95% CI [{}, {}], p = {}",
             args.metric,
             value["verdict"].as_str().unwrap_or("?"),
             value["direction"].as_str().unwrap_or("?"),
-            value["a"]["median"],
-            value["b"]["median"],
+            median("a"),
+            median("b"),
             pct("delta_rel"),
             pct("ci_low_rel"),
             pct("ci_high_rel"),

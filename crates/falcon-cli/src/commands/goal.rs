@@ -26,13 +26,14 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &GoalCommand) -> anyho
             };
             render(global, &app.create_goal(&req).await?)?;
         }
-        GoalCommand::List { status } => {
-            let goals = app.list_goals(status.as_deref()).await?;
+        GoalCommand::List { status, page } => {
+            let page = app.list_goals(status.as_deref(), page.cursor.as_deref(), page.limit).await?;
+            let goals = &page.items;
             if global.json {
-                print_json(&goals)?;
+                crate::output::print_page(&page)?;
             } else {
                 let mut t = table(["id", "priority", "status", "owner", "metric", "target", "title"]);
-                for g in &goals {
+                for g in goals {
                     t.add_row([
                         g.id.to_string(),
                         g.priority.to_string(),

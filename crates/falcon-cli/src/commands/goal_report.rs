@@ -2,27 +2,20 @@
 //! [`falcon_app::App::goal_report`] and renders it with [`falcon_app::render::goal`].
 
 use crate::cli::{GlobalArgs, GoalReportArgs, ReportFormat};
-use crate::output::print_stdout;
 use falcon_app::render::goal::{render_html, render_md, render_table};
 use falcon_app::App;
 use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs, app: &App, args: &GoalReportArgs) -> anyhow::Result<ExitCode> {
+    let format = crate::output::report_format(global, args.format)?;
     let id = falcon_app::goals::parse_goal_id(&args.id)?;
     let report = app.goal_report(id, args.top).await?;
-    let format = args.format.unwrap_or(if global.json { ReportFormat::Json } else { ReportFormat::Table });
     let text = match format {
         ReportFormat::Json => serde_json::to_string_pretty(&report)?,
         ReportFormat::Table => render_table(&report, args.top),
         ReportFormat::Md => render_md(&report, args.top),
         ReportFormat::Html => render_html(&report, args.top),
     };
-    match &args.output {
-        Some(path) => {
-            crate::output::write_atomically(path, &format!("{}\n", text.trim_end()))?;
-            eprintln!("wrote {}", path.display());
-        }
-        None => print_stdout(text.trim_end())?,
-    }
+    crate::output::emit_report(global, args.output.as_deref(), text.trim_end(), format)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -16,11 +16,22 @@ struct InitReport {
 }
 
 pub async fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitCode> {
-    let dir = match &args.dir {
-        Some(d) => d.clone(),
-        None => std::env::current_dir()?,
+    // `--config FILE` names the file to write; else DIR/falcon.toml (DIR: the positional argument or here).
+    let (dir, path) = match (&global.config, &args.dir) {
+        (Some(_), Some(_)) => {
+            return Err(CliFailure::new(ErrorKind::Usage, "give the folder or --config FILE, not both").into())
+        }
+        (Some(file), None) => {
+            let dir =
+                file.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from);
+            (dir, file.clone())
+        }
+        (None, Some(d)) => (d.clone(), d.join(CONFIG_FILE_NAME)),
+        (None, None) => {
+            let d = std::env::current_dir()?;
+            (d.clone(), d.join(CONFIG_FILE_NAME))
+        }
     };
-    let path = dir.join(CONFIG_FILE_NAME);
     if path.exists() && !args.force {
         return Err(CliFailure::new(ErrorKind::Conflict, format!("{} already exists", path.display()))
             .with_hint("use `falcon init --force` to replace it, or `falcon doctor` to check it")

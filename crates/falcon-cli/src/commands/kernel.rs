@@ -18,7 +18,7 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &KernelCommand) -> any
 }
 
 async fn analyze(global: &GlobalArgs, app: &App, args: &KernelAnalyzeArgs) -> anyhow::Result<ExitCode> {
-    let format = format_of(global, args.format);
+    let format = format_of(global, args.format)?;
     let options = KernelOptions { p: args.p, peak_tflops: args.peak_tflops, peak_gbs: args.peak_gbs };
     let (report, notes) = app.analyze_kernels(&args.results, &options).await?;
     show_notes(format, &notes);
@@ -28,7 +28,7 @@ async fn analyze(global: &GlobalArgs, app: &App, args: &KernelAnalyzeArgs) -> an
 }
 
 async fn compare(global: &GlobalArgs, app: &App, args: &KernelCompareArgs) -> anyhow::Result<ExitCode> {
-    let format = format_of(global, args.format);
+    let format = format_of(global, args.format)?;
     let (comparison, notes) = app.compare_kernels(&args.base, &args.new).await?;
     show_notes(format, &notes);
     let text = render::render_comparison(&comparison, format.into())?;
@@ -49,10 +49,6 @@ fn show_notes(format: ReportFormat, notes: &[String]) {
     }
 }
 
-fn format_of(global: &GlobalArgs, format: Option<ReportFormat>) -> ReportFormat {
-    if global.json {
-        ReportFormat::Json
-    } else {
-        format.unwrap_or(ReportFormat::Table)
-    }
+fn format_of(global: &GlobalArgs, format: Option<ReportFormat>) -> anyhow::Result<ReportFormat> {
+    crate::output::report_format(global, format)
 }

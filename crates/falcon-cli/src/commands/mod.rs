@@ -30,7 +30,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Worker(args) => worker::run(global, &app, args).await,
         Command::Goal(command) => goal::run(global, &app, command).await,
         Command::Session(command) => session::run(global, &app, command).await,
-        Command::Pool(crate::cli::PoolCommand::List) => session::pools(global, &app).await,
+        Command::Pool(crate::cli::PoolCommand::List(page)) => session::pools(global, &app, page).await,
         Command::Profile(command) => profile::run(global, &app, command).await,
         Command::Accuracy(crate::cli::AccuracyCommand::Compare(args)) => accuracy::run(global, &app, args).await,
         Command::Accuracy(crate::cli::AccuracyCommand::Tensors(args)) => {

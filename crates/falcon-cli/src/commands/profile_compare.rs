@@ -3,7 +3,7 @@
 //! are experiments, their config diff goes with it (`config_diff` in JSON).
 
 use crate::cli::{GlobalArgs, ProfileCompareArgs, ReportFormat};
-use crate::output::{check_output, print_stdout, write_atomically};
+use crate::output::check_output;
 use falcon_app::experiments::{show_value, Change};
 use falcon_app::profiles::{CompareOptions, ProfileComparison};
 use falcon_app::render::{compare_html, compare_md, compare_table, html};
@@ -14,7 +14,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs, app: &App, args: &ProfileCompareArgs) -> anyhow::Result<ExitCode> {
-    let format = if global.json { ReportFormat::Json } else { args.format.unwrap_or(ReportFormat::Table) };
+    let format = crate::output::report_format(global, args.format)?;
     if let Some(out) = &args.output {
         check_output(out)?;
     }
@@ -26,13 +26,7 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &ProfileCompareArgs) -> a
     let result = result?;
     let c = result.comparison;
     let text = render(&c, format, args.top, result.config_diff.as_deref())?;
-    match &args.output {
-        Some(path) => {
-            write_atomically(path, &text)?;
-            eprintln!("wrote {}", path.display());
-        }
-        None => print_stdout(text.trim_end_matches('\n'))?,
-    }
+    crate::output::emit_report(global, args.output.as_deref(), &text, format)?;
     if args.fail_on_regression && c.regressed() {
         eprintln!("regression: {}", regression_reason(&c));
         return Ok(ExitCode::from(ErrorKind::Regression.exit_code() as u8));

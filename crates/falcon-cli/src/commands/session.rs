@@ -73,13 +73,14 @@ fn render(global: &GlobalArgs, view: &SessionView) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub async fn pools(global: &GlobalArgs, app: &App) -> anyhow::Result<ExitCode> {
-    let pools = app.pools().await?;
+pub async fn pools(global: &GlobalArgs, app: &App, page: &crate::cli::PageArgs) -> anyhow::Result<ExitCode> {
+    let page = app.pools(page.cursor.as_deref(), page.limit).await?;
+    let pools = &page.items;
     if global.json {
-        print_json(&pools)?;
+        crate::output::print_page(&page)?;
     } else {
         let mut t = table(["pool", "backend", "zone", "platform", "accelerators", "chips used", "running", "waiting"]);
-        for u in &pools {
+        for u in pools {
             let p = &u.pool;
             t.add_row([
                 p.name.clone(),

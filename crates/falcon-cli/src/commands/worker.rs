@@ -2,7 +2,7 @@
 //! reconcile, the analyses completed experiments call for) as a daemon.
 
 use crate::cli::{GlobalArgs, WorkerArgs};
-use crate::output::print_json;
+use crate::output::print_json_line;
 use falcon_app::worker::WorkerEvent;
 use falcon_app::App;
 use std::process::ExitCode;
@@ -19,6 +19,10 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &WorkerArgs) -> anyhow::R
         let events = app.worker_pass().await?;
         report_events(global.json, &events)?;
         passes += 1;
+        if global.json {
+            // Each pass ends with a line of its own, so a consumer sees the loop is alive even when idle.
+            print_json_line(&serde_json::json!({ "event": "pass", "pass": passes, "events": events.len() }))?;
+        }
         if args.passes.is_some_and(|n| passes >= n) {
             break;
         }
@@ -30,22 +34,21 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &WorkerArgs) -> anyhow::R
     Ok(ExitCode::SUCCESS)
 }
 
-/// Shows a pass's events: status moves and analyses on stdout as JSON with `json_lines`, else on stderr;
-/// warnings and failed analyses as log warnings.
+/// Shows a pass's events. With `json_lines`, every event is one line of JSON on stdout (`{"event": "status" |
+/// "analyzed" | "analysis_failed" | "warning", …}`); otherwise status moves and analyses go to stderr.
+/// Warnings and failed analyses are also log warnings either way.
 pub(crate) fn report_events(json_lines: bool, events: &[WorkerEvent]) -> anyhow::Result<()> {
     for event in events {
+        if json_lines {
+            print_json_line(event)?;
+        }
         match event {
             WorkerEvent::Warning { message } => tracing::warn!("{message}"),
             WorkerEvent::AnalysisFailed { experiment, analysis, error } => {
                 tracing::warn!("{analysis} analysis of {experiment} failed: {error}")
             }
-            WorkerEvent::Status { experiment, status } if json_lines => {
-                print_json(&serde_json::json!({ "experiment": experiment, "status": status }))?
-            }
+            _ if json_lines => {}
             WorkerEvent::Status { experiment, status } => eprintln!("falcon worker: {experiment} → {status}"),
-            WorkerEvent::Analyzed { experiment, analysis, mfu } if json_lines => {
-                print_json(&serde_json::json!({ "experiment": experiment, "analysis": analysis, "mfu": mfu }))?
-            }
             WorkerEvent::Analyzed { experiment, analysis, mfu } => eprintln!(
                 "falcon worker: {experiment} {analysis} analysed{}",
                 mfu.map_or(String::new(), |m| format!(" (MFU {:.2}%)", m * 100.0))

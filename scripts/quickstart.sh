@@ -9,7 +9,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 # The release build: the binary docs/PERFORMANCE.md measures (a debug build analyses profiles ~10x slower).
-echo "quickstart: building falcon in release mode (the first build takes about 6 minutes on 2 cores)" >&2
+echo "quickstart: building falcon in release mode (the first build takes 10–13 minutes on 2 cores)" >&2
 cargo build --quiet --release --locked -p falcon-cli
 FALCON="$ROOT/target/release/falcon"
 

@@ -95,6 +95,15 @@ impl ListQuery {
     }
 }
 
+/// What [`App::submit_experiment`] reports while it works.
+#[derive(Debug, Clone, Copy)]
+pub enum SubmitProgress<'a> {
+    /// The experiment is recorded and its job queued.
+    Submitted(&'a ExperimentRecord),
+    /// While waiting: the experiment reached this status.
+    Status(&'a ExperimentRecord),
+}
+
 /// A metric comparison request.
 #[derive(Debug, Clone)]
 pub struct CompareRequest {
@@ -108,21 +117,23 @@ pub struct CompareRequest {
 }
 
 impl App {
-    /// Records an experiment from a checked spec and queues its job.
-    pub async fn submit(&self, spec: &ExperimentSpec) -> Result<ExperimentRecord> {
-        Ok(self.exp().await?.submit(spec).await?)
-    }
-
-    /// Runs the worker loop here until the experiment ends (the embedded worker of `exp submit --wait`),
-    /// reporting each status it reaches through `on_status`; when it completed, runs the analyses it calls
-    /// for. Returns its view and the analysis events.
-    pub async fn wait_for(
+    /// Records an experiment from a checked spec and queues its job; with `wait`, runs the worker loop here
+    /// until it ends (the embedded worker of `exp submit --wait`) and, when it completed, the analyses it
+    /// calls for. `progress` hears of the submission, then of each status reached while waiting. Returns the
+    /// experiment's view and the analysis events.
+    pub async fn submit_experiment(
         &self,
-        id: ExperimentId,
-        on_status: impl FnMut(&ExperimentRecord),
+        spec: &ExperimentSpec,
+        wait: bool,
+        mut progress: impl FnMut(SubmitProgress<'_>),
     ) -> Result<(ExperimentView, Vec<WorkerEvent>)> {
         let exp = self.exp().await?;
-        let rec = exp.wait(id, on_status).await?;
+        let rec = exp.submit(spec).await?;
+        progress(SubmitProgress::Submitted(&rec));
+        if !wait {
+            return Ok((exp.show(rec.id).await?, Vec::new()));
+        }
+        let rec = exp.wait(rec.id, |r| progress(SubmitProgress::Status(r))).await?;
         let events =
             if rec.status == ExperimentStatus::Completed { self.analyze_completed().await } else { Vec::new() };
         Ok((exp.show(rec.id).await?, events))

@@ -37,6 +37,21 @@ pub struct GoalRequest {
     pub hardware: Option<String>,
 }
 
+/// A sweep to submit as a session.
+#[derive(Debug, Clone)]
+pub struct SessionRequest<'a> {
+    /// The session's name.
+    pub name: &'a str,
+    /// The sweep document.
+    pub sweep_text: &'a str,
+    /// Where it came from, for error positions.
+    pub file_label: &'a str,
+    /// The goal its experiments serve.
+    pub goal: Option<GoalId>,
+    /// Wait until every experiment ended.
+    pub wait: bool,
+}
+
 impl App {
     /// Creates a goal.
     pub async fn create_goal(&self, req: &GoalRequest) -> Result<GoalRecord> {
@@ -117,30 +132,28 @@ impl App {
         crate::goal_report::build(exp, id, top).await
     }
 
-    /// Expands a sweep (`load_base` reads the base specs it names) and submits it as a session.
+    /// Expands a sweep (`load_base` reads the base specs it names) and submits it as a session
+    /// (`on_submitted` hears of it); with `wait`, runs the worker loop until every experiment ended, then the
+    /// analyses they call for. Returns the session's view and the analysis events.
     pub async fn submit_session(
         &self,
-        name: &str,
-        sweep_text: &str,
-        file_label: &str,
-        goal: Option<GoalId>,
+        request: &SessionRequest<'_>,
         load_base: impl Fn(&str) -> std::result::Result<String, String>,
-    ) -> Result<SessionView> {
+        on_submitted: impl FnOnce(&SessionView),
+    ) -> Result<(SessionView, Vec<WorkerEvent>)> {
         let exp = self.exp().await?;
-        let specs = falcon_exp::sweep::expand(sweep_text, file_label, load_base)?;
-        let sweep_json = serde_json::json!({ "file": file_label, "experiments": specs.len() });
-        Ok(exp.submit_session(name, goal, sweep_json, &specs).await?)
-    }
-
-    /// Runs the worker loop until every experiment of the session ended, then the analyses they call for.
-    /// Returns the session's view and the analysis events.
-    pub async fn wait_for_session(&self, id: SessionId) -> Result<(SessionView, Vec<WorkerEvent>)> {
-        let exp = self.exp().await?;
-        for e in &exp.session(id).await?.experiments {
+        let specs = falcon_exp::sweep::expand(request.sweep_text, request.file_label, load_base)?;
+        let sweep_json = serde_json::json!({ "file": request.file_label, "experiments": specs.len() });
+        let view = exp.submit_session(request.name, request.goal, sweep_json, &specs).await?;
+        on_submitted(&view);
+        if !request.wait {
+            return Ok((view, Vec::new()));
+        }
+        for e in &view.experiments {
             exp.wait(e.id, |_| {}).await?;
         }
         let events = self.analyze_completed().await;
-        Ok((exp.session(id).await?, events))
+        Ok((exp.session(view.session.id).await?, events))
     }
 
     /// A session, its experiments, aggregate status and the keys that differ between them.

@@ -57,7 +57,7 @@ fn json_is_the_report_struct() {
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let v = json(&out);
-    let r: falcon_analysis::tensors::TensorReport = serde_json::from_value(v.clone()).unwrap();
+    let r: falcon_app::accuracy::TensorReport = serde_json::from_value(v.clone()).unwrap();
     assert_eq!(r.tensors.len(), 6);
     assert_eq!(r.failed, r.tensors.iter().filter(|t| !t.allclose).count());
     assert!(!r.tensors[0].allclose, "failing first");

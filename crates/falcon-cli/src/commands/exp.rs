@@ -3,7 +3,9 @@
 use crate::cli::{CompareArgs, ExpCommand, GlobalArgs, ListArgs};
 use crate::output::{print_json, print_json_line, print_stdout, CliFailure};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
-use falcon_app::experiments::{parse_experiment_id as parse_id, CompareRequest, ExperimentView, ListQuery};
+use falcon_app::experiments::{
+    parse_experiment_id as parse_id, CompareRequest, ExperimentView, ListQuery, SubmitProgress,
+};
 use falcon_app::render::numbers::significant;
 use falcon_app::App;
 use falcon_core::ErrorKind;
@@ -112,24 +114,17 @@ pub(crate) async fn submit(
         CliFailure::new(kind, format!("reading {}: {e}", file.display()))
     })?;
     let spec = falcon_core::spec::parse_spec(&text, &file.display().to_string())?;
-    let rec = app.submit(&spec).await?;
-    if !global.json {
-        eprintln!("{}: submitted `{}` (config {})", rec.id, rec.name, &rec.config_hash[..12]);
-    }
-    let view = if wait {
-        let json = global.json;
-        let (view, events) = app
-            .wait_for(rec.id, |e| {
-                if !json {
-                    eprintln!("{}: {}", e.id, e.status);
-                }
-            })
-            .await?;
-        super::worker::report_events(false, &events)?;
-        view
-    } else {
-        app.show_experiment(rec.id, None).await?
-    };
+    let json = global.json;
+    let (view, events) = app
+        .submit_experiment(&spec, wait, |p| match p {
+            _ if json => {}
+            SubmitProgress::Submitted(rec) => {
+                eprintln!("{}: submitted `{}` (config {})", rec.id, rec.name, &rec.config_hash[..12])
+            }
+            SubmitProgress::Status(e) => eprintln!("{}: {}", e.id, e.status),
+        })
+        .await?;
+    super::worker::report_events(false, &events)?;
     render_view(global, &view)?;
     Ok(if wait && view.record.status != falcon_core::status::ExperimentStatus::Completed {
         ExitCode::from(1)

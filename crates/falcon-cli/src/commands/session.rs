@@ -4,7 +4,7 @@ use crate::cli::{GlobalArgs, SessionCommand};
 use crate::commands::exp::table;
 use crate::output::{print_json, print_stdout, CliFailure};
 use falcon_app::experiments::show_value;
-use falcon_app::goals::{parse_goal_id, parse_session_id, SessionView};
+use falcon_app::goals::{parse_goal_id, parse_session_id, SessionRequest, SessionView};
 use falcon_app::App;
 use falcon_core::ErrorKind;
 use std::process::ExitCode;
@@ -28,17 +28,16 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &SessionCommand) -> an
             };
             let name = file.file_stem().map_or("session".into(), |s| s.to_string_lossy().into_owned());
             let label = file.display().to_string();
-            let view = app.submit_session(&name, &text, &label, goal, load).await?;
-            if !global.json {
-                eprintln!("{}: {} experiment(s) submitted", view.session.id, view.experiments.len());
-            }
-            let view = if *wait {
-                let (view, events) = app.wait_for_session(view.session.id).await?;
-                super::worker::report_events(false, &events)?;
-                view
-            } else {
-                view
-            };
+            let request = SessionRequest { name: &name, sweep_text: &text, file_label: &label, goal, wait: *wait };
+            let json = global.json;
+            let (view, events) = app
+                .submit_session(&request, load, |view| {
+                    if !json {
+                        eprintln!("{}: {} experiment(s) submitted", view.session.id, view.experiments.len());
+                    }
+                })
+                .await?;
+            super::worker::report_events(false, &events)?;
             render(global, &view)?;
         }
         SessionCommand::Show { id } => render(global, &app.session(parse_session_id(id)?).await?)?,

@@ -57,16 +57,12 @@ impl App {
     pub async fn create_goal(&self, req: &GoalRequest) -> Result<GoalRecord> {
         let direction = match &req.direction {
             Some(d) => d.parse::<Direction>().map_err(|e| AppError::usage(format!("--direction: {e}")))?,
-            None => match falcon_core::stats::direction_for(&req.metric) {
-                Some(falcon_core::stats::Direction::HigherIsBetter) => Direction::Maximize,
-                Some(falcon_core::stats::Direction::LowerIsBetter) => Direction::Minimize,
-                None => {
-                    return Err(AppError::usage(format!(
-                        "`{}` has no standard direction; pass --direction maximize|minimize",
-                        req.metric
-                    )))
-                }
-            },
+            None => falcon_core::stats::direction_for(&req.metric).map(Direction::from).ok_or_else(|| {
+                AppError::usage(format!(
+                    "`{}` has no standard direction; pass --direction maximize|minimize",
+                    req.metric
+                ))
+            })?,
         };
         let baseline = req
             .baseline

@@ -85,7 +85,9 @@ impl ListQuery {
                 Some(text) => {
                     let seconds =
                         falcon_core::spec::parse_duration(text).map_err(|e| usage(format!("--since: {e}")))?;
-                    Some(falcon_core::time::Millis(now_ms - seconds as i64 * 1000))
+                    // A duration longer than the epoch is "everything", not an overflow.
+                    let back_ms = i64::try_from(seconds).ok().and_then(|s| s.checked_mul(1000)).unwrap_or(i64::MAX);
+                    Some(falcon_core::time::Millis(now_ms.saturating_sub(back_ms)))
                 }
                 None => None,
             },

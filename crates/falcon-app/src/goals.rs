@@ -53,8 +53,14 @@ pub struct SessionRequest<'a> {
 }
 
 impl App {
-    /// Creates a goal.
+    /// Creates a goal. The title must say something and the target, when given, must be a finite number.
     pub async fn create_goal(&self, req: &GoalRequest) -> Result<GoalRecord> {
+        if req.title.trim().is_empty() {
+            return Err(AppError::usage("--title must not be empty: say what the goal is"));
+        }
+        if let Some(t) = req.target.filter(|t| !t.is_finite()) {
+            return Err(AppError::usage(format!("--target must be a finite number, not {t}")));
+        }
         let direction = match &req.direction {
             Some(d) => d.parse::<Direction>().map_err(|e| AppError::usage(format!("--direction: {e}")))?,
             None => falcon_core::stats::direction_for(&req.metric).map(Direction::from).ok_or_else(|| {

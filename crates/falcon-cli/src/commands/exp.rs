@@ -71,12 +71,7 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
             } else {
                 let mut table = table(["kind", "size", "sha256", "uri"]);
                 for a in &page.items {
-                    table.add_row([
-                        a.kind.as_str().to_string(),
-                        a.size.to_string(),
-                        a.sha256[..12].to_string(),
-                        a.uri.clone(),
-                    ]);
+                    table.add_row([a.kind.as_str().to_string(), a.size.to_string(), short(&a.sha256), a.uri.clone()]);
                 }
                 print_stdout(&table.to_string())?;
                 if let Some(next) = &page.next_cursor {
@@ -119,7 +114,7 @@ pub(crate) async fn submit(
         .submit_experiment(&spec, wait, |p| match p {
             _ if json => {}
             SubmitProgress::Submitted(rec) => {
-                eprintln!("{}: submitted `{}` (config {})", rec.id, rec.name, &rec.config_hash[..12])
+                eprintln!("{}: submitted `{}` (config {})", rec.id, rec.name, short(&rec.config_hash))
             }
             SubmitProgress::Status(e) => eprintln!("{}: {}", e.id, e.status),
         })
@@ -157,7 +152,7 @@ async fn list(global: &GlobalArgs, app: &App, args: &ListArgs) -> anyhow::Result
                 r.status.to_string(),
                 r.scenario.to_string(),
                 r.attempt.to_string(),
-                r.config_hash[..12].to_string(),
+                short(&r.config_hash),
                 r.created.to_rfc3339(),
             ]);
         }
@@ -313,4 +308,10 @@ pub(crate) fn table<const N: usize>(header: [&str; N]) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(header);
     t
+}
+
+/// The first 12 characters of a hash for a table (the whole value when it is shorter: a stored value is never
+/// sliced past its end).
+fn short(hash: &str) -> String {
+    hash.chars().take(12).collect()
 }

@@ -477,6 +477,24 @@ fn check(spec: &mut ExperimentSpec, doc: &Document) -> Result<(), SpecError> {
         }
         Some(_) => {}
     }
+    // No program argument or environment value can hold a NUL byte: refused here, not retried by a worker.
+    for (i, item) in spec.workload.command.iter().enumerate() {
+        if item.contains('\0') {
+            let index = i.to_string();
+            return Err(err(
+                &["workload", "command", &index],
+                "contains a NUL byte, which no program argument can hold".into(),
+            ));
+        }
+    }
+    for (key, value) in &spec.workload.env {
+        if value.contains('\0') {
+            return Err(err(
+                &["workload", "env", key],
+                "contains a NUL byte, which no environment value can hold".into(),
+            ));
+        }
+    }
     for key in spec.workload.env.keys() {
         let path = ["workload", "env", key.as_str()];
         let valid = !key.is_empty()

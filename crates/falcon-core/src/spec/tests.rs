@@ -211,6 +211,12 @@ fn durations_commands_profiles_env() {
     assert_eq!((e.path.as_str(), e.line, e.column), ("workload.command", 8, 3));
     assert!(e.message.contains("empty"), "{e}");
     assert_eq!(error(&edit("  command:", "  command: ['  ', x]")).path, "workload.command.0");
+    // A NUL byte (YAML's "\0") cannot reach a process: refused at validation, naming the field.
+    let e = error(&edit("  command:", "  command: [python3, \"a\\0b\"]"));
+    assert_eq!(e.path, "workload.command.1", "{e}");
+    assert!(e.message.contains("NUL"), "{e}");
+    let e = error(&GOOD.replace("REMAT: \"${config.remat}\"", "REMAT: \"x\\0\""));
+    assert_eq!(e.path, "workload.env.REMAT", "{e}");
 
     let e = error(&GOOD.replace("num_steps: 5", "num_steps: 0"));
     assert_eq!(e.path, "profile.num_steps");

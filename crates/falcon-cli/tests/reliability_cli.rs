@@ -1,0 +1,51 @@
+//! Regression tests for hostile and careless input found by the reliability pass (docs/RELIABILITY.md lists
+//! each defect with its test).
+
+mod common;
+
+use common::{code, falcon, json};
+
+#[test]
+fn a_since_longer_than_the_epoch_lists_everything_instead_of_overflowing() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
+    let out = falcon(dir.path(), &["exp", "list", "--since", "106751991168d", "--json"]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(json(&out)["items"].is_array());
+}
+
+#[test]
+fn goals_need_a_title_and_a_finite_target() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
+    for args in [
+        &["goal", "create", "--title", "  ", "--metric", "mfu", "--json"][..],
+        &["goal", "create", "--title", "t", "--metric", "mfu", "--target", "NaN", "--json"],
+        &["goal", "create", "--title", "t", "--metric", "mfu", "--target", "inf", "--json"],
+        &["goal", "create", "--title", "t", "--metric", "mfu", "--target", "-inf", "--json"],
+    ] {
+        let out = falcon(dir.path(), args);
+        assert_eq!(code(&out), 2, "{args:?}");
+        assert_eq!(json(&out)["error"]["code"], "usage", "{args:?}");
+    }
+    let listed = json(&falcon(dir.path(), &["goal", "list", "--json"]));
+    assert!(listed["items"].as_array().unwrap().is_empty(), "nothing was created: {listed}");
+}
+
+#[test]
+fn a_nul_byte_in_the_command_is_refused_at_submit() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
+    let spec = dir.path().join("nul.yaml");
+    std::fs::write(
+        &spec,
+        "name: nul\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [echo, \"a\\0b\"]\nresources: {accelerator: cpu}\n",
+    )
+    .unwrap();
+    let out = falcon(dir.path(), &["exp", "submit", &spec.display().to_string(), "--wait", "--json"]);
+    assert_ne!(code(&out), 0);
+    let message = json(&out)["error"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("workload.command") && message.contains("NUL"), "{message}");
+    let listed = json(&falcon(dir.path(), &["exp", "list", "--json"]));
+    assert!(listed["items"].as_array().unwrap().is_empty(), "nothing recorded");
+}

@@ -49,3 +49,28 @@ fn a_nul_byte_in_the_command_is_refused_at_submit() {
     let listed = json(&falcon(dir.path(), &["exp", "list", "--json"]));
     assert!(listed["items"].as_array().unwrap().is_empty(), "nothing recorded");
 }
+
+#[test]
+fn references_to_missing_goals_and_baselines_are_not_found_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert_eq!(code(&falcon(d, &["init"])), 0);
+    let plain = "name: q\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [true]\nresources: {accelerator: cpu}\n";
+    std::fs::write(d.join("goal.yaml"), format!("goal: g-99999\n{plain}")).unwrap();
+    std::fs::write(d.join("base.yaml"), format!("baseline: e-99999\n{plain}")).unwrap();
+    std::fs::write(d.join("plain.yaml"), plain).unwrap();
+    std::fs::write(d.join("sweep.yaml"), "base: plain.yaml\nsweep:\n  config.x: [1, 2]\n").unwrap();
+    for (args, field) in [
+        (&["exp", "submit", "goal.yaml", "--json"][..], "`goal`: goal g-99999"),
+        (&["exp", "submit", "base.yaml", "--json"], "`baseline`: experiment e-99999"),
+        (&["session", "submit", "sweep.yaml", "--goal", "g-999", "--json"], "`goal`: goal g-999"),
+    ] {
+        let out = falcon(d, args);
+        assert_eq!(code(&out), 3, "{args:?}: {}", String::from_utf8_lossy(&out.stdout));
+        let message = json(&out)["error"]["message"].as_str().unwrap().to_string();
+        assert!(message.contains(field), "{args:?}: {message}");
+    }
+    let listed = json(&falcon(d, &["exp", "list", "--json"]));
+    assert!(listed["items"].as_array().unwrap().is_empty(), "nothing recorded: {listed}");
+    assert!(json(&falcon(d, &["goal", "list", "--json"]))["items"].as_array().unwrap().is_empty());
+}

@@ -54,6 +54,37 @@ impl Exp {
         self.submit_in(spec, None).await
     }
 
+    /// Fails with "not found", naming the field, when a goal or baseline experiment a record is about to
+    /// reference does not exist (instead of a foreign-key error from the store, or a dangling id).
+    pub(crate) async fn check_references(
+        &self,
+        goal: Option<falcon_core::ids::GoalId>,
+        baseline: Option<ExperimentId>,
+        whose: &str,
+    ) -> Result<()> {
+        if let Some(g) = goal {
+            if let Err(e) = self.meta.get_goal(g).await {
+                return Err(match e.kind() {
+                    falcon_core::ErrorKind::NotFound => {
+                        ExpError::NotFound(format!("{whose} `goal`: goal {g} not found"))
+                    }
+                    _ => e.into(),
+                });
+            }
+        }
+        if let Some(b) = baseline {
+            if let Err(e) = self.meta.get_experiment(b).await {
+                return Err(match e.kind() {
+                    falcon_core::ErrorKind::NotFound => {
+                        ExpError::NotFound(format!("{whose} `baseline`: experiment {b} not found"))
+                    }
+                    _ => e.into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// [`Exp::submit`] as part of a session.
     pub async fn submit_in(
         &self,
@@ -61,6 +92,7 @@ impl Exp {
         session: Option<falcon_core::ids::SessionId>,
     ) -> Result<ExperimentRecord> {
         let resolved = substitute(spec).map_err(|e| ExpError::Invalid(e.to_string()))?;
+        self.check_references(spec.goal, spec.baseline, "the spec's").await?;
         let spec_json: serde_json::Value =
             serde_json::from_str(&canonical_json(&serde_json::to_value(spec).expect("a spec serializes")))
                 .expect("canonical JSON parses");

@@ -265,6 +265,7 @@ impl Exp {
         if specs.is_empty() {
             return Err(ExpError::Invalid("the session has no experiments".into()));
         }
+        self.check_references(goal, None, "the session's").await?;
         let session = self.meta.insert_session(&NewSession { goal, name: name.to_string(), spec: sweep }).await?;
         for spec in specs {
             let mut spec = spec.clone();

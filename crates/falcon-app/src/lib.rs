@@ -16,6 +16,7 @@ pub mod accuracy;
 mod app;
 pub mod error;
 pub mod experiments;
+pub mod files;
 pub mod goal_report;
 pub mod goals;
 pub mod kernel;

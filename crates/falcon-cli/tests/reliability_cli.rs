@@ -74,3 +74,28 @@ fn references_to_missing_goals_and_baselines_are_not_found_naming_the_field() {
     assert!(listed["items"].as_array().unwrap().is_empty(), "nothing recorded: {listed}");
     assert!(json(&falcon(d, &["goal", "list", "--json"]))["items"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn specs_and_sweeps_must_be_small_regular_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert_eq!(code(&falcon(d, &["init"])), 0);
+    let fifo = d.join("spec.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo (coreutils)");
+    assert!(made.success());
+    std::fs::write(d.join("huge.yaml"), vec![b'#'; (1 << 20) + 1]).unwrap();
+    std::fs::write(d.join("sweep.yaml"), "base: /dev/zero\nsweep:\n  config.x: [1]\n").unwrap();
+    // Each of these read until memory ran out (/dev/zero) or blocked forever (a FIFO with no writer).
+    for (args, says) in [
+        (vec!["exp", "submit", "/dev/zero", "--json"], "not a regular file"),
+        (vec!["exp", "submit", fifo.to_str().unwrap(), "--json"], "not a regular file"),
+        (vec!["exp", "submit", "huge.yaml", "--json"], "at most 1048576"),
+        (vec!["session", "submit", "sweep.yaml", "--json"], "not a regular file"),
+        (vec!["exp", "submit", ".", "--json"], "a directory"),
+    ] {
+        let out = falcon(d, &args);
+        assert_eq!(code(&out), 1, "{args:?}");
+        let message = json(&out)["error"]["message"].as_str().unwrap().to_string();
+        assert!(message.contains(says), "{args:?}: {message}");
+    }
+}

@@ -104,10 +104,7 @@ pub(crate) async fn submit(
     file: &std::path::Path,
     wait: bool,
 ) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(file).map_err(|e| {
-        let kind = if e.kind() == std::io::ErrorKind::NotFound { ErrorKind::NotFound } else { ErrorKind::Failure };
-        CliFailure::new(kind, format!("reading {}: {e}", file.display()))
-    })?;
+    let text = falcon_app::files::read_spec_file(file)?;
     let spec = falcon_core::spec::parse_spec(&text, &file.display().to_string())?;
     let json = global.json;
     let (view, events) = app

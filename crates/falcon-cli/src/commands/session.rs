@@ -12,20 +12,14 @@ use std::process::ExitCode;
 pub async fn run(global: &GlobalArgs, app: &App, command: &SessionCommand) -> anyhow::Result<ExitCode> {
     match command {
         SessionCommand::Submit { file, goal, wait } => {
-            let text = std::fs::read_to_string(file).map_err(|e| {
-                let kind =
-                    if e.kind() == std::io::ErrorKind::NotFound { ErrorKind::NotFound } else { ErrorKind::Failure };
-                CliFailure::new(kind, format!("reading {}: {e}", file.display()))
-            })?;
+            let text = falcon_app::files::read_spec_file(file)?;
             let goal = goal
                 .as_deref()
                 .map(parse_goal_id)
                 .transpose()
                 .map_err(|e| CliFailure::new(ErrorKind::Usage, format!("--goal: {e}")))?;
             let dir = file.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
-            let load = move |base: &str| {
-                std::fs::read_to_string(dir.join(base)).map_err(|e| format!("{}: {e}", dir.join(base).display()))
-            };
+            let load = move |base: &str| falcon_app::files::read_spec_file(&dir.join(base)).map_err(|e| e.to_string());
             let name = file.file_stem().map_or("session".into(), |s| s.to_string_lossy().into_owned());
             let label = file.display().to_string();
             let request = SessionRequest { name: &name, sweep_text: &text, file_label: &label, goal, wait: *wait };

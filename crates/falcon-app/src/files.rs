@@ -1,0 +1,76 @@
+//! Reading the small text files a front end hands over (experiment specs, sweeps and their base specs):
+//! regular files only, and never more than the limit, checked before reading, so `/dev/zero` cannot exhaust
+//! memory and a FIFO cannot block the command.
+
+use crate::{AppError, Result};
+use falcon_core::ErrorKind;
+use std::io::Read;
+use std::path::Path;
+
+/// A spec, sweep or base-spec file: at most the spec limit (1 MiB), UTF-8, regular.
+pub fn read_spec_file(path: &Path) -> Result<String> {
+    read_text_file(path, falcon_core::spec::MAX_BYTES as u64)
+}
+
+/// The text of a regular file of at most `limit` bytes.
+pub fn read_text_file(path: &Path, limit: u64) -> Result<String> {
+    let shown = path.display();
+    // `metadata` follows symlinks and never opens the file, so a FIFO is seen for what it is before a read
+    // could block on it.
+    let meta = std::fs::metadata(path).map_err(|e| {
+        let kind = if e.kind() == std::io::ErrorKind::NotFound { ErrorKind::NotFound } else { ErrorKind::Failure };
+        AppError::new(kind, format!("reading {shown}: {e}"))
+    })?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() { "a directory" } else { "not a regular file (a device, FIFO or socket)" };
+        return Err(AppError::new(ErrorKind::Failure, format!("reading {shown}: it is {what}"))
+            .with_hint("give the path of a regular file"));
+    }
+    if meta.len() > limit {
+        return Err(AppError::new(
+            ErrorKind::Failure,
+            format!("reading {shown}: the file is {} bytes; at most {limit} are accepted", meta.len()),
+        ));
+    }
+    let file =
+        std::fs::File::open(path).map_err(|e| AppError::new(ErrorKind::Failure, format!("reading {shown}: {e}")))?;
+    // The file may grow after the check: never read more than the limit (plus one byte, to tell).
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| AppError::new(ErrorKind::Failure, format!("reading {shown}: {e}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(AppError::new(
+            ErrorKind::Failure,
+            format!("reading {shown}: it grew past {limit} bytes while read"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        AppError::new(
+            ErrorKind::Failure,
+            format!("reading {shown}: not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_small_regular_files_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = dir.path().join("ok.yaml");
+        std::fs::write(&ok, "name: x\n").unwrap();
+        assert_eq!(read_text_file(&ok, 100).unwrap(), "name: x\n");
+        assert_eq!(read_text_file(&ok, 3).unwrap_err().kind(), ErrorKind::Failure, "over the limit");
+        assert_eq!(read_text_file(&dir.path().join("missing"), 100).unwrap_err().kind(), ErrorKind::NotFound);
+        let e = read_text_file(dir.path(), 100).unwrap_err();
+        assert!(e.to_string().contains("a directory"), "{e}");
+        let e = read_text_file(Path::new("/dev/zero"), 100).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        let bin = dir.path().join("bin");
+        std::fs::write(&bin, [0xff, 0xfe]).unwrap();
+        assert!(read_text_file(&bin, 100).unwrap_err().to_string().contains("UTF-8"));
+    }
+}

@@ -38,4 +38,4 @@ B=$(submit examples/jax_transformer/variant.yaml)
 "$FALCON" profile analyze "$B" --tool overview,ops --top 8
 "$FALCON" profile compare "$A" "$B" --top 5
 mkdir -p .falcon/reports
-"$FALCON" profile compare "$A" "$B" --format html -o ".falcon/reports/compare-$A-$B.html"
+"$FALCON" profile compare "$A" "$B" --format html -o ".falcon/reports/compare-$A-$B.html" --force

@@ -53,6 +53,36 @@ pub fn read_text_file(path: &Path, limit: u64) -> Result<String> {
     })
 }
 
+/// Whether an output file may be written at `path`: nothing there, or (with `force`) a regular file. A
+/// symlink, directory, device or FIFO is never replaced: renaming over it would turn `/dev/full` into a file or
+/// cut a link.
+pub fn check_output_target(path: &Path, force: bool) -> Result<()> {
+    let shown = path.display();
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(AppError::new(ErrorKind::Failure, format!("cannot write {shown}: {e}"))),
+        Ok(meta) if meta.file_type().is_file() => {
+            if force {
+                Ok(())
+            } else {
+                Err(AppError::new(ErrorKind::Conflict, format!("cannot write {shown}: it exists"))
+                    .with_hint("pass --force to replace it, or pick another --output"))
+            }
+        }
+        Ok(meta) => {
+            let what = if meta.file_type().is_symlink() {
+                "a symbolic link"
+            } else if meta.is_dir() {
+                "a directory"
+            } else {
+                "not a regular file (a device, FIFO or socket)"
+            };
+            Err(AppError::new(ErrorKind::Conflict, format!("cannot write {shown}: it is {what}; it is never replaced"))
+                .with_hint("pick another --output"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +102,20 @@ mod tests {
         let bin = dir.path().join("bin");
         std::fs::write(&bin, [0xff, 0xfe]).unwrap();
         assert!(read_text_file(&bin, 100).unwrap_err().to_string().contains("UTF-8"));
+    }
+
+    #[test]
+    fn outputs_replace_only_regular_files_and_only_when_forced() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = dir.path().join("new.html");
+        assert!(check_output_target(&new, false).is_ok());
+        std::fs::write(&new, "old").unwrap();
+        assert_eq!(check_output_target(&new, false).unwrap_err().kind(), ErrorKind::Conflict);
+        assert!(check_output_target(&new, true).is_ok());
+        let link = dir.path().join("link.html");
+        std::os::unix::fs::symlink(&new, &link).unwrap();
+        assert!(check_output_target(&link, true).unwrap_err().to_string().contains("symbolic link"));
+        assert!(check_output_target(Path::new("/dev/full"), true).unwrap_err().to_string().contains("not a regular"));
+        assert!(check_output_target(dir.path(), true).unwrap_err().to_string().contains("a directory"));
     }
 }

@@ -74,10 +74,7 @@ impl App {
         host: Option<&str>,
         force: bool,
     ) -> Result<TraceExport> {
-        if output.exists() && !force {
-            return Err(AppError::new(ErrorKind::Conflict, format!("{} exists", output.display()))
-                .with_hint("pass --force to replace it"));
-        }
+        crate::files::check_output_target(output, force)?;
         let resolved = self.analysis().await?.resolve(target, host).await?;
         let Some(file) = resolved.files.first().cloned() else {
             return Err(AppError::new(ErrorKind::NotFound, format!("{target}: no profile")));

@@ -104,9 +104,12 @@ pub struct AccuracyCompareArgs {
     /// Output format (default: table; --json means json).
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,
-    /// Write the report to FILE instead of stdout.
+    /// Write the report to FILE instead of stdout (atomically; an existing file only with --force).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace the --output file if it exists.
+    #[arg(long)]
+    pub force: bool,
     /// Exit 5 when the overall verdict is `fail`.
     #[arg(long)]
     pub fail_on_mismatch: bool,
@@ -246,9 +249,12 @@ pub struct ProfileCompareArgs {
     /// Output format (default: table; --json means json).
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,
-    /// Write the report to FILE instead of stdout.
+    /// Write the report to FILE instead of stdout (atomically; an existing file only with --force).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace the --output file if it exists.
+    #[arg(long)]
+    pub force: bool,
     /// Exit 5 when B regressed (step-time or MFU verdict `regressed`).
     #[arg(long)]
     pub fail_on_regression: bool,
@@ -423,9 +429,12 @@ pub struct GoalReportArgs {
     /// Output format (default: table; --json means json).
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,
-    /// Write the report to FILE instead of stdout.
+    /// Write the report to FILE instead of stdout (atomically; an existing file only with --force).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace the --output file if it exists.
+    #[arg(long)]
+    pub force: bool,
     /// Ops in the profile comparison's ranked lists.
     #[arg(long, default_value_t = 10)]
     pub top: usize,

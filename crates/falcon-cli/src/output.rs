@@ -53,13 +53,14 @@ pub fn report_format(
 pub fn emit_report(
     global: &crate::cli::GlobalArgs,
     output: Option<&Path>,
+    force: bool,
     text: &str,
     format: crate::cli::ReportFormat,
 ) -> anyhow::Result<()> {
     match output {
         Some(path) => {
             let body = format!("{}\n", text.trim_end_matches('\n'));
-            write_atomically(path, &body)?;
+            write_atomically(path, &body, force)?;
             eprintln!("wrote {}", path.display());
             if global.json {
                 let format = format!("{format:?}").to_lowercase();
@@ -150,9 +151,9 @@ fn parent_dir(path: &Path) -> PathBuf {
     }
 }
 
-/// Fails early, before the comparison, when the output cannot be written: no such directory, or a directory
-/// in its place.
-pub fn check_output(path: &Path) -> anyhow::Result<()> {
+/// Fails early, before the work, when the output cannot be written: no such directory, something there
+/// that is not a regular file (never replaced), or a file and no `--force`.
+pub fn check_output(path: &Path, force: bool) -> anyhow::Result<()> {
     let dir = parent_dir(path);
     if !dir.is_dir() {
         return Err(CliFailure::new(
@@ -162,20 +163,13 @@ pub fn check_output(path: &Path) -> anyhow::Result<()> {
         .with_hint("create the directory first, or pick another --output")
         .into());
     }
-    if path.is_dir() {
-        return Err(CliFailure::new(
-            ErrorKind::Conflict,
-            format!("cannot write {}: it is a directory", path.display()),
-        )
-        .into());
-    }
-    Ok(())
+    Ok(falcon_app::files::check_output_target(path, force)?)
 }
 
 /// Writes `text` to a temporary file beside `path`, then renames it over `path`: readers see the old file
 /// or the whole new one, never a part.
-pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
-    check_output(path)?;
+pub fn write_atomically(path: &Path, text: &str, force: bool) -> anyhow::Result<()> {
+    check_output(path, force)?;
     let dir = parent_dir(path);
     let name = path.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));

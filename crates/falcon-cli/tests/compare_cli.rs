@@ -293,7 +293,10 @@ fn output_files_are_written_whole_or_not_at_all() {
     let written = std::fs::read_to_string(dir.path().join("cmp.md")).unwrap();
     assert!(written.starts_with("# Profile comparison"));
     let out = falcon(dir.path(), &["profile", "compare", &a, &a, "--json", "-o", "cmp.md"]);
-    assert_eq!(code(&out), 0, "an existing file is replaced: {}", stderr(&out));
+    assert_eq!(code(&out), 4, "an existing file is replaced only with --force: {}", stderr(&out));
+    assert!(std::fs::read_to_string(dir.path().join("cmp.md")).unwrap().starts_with("# Profile comparison"));
+    let out = falcon(dir.path(), &["profile", "compare", &a, &a, "--json", "-o", "cmp.md", "--force"]);
+    assert_eq!(code(&out), 0, "an existing file is replaced with --force: {}", stderr(&out));
     let replaced: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("cmp.md")).unwrap()).unwrap();
     assert_eq!(replaced["step_time"]["verdict"], "same");
 

@@ -99,3 +99,28 @@ fn specs_and_sweeps_must_be_small_regular_files() {
         assert!(message.contains(says), "{args:?}: {message}");
     }
 }
+
+#[test]
+fn output_files_never_replace_links_devices_or_fifos() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let batch8 = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../falcon-analysis/tests/data/compare/batch8")
+        .display()
+        .to_string();
+    std::fs::write(d.join("target.md"), "keep me").unwrap();
+    std::os::unix::fs::symlink(d.join("target.md"), d.join("link.md")).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(d.join("out.fifo")).status().unwrap().success());
+    for target in ["link.md", "out.fifo"] {
+        let out = falcon(d, &["profile", "compare", &batch8, &batch8, "-o", target, "--force", "--json"]);
+        assert_eq!(code(&out), 4, "{target}");
+        assert!(json(&out)["error"]["message"].as_str().unwrap().contains("never replaced"), "{target}");
+    }
+    assert!(std::fs::symlink_metadata(d.join("link.md")).unwrap().file_type().is_symlink(), "the link is kept");
+    assert_eq!(std::fs::read_to_string(d.join("target.md")).unwrap(), "keep me");
+    // A device: /dev/full stays a device (as root, a rename over it made it a regular file).
+    let out = falcon(d, &["profile", "compare", &batch8, &batch8, "--format", "md", "-o", "/dev/full", "--force"]);
+    assert_eq!(code(&out), 4);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/full").unwrap().file_type().is_char_device());
+}

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 pub async fn run(global: &GlobalArgs, app: &App, args: &AccuracyCompareArgs) -> anyhow::Result<ExitCode> {
     let format = crate::output::report_format(global, args.format)?;
     if let Some(out) = &args.output {
-        check_output(out)?;
+        check_output(out, args.force)?;
     }
     let req = AccuracyRequest {
         a: args.a.clone(),
@@ -32,7 +32,7 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &AccuracyCompareArgs) -> 
         ReportFormat::Md => report::render_md(&report),
         ReportFormat::Html => report::render_html(&report),
     };
-    crate::output::emit_report(global, args.output.as_deref(), &text, format)?;
+    crate::output::emit_report(global, args.output.as_deref(), args.force, &text, format)?;
     if args.fail_on_mismatch && report.verdict == Verdict::Fail {
         eprintln!("accuracy mismatch: {}", mismatch_reason(&report));
         return Ok(ExitCode::from(ErrorKind::Regression.exit_code() as u8));

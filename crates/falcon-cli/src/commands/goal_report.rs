@@ -16,6 +16,6 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &GoalReportArgs) -> anyho
         ReportFormat::Md => render_md(&report, args.top),
         ReportFormat::Html => render_html(&report, args.top),
     };
-    crate::output::emit_report(global, args.output.as_deref(), text.trim_end(), format)?;
+    crate::output::emit_report(global, args.output.as_deref(), args.force, text.trim_end(), format)?;
     Ok(ExitCode::SUCCESS)
 }

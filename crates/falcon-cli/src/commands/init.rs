@@ -48,7 +48,8 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitCod
     );
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliFailure::new(ErrorKind::Failure, format!("creating {}: {e}", dir.display())))?;
-    crate::output::write_atomically(&path, &text)?;
+    // Existence was checked above (`--force` replaces): write over a regular file only.
+    crate::output::write_atomically(&path, &text, true)?;
 
     // Connect through the file just written (plus environment and flags), creating the database and the
     // artifact directory and applying migrations.

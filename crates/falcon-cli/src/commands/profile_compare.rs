@@ -16,7 +16,7 @@ use std::process::ExitCode;
 pub async fn run(global: &GlobalArgs, app: &App, args: &ProfileCompareArgs) -> anyhow::Result<ExitCode> {
     let format = crate::output::report_format(global, args.format)?;
     if let Some(out) = &args.output {
-        check_output(out)?;
+        check_output(out, args.force)?;
     }
     let options = CompareOptions { top: args.top, ..Default::default() };
     let spinner = (format != ReportFormat::Json && std::io::stderr().is_terminal())
@@ -26,7 +26,7 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &ProfileCompareArgs) -> a
     let result = result?;
     let c = result.comparison;
     let text = render(&c, format, args.top, result.config_diff.as_deref())?;
-    crate::output::emit_report(global, args.output.as_deref(), &text, format)?;
+    crate::output::emit_report(global, args.output.as_deref(), args.force, &text, format)?;
     if args.fail_on_regression && c.regressed() {
         eprintln!("regression: {}", regression_reason(&c));
         return Ok(ExitCode::from(ErrorKind::Regression.exit_code() as u8));

@@ -76,6 +76,8 @@ impl App {
     /// The local paths of A and B: as given when both exist, else an experiment's metrics artifacts (the
     /// stores are opened only then).
     async fn accuracy_inputs(&self, req: &AccuracyRequest) -> Result<(PathBuf, PathBuf)> {
+        crate::files::check_input(Path::new(&req.a))?;
+        crate::files::check_input(Path::new(&req.b))?;
         if Path::new(&req.a).exists() && Path::new(&req.b).exists() {
             return Ok((PathBuf::from(&req.a), PathBuf::from(&req.b)));
         }
@@ -94,6 +96,8 @@ impl App {
 
     /// Compares two tensor dumps (`.npy`, `.npz`, `.safetensors`, directories of `.npy`), A the reference.
     pub async fn compare_tensors(&self, a: &Path, b: &Path, options: &TensorOptions) -> Result<TensorReport> {
+        crate::files::check_input(a)?;
+        crate::files::check_input(b)?;
         let (a, b, options) = (a.to_path_buf(), b.to_path_buf(), options.clone());
         tokio::task::spawn_blocking(move || falcon_analysis::tensors::compare_dumps(&a, &b, &options))
             .await

@@ -53,6 +53,19 @@ pub fn read_text_file(path: &Path, limit: u64) -> Result<String> {
     })
 }
 
+/// Refuses an input path that exists but is neither a regular file nor a directory (a FIFO would block the
+/// reader forever, a device like `/dev/zero` never ends).
+pub fn check_input(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => Err(AppError::new(
+            ErrorKind::Failure,
+            format!("reading {}: it is not a regular file (a device, FIFO or socket)", path.display()),
+        )
+        .with_hint("give the path of a regular file or a directory")),
+        _ => Ok(()),
+    }
+}
+
 /// Whether an output file may be written at `path`: nothing there, or (with `force`) a regular file. A
 /// symlink, directory, device or FIFO is never replaced: renaming over it would turn `/dev/full` into a file or
 /// cut a link.

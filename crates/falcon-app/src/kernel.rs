@@ -14,6 +14,7 @@ const KERNEL_INPUT_HINT: &str =
 
 /// Reads a results file or directory, with hints that speak of kernel-bench results.
 fn read(path: &Path) -> Result<KernelResults> {
+    crate::files::check_input(path)?;
     falcon_analysis::kernel_bench::read_results(path).map_err(|e| AppError::with_input_hint(e, KERNEL_INPUT_HINT))
 }
 

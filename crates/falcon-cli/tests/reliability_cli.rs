@@ -124,3 +124,25 @@ fn output_files_never_replace_links_devices_or_fifos() {
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::metadata("/dev/full").unwrap().file_type().is_char_device());
 }
+
+#[test]
+fn fifos_and_devices_given_to_the_readers_fail_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("in.fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let fifo = fifo.display().to_string();
+    // Each blocked forever on the FIFO or read /dev/zero until memory ran out; the test harness would hang.
+    for args in [
+        vec!["kernel", "analyze", &fifo, "--json"],
+        vec!["kernel", "analyze", "/dev/zero", "--json"],
+        vec!["accuracy", "compare", &fifo, &fifo, "--json"],
+        vec!["accuracy", "compare", "/dev/zero", "/dev/zero", "--json"],
+        vec!["accuracy", "tensors", &fifo, &fifo, "--json"],
+        vec!["accuracy", "tensors", "/dev/zero", "/dev/zero", "--json"],
+    ] {
+        let out = falcon(d, &args);
+        assert_eq!(code(&out), 1, "{args:?}");
+        assert!(json(&out)["error"]["message"].as_str().unwrap().contains("not a regular file"), "{args:?}");
+    }
+}

@@ -62,25 +62,16 @@ impl Exp {
         baseline: Option<ExperimentId>,
         whose: &str,
     ) -> Result<()> {
+        // A missing row is "not found" naming the field; any other store error passes through.
+        let named = |e: falcon_infra::InfraError, what: String| match e.kind() {
+            falcon_core::ErrorKind::NotFound => ExpError::NotFound(format!("{whose} {what} not found")),
+            _ => e.into(),
+        };
         if let Some(g) = goal {
-            if let Err(e) = self.meta.get_goal(g).await {
-                return Err(match e.kind() {
-                    falcon_core::ErrorKind::NotFound => {
-                        ExpError::NotFound(format!("{whose} `goal`: goal {g} not found"))
-                    }
-                    _ => e.into(),
-                });
-            }
+            self.meta.get_goal(g).await.map_err(|e| named(e, format!("`goal`: goal {g}")))?;
         }
         if let Some(b) = baseline {
-            if let Err(e) = self.meta.get_experiment(b).await {
-                return Err(match e.kind() {
-                    falcon_core::ErrorKind::NotFound => {
-                        ExpError::NotFound(format!("{whose} `baseline`: experiment {b} not found"))
-                    }
-                    _ => e.into(),
-                });
-            }
+            self.meta.get_experiment(b).await.map_err(|e| named(e, format!("`baseline`: experiment {b}")))?;
         }
         Ok(())
     }

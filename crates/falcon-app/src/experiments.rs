@@ -127,6 +127,7 @@ impl App {
         &self,
         spec: &ExperimentSpec,
         wait: bool,
+        timeout: Option<std::time::Duration>,
         mut progress: impl FnMut(SubmitProgress<'_>),
     ) -> Result<(ExperimentView, Vec<WorkerEvent>)> {
         let exp = self.exp().await?;
@@ -135,7 +136,8 @@ impl App {
         if !wait {
             return Ok((exp.show(rec.id).await?, Vec::new()));
         }
-        let rec = exp.wait(rec.id, |r| progress(SubmitProgress::Status(r))).await?;
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let rec = exp.wait_until(rec.id, deadline, |r| progress(SubmitProgress::Status(r))).await?;
         let events =
             if rec.status == ExperimentStatus::Completed { self.analyze_completed().await } else { Vec::new() };
         Ok((exp.show(rec.id).await?, events))

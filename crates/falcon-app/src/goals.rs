@@ -50,6 +50,8 @@ pub struct SessionRequest<'a> {
     pub goal: Option<GoalId>,
     /// Wait until every experiment ended.
     pub wait: bool,
+    /// Give up waiting after this long (the experiments keep running).
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl App {
@@ -151,8 +153,9 @@ impl App {
         if !request.wait {
             return Ok((view, Vec::new()));
         }
+        let deadline = request.timeout.map(|t| std::time::Instant::now() + t);
         for e in &view.experiments {
-            exp.wait(e.id, |_| {}).await?;
+            exp.wait_until(e.id, deadline, |_| {}).await?;
         }
         let events = self.analyze_completed().await;
         Ok((exp.session(view.session.id).await?, events))

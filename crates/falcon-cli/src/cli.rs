@@ -464,6 +464,9 @@ pub enum SessionCommand {
         /// Wait until every experiment ends.
         #[arg(long)]
         wait: bool,
+        /// With --wait: give up after this long (`90s`, `30m`, `2h`; exit 1), leaving the experiments running.
+        #[arg(long, value_name = "DURATION", requires = "wait")]
+        timeout: Option<String>,
     },
     /// A session: its experiments, aggregate status and the keys that differ.
     Show {
@@ -481,6 +484,9 @@ pub enum ExpCommand {
         /// Wait until the experiment ends, running the worker loop here.
         #[arg(long)]
         wait: bool,
+        /// With --wait: give up after this long (`90s`, `30m`, `2h`; exit 1), leaving the experiment running.
+        #[arg(long, value_name = "DURATION", requires = "wait")]
+        timeout: Option<String>,
     },
     /// List experiments, newest first.
     List(ListArgs),

@@ -146,3 +146,30 @@ fn fifos_and_devices_given_to_the_readers_fail_at_once() {
         assert!(json(&out)["error"]["message"].as_str().unwrap().contains("not a regular file"), "{args:?}");
     }
 }
+
+#[test]
+fn submit_wait_takes_a_timeout_and_leaves_the_experiment_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert_eq!(code(&falcon(d, &["init"])), 0);
+    std::fs::write(
+        d.join("slow.yaml"),
+        "name: slow\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sleep, '30']\nresources: {accelerator: cpu}\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = falcon(d, &["exp", "submit", "slow.yaml", "--wait", "--timeout", "2s", "--json"]);
+    assert_eq!(code(&out), 1, "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(started.elapsed() < std::time::Duration::from_secs(25), "gave up at the timeout, not at the end");
+    let message = json(&out)["error"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("e-1") && message.contains("--timeout"), "{message}");
+    let shown = json(&falcon(d, &["exp", "show", "e-1", "--json"]));
+    assert!(
+        !["COMPLETED", "FAILED", "CANCELLED"].contains(&shown["status"].as_str().unwrap()),
+        "left running: {shown}"
+    );
+    assert_eq!(code(&falcon(d, &["exp", "cancel", "e-1"])), 0);
+    assert_eq!(code(&falcon(d, &["worker", "--passes", "2"])), 0, "the cancel reaches the job");
+    assert_eq!(code(&falcon(d, &["exp", "submit", "slow.yaml", "--timeout", "2s"])), 2, "--timeout needs --wait");
+    assert_eq!(code(&falcon(d, &["exp", "submit", "slow.yaml", "--wait", "--timeout", "soon"])), 2);
+}

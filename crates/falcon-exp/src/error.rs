@@ -28,6 +28,9 @@ pub enum ExpError {
     /// A local file could not be written.
     #[error("{0}")]
     Io(String),
+    /// A wait ran past its deadline (the work itself goes on).
+    #[error("{0}")]
+    Timeout(String),
 }
 
 impl ExpError {
@@ -39,7 +42,7 @@ impl ExpError {
             ExpError::Invalid(_) => ErrorKind::Failure,
             ExpError::State(_) => ErrorKind::Conflict,
             ExpError::NotFound(_) => ErrorKind::NotFound,
-            ExpError::Io(_) => ErrorKind::Failure,
+            ExpError::Io(_) | ExpError::Timeout(_) => ErrorKind::Failure,
         }
     }
 

@@ -420,13 +420,27 @@ impl Exp {
     }
 
     /// Runs [`Exp::work`] until the experiment ends (the embedded worker of `exp submit --wait`).
-    pub async fn wait(
+    pub async fn wait(&self, id: ExperimentId, on_change: impl FnMut(&ExperimentRecord)) -> Result<ExperimentRecord> {
+        self.wait_until(id, None, on_change).await
+    }
+
+    /// [`Exp::wait`] that gives up at `deadline`: the deadline is checked between passes (a pass is never
+    /// cut short), and on expiry the experiment is left as it is, still running, with a `Timeout` error.
+    pub async fn wait_until(
         &self,
         id: ExperimentId,
+        deadline: Option<std::time::Instant>,
         mut on_change: impl FnMut(&ExperimentRecord),
     ) -> Result<ExperimentRecord> {
         let mut last = None;
         loop {
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                let exp = self.meta.get_experiment(id).await?;
+                return Err(ExpError::Timeout(format!(
+                    "{id} is still {} at the --timeout; it keeps running (`falcon exp show {id}`, `falcon worker`)",
+                    exp.status
+                )));
+            }
             let (tick, _) = self.work().await?;
             for e in tick.errors {
                 tracing::warn!("{e}");

@@ -13,7 +13,9 @@ use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow::Result<ExitCode> {
     Ok(match command {
-        ExpCommand::Submit { file, wait } => submit(global, app, file, *wait).await?,
+        ExpCommand::Submit { file, wait, timeout } => {
+            submit(global, app, file, *wait, parse_timeout(timeout.as_deref())?).await?
+        }
         ExpCommand::List(args) => list(global, app, args).await?,
         ExpCommand::Show { id, warmup } => {
             render_view(global, &app.show_experiment(parse_id(id)?, *warmup).await?)?;
@@ -98,17 +100,28 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
     })
 }
 
+/// `--timeout DURATION` as a duration (a usage error when it does not parse).
+pub(crate) fn parse_timeout(text: Option<&str>) -> anyhow::Result<Option<std::time::Duration>> {
+    text.map(|t| {
+        falcon_core::spec::parse_duration(t)
+            .map(std::time::Duration::from_secs)
+            .map_err(|e| CliFailure::new(ErrorKind::Usage, format!("--timeout: {e}")).into())
+    })
+    .transpose()
+}
+
 pub(crate) async fn submit(
     global: &GlobalArgs,
     app: &App,
     file: &std::path::Path,
     wait: bool,
+    timeout: Option<std::time::Duration>,
 ) -> anyhow::Result<ExitCode> {
     let text = falcon_app::files::read_spec_file(file)?;
     let spec = falcon_core::spec::parse_spec(&text, &file.display().to_string())?;
     let json = global.json;
     let (view, events) = app
-        .submit_experiment(&spec, wait, |p| match p {
+        .submit_experiment(&spec, wait, timeout, |p| match p {
             _ if json => {}
             SubmitProgress::Submitted(rec) => {
                 eprintln!("{}: submitted `{}` (config {})", rec.id, rec.name, short(&rec.config_hash))

@@ -311,13 +311,65 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
-gcs_pid() { # pid of our emulator if alive
+# --- what the GCS emulator and the S3 server share: a daemon with a pid file and a port file
+
+daemon_pid() { # pidfile name: the pid in pidfile, if that process is alive and is `name`
     local pid
-    [[ -f "$GCS_PIDFILE" ]] || return 1
-    pid="$(head -n 1 "$GCS_PIDFILE" 2>/dev/null || true)"
-    pid_is "$pid" fake-gcs-server || return 1
+    [[ -f "$1" ]] || return 1
+    pid="$(head -n 1 "$1" 2>/dev/null || true)"
+    pid_is "$pid" "$2" || return 1
     echo "$pid"
 }
+
+spawn_detached() { # log cmd...: starts cmd in a new session with output to log, prints its real pid
+    # (spawned via python so the pid is the daemon's, and a Ctrl-C aimed at cargo does not kill it before `down`)
+    local log="$1"
+    shift
+    "$VENV/bin/python" - "$log" "$@" <<'PY'
+import subprocess, sys
+log, argv = sys.argv[1], sys.argv[2:]
+with open(log, "wb") as out:
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                         start_new_session=True, close_fds=True)
+print(p.pid)
+PY
+}
+
+await_daemon() { # label pid name log pidfile portfile wait_s url answers_fn port stop_fn
+    local label="$1" pid="$2" name="$3" logf="$4" pidfile="$5" portfile="$6" wait_s="$7" url="$8"
+    local answers="$9" port="${10}" stop="${11}"
+    local deadline=$((SECONDS + wait_s))
+    until "$answers" "$port"; do
+        if ! pid_is "$pid" "$name"; then
+            tail_log "$logf"
+            rm -f "$pidfile" "$portfile"
+            die "$label exited during startup (log: $logf)"
+        fi
+        if ((SECONDS >= deadline)); then
+            tail_log "$logf"
+            "$stop" quiet
+            die "$label did not answer on $url within ${wait_s}s (log: $logf)"
+        fi
+        sleep 0.2
+    done
+    log "$label: ready (pid $pid) on $url"
+}
+
+stop_daemon() { # label pidfile portfile name [quiet]
+    local label="$1" pidfile="$2" portfile="$3" name="$4" quiet="${5:-}" pid
+    if pid="$(daemon_pid "$pidfile" "$name")"; then
+        [[ -n "$quiet" ]] || log "$label: stopping pid $pid"
+        kill -TERM "$pid" 2>/dev/null || true
+        local deadline=$((SECONDS + 10))
+        while pid_is "$pid" "$name" && ((SECONDS < deadline)); do sleep 0.2; done
+        pid_is "$pid" "$name" && kill -KILL "$pid" 2>/dev/null || true
+    elif [[ -z "$quiet" ]]; then
+        log "$label: not running"
+    fi
+    rm -f "$pidfile" "$portfile"
+}
+
+gcs_pid() { daemon_pid "$GCS_PIDFILE" fake-gcs-server; }
 
 gcs_port() { head -n 1 "$GCS_PORTFILE" 2>/dev/null || true; }
 
@@ -342,52 +394,16 @@ gcs_up() {
     port="$(free_port)"
     local url="http://127.0.0.1:$port"
     log "GCS emulator: starting $(basename "$bin") on $url (log: $GCS_LOG)"
-    # Spawned via python so we get the real pid and a detached session
-    # (a Ctrl-C aimed at cargo does not kill it before `down` runs).
-    pid="$("$VENV/bin/python" - "$GCS_LOG" "$bin" \
-        -scheme http -backend memory -host 127.0.0.1 -port "$port" \
-        -public-host "127.0.0.1:$port" -external-url "$url" -log-level info <<'PY'
-import subprocess, sys
-log, argv = sys.argv[1], sys.argv[2:]
-with open(log, "wb") as out:
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                         start_new_session=True, close_fds=True)
-print(p.pid)
-PY
-    )" || die "failed to spawn $bin (log: $GCS_LOG)"
+    pid="$(spawn_detached "$GCS_LOG" "$bin" -scheme http -backend memory -host 127.0.0.1 -port "$port" \
+        -public-host "127.0.0.1:$port" -external-url "$url" -log-level info)" \
+        || die "failed to spawn $bin (log: $GCS_LOG)"
     echo "$pid" >"$GCS_PIDFILE"
     echo "$port" >"$GCS_PORTFILE"
-
-    local deadline=$((SECONDS + GCS_WAIT_S))
-    until gcs_answers "$port"; do
-        if ! pid_is "$pid" fake-gcs-server; then
-            tail_log "$GCS_LOG"
-            rm -f "$GCS_PIDFILE" "$GCS_PORTFILE"
-            die "GCS emulator exited during startup (log: $GCS_LOG)"
-        fi
-        if ((SECONDS >= deadline)); then
-            tail_log "$GCS_LOG"
-            gcs_down quiet
-            die "GCS emulator did not answer on $url/storage/v1/b within ${GCS_WAIT_S}s (log: $GCS_LOG)"
-        fi
-        sleep 0.2
-    done
-    log "GCS emulator: ready (pid $pid) on $url"
+    await_daemon "GCS emulator" "$pid" fake-gcs-server "$GCS_LOG" "$GCS_PIDFILE" "$GCS_PORTFILE" "$GCS_WAIT_S" \
+        "$url/storage/v1/b" gcs_answers "$port" gcs_down
 }
 
-gcs_down() {
-    local quiet="${1:-}" pid
-    if pid="$(gcs_pid)"; then
-        [[ -n "$quiet" ]] || log "GCS emulator: stopping pid $pid"
-        kill -TERM "$pid" 2>/dev/null || true
-        local deadline=$((SECONDS + 10))
-        while pid_is "$pid" fake-gcs-server && ((SECONDS < deadline)); do sleep 0.2; done
-        pid_is "$pid" fake-gcs-server && kill -KILL "$pid" 2>/dev/null || true
-    elif [[ -z "$quiet" ]]; then
-        log "GCS emulator: not running"
-    fi
-    rm -f "$GCS_PIDFILE" "$GCS_PORTFILE"
-}
+gcs_down() { stop_daemon "GCS emulator" "$GCS_PIDFILE" "$GCS_PORTFILE" fake-gcs-server "${1:-}"; }
 
 gcs_probe() {
     local port url b="falcon-probe-$$-$RANDOM" out
@@ -437,13 +453,7 @@ ensure_s3_installed() {
     venv_has_moto || die "pip installed $MOTO_SPEC but $VENV/bin/moto_server is missing or not that version"
 }
 
-s3_pid() { # pid of our moto_server if alive
-    local pid
-    [[ -f "$S3_PIDFILE" ]] || return 1
-    pid="$(head -n 1 "$S3_PIDFILE" 2>/dev/null || true)"
-    pid_is "$pid" moto_server || return 1
-    echo "$pid"
-}
+s3_pid() { daemon_pid "$S3_PIDFILE" moto_server; }
 
 s3_port() { head -n 1 "$S3_PORTFILE" 2>/dev/null || true; }
 
@@ -464,49 +474,15 @@ s3_up() {
     port="$(free_port)"
     local url="http://127.0.0.1:$port"
     log "S3 server: starting moto_server on $url (log: $S3_LOG)"
-    # Same detached spawn as the GCS emulator.
-    pid="$("$VENV/bin/python" - "$S3_LOG" "$VENV/bin/python" "$VENV/bin/moto_server" -H 127.0.0.1 -p "$port" <<'PY'
-import subprocess, sys
-log, argv = sys.argv[1], sys.argv[2:]
-with open(log, "wb") as out:
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                         start_new_session=True, close_fds=True)
-print(p.pid)
-PY
-    )" || die "failed to spawn moto_server (log: $S3_LOG)"
+    pid="$(spawn_detached "$S3_LOG" "$VENV/bin/python" "$VENV/bin/moto_server" -H 127.0.0.1 -p "$port")" \
+        || die "failed to spawn moto_server (log: $S3_LOG)"
     echo "$pid" >"$S3_PIDFILE"
     echo "$port" >"$S3_PORTFILE"
-
-    local deadline=$((SECONDS + S3_WAIT_S))
-    until s3_answers "$port"; do
-        if ! pid_is "$pid" moto_server; then
-            tail_log "$S3_LOG"
-            rm -f "$S3_PIDFILE" "$S3_PORTFILE"
-            die "S3 server exited during startup (log: $S3_LOG)"
-        fi
-        if ((SECONDS >= deadline)); then
-            tail_log "$S3_LOG"
-            s3_down quiet
-            die "S3 server did not answer on $url/ within ${S3_WAIT_S}s (log: $S3_LOG)"
-        fi
-        sleep 0.2
-    done
-    log "S3 server: ready (pid $pid) on $url"
+    await_daemon "S3 server" "$pid" moto_server "$S3_LOG" "$S3_PIDFILE" "$S3_PORTFILE" "$S3_WAIT_S" "$url/" \
+        s3_answers "$port" s3_down
 }
 
-s3_down() {
-    local quiet="${1:-}" pid
-    if pid="$(s3_pid)"; then
-        [[ -n "$quiet" ]] || log "S3 server: stopping pid $pid"
-        kill -TERM "$pid" 2>/dev/null || true
-        local deadline=$((SECONDS + 10))
-        while pid_is "$pid" moto_server && ((SECONDS < deadline)); do sleep 0.2; done
-        pid_is "$pid" moto_server && kill -KILL "$pid" 2>/dev/null || true
-    elif [[ -z "$quiet" ]]; then
-        log "S3 server: not running"
-    fi
-    rm -f "$S3_PIDFILE" "$S3_PORTFILE"
-}
+s3_down() { stop_daemon "S3 server" "$S3_PIDFILE" "$S3_PORTFILE" moto_server "${1:-}"; }
 
 s3_status() {
     local pid port

@@ -1,4 +1,6 @@
-//! Reading a profile file: memory-mapped, with consumed input handed back to the OS while decoding.
+//! Reading a profile file: read into memory (the default), or, when the caller owns the file and nothing
+//! changes it ([`DecodeOptions::mmap`]), memory-mapped with consumed input handed back to the OS while
+//! decoding. Only regular files are decoded: a FIFO, socket or device is refused before it is opened.
 //!
 //! This is the crate's only `unsafe` code (the workspace forbids it; this crate denies it and allows
 //! it here): mapping a file, and dropping the mapping's pages that the decoder is done with.
@@ -17,6 +19,13 @@ const RELEASE_ALIGN: usize = 64 << 10;
 
 pub(crate) fn decode_file(path: &Path, options: &DecodeOptions<'_>) -> Result<XSpace, DecodeError> {
     let io = |source| DecodeError::Io { path: path.to_owned(), source };
+    // Checked before opening: opening a FIFO blocks until a writer comes, and a device never ends.
+    if !std::fs::metadata(path).map_err(io)?.is_file() {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a directory, device, FIFO or socket)",
+        )));
+    }
     let file = File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     if options.mmap && len >= MMAP_MIN_LEN {
@@ -34,8 +43,9 @@ fn map(file: &File) -> Option<memmap2::Mmap> {
     // SAFETY: the mapping is read-only and only read through `&[u8]`. Its contents could change under
     // us if another process wrote the file meanwhile; the decoder accepts arbitrary bytes (it never
     // panics and never trusts a length it has not checked), so that yields a garbled result or an
-    // error, not undefined behaviour in our code. Truncation raises SIGBUS, as documented on
-    // `decode_file`. A failure (e.g. a pipe or a file system without mmap) falls back to reading.
+    // error, not undefined behaviour in our code. Truncation raises SIGBUS, which is why mapping is
+    // opt-in (`DecodeOptions::mmap`), for files the caller owns. A failure (e.g. a file system without
+    // mmap) falls back to reading.
     let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
     // Read ahead aggressively; pages are consumed front to back.
     let _ = map.advise(memmap2::Advice::Sequential);

@@ -18,7 +18,9 @@
 //!
 //! Performance (see `docs/PERFORMANCE.md`, "Profile analysis"): every collection is allocated once
 //! at its exact size, the lines of a big plane are decoded on all cores ([`DecodeOptions::threads`]),
-//! [`decode_file`] memory-maps the file and gives consumed input pages back while decoding, and
+//! [`decode_file_with`] can memory-map a file the caller owns and give consumed input pages back while
+//! decoding ([`DecodeOptions::mmap`]; off by default: a mapped file truncated by another process kills the
+//! reader with `SIGBUS`), and
 //! [`DecodeOptions::skip_stats`] leaves out stats a caller never reads. The example
 //! `examples/decode_stats.rs` measures decode time and peak memory.
 //!
@@ -325,15 +327,17 @@ pub struct DecodeOptions<'a> {
     /// `stat_metadata` entries stay). Use it to save memory on stats the caller never reads: on a
     /// JAX CPU capture `_src`, `_pt`, `_p`, `_ct` and `_c` are three quarters of all event stats.
     pub skip_stats: &'a [&'a str],
-    /// [`decode_file_with`] memory-maps files of 64 KiB or more (the default) instead of reading
-    /// them, and hands each consumed MiB back to the OS while decoding, so the input's pages do not
-    /// add up with the decoded form in the peak resident memory.
+    /// [`decode_file_with`] memory-maps files of 64 KiB or more instead of reading them, and hands
+    /// each consumed MiB back to the OS while decoding, so the input's pages do not add up with the
+    /// decoded form in the peak resident memory. Off by default: set it only for a file that nothing
+    /// truncates or rewrites while it is decoded (one the caller wrote and owns, such as a cache copy
+    /// renamed into place), because a mapped file that shrinks ends the process with `SIGBUS`.
     pub mmap: bool,
 }
 
 impl Default for DecodeOptions<'_> {
     fn default() -> Self {
-        DecodeOptions { threads: 0, min_parallel_bytes: 2 << 20, skip_stats: &[], mmap: true }
+        DecodeOptions { threads: 0, min_parallel_bytes: 2 << 20, skip_stats: &[], mmap: false }
     }
 }
 
@@ -373,10 +377,8 @@ pub fn decode_with(bytes: &[u8], options: &DecodeOptions<'_>) -> Result<XSpace, 
     decode::decode_space(bytes, options, None)
 }
 
-/// Decodes a file as an `XSpace`, memory-mapped (see [`DecodeOptions::mmap`]).
-///
-/// The file must not be truncated while it is decoded (as with any memory-mapped input, a
-/// concurrent truncation ends the process with `SIGBUS`); profile files are written once, then read.
+/// Decodes a file as an `XSpace`, read into memory (see [`DecodeOptions::mmap`] for mapping it).
+/// Only a regular file is read: a directory, FIFO, socket or device is an [`DecodeError::Io`].
 pub fn decode_file(path: impl AsRef<Path>) -> Result<XSpace, DecodeError> {
     decode_file_with(path, &DecodeOptions::default())
 }

@@ -24,10 +24,30 @@ fn threads_and_mmap_do_not_change_the_result() {
         }
         // Mapped (all three are over the 64 KiB threshold; the GPU one is over the 1 MiB release
         // step) and read.
-        assert!(decode_file(data(name)).unwrap() == one, "{name} mapped");
-        let read = decode_file_with(data(name), &DecodeOptions::default().mmap(false)).unwrap();
-        assert!(read == one, "{name} read");
+        let mapped = decode_file_with(data(name), &DecodeOptions::default().mmap(true)).unwrap();
+        assert!(mapped == one, "{name} mapped");
+        assert!(decode_file(data(name)).unwrap() == one, "{name} read (the default)");
     }
+}
+
+#[test]
+fn files_are_read_unless_mapping_is_asked_for_and_only_regular_files_are_decoded() {
+    assert!(!DecodeOptions::default().mmap, "user files are read: a mapped file truncated meanwhile is SIGBUS");
+    // A truncated capture (one still being written) is a decode error naming the offset.
+    let dir = std::env::temp_dir().join(format!("falcon-xplane-opts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("shrinks.xplane.pb");
+    let bytes = std::fs::read(data("gpu_v100x8_tf.xplane.pb")).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let e = decode_file(&path).expect_err("half a capture");
+    assert!(e.offset().is_some(), "a decode error with an offset, not an I/O error: {e}");
+    for special in ["/dev/zero", "/dev/null"] {
+        let e = decode_file(special).expect_err(special);
+        assert!(e.to_string().contains("not a regular file"), "{special}: {e}");
+    }
+    let e = decode_file(&dir).expect_err("a directory");
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -29,6 +29,13 @@ pub enum AnalysisError {
     /// A local file could not be read or written.
     #[error("{0}")]
     Io(String),
+    /// A compressed input that inflates past the cap on decompressed bytes (a decompression bomb, or a genuine
+    /// input bigger than the cap): see [`crate::limits`].
+    #[error(
+        "{}: decompresses to more than {} MiB, the cap on decompressed input; raise it with {} MIB (or {} in falcon.toml for the worker)",
+        path.display(), crate::limits::limit_mib(*limit), crate::limits::FLAG, crate::limits::CONFIG_KEY
+    )]
+    DecompressedTooLarge { path: PathBuf, limit: u64 },
 }
 
 impl AnalysisError {
@@ -40,7 +47,8 @@ impl AnalysisError {
             AnalysisError::Decode { .. }
             | AnalysisError::NotAProfile { .. }
             | AnalysisError::Invalid(_)
-            | AnalysisError::Io(_) => ErrorKind::Failure,
+            | AnalysisError::Io(_)
+            | AnalysisError::DecompressedTooLarge { .. } => ErrorKind::Failure,
         }
     }
 
@@ -51,6 +59,12 @@ impl AnalysisError {
                 "pass the `<host>.xplane.pb` file that jax.profiler / XProf wrote (plugins/profile/<run>/); re-copy it if it was truncated"
                     .into(),
             ),
+            AnalysisError::DecompressedTooLarge { .. } => Some(format!(
+                "if the file is genuine, pass a larger {} MIB, or set {} (or {}) for the worker's analysis",
+                crate::limits::FLAG,
+                crate::limits::CONFIG_KEY,
+                crate::limits::ENV_VAR
+            )),
             AnalysisError::NotFound(_) => {
                 Some("give a `.xplane.pb` file, a run directory containing plugins/profile/<run>/, an experiment id, or a gs:// URI".into())
             }

@@ -8,8 +8,16 @@
 //! as in XProf.
 //!
 //! Loading checks more than the wire format, because the protobuf wire format accepts many byte
-//! strings that are not profiles: an empty file, a file that decodes to an XSpace without planes, and a
-//! JSON document (an XProf tool output saved with the wrong name) are refused with a message saying so.
+//! strings that are not profiles: an empty file, a file that decodes to an XSpace without planes, a
+//! JSON document (an XProf tool output saved with the wrong name) and a gzip file (a Chrome trace) are
+//! refused with a message saying so. Only regular files are read: a FIFO, socket or device given as the
+//! input is refused before it is opened (opening a FIFO blocks; a device never ends).
+//!
+//! A file is memory-mapped only when it is Falcon's own copy in the cache ([`HostFile::cached`]: written
+//! once under a temporary name and renamed into place, never changed), and read into memory otherwise: a
+//! mapped file that another process truncates (a capture still being written, a file being replaced in
+//! place) kills the reader with `SIGBUS`, which no error handling can catch. Reading costs the file's size
+//! in memory on top of the decoded profile (docs/PERFORMANCE.md, "Reading vs memory-mapping").
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +35,30 @@ pub struct HostFile {
     pub host: String,
     /// Path of the file.
     pub path: PathBuf,
+    /// Whether the file is Falcon's own cache copy (never changed after it is written), which is then
+    /// memory-mapped rather than read.
+    #[serde(skip)]
+    pub cached: bool,
+}
+
+impl HostFile {
+    /// A file the user named (read, not mapped).
+    pub fn user(host: String, path: PathBuf) -> HostFile {
+        HostFile { host, path, cached: false }
+    }
+
+    /// A copy in Falcon's cache (memory-mapped).
+    pub fn cached(host: String, path: PathBuf) -> HostFile {
+        HostFile { host, path, cached: true }
+    }
+}
+
+/// Refuses a path that exists but is neither a regular file nor a directory.
+fn check_regular(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    if meta.is_file() || meta.is_dir() {
+        return Ok(());
+    }
+    Err(AnalysisError::Invalid(format!("{}: it is not a regular file (a device, FIFO or socket)", path.display())))
 }
 
 /// The host of a profile file (its name minus `.xplane.pb`).
@@ -38,11 +70,9 @@ pub fn host_of(path: &Path) -> String {
 /// The profile files of a local path (file or directory), optionally only `host`'s.
 pub fn find_profiles(path: &Path, host: Option<&str>) -> Result<Vec<HostFile>> {
     let meta = std::fs::metadata(path).map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?;
-    let mut files = if meta.is_file() {
-        vec![HostFile { host: host_of(path), path: path.to_path_buf() }]
-    } else {
-        profiles_in_dir(path)?
-    };
+    check_regular(path, &meta)?;
+    let mut files =
+        if meta.is_file() { vec![HostFile::user(host_of(path), path.to_path_buf())] } else { profiles_in_dir(path)? };
     if let Some(want) = host {
         let known: Vec<String> = files.iter().map(|f| f.host.clone()).collect();
         files.retain(|f| f.host == want);
@@ -86,7 +116,7 @@ fn xplanes_in(dir: &Path) -> Result<Vec<HostFile>> {
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .filter(|p| p.is_file() && p.to_string_lossy().ends_with(XPLANE_SUFFIX))
-        .map(|p| HostFile { host: host_of(&p), path: p })
+        .map(|p| HostFile::user(host_of(&p), p))
         .collect();
     files.sort_by(|a, b| a.host.cmp(&b.host));
     Ok(files)
@@ -100,23 +130,48 @@ fn xplanes_in(dir: &Path) -> Result<Vec<HostFile>> {
 pub const STATS_NOT_ANALYSED: [&str; 6] = ["_src", "_pt", "_p", "_ct", "_c", "run_id"];
 
 /// Decodes one profile file for the profile tools (without [`STATS_NOT_ANALYSED`]), refusing inputs
-/// that are not profiles even when they happen to parse.
+/// that are not profiles even when they happen to parse. The file is read, not mapped (see the module docs).
 pub fn load(path: &Path) -> Result<XSpace> {
     load_with(path, &falcon_xplane::DecodeOptions::default().skip_stats(&STATS_NOT_ANALYSED))
 }
 
-/// Decodes one profile file with every stat (for trace export).
+/// [`load`] of a host's file, memory-mapped when it is a cache copy ([`HostFile::cached`]).
+pub fn load_host(file: &HostFile) -> Result<XSpace> {
+    load_with(&file.path, &falcon_xplane::DecodeOptions::default().skip_stats(&STATS_NOT_ANALYSED).mmap(file.cached))
+}
+
+/// Decodes one profile file with every stat (for trace export); read, not mapped.
 pub fn load_complete(path: &Path) -> Result<XSpace> {
     load_with(path, &falcon_xplane::DecodeOptions::default())
 }
 
+/// [`load_complete`] of a host's file, memory-mapped when it is a cache copy.
+pub fn load_complete_host(file: &HostFile) -> Result<XSpace> {
+    load_with(&file.path, &falcon_xplane::DecodeOptions::default().mmap(file.cached))
+}
+
 fn load_with(path: &Path, options: &falcon_xplane::DecodeOptions<'_>) -> Result<XSpace> {
-    let len = std::fs::metadata(path).map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?.len();
+    let meta = std::fs::metadata(path).map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?;
+    if !meta.is_file() {
+        return Err(AnalysisError::Invalid(format!(
+            "{}: it is not a regular file (a directory, device, FIFO or socket)",
+            path.display()
+        )));
+    }
+    let len = meta.len();
     let not_profile = |reason: String| AnalysisError::NotAProfile { path: path.to_path_buf(), reason };
     if len == 0 {
         return Err(not_profile("the file is empty (0 bytes)".into()));
     }
-    if looks_like_json(path) {
+    let head = file_head(path);
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Err(not_profile(
+            "the file is gzip-compressed, not a binary XSpace protobuf (a Chrome trace `*.trace.json.gz`? \
+             `falcon profile trace` reads those)"
+                .into(),
+        ));
+    }
+    if looks_like_json(&head) {
         return Err(not_profile(
             "the file is JSON text, not a binary XSpace protobuf (an XProf tool output saved as .pb?)".into(),
         ));
@@ -131,14 +186,19 @@ fn load_with(path: &Path, options: &falcon_xplane::DecodeOptions<'_>) -> Result<
     Ok(space)
 }
 
-fn looks_like_json(path: &Path) -> bool {
+/// The first (up to) 64 bytes of a regular file; empty when it cannot be read (decoding then says why).
+fn file_head(path: &Path) -> Vec<u8> {
     use std::io::Read;
-    let mut head = [0u8; 64];
-    let Ok(mut f) = std::fs::File::open(path) else { return false };
-    let n = f.read(&mut head).unwrap_or(0);
-    let first = head[..n].iter().find(|b| !b.is_ascii_whitespace());
-    matches!(first, Some(b'{') | Some(b'['))
-        && head[..n].iter().all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+    let mut head = Vec::with_capacity(64);
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = f.take(64).read_to_end(&mut head);
+    }
+    head
+}
+
+fn looks_like_json(head: &[u8]) -> bool {
+    let first = head.iter().find(|b| !b.is_ascii_whitespace());
+    matches!(first, Some(b'{') | Some(b'[')) && head.iter().all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
 }
 
 /// What a trace analysis reads: the XSpace files of a capture, or one Chrome trace JSON file.
@@ -163,6 +223,7 @@ pub fn is_chrome_trace_name(path: &Path) -> bool {
 /// Chrome trace (`*.trace.json.gz` / `*.pt.trace.json[.gz]`, also under `plugins/profile/<run>/`).
 pub fn find_trace(path: &Path, host: Option<&str>) -> Result<TraceFiles> {
     let meta = std::fs::metadata(path).map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?;
+    check_regular(path, &meta)?;
     if meta.is_file() {
         return Ok(if is_chrome_trace_name(path) {
             TraceFiles::ChromeJson(path.to_path_buf())

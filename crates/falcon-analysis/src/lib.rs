@@ -11,6 +11,7 @@ pub mod compare;
 pub mod error;
 pub mod input;
 pub mod kernel_bench;
+pub mod limits;
 pub mod profile;
 pub mod service;
 pub mod tensors;

@@ -156,7 +156,7 @@ impl Analysis {
             if !cached_matches(&local, rec.size, &rec.sha256) {
                 downloaded += download_from(artifacts, &rec.key, &local, Some((rec.size, &rec.sha256))).await?;
             }
-            files.push(HostFile { host: host_of(&local), path: local });
+            files.push(HostFile::cached(host_of(&local), local));
         }
         files.sort_by(|a, b| a.host.cmp(&b.host));
         Ok(ResolvedProfile {
@@ -249,7 +249,7 @@ impl Analysis {
             }
             let local = cache.join(&k);
             downloaded += download_from(&store, &k, &local, None).await?;
-            files.push(HostFile { host: host_of(&local), path: local });
+            files.push(HostFile::cached(host_of(&local), local));
         }
         if files.is_empty() {
             return Err(AnalysisError::NotFound(format!("{uri}: no profile of host `{}`", host.unwrap_or(""))));
@@ -357,8 +357,9 @@ impl Analysis {
         let resolved = self.resolve_trace(input, host).await?;
         let files = resolved.files.clone();
         let opts = options.clone();
+        let cap = options.max_decompressed_bytes.unwrap_or_else(|| crate::limits::max_decompressed_bytes(&self.config));
         let (events_read, report) = tokio::task::spawn_blocking(move || -> Result<(u64, TraceReport)> {
-            let timeline = read_timeline(&files)?;
+            let timeline = read_timeline(&files, cap)?;
             Ok((timeline.events_read, analyze_trace(&timeline, &opts)))
         })
         .await
@@ -589,14 +590,15 @@ pub struct PendingOutcome {
     pub mfu: Option<f64>,
 }
 
-/// Reads trace files into one timeline: XSpace hosts appended in host order, or one Chrome trace.
-pub fn read_timeline(files: &TraceFiles) -> Result<Timeline> {
+/// Reads trace files into one timeline: XSpace hosts appended in host order, or one Chrome trace (a gzipped
+/// one inflating to at most `max_decompressed` bytes).
+pub fn read_timeline(files: &TraceFiles, max_decompressed: u64) -> Result<Timeline> {
     match files {
-        TraceFiles::ChromeJson(path) => crate::timeline::chrome::read_chrome_trace_file(path),
+        TraceFiles::ChromeJson(path) => crate::timeline::chrome::read_chrome_trace_file_with(path, max_decompressed),
         TraceFiles::Xplane(hosts) => {
             let mut all: Option<Timeline> = None;
             for f in hosts {
-                let space = crate::input::load(&f.path)?;
+                let space = crate::input::load_host(f)?;
                 let tl = crate::timeline::xspace::from_xspace(&space, &f.host);
                 drop(space);
                 match all.as_mut() {

@@ -25,6 +25,7 @@ fn options(case: &Value, threads: usize) -> TensorOptions {
         rtol: case["rtol"].as_f64(),
         atol: case["atol"].as_f64(),
         threads: Some(threads),
+        max_decompressed_bytes: None,
     }
 }
 

@@ -98,7 +98,16 @@ impl App {
     pub async fn compare_tensors(&self, a: &Path, b: &Path, options: &TensorOptions) -> Result<TensorReport> {
         crate::files::check_input(a)?;
         crate::files::check_input(b)?;
-        let (a, b, options) = (a.to_path_buf(), b.to_path_buf(), options.clone());
+        let mut options = options.clone();
+        if options.max_decompressed_bytes == Some(0) {
+            return Err(AppError::usage(format!("{} must be at least 1 (MiB)", falcon_analysis::limits::FLAG)));
+        }
+        // The configured cap when the caller set none; local dumps need no configuration, so a configuration
+        // that does not load leaves the built-in default.
+        if options.max_decompressed_bytes.is_none() {
+            options.max_decompressed_bytes = self.config().ok().map(falcon_analysis::limits::max_decompressed_bytes);
+        }
+        let (a, b) = (a.to_path_buf(), b.to_path_buf());
         tokio::task::spawn_blocking(move || falcon_analysis::tensors::compare_dumps(&a, &b, &options))
             .await
             .map_err(|e| AppError::new(ErrorKind::Failure, format!("tensor comparison task failed: {e}")))?
@@ -112,6 +121,7 @@ fn tensor_failure(e: AnalysisError) -> AppError {
     match e {
         AnalysisError::NotFound(_) => AppError::new(ErrorKind::NotFound, message)
             .with_hint("give a .npy file, a .npz archive, a .safetensors file or a directory of .npy files (and an existing --map file)"),
+        AnalysisError::DecompressedTooLarge { .. } => AppError::from(e),
         AnalysisError::Invalid(_) => AppError::new(ErrorKind::Failure, message)
             .with_hint("dumps are read as np.save / np.savez / safetensors write them; re-save the tensor (e.g. as float32) if its dtype is not supported"),
         other => AppError::new(other.kind(), message),

@@ -1,8 +1,12 @@
 //! Reading the small text files a front end hands over (experiment specs, sweeps and their base specs):
 //! regular files only, and never more than the limit, checked before reading, so `/dev/zero` cannot exhaust
-//! memory and a FIFO cannot block the command.
+//! memory and a FIFO cannot block the command. [`check_input`] refuses a FIFO, socket or device given to the
+//! analysis commands (profiles, traces, accuracy, tensors, kernel bench) before anything opens it.
 
 use crate::{AppError, Result};
+
+/// MiB (what `--max-decompressed` takes) → bytes (what the readers take), saturating.
+pub use falcon_analysis::limits::mib_to_bytes;
 use falcon_core::ErrorKind;
 use std::io::Read;
 use std::path::Path;

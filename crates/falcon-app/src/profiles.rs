@@ -52,16 +52,22 @@ impl App {
                 return Err(AppError::usage(format!("--model-flops must be a positive number, not {f}")));
             }
         }
+        crate::files::check_input(Path::new(target))?;
         Ok(self.analysis().await?.analyze(target, host, options).await?)
     }
 
     /// Where each step's time goes, from the capture's (or a Chrome trace's) timeline.
     pub async fn analyze_trace(&self, target: &str, host: Option<&str>, options: &TraceOptions) -> Result<TraceRun> {
+        if options.max_decompressed_bytes == Some(0) {
+            return Err(AppError::usage(format!("{} must be at least 1 (MiB)", falcon_analysis::limits::FLAG)));
+        }
+        crate::files::check_input(Path::new(target))?;
         Ok(self.analysis().await?.trace(target, host, options).await?)
     }
 
     /// Copies the profile into the cache (checked against the artifact index) and says where it is.
     pub async fn fetch_profile(&self, target: &str, host: Option<&str>) -> Result<ResolvedProfile> {
+        crate::files::check_input(Path::new(target))?;
         Ok(self.analysis().await?.resolve(target, host).await?)
     }
 
@@ -75,13 +81,14 @@ impl App {
         force: bool,
     ) -> Result<TraceExport> {
         crate::files::check_output_target(output, force)?;
+        crate::files::check_input(Path::new(target))?;
         let resolved = self.analysis().await?.resolve(target, host).await?;
         let Some(file) = resolved.files.first().cloned() else {
             return Err(AppError::new(ErrorKind::NotFound, format!("{target}: no profile")));
         };
         let output: PathBuf = output.to_path_buf();
         let summary =
-            tokio::task::spawn_blocking(move || falcon_analysis::trace_export::export_trace_file(&file.path, &output))
+            tokio::task::spawn_blocking(move || falcon_analysis::trace_export::export_host_trace(&file, &output))
                 .await
                 .map_err(|e| AppError::new(ErrorKind::Failure, format!("trace export task failed: {e}")))??;
         Ok(TraceExport { summary, hosts: resolved.files.len() })
@@ -95,6 +102,8 @@ impl App {
         host: Option<&str>,
         options: &CompareOptions,
     ) -> Result<ProfileCompareResult> {
+        crate::files::check_input(Path::new(a))?;
+        crate::files::check_input(Path::new(b))?;
         let ids = experiment_id(a).zip(experiment_id(b));
         let comparison = self.analysis().await?.compare(a, b, host, options).await?;
         let config_diff = match ids {

@@ -139,6 +139,10 @@ pub struct AccuracyTensorsArgs {
     /// Exit 5 when any tensor fails allclose.
     #[arg(long)]
     pub fail_on_mismatch: bool,
+    /// Cap in MiB on what the deflated members of an `.npz` may inflate to (default: `[analysis]
+    /// max_decompressed_mib` in falcon.toml, else 4096); past it the command fails naming the cap.
+    #[arg(long, value_name = "MIB")]
+    pub max_decompressed: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -297,6 +301,10 @@ pub struct ProfileTraceArgs {
     /// Step rows in text/Markdown output (JSON always has every row).
     #[arg(long, default_value_t = 15)]
     pub top: usize,
+    /// Cap in MiB on what a gzipped trace may inflate to (default: `[analysis] max_decompressed_mib` in
+    /// falcon.toml, else 4096); past it the command fails naming the cap.
+    #[arg(long, value_name = "MIB")]
+    pub max_decompressed: Option<u64>,
 }
 
 /// Tools of `profile analyze --tool`.

@@ -31,6 +31,35 @@ pub struct Config {
     pub pools: Vec<PoolConfig>,
     /// Timings of the job worker.
     pub jobs: JobsConfig,
+    /// Limits of the analyses.
+    pub analysis: AnalysisConfig,
+}
+
+/// The default of [`AnalysisConfig::max_decompressed_mib`]: 4 GiB.
+pub const DEFAULT_MAX_DECOMPRESSED_MIB: u64 = 4096;
+
+/// Limits of the analyses (`[analysis]` in falcon.toml), what the worker's automatic analysis uses too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnalysisConfig {
+    /// The most MiB a compressed input (a gzipped trace, a deflated `.npz` member) may inflate to; beyond it
+    /// the read fails naming the cap. The reading commands' `--max-decompressed MIB` overrides it per call.
+    pub max_decompressed_mib: u64,
+}
+
+impl Default for AnalysisConfig {
+    fn default() -> Self {
+        AnalysisConfig { max_decompressed_mib: DEFAULT_MAX_DECOMPRESSED_MIB }
+    }
+}
+
+/// The `[analysis]` part of a layer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnalysisLayer {
+    /// See [`AnalysisConfig::max_decompressed_mib`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_decompressed_mib: Option<u64>,
 }
 
 /// Timings of the job worker (`[jobs]` in falcon.toml).
@@ -194,6 +223,9 @@ pub struct ConfigLayer {
     /// See [`Config::jobs`]; fields merge one by one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jobs: Option<JobsLayer>,
+    /// See [`Config::analysis`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<AnalysisLayer>,
 }
 
 /// The GCS part of a layer.
@@ -296,6 +328,13 @@ impl ConfigLayer {
                 "FALCON_S3_SECRET_ACCESS_KEY" => {
                     layer.s3.get_or_insert_with(Default::default).secret_access_key = Some(value)
                 }
+                "FALCON_MAX_DECOMPRESSED_MIB" => {
+                    let mib = value.trim().parse().map_err(|_| ConfigError {
+                        origin: key.to_string(),
+                        message: format!("`{value}` is not a whole number of MiB"),
+                    })?;
+                    layer.analysis = Some(AnalysisLayer { max_decompressed_mib: Some(mib) });
+                }
                 _ => {}
             }
         }
@@ -360,6 +399,10 @@ impl ConfigLayer {
             mine.lease_s = j.lease_s.or(mine.lease_s);
             mine.log_interval_s = j.log_interval_s.or(mine.log_interval_s);
         }
+        if let Some(a) = over.analysis {
+            let mine = self.analysis.get_or_insert_with(Default::default);
+            mine.max_decompressed_mib = a.max_decompressed_mib.or(mine.max_decompressed_mib);
+        }
     }
 }
 
@@ -410,6 +453,12 @@ impl Config {
                     log_interval_s: j.log_interval_s.unwrap_or(d.log_interval_s),
                 }
             },
+            analysis: AnalysisConfig {
+                max_decompressed_mib: merged
+                    .analysis
+                    .and_then(|a| a.max_decompressed_mib)
+                    .unwrap_or(DEFAULT_MAX_DECOMPRESSED_MIB),
+            },
         }
     }
 
@@ -434,6 +483,9 @@ impl Config {
                 "jobs.lease_s".into(),
                 "a lease must outlast at least two polls, or workers lose their jobs between passes".into(),
             );
+        }
+        if self.analysis.max_decompressed_mib == 0 {
+            problem("analysis.max_decompressed_mib".into(), "a cap of 0 MiB refuses every compressed input".into());
         }
         if self.pools.is_empty() {
             problem("pools".into(), "no resource pool is configured; jobs could not run anywhere".into());
@@ -587,6 +639,22 @@ mod tests {
         let bad = ConfigLayer::from_toml("[jobs]\nlease_s = 1\npoll_interval_ms = 1000\n", "f").unwrap();
         let fields: Vec<_> = Config::resolve([bad], MACHINE).problems().into_iter().map(|p| p.field).collect();
         assert_eq!(fields, ["jobs.lease_s"]);
+    }
+
+    #[test]
+    fn the_decompression_cap_has_a_default_a_key_and_a_variable() {
+        assert_eq!(Config::resolve([], MACHINE).analysis.max_decompressed_mib, DEFAULT_MAX_DECOMPRESSED_MIB);
+        let file = ConfigLayer::from_toml("[analysis]\nmax_decompressed_mib = 16\n", "f").unwrap();
+        assert_eq!(Config::resolve([file.clone()], MACHINE).analysis.max_decompressed_mib, 16);
+        let env = ConfigLayer::from_env([("FALCON_MAX_DECOMPRESSED_MIB", "64")]).unwrap();
+        assert_eq!(Config::resolve([file, env], MACHINE).analysis.max_decompressed_mib, 64, "env over file");
+        assert_eq!(
+            ConfigLayer::from_env([("FALCON_MAX_DECOMPRESSED_MIB", "lots")]).unwrap_err().origin,
+            "FALCON_MAX_DECOMPRESSED_MIB"
+        );
+        let zero = ConfigLayer::from_toml("[analysis]\nmax_decompressed_mib = 0\n", "f").unwrap();
+        let fields: Vec<_> = Config::resolve([zero], MACHINE).problems().into_iter().map(|p| p.field).collect();
+        assert_eq!(fields, ["analysis.max_decompressed_mib"]);
     }
 
     #[test]

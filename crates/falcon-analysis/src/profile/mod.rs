@@ -31,7 +31,7 @@ use crate::cpu_ops::{cpu_op_profile_in_steps, CpuOpProfile};
 use crate::device::{device_info, DeviceInfo, Hardware};
 use crate::error::Result;
 use crate::hlo_stats::{hlo_stats, HloStatsRow};
-use crate::input::{load, HostFile};
+use crate::input::HostFile;
 use crate::kernels::{kernel_stats, KernelStat, StepKernelBreakdown};
 use crate::memory::{memory_profile, MemoryProfile};
 use crate::op_metrics::{op_metrics_db, OpMetricsDb};
@@ -162,7 +162,7 @@ pub(crate) fn analyze_files_with_db(
         || options.wants(Tool::Roofline);
 
     for (i, file) in files.iter().enumerate() {
-        let space = load(&file.path)?;
+        let space = crate::input::load_host(file)?;
         let dev = device_info(&space);
         total_cores += dev.device_cores;
         let host_steps = detect_steps(&space);

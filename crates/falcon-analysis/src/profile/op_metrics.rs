@@ -369,13 +369,8 @@ fn stat_u64(value: &StatValue) -> Option<u64> {
 fn stat_text(plane: &XPlane, stat: &XStat) -> String {
     match &stat.value {
         StatValue::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-        StatValue::CompressedStr(b) => {
-            let mut out = String::new();
-            match std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(b.as_slice()), &mut out) {
-                Ok(_) => out,
-                Err(_) => String::new(),
-            }
-        }
+        // Inflated within falcon-xplane's cap (`MAX_INFLATED_LEN`); one that does not inflate reads as "".
+        StatValue::CompressedStr(_) => stat.value.decompressed_str().and_then(|r| r.ok()).unwrap_or_default(),
         _ => plane.stat_str(stat).map(str::to_string).unwrap_or_default(),
     }
 }

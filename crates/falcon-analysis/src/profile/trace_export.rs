@@ -10,7 +10,7 @@
 //! memory beyond one event's stat de-duplication.
 
 use std::collections::HashSet;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Write};
 
 use falcon_xplane::{StatValue, XEvent, XLine, XPlane, XSpace, XStat};
 
@@ -203,13 +203,11 @@ fn write_stat<W: Write>(w: &mut W, plane: &XPlane, stat: &XStat, first: &mut boo
             None => w.write_all(b"null")?,
         },
         StatValue::Bytes(b) => write_bytes(w, b)?,
-        StatValue::CompressedStr(b) => {
-            let mut s = String::new();
-            match flate2::read::GzDecoder::new(b.as_slice()).read_to_string(&mut s) {
-                Ok(_) => write_json_str(w, &s)?,
-                Err(_) => write_bytes(w, b)?,
-            }
-        }
+        // Inflated within falcon-xplane's cap (`MAX_INFLATED_LEN`); one that does not inflate is written as bytes.
+        StatValue::CompressedStr(b) => match stat.value.decompressed_str() {
+            Some(Ok(s)) => write_json_str(w, &s)?,
+            _ => write_bytes(w, b)?,
+        },
     }
     Ok(())
 }
@@ -310,10 +308,19 @@ pub struct TraceFileExport {
 
 /// Exports one profile file as a Chrome trace at `output` (gzipped when its name ends in `.gz`). The
 /// trace is written beside `output` under a temporary name and renamed into place, so `output` is
-/// either the whole trace or untouched.
+/// either the whole trace or untouched. The profile is read, not mapped.
 pub fn export_trace_file(profile: &std::path::Path, output: &std::path::Path) -> crate::error::Result<TraceFileExport> {
+    let file = crate::input::HostFile::user(crate::input::host_of(profile), profile.to_path_buf());
+    export_host_trace(&file, output)
+}
+
+/// [`export_trace_file`] of a host's file, memory-mapped when it is a cache copy.
+pub fn export_host_trace(
+    profile: &crate::input::HostFile,
+    output: &std::path::Path,
+) -> crate::error::Result<TraceFileExport> {
     use crate::error::AnalysisError;
-    let space = crate::input::load_complete(profile)?;
+    let space = crate::input::load_complete_host(profile)?;
     let gzip = output.extension().is_some_and(|e| e == "gz");
     let dir = match output.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -335,7 +342,7 @@ pub fn export_trace_file(profile: &std::path::Path, output: &std::path::Path) ->
         }
     };
     Ok(TraceFileExport {
-        host: crate::input::host_of(profile),
+        host: profile.host.clone(),
         output: output.to_path_buf(),
         planes: summary.planes,
         lines: summary.lines,

@@ -2,6 +2,12 @@
 //! file, or a directory of `.npy` files. Opening reads only headers; tensor data is read later, chunk by
 //! chunk, with positional reads (files and stored `.npz` members) or from one decompressed buffer (deflated
 //! members), so a dump is never held in memory whole unless it is compressed.
+//!
+//! Bounds on hostile input: the deflated members of an `.npz` may together declare at most the cap on
+//! decompressed bytes ([`crate::limits`]), checked at open, and each member inflates through
+//! [`crate::limits::Bounded`], so a member that inflates past what it declares stops at the cap too. A
+//! directory is walked without leaving it: a symbolic link is followed only when its target lies inside the
+//! directory (others are skipped, with a note), and each directory is visited once, so a link loop ends.
 
 use super::dtype::{DType, Stored};
 use super::npy;
@@ -14,7 +20,7 @@ use std::sync::{Arc, Mutex};
 /// The longest safetensors header accepted (the `safetensors` crate's own limit).
 const MAX_SAFETENSORS_HEADER: u64 = 100_000_000;
 
-/// How deep a dump directory is walked (symlink loops end here).
+/// How deep a dump directory is walked.
 const MAX_DIR_DEPTH: usize = 64;
 
 /// What kind of dump a path is.
@@ -52,6 +58,8 @@ pub enum Src {
         index: usize,
         member: String,
         data_offset: u64,
+        /// The cap on the bytes this member may inflate to.
+        max_decompressed: u64,
     },
 }
 
@@ -60,10 +68,13 @@ pub enum Src {
 pub struct Dump {
     pub kind: Kind,
     pub entries: Vec<Entry>,
+    /// What was left out while opening (symbolic links leading out of a directory).
+    pub notes: Vec<String>,
 }
 
-/// Opens `path`; `side` (`A`, `B`) goes into the not-found message.
-pub fn open(path: &Path, side: &str) -> Result<Dump> {
+/// Opens `path`; `side` (`A`, `B`) goes into the not-found message; a deflated `.npz` inflates to at most
+/// `max_decompressed` bytes.
+pub fn open(path: &Path, side: &str, max_decompressed: u64) -> Result<Dump> {
     let meta = std::fs::metadata(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             AnalysisError::NotFound(format!("tensor dump {side} not found: {}", path.display()))
@@ -71,13 +82,17 @@ pub fn open(path: &Path, side: &str) -> Result<Dump> {
             AnalysisError::Io(format!("cannot read {}: {e}", path.display()))
         }
     })?;
+    let mut notes = Vec::new();
     let (kind, mut entries) = if meta.is_dir() {
-        (Kind::Directory, open_dir(path)?)
+        (Kind::Directory, open_dir(path, side, &mut notes)?)
     } else {
+        if !meta.is_file() {
+            return Err(invalid(path, "not a regular file (a device, FIFO or socket)"));
+        }
         let kind = file_kind(path)?;
         let entries = match kind {
             Kind::Npy => vec![open_npy(path, stem(path))?],
-            Kind::Npz => open_npz(path)?,
+            Kind::Npz => open_npz(path, max_decompressed)?,
             Kind::Safetensors => open_safetensors(path)?,
             Kind::Directory => unreachable!("a file"),
         };
@@ -87,7 +102,7 @@ pub fn open(path: &Path, side: &str) -> Result<Dump> {
     if let Some(w) = entries.windows(2).find(|w| w[0].name == w[1].name) {
         return Err(invalid(path, &format!("tensor name `{}` occurs twice", w[0].name)));
     }
-    Ok(Dump { kind, entries })
+    Ok(Dump { kind, entries, notes })
 }
 
 fn invalid(path: &Path, what: &str) -> AnalysisError {
@@ -166,42 +181,98 @@ fn open_npy(path: &Path, name: String) -> Result<Entry> {
     })
 }
 
-fn open_dir(root: &Path) -> Result<Vec<Entry>> {
-    let mut files = Vec::new();
-    walk(root, root, 0, &mut files)?;
-    files.into_iter().map(|(p, name)| open_npy(&p, name)).collect()
+fn open_dir(root: &Path, side: &str, notes: &mut Vec<String>) -> Result<Vec<Entry>> {
+    let mut walk = Walk {
+        root,
+        real_root: std::fs::canonicalize(root).map_err(|e| io_error(root, &e))?,
+        visited: std::collections::HashSet::new(),
+        outside: Vec::new(),
+        files: Vec::new(),
+    };
+    walk.dir(root, 0)?;
+    if !walk.outside.is_empty() {
+        let shown: Vec<&str> = walk.outside.iter().take(5).map(String::as_str).collect();
+        notes.push(format!(
+            "{side}: skipped {} symbolic link{} leading out of {} ({}{})",
+            walk.outside.len(),
+            if walk.outside.len() == 1 { "" } else { "s" },
+            root.display(),
+            shown.join(", "),
+            if walk.outside.len() > 5 { ", …" } else { "" }
+        ));
+    }
+    walk.files.into_iter().map(|(p, name)| open_npy(&p, name)).collect()
 }
 
-fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) -> Result<()> {
-    if depth > MAX_DIR_DEPTH {
-        return Err(invalid(dir, "directory nesting too deep (a symlink loop?)"));
-    }
-    let mut items: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| io_error(dir, &e))?
-        .collect::<std::io::Result<Vec<_>>>()
-        .map_err(|e| io_error(dir, &e))?;
-    items.sort_by_key(|e| e.file_name());
-    for item in items {
-        let path = item.path();
-        let Ok(meta) = std::fs::metadata(&path) else { continue }; // a dangling symlink
-        if meta.is_dir() {
-            walk(root, &path, depth + 1, out)?;
-        } else if path.extension().is_some_and(|e| e == "npy") {
-            let rel = path.strip_prefix(root).unwrap_or(&path);
-            let name = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
-            let name = name.strip_suffix(".npy").unwrap_or(&name).to_string();
-            out.push((path, name));
+/// A walk of a dump directory that stays inside it (see the module docs).
+struct Walk<'a> {
+    root: &'a Path,
+    /// The root with every link resolved: a link's target must lie under it.
+    real_root: PathBuf,
+    /// Directories entered, by their resolved path (a link loop enters one twice).
+    visited: std::collections::HashSet<PathBuf>,
+    /// Links skipped because they lead out of the root (relative names).
+    outside: Vec<String>,
+    files: Vec<(PathBuf, String)>,
+}
+
+impl Walk<'_> {
+    fn dir(&mut self, dir: &Path, depth: usize) -> Result<()> {
+        if depth > MAX_DIR_DEPTH {
+            return Err(invalid(dir, &format!("directory nesting deeper than {MAX_DIR_DEPTH} levels")));
         }
+        let real = std::fs::canonicalize(dir).map_err(|e| io_error(dir, &e))?;
+        if !self.visited.insert(real) {
+            return Ok(()); // entered before, through a link
+        }
+        let mut items: Vec<_> = std::fs::read_dir(dir)
+            .map_err(|e| io_error(dir, &e))?
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(|e| io_error(dir, &e))?;
+        items.sort_by_key(|e| e.file_name());
+        for item in items {
+            let path = item.path();
+            let rel = path.strip_prefix(self.root).unwrap_or(&path);
+            let Ok(own) = std::fs::symlink_metadata(&path) else { continue };
+            if own.file_type().is_symlink() {
+                // Followed only to a target inside the root; a dangling link is skipped.
+                let Ok(target) = std::fs::canonicalize(&path) else { continue };
+                if !target.starts_with(&self.real_root) {
+                    self.outside.push(rel.display().to_string());
+                    continue;
+                }
+            }
+            let Ok(meta) = std::fs::metadata(&path) else { continue };
+            if meta.is_dir() {
+                self.dir(&path, depth + 1)?;
+            } else if meta.is_file() && path.extension().is_some_and(|e| e == "npy") {
+                let name = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+                let name = name.strip_suffix(".npy").unwrap_or(&name).to_string();
+                self.files.push((path, name));
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 
-fn open_npz(path: &Path) -> Result<Vec<Entry>> {
+fn open_npz(path: &Path, max_decompressed: u64) -> Result<Vec<Entry>> {
     let file = File::open(path).map_err(|e| io_error(path, &e))?;
     let mut archive =
         zip::ZipArchive::new(file).map_err(|e| invalid(path, &format!("not a readable .npz (zip) archive: {e}")))?;
     let shared_path = Arc::new(path.to_path_buf());
     let data_file = Arc::new(File::open(path).map_err(|e| io_error(path, &e))?);
+    // What the compressed members declare they inflate to, before any is read (a member that inflates to more
+    // than it declares is stopped by the bounded reader in `Entry::load`).
+    let mut declared = 0u64;
+    for index in 0..archive.len() {
+        let member = archive.by_index_raw(index).map_err(|e| invalid(path, &format!("member {index}: {e}")))?;
+        if member.compression() != zip::CompressionMethod::Stored {
+            declared = declared.saturating_add(member.size());
+        }
+    }
+    if declared > max_decompressed {
+        return Err(AnalysisError::decompressed_too_large(path, max_decompressed));
+    }
     let mut staged = Vec::new();
     for index in 0..archive.len() {
         let mut member = archive.by_index(index).map_err(|e| invalid(path, &format!("member {index}: {e}")))?;
@@ -251,6 +322,7 @@ fn open_npz(path: &Path) -> Result<Vec<Entry>> {
                 index,
                 member: raw_name,
                 data_offset: header.data_offset,
+                max_decompressed,
             },
         };
         entries.push(Entry {
@@ -382,21 +454,26 @@ impl Entry {
             Src::File { file, path, offset } => {
                 Ok(Data::File { file: file.clone(), path: path.clone(), offset: *offset })
             }
-            Src::Zipped { archive, path, index, member, data_offset } => {
+            Src::Zipped { archive, path, index, member, data_offset, max_decompressed } => {
                 let what = |e: &dyn std::fmt::Display| invalid(path, &format!("member {member}: {e}"));
+                let fail = |e: std::io::Error| match crate::limits::LimitExceeded::in_io_error(&e) {
+                    Some(limit) => AnalysisError::decompressed_too_large(path, limit),
+                    None => what(&e),
+                };
                 let mut archive = archive.lock().unwrap_or_else(|p| p.into_inner());
-                let mut m = archive.by_index(*index).map_err(|e| what(&e))?;
+                let m = archive.by_index(*index).map_err(|e| what(&e))?;
+                let mut m = crate::limits::Bounded::new(m, *max_decompressed);
                 let mut skip = vec![0u8; usize::try_from(*data_offset).map_err(|e| what(&e))?];
-                m.read_exact(&mut skip).map_err(|e| what(&e))?;
+                m.read_exact(&mut skip).map_err(fail)?;
                 let len = self.data_len();
                 // The declared size may lie: reserve at most 64 MiB up front, grow with what really comes.
                 let mut data = Vec::with_capacity(usize::try_from(len.min(64 << 20)).unwrap_or(0));
-                (&mut m).take(len).read_to_end(&mut data).map_err(|e| what(&e))?;
+                (&mut m).take(len).read_to_end(&mut data).map_err(fail)?;
                 if (data.len() as u64) < len {
                     return Err(what(&format!("truncated data: {len} bytes expected, {} found", data.len())));
                 }
                 // Read to the member's end, where the zip reader checks the CRC of what it decompressed.
-                std::io::copy(&mut m, &mut std::io::sink()).map_err(|e| what(&e))?;
+                std::io::copy(&mut m, &mut std::io::sink()).map_err(fail)?;
                 Ok(Data::Memory(data))
             }
         }
@@ -490,7 +567,7 @@ mod tests {
             z.write_all(&member).unwrap();
         }
         z.finish().unwrap();
-        let dump = open(&path, "A").unwrap();
+        let dump = open(&path, "A", u64::MAX).unwrap();
         let names: Vec<&str> = dump.entries.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["d", "s"]);
         assert!(matches!(dump.entries[0].src, Src::Zipped { .. }));

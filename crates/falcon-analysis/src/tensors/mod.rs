@@ -47,6 +47,9 @@ pub struct TensorOptions {
     pub atol: Option<f64>,
     /// Worker threads (default: the available parallelism).
     pub threads: Option<usize>,
+    /// The cap on the bytes the deflated members of an `.npz` inflate to (default:
+    /// [`crate::limits::DEFAULT_MAX_DECOMPRESSED_BYTES`]).
+    pub max_decompressed_bytes: Option<u64>,
 }
 
 /// The comparison of two dumps.
@@ -156,10 +159,11 @@ pub fn compare_dumps(a: &Path, b: &Path, opts: &TensorOptions) -> Result<TensorR
             }
         }
     }
-    let da = dump::open(a, "A")?;
-    let db = dump::open(b, "B")?;
+    let cap = opts.max_decompressed_bytes.unwrap_or(crate::limits::DEFAULT_MAX_DECOMPRESSED_BYTES);
+    let da = dump::open(a, "A", cap)?;
+    let db = dump::open(b, "B", cap)?;
     let map = opts.map.as_deref().map(mapping::read).transpose()?;
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = da.notes.iter().chain(&db.notes).cloned().collect();
     for (side, d) in [("A", &da), ("B", &db)] {
         let voids: Vec<&str> = d.entries.iter().filter(|e| e.void_as_bf16).map(|e| e.name.as_str()).collect();
         if !voids.is_empty() {

@@ -52,6 +52,15 @@
 //! that is not a trace (a scalar, an object without `traceEvents`, an array whose objects have no
 //! `ph` — e.g. an XProf tool output table) each give a [`ChromeTraceError`] with the line and column
 //! where known.
+//!
+//! # Bounds on hostile input
+//!
+//! The read fails at the first byte that cannot start a trace (a document starts with `{` or `[`, a trace
+//! event with `{`), so a file of zeros or random bytes costs one buffer, not its whole length. A gzipped file
+//! inflates through [`crate::limits::Bounded`]: more than the cap of decompressed bytes
+//! ([`read_chrome_trace_file_with`]; [`crate::limits::DEFAULT_MAX_DECOMPRESSED_BYTES`] by default) is
+//! [`ChromeTraceError::TooLarge`]. One JSON value (an event, a top-level member) may take at most
+//! [`MAX_VALUE_BYTES`], so no input makes the read buffer grow past about twice that.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -92,7 +101,14 @@ pub enum ChromeTraceError {
     /// Reading failed (I/O error, truncated or corrupt gzip).
     #[error("read error (truncated or corrupt gzip?): {message}")]
     Io { message: String, position: Option<Position> },
+    /// The compressed input inflates past the cap on decompressed bytes (see [`crate::limits`]).
+    #[error("decompresses to more than {limit} bytes, the cap on decompressed input")]
+    TooLarge { limit: u64 },
 }
+
+/// The most bytes one JSON value of the document (a trace event, a top-level member other than
+/// `traceEvents`) may take: real events are well under a MiB.
+pub const MAX_VALUE_BYTES: usize = 256 << 20;
 
 impl ChromeTraceError {
     /// Line and column of the error, when known.
@@ -102,12 +118,28 @@ impl ChromeTraceError {
             | ChromeTraceError::Syntax { position, .. }
             | ChromeTraceError::Truncated { position, .. }
             | ChromeTraceError::Io { position, .. } => *position,
+            ChromeTraceError::TooLarge { .. } => None,
         }
     }
 }
 
-/// Reads a Chrome trace file, gzip-compressed or not (detected from the magic bytes, not the name).
+/// Reads a Chrome trace file, gzip-compressed or not (detected from the magic bytes, not the name), with
+/// the default cap on decompressed bytes.
 pub fn read_chrome_trace_file(path: &Path) -> Result<Timeline, AnalysisError> {
+    read_chrome_trace_file_with(path, crate::limits::DEFAULT_MAX_DECOMPRESSED_BYTES)
+}
+
+/// [`read_chrome_trace_file`] with a cap of `max_decompressed` bytes on what a gzipped file inflates to
+/// ([`AnalysisError::DecompressedTooLarge`] past it). Only a regular file is read (a FIFO or a device is
+/// refused before it is opened).
+pub fn read_chrome_trace_file_with(path: &Path, max_decompressed: u64) -> Result<Timeline, AnalysisError> {
+    let meta = std::fs::metadata(path).map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?;
+    if !meta.is_file() {
+        return Err(AnalysisError::Invalid(format!(
+            "{}: not a regular file (a directory, device, FIFO or socket)",
+            path.display()
+        )));
+    }
     let file = std::fs::File::open(path).map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let gz = {
@@ -115,11 +147,13 @@ pub fn read_chrome_trace_file(path: &Path) -> Result<Timeline, AnalysisError> {
         head.starts_with(&[0x1f, 0x8b])
     };
     let result = if gz {
-        from_chrome_json(BufReader::with_capacity(1 << 16, flate2::bufread::MultiGzDecoder::new(reader)))
+        let inflated = crate::limits::Bounded::new(flate2::bufread::MultiGzDecoder::new(reader), max_decompressed);
+        from_chrome_json(BufReader::with_capacity(1 << 16, inflated))
     } else {
         from_chrome_json(reader)
     };
     result.map_err(|e| match e {
+        ChromeTraceError::TooLarge { limit } => AnalysisError::decompressed_too_large(path, limit),
         ChromeTraceError::Io { .. } => AnalysisError::Io(format!("reading {}: {e}", path.display())),
         e => AnalysisError::Invalid(format!("{}: {e}", path.display())),
     })
@@ -300,6 +334,9 @@ impl<R: Read> Scanner<R> {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
+                    if let Some(limit) = crate::limits::LimitExceeded::in_io_error(&e) {
+                        return Err(ChromeTraceError::TooLarge { limit });
+                    }
                     let position = self.position();
                     let at = position.map_or(String::new(), |p| format!(" at line {} column {}", p.line, p.column));
                     return Err(ChromeTraceError::Io { message: format!("{e}{at}"), position });
@@ -343,6 +380,16 @@ impl<R: Read> Scanner<R> {
         let scalar = !matches!(first, b'{' | b'[' | b'"');
         loop {
             if i >= self.end {
+                if self.end - self.pos > MAX_VALUE_BYTES {
+                    return Err(ChromeTraceError::NotATrace {
+                        reason: format!(
+                            "the JSON value that starts at line {start_line} column {start_col} is longer than {} MiB \
+                             (no trace event is)",
+                            MAX_VALUE_BYTES >> 20
+                        ),
+                        position: Some(Position { line: start_line, column: start_col }),
+                    });
+                }
                 let start = self.pos;
                 let more = self.fill(start)?;
                 i -= start;
@@ -466,19 +513,31 @@ impl<R: Read> Scanner<R> {
             }
             Some(b'[') => Top::Array,
             Some(b'{') => Top::Object,
-            Some(_) => {
-                let (s, e, line, col) = self.value()?;
-                let kind = match serde_json::from_slice::<serde_json::Value>(&self.buf[s..e]) {
-                    Err(err) => return Err(Self::value_error(&err, line, col)),
-                    Ok(serde_json::Value::String(_)) => "string",
-                    Ok(serde_json::Value::Number(_)) => "number",
-                    Ok(_) => "scalar",
+            // Refused at its first byte: a scalar document is never a trace, and scanning to its end could read
+            // the whole input (a file of zeros is one endless "value").
+            Some(b) => {
+                let position = self.position();
+                let at = position.map_or(String::new(), |p| format!(" at line {} column {}", p.line, p.column));
+                let kind = match b {
+                    b'"' => "string",
+                    b'-' | b'0'..=b'9' => "number",
+                    b't' | b'f' => "boolean",
+                    b'n' => "null",
+                    _ => {
+                        return Err(ChromeTraceError::Syntax {
+                            message: format!(
+                                "expected `{{` or `[`{at} (a Chrome trace starts with one), found {}",
+                                describe_byte(b)
+                            ),
+                            position,
+                        })
+                    }
                 };
                 return Err(ChromeTraceError::NotATrace {
                     reason: format!(
-                        "the document is a JSON {kind}, not an object with `traceEvents` or an array of events"
+                        "the document is a JSON {kind}{at}, not an object with `traceEvents` or an array of events"
                     ),
-                    position: Some(Position { line, column: col }),
+                    position,
                 });
             }
         };
@@ -593,7 +652,23 @@ impl<R: Read> Scanner<R> {
                     return Ok(());
                 }
                 None => return Err(self.syntax("a trace event or `]`")),
-                Some(_) => {}
+                Some(b'{') => {}
+                // A trace event is an object: anything else is refused at its first byte.
+                Some(b) => {
+                    let position = self.position();
+                    let at = position.map_or(String::new(), |p| format!(" at line {} column {}", p.line, p.column));
+                    return Err(if matches!(b, b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n' | b'[') {
+                        ChromeTraceError::NotATrace {
+                            reason: format!("a trace event is a JSON object; found {}{at}", describe_byte(b)),
+                            position,
+                        }
+                    } else {
+                        ChromeTraceError::Syntax {
+                            message: format!("expected a trace event (`{{`) or `]`{at}, found {}", describe_byte(b)),
+                            position,
+                        }
+                    });
+                }
             }
             let (s, e, line, col) = self.value()?;
             sink(&self.buf[s..e], line, col)?;
@@ -603,6 +678,15 @@ impl<R: Read> Scanner<R> {
                 _ => return Err(self.syntax("`,` or `]` after a trace event")),
             }
         }
+    }
+}
+
+/// A byte for an error message: `` `x` `` when printable ASCII, else its hex value.
+fn describe_byte(b: u8) -> String {
+    if b.is_ascii_graphic() {
+        format!("`{}`", b as char)
+    } else {
+        format!("byte 0x{b:02x}")
     }
 }
 

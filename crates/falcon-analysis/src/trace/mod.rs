@@ -103,11 +103,15 @@ pub struct TraceOptions {
     pub top_gaps: usize,
     /// How many host events per gap and in the host-bound evidence.
     pub top_host_events: usize,
+    /// Reading, not analysis: the cap on the bytes a gzipped trace may inflate to (`None`: the configured cap,
+    /// see [`crate::limits`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_decompressed_bytes: Option<u64>,
 }
 
 impl Default for TraceOptions {
     fn default() -> Self {
-        TraceOptions { analyses: Vec::new(), top_gaps: 10, top_host_events: 5 }
+        TraceOptions { analyses: Vec::new(), top_gaps: 10, top_host_events: 5, max_decompressed_bytes: None }
     }
 }
 

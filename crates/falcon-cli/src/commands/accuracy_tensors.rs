@@ -14,7 +14,13 @@ use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs, app: &App, args: &AccuracyTensorsArgs) -> anyhow::Result<ExitCode> {
     let format = crate::output::report_format(global, args.format)?;
-    let options = TensorOptions { map: args.map.clone(), rtol: args.rtol, atol: args.atol, threads: None };
+    let options = TensorOptions {
+        map: args.map.clone(),
+        rtol: args.rtol,
+        atol: args.atol,
+        threads: None,
+        max_decompressed_bytes: args.max_decompressed.map(falcon_app::files::mib_to_bytes),
+    };
     let report = app.compare_tensors(Path::new(&args.a), Path::new(&args.b), &options).await?;
     print_stdout(render(&report, format, args.top)?.trim_end_matches('\n'))?;
     if args.fail_on_mismatch && report.mismatched() {

@@ -36,6 +36,9 @@ fn toml_of(config: &falcon_core::config::Config) -> String {
             lease_s: Some(config.jobs.lease_s),
             log_interval_s: Some(config.jobs.log_interval_s),
         }),
+        analysis: Some(falcon_core::config::AnalysisLayer {
+            max_decompressed_mib: Some(config.analysis.max_decompressed_mib),
+        }),
     };
     layer.to_toml()
 }

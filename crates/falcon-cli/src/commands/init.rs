@@ -92,5 +92,6 @@ fn initial_layer(global: &GlobalArgs, cores: u32) -> ConfigLayer {
         s3: None,
         pools: Some(vec![PoolConfig::local_cpu(cores)]),
         jobs: None,
+        analysis: None,
     }
 }

@@ -69,7 +69,12 @@ async fn trace(global: &GlobalArgs, app: &App, args: &ProfileTraceArgs) -> anyho
             })
             .collect()
     };
-    let options = TraceOptions { analyses, top_gaps: args.top_gaps, ..TraceOptions::default() };
+    let options = TraceOptions {
+        analyses,
+        top_gaps: args.top_gaps,
+        max_decompressed_bytes: args.max_decompressed.map(falcon_app::files::mib_to_bytes),
+        ..TraceOptions::default()
+    };
     if !global.json {
         eprintln!("falcon profile: reading the trace of {} …", args.target);
     }

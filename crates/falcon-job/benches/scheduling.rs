@@ -98,7 +98,7 @@ fn pure_pass(specs: &[JobSpec], pools: &[Pool]) -> (Duration, usize) {
 }
 
 async fn store_pass(url: &str, specs: &[JobSpec], pools: &[Pool]) -> (Duration, Vec<Duration>) {
-    let meta = MetaStore::connect(url).await.unwrap();
+    let meta = MetaStore::create(url).await.unwrap();
     let t = Instant::now();
     for s in specs {
         let new = NewJob {

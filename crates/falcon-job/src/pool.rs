@@ -74,6 +74,16 @@ impl Pool {
     }
 }
 
+/// What `pools` offer, for messages about a job none of them can run: `local: cpu, 16 chips (zone local);
+/// tpu-east: v6e-8, v6e-16, 64 chips (zone us-east5-b)`.
+pub fn describe_offers(pools: &[Pool]) -> String {
+    let each: Vec<String> = pools
+        .iter()
+        .map(|p| format!("{}: {}, {} chips (zone {})", p.name, p.accelerators.join(", "), p.capacity, p.zone))
+        .collect();
+    each.join("; ")
+}
+
 /// Validates every pool; the first problem is an error naming the pool and field.
 pub fn pools_from_config(configs: &[PoolConfig]) -> Result<Vec<Pool>> {
     let mut seen = std::collections::BTreeSet::new();

@@ -4,7 +4,9 @@
 //! its accelerator type, lie in one of its zones (any zone when it names none), were not left behind by a
 //! capacity failover, and can ever hold it. Among candidates with enough free chips it picks the most preferred
 //! zone, then the fewest jobs already waiting per free chip, then the most free chips, then the name. It never
-//! exceeds a pool's capacity; a job that fits nowhere now waits, with the reason.
+//! exceeds a pool's capacity; a job that fits nowhere now waits, with the reason. A job that no pool could ever
+//! hold, whatever their load ([`never_fits`]: no pool offers its accelerator in its zones, or none is large
+//! enough), is [`Decision::Unplaceable`], so it fails instead of waiting forever.
 
 use crate::pool::Pool;
 use falcon_core::config::PoolBackend;
@@ -56,6 +58,14 @@ pub enum Decision {
         /// Why this pool (for `why` in status).
         why: String,
     },
+    /// No pool could ever run it, whatever their load: fail it with the reason (`no pool offers h100-80gb-8;
+    /// the pools offer: …`).
+    Unplaceable {
+        /// The job.
+        job: JobId,
+        /// Why, naming what the pools offer.
+        reason: String,
+    },
     /// Stay queued.
     Wait {
         /// The job.
@@ -85,8 +95,15 @@ pub fn schedule(jobs: &[QueuedJob<'_>], pools: &[Pool], load: &mut [PoolLoad]) -
     let (mut in_zone, mut usable, mut big_enough) = (Vec::new(), Vec::new(), Vec::new());
     let mut generation = 0u64;
     let mut reasons: HashMap<ReasonKey<'_>, (u64, String)> = HashMap::new();
+    // Jobs that fit no pool at all, by what they ask for (independent of the load).
+    let mut never: HashMap<(&str, u32, &[String], bool), Option<String>> = HashMap::new();
     for j in order {
         let job = &jobs[j];
+        let never_key = (job.accelerator, job.chips, job.zones, job.has_image);
+        if let Some(reason) = never.entry(never_key).or_insert_with(|| never_fits(job, pools)) {
+            decisions.push(Decision::Unplaceable { job: job.id, reason: reason.clone() });
+            continue;
+        }
         let key = (job.accelerator, job.chips, job.zones, job.excluded, job.has_image);
         if let Some((g, reason)) = reasons.get(&key) {
             if *g == generation {
@@ -144,6 +161,44 @@ pub fn schedule(jobs: &[QueuedJob<'_>], pools: &[Pool], load: &mut [PoolLoad]) -
         decisions.push(Decision::Wait { job: job.id, reason });
     }
     decisions
+}
+
+/// Why `job` can never run on any of `pools`, whatever their load and the pools it moved away from: no pool
+/// offers its accelerator in its zones, the ones that do are Kubernetes pools and it names no image, or none of
+/// them has as many chips as it needs. The reason names what the pools offer. `None` when some pool could hold
+/// it (now, or once chips free up), and with no pools at all (nothing is known about where it may run).
+pub fn never_fits(job: &QueuedJob<'_>, pools: &[Pool]) -> Option<String> {
+    if pools.is_empty() {
+        return None;
+    }
+    let in_zone: Vec<&Pool> = pools
+        .iter()
+        .filter(|p| p.accelerators.iter().any(|a| a == job.accelerator))
+        .filter(|p| job.zones.is_empty() || job.zones.contains(&p.zone))
+        .collect();
+    let offered = crate::pool::describe_offers(pools);
+    if in_zone.is_empty() {
+        let where_ = if job.zones.is_empty() { String::new() } else { format!(" in {}", job.zones.join(", ")) };
+        return Some(format!("no pool offers {}{where_}; the pools offer: {offered}", job.accelerator));
+    }
+    let usable: Vec<&Pool> =
+        in_zone.iter().copied().filter(|p| job.has_image || p.backend != PoolBackend::Kubernetes).collect();
+    if usable.is_empty() {
+        let names: Vec<&str> = in_zone.iter().map(|p| p.name.as_str()).collect();
+        return Some(format!(
+            "the pools offering {} ({}) are Kubernetes pools and the job names no image",
+            job.accelerator,
+            names.join(", ")
+        ));
+    }
+    let largest = usable.iter().max_by_key(|p| p.capacity).expect("usable is not empty");
+    (largest.capacity < job.chips).then(|| {
+        format!(
+            "no pool is large enough: needs {} chips of {} but the largest pool offering it (`{}`) has {}; the pools \
+             offer: {offered}",
+            job.chips, job.accelerator, largest.name, largest.capacity
+        )
+    })
 }
 
 /// Why a job that could not be placed waits, from the candidate lists computed for it.
@@ -253,18 +308,46 @@ mod tests {
     }
 
     #[test]
-    fn reasons_say_why_a_job_waits() {
+    fn a_job_no_pool_can_ever_hold_is_unplaceable_naming_what_the_pools_offer() {
         let pools = [pool("a", "us-west4-a", &["v6e-8"], 8)];
+        let offers = "the pools offer: a: v6e-8, 8 chips (zone us-west4-a)";
         let east = vec!["us-east5".to_string()];
         let cases = [
-            (job(1, 0, "v6e-8", 8, &east), "no pool offers v6e-8 in us-east5"),
-            (job(2, 0, "v5litepod-16", 16, &[]), "no pool offers v5litepod-16"),
-            (job(3, 0, "v6e-8", 16, &[]), "needs 16 chips but the largest pool offering v6e-8 (`a`) has 8"),
+            (job(1, 0, "v6e-8", 8, &east), format!("no pool offers v6e-8 in us-east5; {offers}")),
+            (job(2, 0, "v5litepod-16", 16, &[]), format!("no pool offers v5litepod-16; {offers}")),
+            (
+                job(3, 0, "v6e-8", 16, &[]),
+                format!(
+                    "no pool is large enough: needs 16 chips of v6e-8 but the largest pool offering it (`a`) has 8; \
+                     {offers}"
+                ),
+            ),
         ];
         for (j, reason) in cases {
-            let d = schedule(&[j], &pools, &mut [PoolLoad::default()]);
-            assert_eq!(d, [Decision::Wait { job: d_job(&d), reason: reason.into() }]);
+            let id = j.id;
+            let d = schedule(&[j], &pools, &mut [PoolLoad { used: 8, waiting: 3 }]);
+            assert_eq!(d, [Decision::Unplaceable { job: id, reason }], "whatever the load");
         }
+        let mut kube = pool("k", "z", &["v6e-8"], 64);
+        kube.backend = PoolBackend::Kubernetes;
+        let mut no_image = job(5, 0, "v6e-8", 8, &[]);
+        no_image.has_image = false;
+        let d = schedule(&[no_image], &[kube], &mut [PoolLoad::default()]);
+        assert!(matches!(&d[0], Decision::Unplaceable { reason, .. } if reason.contains("names no image")), "{d:?}");
+        assert!(
+            schedule(&[job(6, 0, "v6e-8", 8, &[])], &[], &mut []).iter().all(|d| matches!(d, Decision::Wait { .. })),
+            "no pools: nothing is known, the job waits"
+        );
+    }
+
+    #[test]
+    fn reasons_say_why_a_job_that_could_run_waits() {
+        let pools = [pool("a", "us-west4-a", &["v6e-8"], 8)];
+        let d = schedule(&[job(1, 0, "v6e-8", 8, &[])], &pools, &mut [PoolLoad { used: 4, waiting: 0 }]);
+        assert_eq!(
+            d,
+            [Decision::Wait { job: JobId(1), reason: "waiting for 8 free chips of v6e-8 (a 4/8 free)".into() }]
+        );
         let excluded = vec!["a".to_string()];
         let mut j = job(4, 0, "v6e-8", 8, &[]);
         j.excluded = &excluded;
@@ -273,11 +356,5 @@ mod tests {
             matches!(&d[0], Decision::Wait { reason, .. } if reason.contains("already moved away from a")),
             "{d:?}"
         );
-    }
-
-    fn d_job(d: &[Decision]) -> JobId {
-        match &d[0] {
-            Decision::Place { job, .. } | Decision::Wait { job, .. } => *job,
-        }
     }
 }

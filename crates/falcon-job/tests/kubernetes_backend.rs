@@ -651,7 +651,7 @@ struct Env {
 
 async fn env() -> Env {
     let dir = tempfile::tempdir().unwrap();
-    let meta = MetaStore::connect(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
+    let meta = MetaStore::create(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
     let store =
         ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default())
             .unwrap();

@@ -20,7 +20,7 @@ struct Env {
 
 async fn env() -> Env {
     let dir = tempfile::tempdir().unwrap();
-    let meta = MetaStore::connect(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
+    let meta = MetaStore::create(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
     let store =
         ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default())
             .unwrap();
@@ -157,18 +157,24 @@ async fn a_retryable_exit_code_is_resubmitted_until_attempts_are_spent() {
 }
 
 #[tokio::test]
-async fn a_job_that_fits_nowhere_waits_with_a_reason_and_bad_specs_are_refused() {
+async fn a_job_that_fits_no_pool_fails_with_the_reason_and_bad_specs_are_refused() {
     let env = env().await;
     let mut spec = shell("tpu-job", "true");
     spec.resources = Resources { accelerator: "v6e-8".into(), slices: 1, devices: None, topology: None };
     spec.zones = vec!["us-east5".into()];
     let job = env.manager.submit(&spec).await.unwrap();
+    // It would wait forever: no pool of this manager offers it, whatever their load. It fails, saying so.
     let report = env.manager.tick().await.unwrap();
-    assert_eq!(report.waiting, [(job.id, "no pool offers v6e-8 in us-east5".to_string())]);
+    assert!(report.waiting.is_empty(), "{:?}", report.waiting);
+    assert_eq!(report.finished, [job.id]);
     let rec = env.meta.get_job(job.id).await.unwrap();
-    assert_eq!(
-        (rec.status, rec.status_reason.as_deref()),
-        (JobStatus::Queued, Some("no pool offers v6e-8 in us-east5"))
+    assert_eq!(rec.status, JobStatus::Failed);
+    let last = env.manager.history(job.id).await.unwrap().pop().unwrap();
+    assert_eq!(last.to, JobStatus::Failed);
+    assert!(
+        last.reason.starts_with("no pool offers v6e-8 in us-east5; the pools offer: ") && last.reason.contains("cpu"),
+        "{}",
+        last.reason
     );
 
     let mut bad = shell("bad", "true");
@@ -190,7 +196,7 @@ async fn a_manager_built_from_configuration_runs_jobs_and_refuses_bad_pools() {
                 platform = \"cpu\"\naccelerators = [\"cpu\"]\ncapacity = 2\n";
     let layer = ConfigLayer::from_toml(toml, "falcon.toml").unwrap().rebase(dir.path());
     let config = Config::resolve([layer], MachineFacts { cores: 2 });
-    let meta = MetaStore::connect(&config.db).await.unwrap();
+    let meta = MetaStore::create(&config.db).await.unwrap();
     let store = ArtifactStore::open(&config.artifacts, &config.gcs, &config.s3).unwrap();
     let manager = JobManager::from_config(meta.clone(), store.clone(), &config, "w").await.unwrap();
     assert_eq!(manager.pools().len(), 1);
@@ -219,7 +225,7 @@ async fn a_manager_built_from_configuration_runs_jobs_and_refuses_bad_pools() {
 #[tokio::test]
 async fn a_dead_backend_leaves_the_job_queued_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let meta = MetaStore::connect(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
+    let meta = MetaStore::create(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
     let store =
         ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default())
             .unwrap();

@@ -416,7 +416,7 @@ async fn the_job_manager_runs_jobs_on_a_slurm_pool() {
     let cluster = cluster();
     let _node = NODE.read().await;
     let dir = tempfile::tempdir().unwrap();
-    let meta = MetaStore::connect(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
+    let meta = MetaStore::create(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
     let store =
         ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default())
             .unwrap();

@@ -56,7 +56,7 @@ fn worker(db: &str, dir: &std::path::Path, owner: &str) -> Worker {
 async fn every_job_runs_exactly_once(db: &str) {
     let dir = tempfile::tempdir().unwrap();
     let runs = dir.path().join("runs.txt");
-    let meta = MetaStore::connect(db).await.unwrap();
+    let meta = MetaStore::create(db).await.unwrap();
     let store =
         ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default())
             .unwrap();

@@ -66,6 +66,9 @@ pub(crate) fn store_hint(e: &InfraError) -> Option<String> {
             "is the MySQL/MariaDB server running and reachable, and may this user connect? Check --db / FALCON_DB"
         }
         InfraError::Connect { .. } => "check that the data directory exists and is writable (--data-dir, --db); `falcon init` creates it",
+        InfraError::NoDatabase { .. } => {
+            "`falcon init` creates it (nothing else does); if it should exist, check --db / FALCON_DB and --data-dir"
+        }
         InfraError::Migrate { .. } => "the database schema could not be brought up to date; check the user may create tables",
         InfraError::BadArtifactLocation { .. } => "set --artifacts / FALCON_ARTIFACTS to a directory, gs://BUCKET/PREFIX or s3://BUCKET/PREFIX",
         InfraError::Io { .. } => "check that the artifact directory can be created and written (--artifacts)",

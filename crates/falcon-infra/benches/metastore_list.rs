@@ -83,7 +83,7 @@ struct Result {
 }
 
 async fn run(backend: &'static str, url: &str, args: &Args) -> Result {
-    let store = MetaStore::connect(url).await.expect("connect");
+    let store = MetaStore::create(url).await.expect("connect");
     let mut goals = Vec::new();
     for g in 0..GOALS {
         let goal = NewGoal {

@@ -26,6 +26,13 @@ pub enum InfraError {
         #[source]
         source: sqlx::Error,
     },
+    /// No Falcon database exists at the URL, and this connection may not create one (only `falcon init` does,
+    /// so a mistyped `--db` creates nothing).
+    #[error("no Falcon database at {url}; run `falcon init` to create it (or check --db / FALCON_DB)")]
+    NoDatabase {
+        /// The URL (password removed).
+        url: String,
+    },
     /// Applying the schema migrations failed.
     #[error("migrating the metadata store at {url} failed: {source}")]
     Migrate {
@@ -45,16 +52,18 @@ pub enum InfraError {
         source: sqlx::Error,
     },
     /// A value is too large for the column it was meant for.
-    #[error("value for {table}.{column} is {size} bytes, over the limit of {limit} bytes; {advice}")]
+    #[error("value for {table}.{column} is {size} {unit}, over the limit of {limit} {unit}; {advice}")]
     ValueTooLarge {
         /// Table name.
         table: &'static str,
         /// Column name.
         column: &'static str,
-        /// The value's size in bytes.
+        /// The value's size, in `unit`s.
         size: usize,
-        /// The limit in bytes.
+        /// The limit, in `unit`s.
         limit: usize,
+        /// `bytes` (documents, 1 MiB) or `characters` (VARCHAR columns).
+        unit: &'static str,
         /// What to do instead.
         advice: &'static str,
     },
@@ -143,7 +152,9 @@ impl InfraError {
     /// How the interface should report this error.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            InfraError::NotFound { .. } | InfraError::ObjectNotFound { .. } => ErrorKind::NotFound,
+            InfraError::NotFound { .. } | InfraError::ObjectNotFound { .. } | InfraError::NoDatabase { .. } => {
+                ErrorKind::NotFound
+            }
             InfraError::Conflict(_) | InfraError::AlreadyExists { .. } => ErrorKind::Conflict,
             InfraError::BadDatabaseUrl { .. }
             | InfraError::BadArtifactLocation { .. }

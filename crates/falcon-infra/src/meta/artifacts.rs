@@ -1,7 +1,7 @@
 //! The artifact index: one row per object in the artifact store.
 
 use super::rows::RowExt;
-use super::{check_large, check_short, now, query_err, with_pool, LastId, MetaStore};
+use super::{check_short, now, query_err, with_pool, LastId, MetaStore};
 use crate::error::{InfraError, Result};
 use falcon_core::artifact::ArtifactKind;
 use falcon_core::ids::{ExperimentId, JobId};
@@ -59,16 +59,8 @@ pub struct ArtifactRecord {
 impl MetaStore {
     /// Indexes an artifact. The same URI twice is a conflict.
     pub async fn insert_artifact(&self, new: &NewArtifact) -> Result<ArtifactRecord> {
-        check_large(TABLE, "object_key", &new.key)?;
-        if new.uri.chars().count() > 768 {
-            return Err(InfraError::ValueTooLarge {
-                table: TABLE,
-                column: "uri",
-                size: new.uri.len(),
-                limit: 768,
-                advice: "artifact URIs hold at most 768 characters",
-            });
-        }
+        check_short(TABLE, "object_key", &new.key)?;
+        check_short(TABLE, "uri", &new.uri)?;
         check_short(TABLE, "content_type", &new.content_type)?;
         check_short(TABLE, "sha256", &new.sha256)?;
         let at = now();

@@ -95,7 +95,7 @@ pub struct SessionRecord {
 impl MetaStore {
     /// Records a new goal (`OPEN`) and its first history entry.
     pub async fn insert_goal(&self, new: &NewGoal) -> Result<GoalRecord> {
-        check_large(GOALS, "title", &new.title)?;
+        check_short(GOALS, "title", &new.title)?;
         check_short(GOALS, "metric", &new.metric)?;
         for (col, v) in [("workload", &new.workload), ("hardware", &new.hardware)] {
             if let Some(v) = v {
@@ -259,6 +259,9 @@ impl MetaStore {
         actor: Option<&str>,
     ) -> Result<GoalRecord> {
         check_large("goal_transitions", "reason", reason)?;
+        if let Some(actor) = actor {
+            check_short("goal_transitions", "actor", actor)?;
+        }
         let at = now();
         with_pool!(self, pool => {
             let mut tx = pool.begin_write().await.map_err(query_err("begin transaction"))?;

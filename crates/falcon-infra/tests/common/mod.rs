@@ -22,7 +22,7 @@ where
 {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("meta.db").display());
-    let store = MetaStore::connect(&url).await.expect("open SQLite store");
+    let store = MetaStore::create(&url).await.expect("create a SQLite store");
     let outcome = tokio::spawn(test(store.clone())).await;
     store.close().await;
     if let Err(panic) = outcome {
@@ -39,7 +39,7 @@ where
     let server = mysql_server_url();
     let db = format!("falcon_test_{}", uuid::Uuid::new_v4().simple());
     let url = format!("{}/{db}", server.trim_end_matches('/'));
-    let store = MetaStore::connect(&url).await.unwrap_or_else(|e| {
+    let store = MetaStore::create(&url).await.unwrap_or_else(|e| {
         panic!(
             "MariaDB is needed for this test and is not usable at {server}: {e}\n\
              Start the test services with `scripts/test.sh` (or `scripts/services.sh up`), or point \

@@ -82,7 +82,7 @@ async fn check_database(config: &Config) -> Check {
                     applied.map_or("none".into(), |v| v.to_string()),
                     status.latest
                 ),
-                Some("run `falcon init` (or any command that connects) to apply the migrations".into()),
+                Some("run `falcon init --keep` (or any command that connects) to apply the migrations".into()),
             )),
         }
     }

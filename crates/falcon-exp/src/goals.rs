@@ -167,14 +167,11 @@ impl Exp {
             Some(b) => self.goal_metric_value(b, &goal.metric).await?,
             None => None,
         };
-        let filter = ExperimentFilter {
-            goal: Some(id),
-            status: Some(ExperimentStatus::Completed),
-            limit: 1000,
-            ..Default::default()
-        };
+        // Every completed experiment of the goal, however many: a ranking of a first page would miss the best.
+        let filter =
+            ExperimentFilter { goal: Some(id), status: Some(ExperimentStatus::Completed), ..Default::default() };
         let mut rows = Vec::new();
-        for exp in self.meta.list_experiments(&filter).await? {
+        for exp in self.all_experiments(filter).await? {
             if let Some(value) = self.goal_metric_value(exp.id, &goal.metric).await? {
                 rows.push(GoalRow {
                     rank: 0,
@@ -266,6 +263,14 @@ impl Exp {
             return Err(ExpError::Invalid("the session has no experiments".into()));
         }
         self.check_references(goal, None, "the session's").await?;
+        for (i, spec) in specs.iter().enumerate() {
+            self.check_placeable(spec).map_err(|e| match e {
+                ExpError::State(m) => {
+                    ExpError::State(format!("experiment {} of the session ({}): {m}", i + 1, spec.name))
+                }
+                other => other,
+            })?;
+        }
         let session = self.meta.insert_session(&NewSession { goal, name: name.to_string(), spec: sweep }).await?;
         for spec in specs {
             let mut spec = spec.clone();
@@ -277,11 +282,27 @@ impl Exp {
         self.session(session.id).await
     }
 
+    /// Every experiment matching `filter` (its `limit` and `before` are replaced), newest first, read in pages
+    /// so no list stops at a page size without saying so.
+    async fn all_experiments(&self, filter: ExperimentFilter) -> Result<Vec<ExperimentRecord>> {
+        let mut filter = ExperimentFilter { limit: 500, before: None, ..filter };
+        let mut all = Vec::new();
+        loop {
+            let page = self.meta.list_experiments(&filter).await?;
+            let full = page.len() == filter.limit as usize;
+            filter.before = page.last().map(|e| e.id);
+            all.extend(page);
+            if !full {
+                return Ok(all);
+            }
+        }
+    }
+
     /// A session, its experiments, aggregate status and differing keys.
     pub async fn session(&self, id: SessionId) -> Result<SessionView> {
         let session = self.meta.get_session(id).await?;
-        let filter = ExperimentFilter { session: Some(id), limit: 1000, ..Default::default() };
-        let mut experiments = self.meta.list_experiments(&filter).await?;
+        let mut experiments =
+            self.all_experiments(ExperimentFilter { session: Some(id), ..Default::default() }).await?;
         experiments.reverse();
         let status = aggregate(experiments.iter().map(|e| e.status));
         let specs: Vec<(String, serde_json::Value)> =
@@ -293,6 +314,51 @@ impl Exp {
 }
 
 impl Exp {
+    /// Refuses (exit 4, nothing recorded) a spec that none of this configuration's pools could ever run: no
+    /// pool offers its accelerator in its zones, or none is large enough. The message names what the pools
+    /// offer. A configuration without pools accepts everything (a worker elsewhere decides), and a spec whose
+    /// resources are invalid passes here so that submitting reports the field.
+    pub fn check_placeable(&self, spec: &ExperimentSpec) -> Result<()> {
+        if self.config.pools.is_empty() {
+            return Ok(());
+        }
+        let pools = falcon_job::pool::pools_from_config(&self.config.pools)?;
+        let job = falcon_job::JobSpec {
+            name: "placement-check".into(),
+            image: spec.workload.image.clone(),
+            command: vec!["placement-check".into()],
+            env: Default::default(),
+            resources: falcon_job::Resources {
+                accelerator: spec.resources.accelerator.clone(),
+                slices: spec.resources.slices,
+                devices: spec.resources.devices,
+                topology: spec.resources.topology.clone(),
+            },
+            zones: spec.resources.zones.clone(),
+            capacity: spec.resources.capacity,
+            reservation: spec.resources.reservation.clone(),
+            artifact_uri: None,
+            timeout_s: None,
+            priority: spec.priority,
+            retry: Default::default(),
+            labels: Default::default(),
+        };
+        let Ok(resolved) = job.resolve() else { return Ok(()) };
+        let queued = falcon_job::scheduler::QueuedJob {
+            id: falcon_core::ids::JobId(0),
+            priority: spec.priority,
+            accelerator: &resolved.accelerator.name,
+            chips: resolved.chips,
+            zones: &job.zones,
+            excluded: &[],
+            has_image: job.image.is_some(),
+        };
+        match falcon_job::scheduler::never_fits(&queued, &pools) {
+            Some(reason) => Err(ExpError::State(format!("no configured pool can run `{}`: {reason}", spec.name))),
+            None => Ok(()),
+        }
+    }
+
     /// The configured pools and their current load (from the Job module).
     pub async fn pools(&self) -> Result<Vec<falcon_job::PoolUsage>> {
         Ok(self.jobs().await?.pool_usage().await?)

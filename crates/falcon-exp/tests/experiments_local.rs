@@ -20,14 +20,14 @@ where
     Fut: std::future::Future<Output = ()>,
 {
     let dir = tempfile::tempdir().unwrap();
-    test(Exp::connect(&config(dir.path())).await.unwrap()).await;
+    test(Exp::init(&config(dir.path())).await.unwrap()).await;
     let server = std::env::var("FALCON_TEST_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306".into());
     let url = format!("{}/falcon_test_exp_{}", server.trim_end_matches('/'), uuid_like());
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
     cfg.db = url.clone();
     let exp =
-        Exp::connect(&cfg).await.unwrap_or_else(|e| panic!("MariaDB is needed ({server}): {e}; run scripts/test.sh"));
+        Exp::init(&cfg).await.unwrap_or_else(|e| panic!("MariaDB is needed ({server}): {e}; run scripts/test.sh"));
     test(exp.clone()).await;
     exp.close().await;
     use sqlx::migrate::MigrateDatabase;

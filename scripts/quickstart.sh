@@ -13,11 +13,13 @@ echo "quickstart: building falcon in release mode (the first build takes 10–13
 cargo build --quiet --release --locked -p falcon-cli
 FALCON="$ROOT/target/release/falcon"
 
+# Only `init` creates a database (any other command refuses a missing one, so a mistyped --db creates
+# nothing): `--keep` writes ./falcon.toml when there is none, keeps an existing one, and creates the database
+# and artifact directory it names when they are missing.
 if [[ -f falcon.toml ]]; then
     echo "quickstart: ./falcon.toml exists; keeping it" >&2
-else
-    "$FALCON" init
 fi
+"$FALCON" init --keep
 "$FALCON" doctor
 
 echo "quickstart: preparing the example workload's Python environment" >&2

@@ -43,10 +43,17 @@ impl App {
         Ok(self.config.get_or_init(|| loaded))
     }
 
-    /// EXP, connected on first use (creates and migrates the database when needed).
+    /// EXP, connected on first use (migrates the database when needed). The database must exist: a missing
+    /// one is "not found" naming the URL, and nothing is created; only [`App::exp_creating`] (`init`) creates.
     pub(crate) async fn exp(&self) -> Result<&Exp> {
         let config = self.config()?;
         Ok(self.exp.get_or_try_init(|| Exp::connect(config)).await?)
+    }
+
+    /// EXP, creating the database when it is missing (for `init`).
+    pub(crate) async fn exp_creating(&self) -> Result<&Exp> {
+        let config = self.config()?;
+        Ok(self.exp.get_or_try_init(|| Exp::init(config)).await?)
     }
 
     /// The analysis service, connected on first use.

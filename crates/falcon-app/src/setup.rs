@@ -14,6 +14,6 @@ impl App {
 
     /// Connects (creating the database and artifact directory, applying migrations) and says what to.
     pub async fn connection(&self) -> Result<Connection> {
-        Ok(self.exp().await?.connection().await?)
+        Ok(self.exp_creating().await?.connection().await?)
     }
 }

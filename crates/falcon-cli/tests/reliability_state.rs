@@ -181,3 +181,16 @@ fn init_keep_creates_the_stores_a_kept_config_names_and_keeps_an_existing_databa
     assert_eq!(goals["items"].as_array().unwrap().len(), 1, "the existing database was kept: {goals}");
     assert_eq!(code(&falcon(d, &["init", "--keep", "--force"])), 2, "--keep and --force exclude each other");
 }
+
+#[test]
+fn exp_history_says_whether_it_covers_the_whole_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert_eq!(code(&falcon(d, &["init"])), 0);
+    let out = falcon(d, &["exp", "history", "--name", "none-yet", "--metric", "step_time_s", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let history = json(&out);
+    assert_eq!(history["truncated"], false, "{history}");
+    assert_eq!(history["completed"], 0, "{history}");
+    assert!(history["note"].is_null() && history["points"].as_array().unwrap().is_empty(), "{history}");
+}

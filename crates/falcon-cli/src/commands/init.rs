@@ -32,27 +32,21 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitCod
             (d.clone(), d.join(CONFIG_FILE_NAME))
         }
     };
-    if path.exists() && !args.force {
+    let keep = args.keep && path.exists();
+    if path.exists() && !args.force && !keep {
         return Err(CliFailure::new(ErrorKind::Conflict, format!("{} already exists", path.display()))
-            .with_hint("use `falcon init --force` to replace it, or `falcon doctor` to check it")
+            .with_hint(
+                "use `falcon init --keep` to create the stores it names, `--force` to replace it, or `falcon doctor` \
+                 to check it",
+            )
             .into());
     }
-    let layer = initial_layer(global, settings::machine().cores);
-    let text = format!(
-        "# Falcon configuration, written by `falcon init`. Relative paths are relative to this file.\n\
-         # Precedence: built-in defaults < this file < FALCON_* environment < command-line flags.\n\
-         # Unless set here, the database is SQLite at <data_dir>/falcon.db and artifacts live in\n\
-         # <data_dir>/artifacts; set `db = \"mysql://USER@HOST:PORT/DB\"` or `artifacts = \"gs://BUCKET/PREFIX\"`\n\
-         # (with a [gcs] table: endpoint, anonymous, credential_path) to use servers instead.\n\n{}",
-        layer.to_toml()
-    );
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| CliFailure::new(ErrorKind::Failure, format!("creating {}: {e}", dir.display())))?;
-    // Existence was checked above (`--force` replaces): write over a regular file only.
-    crate::output::write_atomically(&path, &text, true)?;
+    if !keep {
+        write_config(global, &dir, &path)?;
+    }
 
-    // Connect through the file just written (plus environment and flags), creating the database and the
-    // artifact directory and applying migrations.
+    // Connect through the file (plus environment and flags), creating the database and the artifact directory
+    // and applying migrations: the one command that creates a database.
     let file_layer = settings::read_file_layer(&path)?;
     let env =
         ConfigLayer::from_env(std::env::vars()).map_err(|e| CliFailure::new(ErrorKind::Failure, e.to_string()))?;
@@ -67,7 +61,8 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitCod
         print_json(&report)?;
     } else {
         let c = &report.connection;
-        print_stdout(&format!("wrote {}", path.display()))?;
+        let verb = if keep { "kept" } else { "wrote" };
+        print_stdout(&format!("{verb} {}", path.display()))?;
         print_stdout(&format!(
             "  database:  {} (schema version {})",
             c.database,
@@ -78,6 +73,24 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitCod
         print_stdout("next: `falcon doctor` checks that everything works")?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a working `falcon.toml` at `path` (creating `dir`).
+fn write_config(global: &GlobalArgs, dir: &std::path::Path, path: &std::path::Path) -> anyhow::Result<()> {
+    let layer = initial_layer(global, settings::machine().cores);
+    let text = format!(
+        "# Falcon configuration, written by `falcon init`. Relative paths are relative to this file.\n\
+         # Precedence: built-in defaults < this file < FALCON_* environment < command-line flags.\n\
+         # Unless set here, the database is SQLite at <data_dir>/falcon.db and artifacts live in\n\
+         # <data_dir>/artifacts; set `db = \"mysql://USER@HOST:PORT/DB\"` or `artifacts = \"gs://BUCKET/PREFIX\"`\n\
+         # (with a [gcs] table: endpoint, anonymous, credential_path) to use servers instead.\n\n{}",
+        layer.to_toml()
+    );
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliFailure::new(ErrorKind::Failure, format!("creating {}: {e}", dir.display())))?;
+    // Existence was checked above (`--force` replaces): write over a regular file only.
+    crate::output::write_atomically(path, &text, true)?;
+    Ok(())
 }
 
 /// The layer `init` writes: the data dir and one local pool, plus any `--db` / `--artifacts` given to `init`.

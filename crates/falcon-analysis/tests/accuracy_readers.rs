@@ -197,7 +197,7 @@ fn maxtext_jsonl_restart_running_eval_nan_and_cut_off_tail() {
     let notes = run.notes.join("\n");
     assert!(notes.contains("line 4: step 0 again") && notes.contains("3 records before it"), "{notes}");
     assert!(notes.contains("1 running-eval records skipped"), "{notes}");
-    assert!(notes.contains("line 7 is cut off"), "{notes}");
+    assert!(notes.contains("line 7: cut off"), "{notes}");
     assert!(notes.contains("\"learning/loss\": 1 values are NaN"), "{notes}");
 }
 
@@ -531,10 +531,12 @@ fn malformed_inputs_name_file_line_and_field() {
     let m = invalid(maxtext::parse_console("", "console.log"));
     assert!(m.starts_with("console.log: no MaxText step lines"), "{m}");
 
-    // MaxText JSONL: a bad line, a value that is not a number, a step that is not an integer.
+    // MaxText JSONL: a bad line is skipped with a note (the shared metrics-JSONL reader); a step that is not an
+    // integer and a record without one are errors of the format.
     let jsonl = "{\"step\": 0.0, \"learning/loss\": 1.0}\n{\"step\": 1.0, \"learning/loss\": 1.0,,}\n{\"step\": 2.0}\n";
-    let m = invalid(maxtext::parse_jsonl(jsonl, "metrics.jsonl"));
-    assert!(m.starts_with("metrics.jsonl:2:") && m.contains("not valid JSON"), "{m}");
+    let run = maxtext::parse_jsonl(jsonl, "metrics.jsonl").unwrap();
+    assert_eq!(steps(&run, "learning/loss"), [0]);
+    assert!(run.notes.iter().any(|n| n.starts_with("line 2: not valid JSON")), "{:?}", run.notes);
     let m = invalid(maxtext::parse_jsonl("{\"step\": 1.5, \"learning/loss\": 1.0}\n", "metrics.jsonl"));
     assert_eq!(m, "metrics.jsonl:1: \"step\" is not an integer: 1.5");
     let m = invalid(maxtext::parse_jsonl("{\"learning/loss\": 1.0}\n", "metrics.jsonl"));
@@ -551,14 +553,17 @@ fn malformed_inputs_name_file_line_and_field() {
     assert_eq!(m, "m.csv:3: 1 fields, but the header has 2");
     let m = invalid(generic::parse_csv("step,loss\n1,2.0\n", "m.csv", Some("iter")));
     assert!(m.starts_with("m.csv:1: no column \"iter\""), "{m}");
-    let m = invalid(generic::parse_jsonl(
-        "{\"step\": 1, \"loss\": 2}\n{\"step\": \"two\", \"loss\": 2}\n",
-        "m.jsonl",
-        None,
-    ));
-    assert_eq!(m, "m.jsonl:2: step \"step\" is not an integer: \"two\"");
+    // Generic JSONL goes through the shared metrics-JSONL reader: a step that is not an integer and a line
+    // that is not an object are skipped and noted, the rest is read.
+    let run =
+        generic::parse_jsonl("{\"step\": 1, \"loss\": 2}\n{\"step\": \"two\", \"loss\": 2}\n[1]\n", "m.jsonl", None)
+            .unwrap();
+    assert_eq!(steps(&run, "loss"), [1]);
+    let notes = run.notes.join("\n");
+    assert!(notes.contains("line 3: expected a JSON object, found an array"), "{notes}");
+    assert!(notes.contains("1 records whose \"step\" is not an integer skipped (first on line 2)"), "{notes}");
     let m = invalid(generic::parse_jsonl("{\"step\": 1}\n[1]\n", "m.jsonl", None));
-    assert_eq!(m, "m.jsonl:2: expected a JSON object, found an array");
+    assert!(m.contains("no numeric metric values"), "{m}");
     let m = invalid(generic::parse_jsonl("{\"step\": 1, \"loss\": 2}\n", "m.jsonl", Some("iter")));
     assert!(m.contains("no record has the step column \"iter\""), "{m}");
 }

@@ -9,6 +9,7 @@ use falcon_core::spec::ExperimentSpec;
 use falcon_core::stats::{Direction, Verdict};
 use falcon_core::status::ExperimentStatus;
 use falcon_core::ErrorKind;
+use serde::Serialize;
 
 pub use falcon_exp::diff::{show as show_value, Change};
 pub use falcon_exp::experiments::{ExperimentView, History};
@@ -118,6 +119,37 @@ pub struct CompareRequest {
     pub warmup: Option<usize>,
 }
 
+/// Refuses, before anything is recorded, a spec none of the configured pools could ever run (it would sit in
+/// PROVISIONING forever): exit 4, naming what the pools offer. `whose` prefixes the message (a session's
+/// experiment).
+pub(crate) fn placeable(exp: &falcon_exp::Exp, spec: &ExperimentSpec, whose: &str) -> Result<()> {
+    exp.check_placeable(spec).map_err(|e| match e.kind() {
+        ErrorKind::Conflict => AppError::new(ErrorKind::Conflict, format!("{whose}{e}")).with_hint(
+            "add a [[pools]] entry offering it to falcon.toml (`falcon pool list` shows the pools), or change the \
+             spec's resources (accelerator, slices, devices, zones)",
+        ),
+        _ => e.into(),
+    })
+}
+
+/// How many completed experiments of a series EXP's history reads (the newest ones).
+pub use falcon_exp::HISTORY_READS;
+
+/// `exp history`: EXP's [`History`] (its fields at the top level of the JSON) and whether it covers the whole
+/// series, so a series longer than [`HISTORY_READS`] is never cut short silently.
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryView {
+    /// The metric, its points and change points.
+    #[serde(flatten)]
+    pub history: History,
+    /// Completed experiments in the series.
+    pub completed: u64,
+    /// Whether the series has more completed experiments than the history covers.
+    pub truncated: bool,
+    /// What was left out, when something was.
+    pub note: Option<String>,
+}
+
 impl App {
     /// Records an experiment from a checked spec and queues its job; with `wait`, runs the worker loop here
     /// until it ends (the embedded worker of `exp submit --wait`) and, when it completed, the analyses it
@@ -131,13 +163,17 @@ impl App {
         mut progress: impl FnMut(SubmitProgress<'_>),
     ) -> Result<(ExperimentView, Vec<WorkerEvent>)> {
         let exp = self.exp().await?;
+        placeable(exp, spec, "")?;
         let rec = exp.submit(spec).await?;
         progress(SubmitProgress::Submitted(&rec));
         if !wait {
             return Ok((exp.show(rec.id).await?, Vec::new()));
         }
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        // The embedded worker keeps its leases on their own timer, like `falcon worker`.
+        let leases = exp.keep_leases().await?;
         let rec = exp.wait_until(rec.id, deadline, |r| progress(SubmitProgress::Status(r))).await?;
+        drop(leases);
         let events =
             if rec.status == ExperimentStatus::Completed { self.analyze_completed().await } else { Vec::new() };
         Ok((exp.show(rec.id).await?, events))
@@ -209,6 +245,7 @@ impl App {
     ) -> Result<ExperimentStatus> {
         let exp = self.exp().await?;
         let mut printed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        let _leases = exp.keep_leases().await?;
         loop {
             let _ = exp.work().await?;
             let status = exp.show(id).await?.record.status;
@@ -245,12 +282,23 @@ impl App {
         config_hash: Option<String>,
         labels: &[String],
         metric: &str,
-    ) -> Result<History> {
+    ) -> Result<HistoryView> {
         let labels = parse_labels(labels)?;
         if name.is_none() && config_hash.is_none() && labels.is_empty() {
             return Err(AppError::new(ErrorKind::Usage, "name the series: --name, --config-hash or --label"));
         }
         let filter = ExperimentFilter { name, config_hash, labels, ..Default::default() };
-        Ok(self.exp().await?.history(&filter, metric).await?)
+        let exp = self.exp().await?;
+        let history = exp.history(&filter, metric).await?;
+        let completed =
+            exp.count(&ExperimentFilter { status: Some(ExperimentStatus::Completed), ..filter.clone() }).await?;
+        let truncated = completed > HISTORY_READS;
+        let note = truncated.then(|| {
+            format!(
+                "the series has {completed} completed experiments; the history covers the newest {HISTORY_READS} \
+                 (narrow it with --name, --config-hash or --label)"
+            )
+        });
+        Ok(HistoryView { history, completed, truncated, note })
     }
 }

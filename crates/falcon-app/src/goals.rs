@@ -103,6 +103,15 @@ impl App {
         Page::of_all(self.exp().await?.goals(status).await?, cursor, limit)
     }
 
+    /// Sets a goal's baseline (`e-N`, which must exist) or clears it (`None`).
+    pub async fn set_goal_baseline(&self, id: GoalId, baseline: Option<&str>) -> Result<GoalRecord> {
+        let baseline = baseline
+            .map(str::parse::<ExperimentId>)
+            .transpose()
+            .map_err(|e| AppError::usage(format!("baseline: {e}")))?;
+        Ok(self.exp().await?.set_goal_baseline(id, baseline).await?)
+    }
+
     /// One goal.
     pub async fn goal(&self, id: GoalId) -> Result<GoalRecord> {
         Ok(self.exp().await?.goal(id).await?)
@@ -147,6 +156,9 @@ impl App {
     ) -> Result<(SessionView, Vec<WorkerEvent>)> {
         let exp = self.exp().await?;
         let specs = falcon_exp::sweep::expand(request.sweep_text, request.file_label, load_base)?;
+        for (i, spec) in specs.iter().enumerate() {
+            crate::experiments::placeable(exp, spec, &format!("experiment {} of the session: ", i + 1))?;
+        }
         let sweep_json = serde_json::json!({ "file": request.file_label, "experiments": specs.len() });
         let view = exp.submit_session(request.name, request.goal, sweep_json, &specs).await?;
         on_submitted(&view);
@@ -154,9 +166,11 @@ impl App {
             return Ok((view, Vec::new()));
         }
         let deadline = request.timeout.map(|t| std::time::Instant::now() + t);
+        let leases = exp.keep_leases().await?;
         for e in &view.experiments {
             exp.wait_until(e.id, deadline, |_| {}).await?;
         }
+        drop(leases);
         let events = self.analyze_completed().await;
         Ok((exp.session(view.session.id).await?, events))
     }

@@ -17,6 +17,7 @@ mod app;
 pub mod error;
 pub mod experiments;
 pub mod files;
+pub mod gc;
 pub mod goal_report;
 pub mod goals;
 pub mod kernel;

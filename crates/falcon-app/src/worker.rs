@@ -2,10 +2,16 @@
 //! [`falcon_exp::Exp::work`]), then the analyses completed experiments call for (profile, trace, kernel bench,
 //! accuracy). `falcon worker`, `exp submit --wait`, `session submit --wait` and the server's embedded worker
 //! all run this code.
+//!
+//! Leases are renewed on their own timer while a loop runs, not by its passes: [`App::start_worker`] (and the
+//! embedded loops of `--wait` and `exp logs -f`) hold a [`LeaseKeeper`], so an analysis of large profiles or a
+//! multi-GB upload that outlasts `[jobs] lease_s` keeps its jobs; when the loop stops, renewal stops with it
+//! and the leases lapse for another worker to take over.
 
 use crate::{App, Result};
 use falcon_core::ids::ExperimentId;
 use falcon_core::status::ExperimentStatus;
+pub use falcon_exp::housekeeping::LeaseKeeper;
 use serde::Serialize;
 
 /// How many completed experiments one pass analyses at most.
@@ -25,8 +31,27 @@ pub enum WorkerEvent {
     Warning { message: String },
 }
 
+/// A worker loop in progress: its passes run with the leases renewed in the background until it is dropped.
+pub struct Worker<'a> {
+    app: &'a App,
+    _leases: LeaseKeeper,
+}
+
+impl Worker<'_> {
+    /// One pass of the loop ([`App::worker_pass`]).
+    pub async fn pass(&self) -> Result<Vec<WorkerEvent>> {
+        self.app.worker_pass().await
+    }
+}
+
 impl App {
-    /// One pass of the loop; every event it produced, in order.
+    /// Starts a worker loop: lease renewal runs from now until the returned [`Worker`] is dropped.
+    pub async fn start_worker(&self) -> Result<Worker<'_>> {
+        Ok(Worker { app: self, _leases: self.exp().await?.keep_leases().await? })
+    }
+
+    /// One pass of the loop; every event it produced, in order. A loop of passes should run inside
+    /// [`App::start_worker`], which keeps the leases between and during passes.
     pub async fn worker_pass(&self) -> Result<Vec<WorkerEvent>> {
         let exp = self.exp().await?;
         let (tick, reconciled) = exp.work().await?;

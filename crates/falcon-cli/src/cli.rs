@@ -50,6 +50,8 @@ pub enum Command {
     Exp(ExpCommand),
     /// Run the orchestration loop (jobs and experiments) until interrupted.
     Worker(WorkerArgs),
+    /// Free disk: remove job folders of ended jobs whose outputs were collected, and trim the profile cache.
+    Gc(GcArgs),
     /// Optimization goals: create, list, show, claim, release, achieve, abandon, compare.
     #[command(subcommand)]
     Goal(GoalCommand),
@@ -400,6 +402,18 @@ pub enum GoalCommand {
         /// Goal id (`g-7`).
         id: String,
     },
+    /// Set a goal's baseline experiment (it must exist: a baseline that names the goal in its spec runs after
+    /// the goal is created, and is set here once it has).
+    SetBaseline {
+        /// Goal id (`g-7`).
+        id: String,
+        /// Experiment id (`e-41`).
+        #[arg(required_unless_present = "clear")]
+        experiment: Option<String>,
+        /// Clear the baseline instead.
+        #[arg(long, conflicts_with = "experiment")]
+        clear: bool,
+    },
     /// Claim a goal (or `--next`: the best open one) with a lease.
     Claim {
         /// Goal id.
@@ -613,6 +627,21 @@ pub struct CompareArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct GcArgs {
+    /// List what would be removed; remove nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Remove the folder (under <data-dir>/jobs) of a job only when it ended longer ago than this; a running
+    /// job's folder, or one whose outputs are not all in the artifact store, is never removed.
+    #[arg(long, value_name = "DURATION", default_value = "7d")]
+    pub older_than: String,
+    /// Trim the profile cache (<data-dir>/cache/profiles, fetched again when needed) to at most this size,
+    /// least recently used first.
+    #[arg(long, value_name = "SIZE", default_value = "10G")]
+    pub cache_cap: String,
+}
+
+#[derive(Debug, Args)]
 pub struct WorkerArgs {
     /// Stop after this many passes (default: run until interrupted).
     #[arg(long)]
@@ -624,6 +653,10 @@ pub struct InitArgs {
     /// Replace an existing falcon.toml.
     #[arg(long)]
     pub force: bool,
+    /// Keep an existing falcon.toml and only create the database and artifact directory it names (writes the
+    /// file when there is none): safe to run on every setup.
+    #[arg(long, conflicts_with = "force")]
+    pub keep: bool,
     /// Folder to write falcon.toml in (default: the current folder).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,

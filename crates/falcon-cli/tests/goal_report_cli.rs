@@ -214,14 +214,14 @@ fn missing_pieces_are_notes_and_unknown_goals_are_not_found() {
     );
     assert!(text(&falcon(d, &["goal", "report", &gid])).contains("no baseline"));
 
-    // A goal whose best experiment is its baseline (a goal may name its baseline before it runs)…
-    let g2 = json(&falcon(
-        d,
-        &["goal", "create", "--title", "same", "--metric", "tokens_per_s", "--baseline", "e-1", "--json"],
-    ));
+    // A goal whose best experiment is its baseline (the baseline names the goal in its spec, so the goal names
+    // it once it has run)…
+    let g2 = json(&falcon(d, &["goal", "create", "--title", "same", "--metric", "tokens_per_s", "--json"]));
     let g2 = g2["id"].as_str().unwrap().to_string();
     let base = submit(d, &plain_spec(d, "base", &g2, 100));
     assert_eq!(base, "e-1");
+    let set = json(&falcon(d, &["goal", "set-baseline", &g2, "e-1", "--json"]));
+    assert_eq!(set["baseline"], "e-1", "{set}");
     submit(d, &plain_spec(d, "worse", &g2, 50));
     let report = json(&falcon(d, &["goal", "report", &g2, "--json"]));
     assert_eq!(report["best"]["experiment"], "e-1", "{report:#}");

@@ -64,6 +64,10 @@ fn references_to_missing_goals_and_baselines_are_not_found_naming_the_field() {
         (&["exp", "submit", "goal.yaml", "--json"][..], "`goal`: goal g-99999"),
         (&["exp", "submit", "base.yaml", "--json"], "`baseline`: experiment e-99999"),
         (&["session", "submit", "sweep.yaml", "--goal", "g-999", "--json"], "`goal`: goal g-999"),
+        (
+            &["goal", "create", "--title", "t", "--metric", "mfu", "--baseline", "e-99999", "--json"],
+            "`baseline`: experiment e-99999",
+        ),
     ] {
         let out = falcon(d, args);
         assert_eq!(code(&out), 3, "{args:?}: {}", String::from_utf8_lossy(&out.stdout));
@@ -73,6 +77,16 @@ fn references_to_missing_goals_and_baselines_are_not_found_naming_the_field() {
     let listed = json(&falcon(d, &["exp", "list", "--json"]));
     assert!(listed["items"].as_array().unwrap().is_empty(), "nothing recorded: {listed}");
     assert!(json(&falcon(d, &["goal", "list", "--json"]))["items"].as_array().unwrap().is_empty());
+    // A goal names a baseline that runs after it with `goal set-baseline`, which checks it the same way.
+    let goal = json(&falcon(d, &["goal", "create", "--title", "t", "--metric", "mfu", "--json"]));
+    let gid = goal["id"].as_str().unwrap();
+    let out = falcon(d, &["goal", "set-baseline", gid, "e-99999", "--json"]);
+    assert_eq!(code(&out), 3);
+    assert!(json(&out)["error"]["message"].as_str().unwrap().contains("`baseline`: experiment e-99999"));
+    assert_eq!(code(&falcon(d, &["goal", "set-baseline", "g-99999", "--clear", "--json"])), 3, "a missing goal");
+    let cleared = json(&falcon(d, &["goal", "set-baseline", gid, "--clear", "--json"]));
+    assert!(cleared["baseline"].is_null(), "{cleared}");
+    assert_eq!(code(&falcon(d, &["goal", "set-baseline", gid])), 2, "an experiment or --clear");
 }
 
 #[test]
@@ -172,4 +186,72 @@ fn submit_wait_takes_a_timeout_and_leaves_the_experiment_running() {
     assert_eq!(code(&falcon(d, &["worker", "--passes", "2"])), 0, "the cancel reaches the job");
     assert_eq!(code(&falcon(d, &["exp", "submit", "slow.yaml", "--timeout", "2s"])), 2, "--timeout needs --wait");
     assert_eq!(code(&falcon(d, &["exp", "submit", "slow.yaml", "--wait", "--timeout", "soon"])), 2);
+}
+
+/// A workload that writes what a careless job writes: a 250-character file name, `x\y` beside `x/y`, a control
+/// character, a symlink, a FIFO, and a metrics file with a NaN line and a garbage line.
+const HOSTILE_OUTPUTS: &str = r#"cd "$FALCON_ARTIFACT_DIR"
+long=$(printf 'n%.0s' $(seq 250))
+echo long > "$long.txt"
+mkdir x && echo slash > x/y && echo backslash > 'x\y'
+echo tab > "$(printf 'a\tb')"
+ln -s /etc/hostname link
+mkfifo pipe
+i=0; while [ $i -lt 20 ]; do echo "{\"step\": $i, \"loss\": $((20 - i)), \"train\": {\"acc\": 0.$i}}" >> metrics.jsonl; i=$((i + 1)); done
+echo '{"step": 20, "loss": NaN}' >> metrics.jsonl
+echo 'this is not json' >> metrics.jsonl
+"#;
+
+#[test]
+fn every_file_a_job_writes_is_stored_or_listed_as_skipped_and_bad_metrics_lines_are_noted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert_eq!(code(&falcon(d, &["init"])), 0);
+    std::fs::write(d.join("hostile.sh"), HOSTILE_OUTPUTS).unwrap();
+    std::fs::write(
+        d.join("hostile.yaml"),
+        "name: hostile\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, hostile.sh]\nresources: {accelerator: cpu}\n",
+    )
+    .unwrap();
+    let out = falcon(d, &["exp", "submit", "hostile.yaml", "--wait", "--json"]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let shown = json(&falcon(d, &["exp", "show", "e-1", "--json"]));
+    assert_eq!(shown["status"], "COMPLETED", "{shown}");
+
+    // The metrics are summarised from the 20 good lines; the NaN and the garbage line are notes.
+    let loss = &shown["metrics"]["loss"];
+    assert!(loss["count"].as_i64().unwrap() > 0 && loss["mean"].as_f64().unwrap().is_finite(), "{shown}");
+    assert!(shown["metrics"]["train/acc"].is_object(), "nested fields are flattened: {shown}");
+    let notes = shown["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n["line"] == 22 && n["reason"].as_str().unwrap().starts_with("not valid JSON")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n["line"].is_null() && n["reason"].as_str().unwrap().contains("NaN or infinite")),
+        "{notes:?}"
+    );
+    assert!(notes.iter().all(|n| n["file"].as_str().unwrap().ends_with("metrics.jsonl")), "{notes:?}");
+
+    // Every file is an artifact or skipped with its reason; nothing collides.
+    let artifacts = json(&falcon(d, &["exp", "artifacts", "e-1", "--json", "--limit", "1000"]));
+    let keys: Vec<String> =
+        artifacts["items"].as_array().unwrap().iter().map(|a| a["key"].as_str().unwrap().to_string()).collect();
+    let has = |suffix: &str| keys.iter().any(|k| k.ends_with(suffix));
+    assert!(has("/x/y") && has("/x%5Cy") && has("/a%09b") && has("/metrics.jsonl"), "{keys:?}");
+    assert!(keys.iter().any(|k| k.contains("/nnnnnnnn") && k.contains('~')), "the long name is stored: {keys:?}");
+    let skipped = shown["skipped"].as_array().unwrap();
+    let reason_of =
+        |path: &str| skipped.iter().find(|s| s["path"] == path).map(|s| s["reason"].as_str().unwrap().to_string());
+    assert!(reason_of("link").is_some_and(|r| r.contains("symbolic link")), "{skipped:?}");
+    assert!(reason_of("pipe").is_some_and(|r| r.contains("FIFO")), "{skipped:?}");
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+
+    // The table names them too, with the control character escaped.
+    let text = String::from_utf8(falcon(d, &["exp", "show", "e-1"]).stdout).unwrap();
+    assert!(
+        text.contains("2 file(s) the job wrote are not stored") && text.contains("link: a symbolic link"),
+        "{text}"
+    );
+    assert!(text.contains("note(s) on its files") && !text.contains('\u{1b}'), "{text}");
 }

@@ -105,6 +105,12 @@ pub fn content_type_for(path: &str) -> &'static str {
     table.iter().find(|(ext, _)| name.ends_with(ext)).map_or("application/octet-stream", |(_, t)| t)
 }
 
+/// The hex SHA-256 of `data`, as artifact records keep it.
+pub fn sha256_hex(data: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

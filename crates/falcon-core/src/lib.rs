@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod config;
 pub mod error;
 pub mod ids;
+pub mod metrics_jsonl;
 pub mod spec;
 pub mod stats;
 pub mod status;

@@ -11,7 +11,8 @@ use falcon_core::spec::{canonical_json, falcon_env, substitute, ExperimentSpec};
 use falcon_core::stats::{compare, direction_for, CompareOptions, Direction, Verdict};
 use falcon_core::status::ExperimentStatus;
 use falcon_infra::meta::{
-    ArtifactRecord, ExperimentFilter, ExperimentRecord, MetricSummary, NewArtifact, NewExperiment, Transition,
+    ArtifactRecord, ExperimentFilter, ExperimentNote, ExperimentRecord, MetricSummary, NewArtifact, NewExperiment,
+    Transition,
 };
 use falcon_infra::InfraError;
 use falcon_job::{JobSpec, Resources, RetryPolicy};
@@ -36,7 +37,34 @@ pub struct ExperimentView {
     /// Why the job waits or failed, when it says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job_reason: Option<String>,
+    /// Files the job wrote that are not stored (or whose later version was refused), with the reason.
+    pub skipped: Vec<SkippedOutput>,
+    /// What the readers of its files skipped: malformed metrics lines, NaN values kept out of summaries.
+    pub notes: Vec<Note>,
 }
+
+/// A file the job wrote that is not among the artifacts as written, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedOutput {
+    /// Its path relative to the job's artifact folder.
+    pub path: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Something a reader skipped in one of the experiment's files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Note {
+    /// The file (artifact URI).
+    pub file: String,
+    /// 1-based line, when the note is about one line.
+    pub line: Option<u64>,
+    /// What was skipped and why.
+    pub reason: String,
+}
+
+/// The note source of the metrics reader.
+const METRICS_NOTES: &str = "metrics";
 
 /// What one reconcile pass changed.
 #[derive(Debug, Default, Clone, Serialize)]
@@ -101,27 +129,18 @@ impl Exp {
         match self.queue_job(&record, &resolved).await {
             Ok(job) => {
                 self.meta.set_experiment_job(record.id, job).await?;
-                self.meta
-                    .transition_experiment(
-                        record.id,
-                        ExperimentStatus::Pending,
-                        ExperimentStatus::Provisioning,
-                        &format!("job {job} queued"),
-                        None,
-                    )
-                    .await?;
+                self.transition(
+                    record.id,
+                    ExperimentStatus::Pending,
+                    ExperimentStatus::Provisioning,
+                    &format!("job {job} queued"),
+                    None,
+                )
+                .await?;
             }
             Err(e) => {
                 let reason = format!("could not queue its job: {e}");
-                self.meta
-                    .transition_experiment(
-                        record.id,
-                        ExperimentStatus::Pending,
-                        ExperimentStatus::Failed,
-                        &reason,
-                        None,
-                    )
-                    .await?;
+                self.transition(record.id, ExperimentStatus::Pending, ExperimentStatus::Failed, &reason, None).await?;
                 return Err(e);
             }
         }
@@ -146,7 +165,7 @@ impl Exp {
         let mut labels = spec.labels.clone();
         labels.insert("falcon.dev/experiment".into(), id.to_string());
         let job = JobSpec {
-            name: format!("e-{}", id.0),
+            name: job_name(id),
             image: spec.workload.image.clone(),
             command: spec.workload.command.clone(),
             env,
@@ -169,10 +188,35 @@ impl Exp {
         Ok(jobs.submit(&job).await?.id)
     }
 
+    /// Every status move of an experiment: checked against the lifecycle ([`lifecycle::can_transition`]), then
+    /// applied by the store's compare-and-set (a conflict when another process moved it first).
+    async fn transition(
+        &self,
+        id: ExperimentId,
+        from: ExperimentStatus,
+        to: ExperimentStatus,
+        reason: &str,
+        attempt: Option<i64>,
+    ) -> Result<()> {
+        if !lifecycle::can_transition(from, to) {
+            return Err(ExpError::State(format!("experiment {id} cannot move from {from} to {to}")));
+        }
+        self.meta.transition_experiment(id, from, to, reason, attempt).await?;
+        Ok(())
+    }
+
     /// Moves every live experiment to match its job; a finished one gets its artifacts indexed and metrics
-    /// summarised. Idempotent; a restarted worker loses nothing.
+    /// summarised. Idempotent; a restarted worker loses nothing. A PENDING experiment older than
+    /// [`PENDING_GRACE`] lost its submitter between inserting it and queuing its job: it is linked to its job
+    /// when the job exists (found by its deterministic name), else failed with the reason.
     pub async fn reconcile(&self) -> Result<ReconcileReport> {
         let mut report = ReconcileReport::default();
+        let pending = ExperimentFilter { status: Some(ExperimentStatus::Pending), limit: 500, ..Default::default() };
+        for exp in self.meta.list_experiments(&pending).await? {
+            if let Err(e) = self.recover_pending(&exp, &mut report).await {
+                report.errors.push(format!("experiment {}: {e}", exp.id));
+            }
+        }
         for status in [ExperimentStatus::Provisioning, ExperimentStatus::Running] {
             let mut filter = ExperimentFilter { status: Some(status), limit: 500, ..Default::default() };
             loop {
@@ -187,6 +231,36 @@ impl Exp {
             }
         }
         Ok(report)
+    }
+
+    async fn recover_pending(&self, exp: &ExperimentRecord, report: &mut ReconcileReport) -> Result<()> {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let age = (now.as_millis() as i64).saturating_sub(exp.created.0);
+        if age < PENDING_GRACE.as_millis() as i64 {
+            return Ok(()); // its submitter may still be queuing the job
+        }
+        let job = match exp.job {
+            Some(job) => Some(job),
+            None => self.meta.find_job_by_name(&job_name(exp.id)).await?.map(|j| j.id),
+        };
+        let (to, reason) = match job {
+            Some(job) => {
+                if exp.job.is_none() {
+                    self.meta.set_experiment_job(exp.id, job).await?;
+                }
+                (ExperimentStatus::Provisioning, format!("job {job} queued (linked after its submitter stopped)"))
+            }
+            None => (
+                ExperimentStatus::Failed,
+                "its job was never queued: the submitting process stopped first; submit the spec again".to_string(),
+            ),
+        };
+        match self.transition(exp.id, ExperimentStatus::Pending, to, &reason, None).await {
+            Ok(()) => report.moved.push((exp.id, to)),
+            Err(ExpError::Store(InfraError::Conflict(_))) => {} // its submitter or another worker moved it
+            Err(e) => return Err(e),
+        }
+        Ok(())
     }
 
     async fn reconcile_one(&self, exp: &ExperimentRecord, report: &mut ReconcileReport) -> Result<()> {
@@ -204,10 +278,10 @@ impl Exp {
         };
         // Through RUNNING when a short job finished between polls is not needed: PROVISIONING may end directly.
         let attempt = (step.attempt != exp.attempt).then_some(step.attempt);
-        match self.meta.transition_experiment(exp.id, exp.status, step.to, &step.reason, attempt).await {
-            Ok(_) => {}
-            Err(InfraError::Conflict(_)) => return Ok(()), // another worker moved it first
-            Err(e) => return Err(e.into()),
+        match self.transition(exp.id, exp.status, step.to, &step.reason, attempt).await {
+            Ok(()) => {}
+            Err(ExpError::Store(InfraError::Conflict(_))) => return Ok(()), // another worker moved it first
+            Err(e) => return Err(e),
         }
         report.moved.push((exp.id, step.to));
         if step.to.is_terminal() {
@@ -216,40 +290,75 @@ impl Exp {
         Ok(())
     }
 
-    /// Indexes every object under the experiment's prefix that is not indexed yet, and re-summarises its
-    /// metrics files.
+    /// Indexes the experiment's outputs that are not indexed yet, and re-summarises its metrics files.
+    ///
+    /// The job's outputs come from the Job module's job-outputs record, with the size and SHA-256 the upload
+    /// returned (nothing is downloaded again); an object under the experiment's prefix with no such record (an
+    /// experiment collected before schema version 3) is read once to hash it.
     pub async fn index_outputs(&self, id: ExperimentId, job: Option<JobId>) -> Result<Vec<ArtifactRecord>> {
         let prefix = experiment_prefix(id);
-        let known: std::collections::HashSet<String> =
+        let mut known: std::collections::HashSet<String> =
             self.meta.list_artifacts(id, None).await?.into_iter().map(|a| a.key).collect();
+        let outputs = match job {
+            Some(job) => self.meta.job_outputs(job).await?,
+            None => Vec::new(),
+        };
+        for stored in outputs.iter().filter_map(|o| o.stored.as_ref()) {
+            if known.insert(stored.key.clone()) {
+                self.index_one(id, job, &prefix, &stored.key, stored.size, stored.sha256.clone()).await?;
+            }
+        }
         for object in self.artifacts.list(&prefix).await? {
             if known.contains(&object.key) {
                 continue;
             }
-            let relative = object.key.strip_prefix(&format!("{prefix}/")).unwrap_or(&object.key);
             let data = self.artifacts.get(&object.key).await?;
-            let sha256 = sha256_hex(&data);
-            let new = NewArtifact {
-                experiment: Some(id),
-                job,
-                kind: ArtifactKind::recognise(relative),
-                key: object.key.clone(),
-                uri: object.uri.clone(),
-                size: object.size,
-                sha256,
-                content_type: content_type_for(relative).to_string(),
-            };
-            match self.meta.insert_artifact(&new).await {
-                Ok(_) | Err(InfraError::Conflict(_)) => {}
-                Err(e) => return Err(e.into()),
-            }
+            self.index_one(id, job, &prefix, &object.key, data.len() as u64, sha256_hex(&data)).await?;
         }
         let series = self.metric_series(id).await?;
         self.meta.put_metric_summaries(id, &series.summaries(None)).await?;
+        let notes: Vec<ExperimentNote> = series
+            .notes
+            .iter()
+            .map(|n| ExperimentNote {
+                source: METRICS_NOTES.into(),
+                file: n.file.clone(),
+                line: n.line.map(|l| l as u64),
+                reason: n.reason.clone(),
+            })
+            .collect();
+        self.meta.put_experiment_notes(id, METRICS_NOTES, &notes).await?;
         Ok(self.meta.list_artifacts(id, None).await?)
     }
 
-    /// The experiment's per-step metrics, from its `metrics*.jsonl` artifacts.
+    async fn index_one(
+        &self,
+        id: ExperimentId,
+        job: Option<JobId>,
+        prefix: &str,
+        key: &str,
+        size: u64,
+        sha256: String,
+    ) -> Result<()> {
+        let relative = key.strip_prefix(&format!("{prefix}/")).unwrap_or(key);
+        let new = NewArtifact {
+            experiment: Some(id),
+            job,
+            kind: ArtifactKind::recognise(relative),
+            key: key.to_string(),
+            uri: self.artifacts.uri(key),
+            size,
+            sha256,
+            content_type: content_type_for(relative).to_string(),
+        };
+        match self.meta.insert_artifact(&new).await {
+            Ok(_) | Err(InfraError::Conflict(_)) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The experiment's per-step metrics, from its `metrics*.jsonl` artifacts (with what the reader skipped
+    /// in `notes`).
     pub async fn metric_series(&self, id: ExperimentId) -> Result<MetricSeries> {
         let mut series = MetricSeries::default();
         for a in self.meta.list_artifacts(id, Some(ArtifactKind::Metrics)).await? {
@@ -258,7 +367,7 @@ impl Exp {
             }
             let data = self.artifacts.get_verified(&a.key, a.size, &a.sha256).await?;
             let text = String::from_utf8_lossy(&data);
-            series.merge(MetricSeries::parse(&text, &a.uri).map_err(|e| ExpError::Invalid(e.to_string()))?);
+            series.merge(MetricSeries::parse(&text, &a.uri));
         }
         Ok(series)
     }
@@ -282,12 +391,30 @@ impl Exp {
             Some(job) if !record.status.is_terminal() => self.meta.get_job(job).await?.status_reason,
             _ => None,
         };
+        let skipped = match record.job {
+            Some(job) => self
+                .meta
+                .job_outputs(job)
+                .await?
+                .into_iter()
+                .filter_map(|o| Some(SkippedOutput { reason: o.skip_reason?, path: o.path }))
+                .collect(),
+            None => Vec::new(),
+        };
         Ok(ExperimentView {
             history: self.meta.experiment_history(id).await?,
             artifacts: self.meta.list_artifacts(id, None).await?,
             metrics: self.meta.metric_summaries(id).await?.into_iter().map(|m| (m.metric.clone(), m)).collect(),
             analysis: self.meta.analysis_summaries(id).await?,
             job_reason,
+            skipped,
+            notes: self
+                .meta
+                .experiment_notes(id)
+                .await?
+                .into_iter()
+                .map(|n| Note { file: n.file, line: n.line, reason: n.reason })
+                .collect(),
             record,
         })
     }
@@ -309,15 +436,14 @@ impl Exp {
                 self.jobs().await?.cancel(job).await?;
             }
             None => {
-                self.meta
-                    .transition_experiment(
-                        id,
-                        exp.status,
-                        ExperimentStatus::Cancelled,
-                        "cancelled before its job was queued",
-                        None,
-                    )
-                    .await?;
+                self.transition(
+                    id,
+                    exp.status,
+                    ExperimentStatus::Cancelled,
+                    "cancelled before its job was queued",
+                    None,
+                )
+                .await?;
             }
         }
         Ok(self.meta.get_experiment(id).await?)
@@ -380,7 +506,7 @@ impl Exp {
             let Some(last) = page.last() else { break };
             filter.before = Some(last.id);
             experiments.extend(page);
-            if experiments.len() >= 100_000 {
+            if experiments.len() as u64 >= HISTORY_READS {
                 break;
             }
         }
@@ -502,11 +628,22 @@ pub struct HistoryChange {
 }
 
 /// Where an experiment's artifacts live in the artifact store.
+/// The name of an experiment's job: deterministic, so an experiment whose submitter stopped before linking the
+/// job finds it.
+fn job_name(id: ExperimentId) -> String {
+    format!("e-{}", id.0)
+}
+
+/// How many completed experiments of a series [`Exp::history`] reads (the newest ones).
+pub const HISTORY_READS: u64 = 100_000;
+
+/// How long a PENDING experiment may wait for its submitter to queue its job before reconcile takes over.
+pub const PENDING_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+
 pub fn experiment_prefix(id: ExperimentId) -> String {
     format!("experiments/{id}")
 }
 
 fn sha256_hex(data: &[u8]) -> String {
-    use sha2::Digest;
-    hex::encode(sha2::Sha256::digest(data))
+    falcon_core::artifact::sha256_hex(data)
 }

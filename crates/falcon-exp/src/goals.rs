@@ -109,7 +109,16 @@ pub struct SessionView {
 impl Exp {
     /// Records a goal (`OPEN`).
     pub async fn create_goal(&self, goal: &NewGoal) -> Result<GoalRecord> {
+        self.check_references(None, goal.baseline, "the goal's").await?;
         Ok(self.meta.insert_goal(goal).await?)
+    }
+
+    /// Sets (or, with `None`, clears) a goal's baseline: for a baseline that runs after the goal exists (its
+    /// spec names the goal), so the goal can name it once it does.
+    pub async fn set_goal_baseline(&self, id: GoalId, baseline: Option<ExperimentId>) -> Result<GoalRecord> {
+        self.meta.get_goal(id).await?;
+        self.check_references(None, baseline, "the goal's").await?;
+        Ok(self.meta.set_goal_baseline(id, baseline).await?)
     }
 
     /// Goals, optionally of one status; highest priority first, then oldest.

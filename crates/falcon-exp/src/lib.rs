@@ -10,12 +10,14 @@ mod doctor;
 mod error;
 pub mod experiments;
 pub mod goals;
+pub mod housekeeping;
 pub mod lifecycle;
 pub mod metrics;
 pub mod sweep;
 
 pub use doctor::{doctor, Check, DoctorReport};
 pub use error::{ExpError, Result};
+pub use experiments::{HISTORY_READS, PENDING_GRACE};
 pub use falcon_infra::meta::{ArtifactRecord, ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal};
 pub use falcon_job::PoolUsage;
 
@@ -59,10 +61,20 @@ pub struct Connection {
 }
 
 impl Exp {
-    /// Connects both stores, creating the SQLite file or MySQL database and the local artifact directory when
-    /// missing, and applying schema migrations.
+    /// Connects both stores, applying pending schema migrations and creating the local artifact directory when
+    /// missing. The database must exist: a missing SQLite file or MySQL database is "not found" (exit 3) and
+    /// nothing is created, so a mistyped `--db` cannot start an empty store; [`Exp::init`] creates it.
     pub async fn connect(config: &Config) -> Result<Exp> {
-        let meta = MetaStore::connect(&config.db).await?;
+        Self::with_meta(config, MetaStore::connect(&config.db).await?)
+    }
+
+    /// [`Exp::connect`], creating the SQLite file (and its folder) or the MySQL database when missing: what
+    /// `falcon init` does.
+    pub async fn init(config: &Config) -> Result<Exp> {
+        Self::with_meta(config, MetaStore::create(&config.db).await?)
+    }
+
+    fn with_meta(config: &Config, meta: MetaStore) -> Result<Exp> {
         let artifacts = ArtifactStore::open(&config.artifacts, &config.gcs, &config.s3)?;
         let owner = format!("falcon-{}-{}", hostname(), std::process::id());
         Ok(Exp { meta, artifacts, config: config.clone(), owner, jobs: Default::default() })
@@ -97,6 +109,11 @@ impl Exp {
             artifacts: self.artifacts.uri("").trim_end_matches('/').to_string(),
             pools: self.config.pools.iter().map(|p| p.name.clone()).collect(),
         })
+    }
+
+    /// How many experiments match `filter` (its page size and cursor ignored).
+    pub async fn count(&self, filter: &ExperimentFilter) -> Result<u64> {
+        Ok(u64::try_from(self.meta.count_experiments(filter).await?).unwrap_or(0))
     }
 
     /// The configuration this service was built from.

@@ -3,60 +3,66 @@
 //! The series themselves stay in the artifact store; the metadata store keeps one summary row per numeric
 //! field (count, mean, median, p90, min, max, last) with the warm-up steps excluded (DESIGN.md §2).
 
+use falcon_core::metrics_jsonl::{self, StepColumn};
 use falcon_core::stats::{drop_warmup, summarize};
 use falcon_infra::meta::MetricSummary;
 use std::collections::BTreeMap;
 
-/// A malformed metrics file, naming the file and line.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}: {message}")]
-pub struct MetricsError {
-    /// File (artifact key or path).
+/// Something the metrics reader skipped in one file: a line it could not read, a count of records or values
+/// left out (`line` is `None`), or non-finite values kept out of the summaries. Shown by `exp show`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct MetricsNote {
+    /// File (artifact URI or path).
     pub file: String,
-    /// 1-based line number.
-    pub line: usize,
-    /// What is wrong.
-    pub message: String,
+    /// 1-based line, when the note is about one line.
+    pub line: Option<usize>,
+    /// What was skipped and why.
+    pub reason: String,
 }
 
-/// Numeric fields of a metrics file by name, each as `(step, value)` in step order (a step written twice — a
-/// restarted attempt — keeps its last value).
+/// Numeric fields of metrics files by name, each as `(step, value)` in step order (a step written twice — a
+/// restarted attempt — keeps its last value). Only finite values: NaN and infinities are counted in `notes`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MetricSeries {
     /// Field name → samples in step order.
     pub fields: BTreeMap<String, Vec<(i64, f64)>>,
+    /// What the reader skipped, per file.
+    pub notes: Vec<MetricsNote>,
 }
 
 impl MetricSeries {
-    /// Parses JSONL text. Blank lines are skipped; each other line must be a JSON object with an integer
-    /// `step`; numeric fields are kept, other fields ignored.
-    pub fn parse(text: &str, file: &str) -> Result<MetricSeries, MetricsError> {
+    /// Reads JSONL text with the shared metrics reader ([`falcon_core::metrics_jsonl`], `step` as the step
+    /// column): every line it can read counts; what it skips, and every non-finite value, becomes a note.
+    pub fn parse(text: &str, file: &str) -> MetricSeries {
+        let read = metrics_jsonl::read(text, StepColumn::Named("step"));
         let mut by_field: BTreeMap<String, BTreeMap<i64, f64>> = BTreeMap::new();
-        for (i, line) in text.lines().enumerate() {
-            let err = |message: String| MetricsError { file: file.to_string(), line: i + 1, message };
-            if line.trim().is_empty() {
-                continue;
-            }
-            let value: serde_json::Value = serde_json::from_str(line).map_err(|e| err(format!("not JSON: {e}")))?;
-            let object = value.as_object().ok_or_else(|| err("expected one JSON object per line".into()))?;
-            let step = object
-                .get("step")
-                .and_then(serde_json::Value::as_i64)
-                .ok_or_else(|| err("missing an integer `step`".into()))?;
-            for (name, v) in object {
-                if name == "step" {
-                    continue;
-                }
-                if let Some(x) = v.as_f64() {
-                    by_field.entry(name.clone()).or_default().insert(step, x);
+        let mut nonfinite: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        for record in read.records {
+            for (name, x) in record.values {
+                if x.is_finite() {
+                    by_field.entry(name).or_default().insert(record.step, x);
+                } else {
+                    nonfinite.entry(name).or_insert((0, record.line)).0 += 1;
                 }
             }
         }
-        Ok(MetricSeries { fields: by_field.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect() })
+        let note = |line, reason| MetricsNote { file: file.to_string(), line, reason };
+        let mut notes: Vec<MetricsNote> = read.notes.into_iter().map(|n| note(n.line, n.reason)).collect();
+        for (name, (n, first)) in nonfinite {
+            notes.push(note(
+                None,
+                format!("{name:?}: {n} NaN or infinite values left out of the summaries (first on line {first})"),
+            ));
+        }
+        if read.objects == 0 && notes.is_empty() && !text.trim().is_empty() {
+            notes.push(note(None, "no JSON records".into()));
+        }
+        MetricSeries { fields: by_field.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect(), notes }
     }
 
     /// Adds another file's fields (several `metrics*.jsonl` of one experiment).
     pub fn merge(&mut self, other: MetricSeries) {
+        self.notes.extend(other.notes);
         for (name, samples) in other.fields {
             let mut merged: BTreeMap<i64, f64> = self.fields.remove(&name).unwrap_or_default().into_iter().collect();
             merged.extend(samples);
@@ -106,7 +112,8 @@ mod tests {
 
     #[test]
     fn summaries_exclude_warmup_and_keep_numeric_fields() {
-        let series = MetricSeries::parse(RUN, "metrics.jsonl").unwrap();
+        let series = MetricSeries::parse(RUN, "metrics.jsonl");
+        assert!(series.notes.iter().all(|n| n.reason.contains("\"note\"")), "{:?}", series.notes);
         assert_eq!(series.fields.keys().collect::<Vec<_>>(), ["loss", "step_time_s"]);
         let summaries = series.summaries(None);
         let step = summaries.iter().find(|s| s.metric == "step_time_s").unwrap();
@@ -121,20 +128,29 @@ mod tests {
     #[test]
     fn a_rewritten_step_keeps_its_last_value_and_files_merge() {
         let mut a =
-            MetricSeries::parse("{\"step\":1,\"loss\":3}\n{\"step\":2,\"loss\":2}\n{\"step\":2,\"loss\":1.5}\n", "a")
-                .unwrap();
+            MetricSeries::parse("{\"step\":1,\"loss\":3}\n{\"step\":2,\"loss\":2}\n{\"step\":2,\"loss\":1.5}\n", "a");
         assert_eq!(a.fields["loss"], [(1, 3.0), (2, 1.5)]);
-        a.merge(MetricSeries::parse("{\"step\":3,\"tokens_per_s\":100}\n", "b").unwrap());
+        a.merge(MetricSeries::parse("{\"step\":3,\"tokens_per_s\":100}\n", "b"));
         assert_eq!(a.fields["tokens_per_s"], [(3, 100.0)]);
     }
 
     #[test]
-    fn malformed_lines_name_file_and_line() {
-        let err = MetricSeries::parse("{\"step\":1}\n{\"loss\":2}\n", "metrics.jsonl").unwrap_err();
-        assert_eq!((err.line, err.to_string().contains("metrics.jsonl:2")), (2, true));
-        let err = MetricSeries::parse("{\"step\":1}\nnot json\n", "m").unwrap_err();
-        assert!(err.message.starts_with("not JSON"), "{err}");
-        let err = MetricSeries::parse("[1,2]\n", "m").unwrap_err();
-        assert!(err.message.contains("object"), "{err}");
+    fn bad_lines_and_nonfinite_values_become_notes_and_the_rest_counts() {
+        // One garbage line of 21 and a NaN used to leave the experiment with no metrics at all.
+        let mut text: String = (0..20).map(|i| format!("{{\"step\": {i}, \"loss\": {}}}\n", 10 - i / 2)).collect();
+        text.insert_str(0, "{\"step\": -1, \"loss\": NaN}\nnot json at all\n");
+        let s = MetricSeries::parse(&text, "metrics.jsonl");
+        assert_eq!(s.fields["loss"].len(), 20);
+        let reasons: Vec<(Option<usize>, &str)> = s.notes.iter().map(|n| (n.line, n.reason.as_str())).collect();
+        assert_eq!(reasons.len(), 2, "{reasons:?}");
+        assert_eq!(reasons[0].0, Some(2));
+        assert!(reasons[0].1.starts_with("not valid JSON"), "{reasons:?}");
+        assert_eq!(
+            reasons[1],
+            (None, "\"loss\": 1 NaN or infinite values left out of the summaries (first on line 1)")
+        );
+        assert!(s.notes.iter().all(|n| n.file == "metrics.jsonl"));
+        let loss = s.summaries(Some(0)).into_iter().find(|m| m.metric == "loss").unwrap();
+        assert!(loss.mean.is_finite() && loss.count == 20);
     }
 }

@@ -12,9 +12,9 @@ fn config(layer: ConfigLayer) -> Config {
 async fn a_fresh_local_setup_passes_every_check() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(ConfigLayer { data_dir: Some(dir.path().join(".falcon")), ..Default::default() });
-    let exp = Exp::connect(&cfg).await.unwrap();
+    let exp = Exp::init(&cfg).await.unwrap();
     let conn = exp.connection().await.unwrap();
-    assert_eq!(conn.schema_version, Some(2));
+    assert_eq!(conn.schema_version, Some(3));
     assert_eq!(conn.pools, ["local"]);
     exp.close().await;
     let report = doctor(&cfg).await;

@@ -42,7 +42,7 @@ fn goal(title: &str, priority: i64) -> NewGoal {
 async fn migrations_are_current_and_reapplying_is_harmless(store: MetaStore) {
     let status = store.migration_status().await.unwrap();
     assert!(status.is_current(), "{status:?}");
-    assert_eq!(status.latest, 2);
+    assert_eq!(status.latest, 3);
     store.migrate().await.unwrap();
     assert_eq!(store.migration_status().await.unwrap(), status);
 }
@@ -311,6 +311,48 @@ async fn jobs_record_status_history_and_leases(store: MetaStore) {
     store.release_job(job.id, "worker-b").await.unwrap();
     assert_eq!(store.get_job(job.id).await.unwrap().lease_owner, None);
     assert!(matches!(store.get_job(JobId(424242)).await.unwrap_err(), InfraError::NotFound { .. }));
+}
+
+async fn lease_renewal_extends_only_live_leases_of_active_jobs(store: MetaStore) {
+    let mut ids = Vec::new();
+    for name in ["renew-held", "renew-lapsed", "renew-ended", "renew-other"] {
+        let new = NewJob { name: name.into(), spec: serde_json::json!({}), priority: 0, labels: BTreeMap::new() };
+        ids.push(store.insert_job(&new).await.unwrap().id);
+    }
+    let [held, lapsed, ended, other] = [ids[0], ids[1], ids[2], ids[3]];
+    assert!(store.claim_job(held, "worker-a", Duration::from_secs(5)).await.unwrap());
+    assert!(store.claim_job(lapsed, "worker-a", Duration::from_millis(1)).await.unwrap());
+    assert!(store.claim_job(ended, "worker-a", Duration::from_secs(5)).await.unwrap());
+    assert!(store.claim_job(other, "worker-b", Duration::from_secs(5)).await.unwrap());
+    store
+        .transition_job(ended, JobStatus::Queued, JobStatus::Cancelled, "cancelled", JobChanges::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let before: Vec<_> = lease_snapshot(&store, &ids).await;
+
+    assert_eq!(store.renew_leases("worker-a", Duration::from_secs(600)).await.unwrap(), 1, "only the live lease");
+    let after = lease_snapshot(&store, &ids).await;
+    assert!(after[0].1.unwrap().0 >= before[0].1.unwrap().0 + 500_000, "the held lease now runs ~600 s: {after:?}");
+    assert_eq!(after[1..], before[1..], "a lapsed lease, an ended job's and another owner's are untouched");
+    assert!(store.claim_job(lapsed, "worker-b", Duration::from_secs(60)).await.unwrap(), "the lapsed one is free");
+    assert_eq!(store.renew_leases("worker-a", Duration::from_secs(600)).await.unwrap(), 1);
+    assert_eq!(
+        store.get_job(lapsed).await.unwrap().lease_owner.as_deref(),
+        Some("worker-b"),
+        "renewal never takes back a lease another worker claimed"
+    );
+    assert_eq!(store.renew_leases("nobody", Duration::from_secs(600)).await.unwrap(), 0);
+}
+
+/// Each job's (lease owner, lease expiry).
+async fn lease_snapshot(store: &MetaStore, ids: &[JobId]) -> Vec<(Option<String>, Option<falcon_core::time::Millis>)> {
+    let mut out = Vec::new();
+    for id in ids {
+        let job = store.get_job(*id).await.unwrap();
+        out.push((job.lease_owner, job.lease_expires));
+    }
+    out
 }
 
 async fn artifacts_are_indexed_once(store: MetaStore) {
@@ -630,6 +672,7 @@ on_both_databases!(
     oversized_values_are_refused_naming_table_and_column,
     goals_and_sessions_round_trip,
     jobs_record_status_history_and_leases,
+    lease_renewal_extends_only_live_leases_of_active_jobs,
     artifacts_are_indexed_once,
     summaries_are_replaced_not_duplicated,
     concurrent_writers_lose_nothing,
@@ -652,7 +695,7 @@ async fn bad_urls_and_dead_servers_are_reported_clearly() {
 async fn sqlite_file_uses_wal_and_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("nested/dir/meta.db").display());
-    let store = MetaStore::connect(&url).await.unwrap();
+    let store = MetaStore::create(&url).await.unwrap();
     let id = store.insert_experiment(&experiment("kept", &[])).await.unwrap().id;
     store.close().await;
     assert!(dir.path().join("nested/dir/meta.db-wal").exists() || dir.path().join("nested/dir/meta.db").exists());

@@ -13,6 +13,6 @@ pub mod spec;
 mod sync;
 
 pub use error::{JobError, Result};
-pub use manager::{JobManager, ManagerConfig, PoolUsage, TickReport};
+pub use manager::{JobDirCollection, JobManager, LeaseKeeper, ManagerConfig, PoolUsage, TickReport, COLLECT_TRIES};
 pub use pool::Pool;
 pub use spec::{CapacityType, JobSpec, Resources, RetryPolicy};

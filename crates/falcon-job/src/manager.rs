@@ -23,6 +23,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod gc;
+pub use gc::JobDirCollection;
+
 const ACTIVE: [JobStatus; 4] = [JobStatus::Queued, JobStatus::Submitted, JobStatus::Pending, JobStatus::Running];
 
 /// Timings and identity of a manager.
@@ -38,6 +41,9 @@ pub struct ManagerConfig {
     pub capacity_timeout: Duration,
     /// How often logs and artifacts of running jobs are copied.
     pub log_interval: Duration,
+    /// How long an ended job's outputs are tried again (at least [`COLLECT_TRIES`] times) before the job fails
+    /// with its outputs uncollected.
+    pub collect_patience: Duration,
 }
 
 impl ManagerConfig {
@@ -49,6 +55,7 @@ impl ManagerConfig {
             poll_interval: Duration::from_secs(1),
             capacity_timeout: Duration::from_secs(60),
             log_interval: Duration::from_secs(5),
+            collect_patience: Duration::from_secs(300),
         }
     }
 
@@ -60,6 +67,7 @@ impl ManagerConfig {
             poll_interval: Duration::from_millis(jobs.poll_interval_ms),
             capacity_timeout: Duration::from_secs(jobs.capacity_timeout_s),
             log_interval: Duration::from_secs(jobs.log_interval_s),
+            collect_patience: Duration::from_secs(300),
         }
     }
 }
@@ -93,10 +101,41 @@ pub struct PoolUsage {
     pub waiting: u32,
 }
 
+/// Renews a manager's leases while it lives; see [`JobManager::keep_leases`]. Renewal stops when it is
+/// dropped or [`LeaseKeeper::stop`]ped.
+#[derive(Debug)]
+pub struct LeaseKeeper {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl LeaseKeeper {
+    /// Stops renewing (the same as dropping it).
+    pub fn stop(self) {}
+}
+
+impl Drop for LeaseKeeper {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 #[derive(Default)]
 struct Tracked {
     unschedulable_since: Option<Instant>,
     last_copy: Option<Instant>,
+    /// Failed tries of the final collection of this job's outputs, and when the first failed.
+    collect_failures: u32,
+    first_collect_failure: Option<Instant>,
+}
+
+/// The fewest times the final collection of an ended job's outputs is tried (once per tick) before giving up.
+pub const COLLECT_TRIES: u32 = 10;
+
+/// What the final collection came to.
+enum Collected {
+    Done,
+    Retry,
+    GaveUp(String),
 }
 
 /// The Job module's service.
@@ -120,7 +159,7 @@ impl JobManager {
         config: ManagerConfig,
     ) -> Self {
         assert_eq!(pools.len(), backends.len(), "one backend per pool");
-        let sync = ArtifactSync::new(artifacts.clone());
+        let sync = ArtifactSync::new(artifacts.clone(), meta.clone());
         JobManager { meta, artifacts, pools, backends, config, tracked: Mutex::new(HashMap::new()), sync }
     }
 
@@ -207,8 +246,10 @@ impl JobManager {
         self.get(id).await
     }
 
-    /// Runs ticks until `shutdown` completes.
+    /// Runs ticks until `shutdown` completes, with the leases renewed on their own timer meanwhile
+    /// ([`JobManager::keep_leases`]), so a tick that outlasts the lease loses nothing.
     pub async fn run(&self, shutdown: impl std::future::Future<Output = ()>) {
+        let _leases = self.keep_leases();
         tokio::pin!(shutdown);
         loop {
             match self.tick().await {
@@ -224,6 +265,34 @@ impl JobManager {
                 _ = tokio::time::sleep(self.config.poll_interval) => {}
             }
         }
+    }
+
+    /// Extends the leases this manager still holds on active jobs (never one it lost); how many.
+    pub async fn renew_leases(&self) -> Result<u64> {
+        Ok(self.meta.renew_leases(&self.config.owner, self.config.lease).await?)
+    }
+
+    /// Starts renewing this manager's leases every third of the lease, on a task of its own, for as long as
+    /// the returned guard lives: a tick, an analysis or an upload that takes longer than the lease then keeps
+    /// its jobs. Dropping the guard (the worker stops) stops the renewals, so the leases lapse and another
+    /// worker takes over. A renewal that fails is logged and tried again at the next interval.
+    pub fn keep_leases(&self) -> LeaseKeeper {
+        let meta = self.meta.clone();
+        let owner = self.config.owner.clone();
+        let lease = self.config.lease;
+        let every = (lease / 3).max(Duration::from_millis(10));
+        let task = tokio::spawn(async move {
+            let mut timer = tokio::time::interval(every);
+            timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                timer.tick().await;
+                match meta.renew_leases(&owner, lease).await {
+                    Ok(n) => tracing::trace!("renewed {n} lease(s) of {owner}"),
+                    Err(e) => tracing::warn!("renewing the job leases of {owner} failed (will retry): {e}"),
+                }
+            }
+        });
+        LeaseKeeper { task }
     }
 
     /// One pass over every active job.
@@ -333,6 +402,15 @@ impl JobManager {
         let by_id: HashMap<JobId, &(JobRecord, JobSpec, Resolved)> = parsed.iter().map(|p| (p.0.id, p)).collect();
         for decision in decisions {
             match decision {
+                // Fits none of this worker's pools, whatever their load: it would wait forever, so it fails
+                // (EXP then fails its experiment with this reason).
+                Decision::Unplaceable { job, reason } => {
+                    let (record, _, _) = by_id[&job];
+                    if let Err(e) = self.finish(record, JobStatus::Failed, &reason, JobChanges::default(), report).await
+                    {
+                        report.errors.push(format!("job {job}: failing it ({reason}) failed: {e}"));
+                    }
+                }
                 Decision::Wait { job, reason } => {
                     let (record, _, _) = by_id[&job];
                     if record.status_reason.as_deref() != Some(reason.as_str()) {
@@ -406,19 +484,29 @@ impl JobManager {
         let handle = BackendRef(handle.clone());
         if job.cancel_requested {
             // Copy first: on Kubernetes the delete takes the pods, and their logs, with it.
-            self.copy_outputs(job, backend.as_ref(), &handle, true).await;
+            let _ = self.copy_outputs(job, backend.as_ref(), &handle, true).await;
             backend.cancel(&handle).await?;
-            self.copy_outputs(job, backend.as_ref(), &handle, true).await;
-            return self.finish(job, JobStatus::Cancelled, "cancelled on request", JobChanges::default(), report).await;
+            return match self.collect_final(job, backend.as_ref(), &handle).await? {
+                Collected::Done => {
+                    self.finish(job, JobStatus::Cancelled, "cancelled on request", JobChanges::default(), report).await
+                }
+                Collected::Retry => Ok(()),
+                Collected::GaveUp(why) => {
+                    self.finish(job, JobStatus::Failed, &why, JobChanges::default(), report).await
+                }
+            };
         }
         let spec: JobSpec =
             serde_json::from_value(job.spec.clone()).map_err(|e| JobError::spec("spec", e.to_string()))?;
         if let (JobStatus::Running, Some(limit), Some(started)) = (job.status, spec.timeout_s, job.started) {
             if now().0 - started.0 > (limit as i64) * 1000 {
-                self.copy_outputs(job, backend.as_ref(), &handle, true).await;
+                let _ = self.copy_outputs(job, backend.as_ref(), &handle, true).await;
                 backend.cancel(&handle).await?;
-                self.copy_outputs(job, backend.as_ref(), &handle, true).await;
-                let reason = format!("timed out after {limit} s");
+                let reason = match self.collect_final(job, backend.as_ref(), &handle).await? {
+                    Collected::Done => format!("timed out after {limit} s"),
+                    Collected::Retry => return Ok(()),
+                    Collected::GaveUp(why) => format!("timed out after {limit} s; {why}"),
+                };
                 return self.finish(job, JobStatus::Failed, &reason, JobChanges::default(), report).await;
             }
         }
@@ -444,16 +532,29 @@ impl JobManager {
                     let changes = JobChanges { started: Some(now()), ..Default::default() };
                     self.transition(job, JobStatus::Running, &format!("running on pool {pool_name}"), changes).await?;
                 }
-                self.copy_outputs(job, backend.as_ref(), &handle, false).await;
+                if let Err(e) = self.copy_outputs(job, backend.as_ref(), &handle, false).await {
+                    tracing::warn!("job {}: copying logs and artifacts failed (retried at the next copy): {e}", job.id);
+                }
                 Ok(())
             }
             BackendState::Succeeded => {
-                self.copy_outputs(job, backend.as_ref(), &handle, true).await;
+                match self.collect_final(job, backend.as_ref(), &handle).await? {
+                    Collected::Done => {}
+                    Collected::Retry => return Ok(()),
+                    Collected::GaveUp(why) => {
+                        let changes = JobChanges { exit_code: Some(0), ..Default::default() };
+                        return self.finish(job, JobStatus::Failed, &why, changes, report).await;
+                    }
+                }
                 let changes = JobChanges { exit_code: Some(0), ..Default::default() };
                 self.finish(job, JobStatus::Succeeded, "exited with status 0", changes, report).await
             }
             BackendState::Failed { exit_code, reason } => {
-                self.copy_outputs(job, backend.as_ref(), &handle, true).await;
+                let reason = match self.collect_final(job, backend.as_ref(), &handle).await? {
+                    Collected::Done => reason,
+                    Collected::Retry => return Ok(()),
+                    Collected::GaveUp(why) => format!("{reason}; {why}"),
+                };
                 let retryable = exit_code.is_some_and(|c| spec.retry.retry_exit_codes.contains(&c));
                 let changes = JobChanges { exit_code: exit_code.map(i64::from), ..Default::default() };
                 let ended = self.finish(job, JobStatus::Failed, &reason, changes, report).await;
@@ -469,15 +570,25 @@ impl JobManager {
                 ended
             }
             BackendState::Preempted { reason } => {
-                self.copy_outputs(job, backend.as_ref(), &handle, true).await;
+                let reason = match self.collect_final(job, backend.as_ref(), &handle).await? {
+                    Collected::Done => reason,
+                    Collected::Retry => return Ok(()),
+                    Collected::GaveUp(why) => format!("{reason}; {why}"),
+                };
                 let ended = self.finish(job, JobStatus::Preempted, &reason, JobChanges::default(), report).await;
                 self.retry(job, JobStatus::Preempted, &spec, "preempted").await?;
                 ended
             }
-            BackendState::Cancelled => {
-                self.copy_outputs(job, backend.as_ref(), &handle, true).await;
-                self.finish(job, JobStatus::Cancelled, "cancelled on the backend", JobChanges::default(), report).await
-            }
+            BackendState::Cancelled => match self.collect_final(job, backend.as_ref(), &handle).await? {
+                Collected::Done => {
+                    self.finish(job, JobStatus::Cancelled, "cancelled on the backend", JobChanges::default(), report)
+                        .await
+                }
+                Collected::Retry => Ok(()),
+                Collected::GaveUp(why) => {
+                    self.finish(job, JobStatus::Failed, &why, JobChanges::default(), report).await
+                }
+            },
             BackendState::Missing => {
                 self.finish(
                     job,
@@ -540,9 +651,42 @@ impl JobManager {
         Ok(())
     }
 
+    /// The final collection of an ended job's outputs, which must succeed before the job is terminal: on a
+    /// failure the job stays RUNNING ("collecting outputs", tried again next tick) for at least
+    /// [`COLLECT_TRIES`] tries and `collect_patience`, then gives up with the reason (the job then ends FAILED:
+    /// its data is not all there).
+    async fn collect_final(&self, job: &JobRecord, backend: &dyn Backend, handle: &BackendRef) -> Result<Collected> {
+        let Err(e) = self.copy_outputs(job, backend, handle, true).await else {
+            return Ok(Collected::Done);
+        };
+        let (tries, since) = self.with_tracked(job.id, |t| {
+            t.collect_failures += 1;
+            (t.collect_failures, *t.first_collect_failure.get_or_insert_with(Instant::now))
+        });
+        if tries >= COLLECT_TRIES && since.elapsed() >= self.config.collect_patience {
+            return Ok(Collected::GaveUp(format!("its outputs could not be collected after {tries} tries: {e}")));
+        }
+        let reason = format!("collecting outputs: try {tries} of {COLLECT_TRIES} failed ({e}); trying again");
+        tracing::warn!("job {}: {reason}", job.id);
+        if job.status == JobStatus::Running {
+            self.meta.set_job_status_reason(job.id, &reason).await?;
+        } else {
+            let changes = JobChanges { started: Some(now()), ..Default::default() };
+            self.transition(job, JobStatus::Running, &reason, changes).await?;
+        }
+        Ok(Collected::Retry)
+    }
+
     /// Copies logs and local artifacts into the store: at most every `log_interval` while running, always at the
-    /// end. A failed copy is logged and retried next time; it never fails the job.
-    async fn copy_outputs(&self, job: &JobRecord, backend: &dyn Backend, handle: &BackendRef, last: bool) {
+    /// end. Files that cannot be stored are recorded as skipped in the job's outputs; an error is a store
+    /// failure, and nothing stored before it is lost.
+    async fn copy_outputs(
+        &self,
+        job: &JobRecord,
+        backend: &dyn Backend,
+        handle: &BackendRef,
+        last: bool,
+    ) -> Result<()> {
         let due = self.with_tracked(job.id, |t| {
             let due = last || t.last_copy.is_none_or(|at| at.elapsed() >= self.config.log_interval);
             if due {
@@ -551,24 +695,17 @@ impl JobManager {
             due
         });
         if !due {
-            return;
+            return Ok(());
         }
         let prefix = self.prefix(job);
-        let logs = backend.logs(handle).await;
-        let outcome = async {
-            for log in logs? {
-                let key = format!("{prefix}/logs/{}/{}.log", job.attempt, sanitize(&log.source));
-                self.sync.put_log(&key, log.text).await?;
-            }
-            if let Some(dir) = backend.artifact_dir(handle) {
-                self.sync.upload_dir(&dir, &prefix, last).await?;
-            }
-            Ok::<(), JobError>(())
+        for log in backend.logs(handle).await? {
+            let key = format!("{prefix}/logs/{}/{}.log", job.attempt, sanitize(&log.source));
+            self.sync.put_log(job.id, &key, log.text).await?;
         }
-        .await;
-        if let Err(e) = outcome {
-            tracing::warn!("job {}: copying logs and artifacts failed (will retry): {e}", job.id);
+        if let Some(dir) = backend.artifact_dir(handle) {
+            self.sync.upload_dir(job.id, &dir, &prefix, last).await?;
         }
+        Ok(())
     }
 
     /// The key prefix of a job's artifacts.

@@ -1,8 +1,26 @@
-//! Copying a job's logs and local artifact folder into the artifact store, incrementally.
+//! Collecting a job's outputs — its logs and every file it wrote into its artifact folder — into the artifact
+//! store, incrementally, with one job-outputs row per file in the metadata store.
+//!
+//! Invariants:
+//! - Every file the job wrote ends up stored under a key that its row maps back to its name, or recorded as
+//!   skipped with its reason (a symbolic link, a FIFO, an unreadable folder, a name whose key would be too
+//!   long). One bad file never stops the others.
+//! - Keys: each path segment keeps its characters except `%`, `\` and control characters, and bytes that are
+//!   not UTF-8, which are percent-encoded (`x\y` is `x%5Cy`, never `x/y`); a segment over
+//!   [`MAX_SEGMENT_BYTES`] keeps its first part plus `~` and a hash of the whole, so the local backend's
+//!   staging name fits the file system's 255-byte limit.
+//! - Live snapshots — logs, `metrics*.jsonl`, `resources*.jsonl` — are replaced (streamed, never buffered)
+//!   each time they change while the job runs; every other file is written once, and a later change is
+//!   refused and recorded (the first stored version stays).
+//! - A store failure (not a bad file) fails the collection as a whole, so the caller can retry it before the
+//!   job is terminal; what was stored stays recorded.
 
 use crate::error::Result;
-use falcon_infra::{ArtifactStore, PutMode};
-use std::collections::HashMap;
+use falcon_core::ids::JobId;
+use falcon_infra::meta::{JobOutput, StoredOutput};
+use falcon_infra::{ArtifactStore, InfraError, MetaStore, ObjectInfo, PutMode};
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -11,64 +29,330 @@ use std::time::{Duration, SystemTime};
 /// at the end everything is copied.
 const SETTLE: Duration = Duration::from_secs(2);
 
-/// Remembers what was copied, so each tick copies only new or changed files.
+/// The longest key segment kept as is; longer ones are shortened with a hash (see the module docs).
+pub const MAX_SEGMENT_BYTES: usize = 200;
+
+/// What one file's collection stands at.
+#[derive(Debug, Clone, PartialEq)]
+struct Copied {
+    /// Size and modification time of the version stored.
+    stamp: (u64, SystemTime),
+    /// Whether a refusal of a later version was recorded already.
+    refused: bool,
+}
+
+/// What an earlier worker recorded of one job's outputs: path → (size stored, live).
+type Recorded = HashMap<String, (u64, bool)>;
+
+/// Remembers what was copied, so each pass copies only new or changed files.
 pub(crate) struct ArtifactSync {
     store: ArtifactStore,
-    copied: Mutex<HashMap<PathBuf, (u64, SystemTime)>>,
+    meta: MetaStore,
+    copied: Mutex<HashMap<(JobId, PathBuf), Copied>>,
+    /// Outputs recorded by an earlier worker, loaded once per job: `path` → (size, live).
+    recorded: Mutex<HashMap<JobId, Recorded>>,
+    /// Skips already recorded: `(job, path, reason)`.
+    skips: Mutex<HashSet<(JobId, String, String)>>,
     logs: Mutex<HashMap<String, usize>>,
 }
 
 impl ArtifactSync {
-    pub(crate) fn new(store: ArtifactStore) -> Self {
-        ArtifactSync { store, copied: Mutex::new(HashMap::new()), logs: Mutex::new(HashMap::new()) }
+    pub(crate) fn new(store: ArtifactStore, meta: MetaStore) -> Self {
+        ArtifactSync {
+            store,
+            meta,
+            copied: Mutex::new(HashMap::new()),
+            recorded: Mutex::new(HashMap::new()),
+            skips: Mutex::new(HashSet::new()),
+            logs: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Replaces the stored log with the full text so far, when it grew.
-    pub(crate) async fn put_log(&self, key: &str, text: Vec<u8>) -> Result<()> {
+    pub(crate) async fn put_log(&self, job: JobId, key: &str, text: Vec<u8>) -> Result<()> {
         let len = text.len();
         if self.logs.lock().expect("log map lock").get(key) == Some(&len) {
             return Ok(());
         }
-        self.store.put_bytes(key, text, PutMode::Overwrite).await?;
+        let info = self.store.put_bytes(key, text, PutMode::Overwrite).await?;
+        let path = key.rsplit_once("/logs/").map_or(key, |(_, rest)| rest);
+        self.record(job, &format!("logs/{path}"), Some(&info), None, true).await?;
         self.logs.lock().expect("log map lock").insert(key.to_string(), len);
         Ok(())
     }
 
-    /// Copies new and changed files under `dir` to `<prefix>/<relative path>`.
-    pub(crate) async fn upload_dir(&self, dir: &Path, prefix: &str, last: bool) -> Result<()> {
-        let mut files = Vec::new();
-        walk(dir, &mut files);
-        files.sort();
-        for path in files {
-            let Ok(meta) = std::fs::metadata(&path) else { continue };
-            let Ok(modified) = meta.modified() else { continue };
+    /// Copies new and changed files under `dir` to `<prefix>/<key of the relative path>`, recording each in the
+    /// job's outputs. `last`: the job has ended, so unsettled files are copied too.
+    pub(crate) async fn upload_dir(&self, job: JobId, dir: &Path, prefix: &str, last: bool) -> Result<()> {
+        let mut found = Walked::default();
+        walk(dir, dir, &mut found);
+        found.files.sort();
+        for (path, reason) in &found.skipped {
+            let rel = display_rel(dir, path);
+            self.record_skip_once(job, &rel, reason).await?;
+        }
+        self.load_recorded(job).await?;
+        for path in found.files {
+            let rel = display_rel(dir, &path);
+            let Ok(meta) = std::fs::metadata(&path) else { continue }; // removed since the walk
+            let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
             let settled = SystemTime::now().duration_since(modified).unwrap_or_default() >= SETTLE;
             if !last && !settled {
                 continue;
             }
             let stamp = (meta.len(), modified);
-            if self.copied.lock().expect("copy map lock").get(&path) == Some(&stamp) {
-                continue;
+            let live = is_live(&rel);
+            let previous = self.copied.lock().expect("copy map lock").get(&(job, path.clone())).cloned();
+            let previous = previous.or_else(|| self.adopt_recorded(job, &path, &rel, stamp));
+            match &previous {
+                Some(p) if p.stamp == stamp => continue,
+                Some(p) if !live => {
+                    if !p.refused {
+                        let reason = format!(
+                            "changed after it was stored ({} bytes stored, now {}): only logs and metrics files \
+                             are replaced, so the first version is kept",
+                            p.stamp.0, stamp.0
+                        );
+                        self.record_refusal(job, &rel, &reason).await?;
+                        self.copied
+                            .lock()
+                            .expect("copy map lock")
+                            .insert((job, path), Copied { refused: true, ..p.clone() });
+                    }
+                    continue;
+                }
+                _ => {}
             }
-            let Ok(relative) = path.strip_prefix(dir) else { continue };
-            let rel = relative.to_string_lossy().replace('\\', "/");
-            let key = format!("{prefix}/{rel}");
-            let mode = if self.store.exists(&key).await? { PutMode::Overwrite } else { PutMode::Create };
-            self.store.put_file(&key, &path, mode).await?;
-            self.copied.lock().expect("copy map lock").insert(path, stamp);
+            let relative = path.strip_prefix(dir).unwrap_or(&path);
+            let key = match object_key(prefix, relative) {
+                Ok(k) => k,
+                Err(reason) => {
+                    self.record_skip_once(job, &rel, &reason).await?;
+                    continue;
+                }
+            };
+            let mode = if live { PutMode::Overwrite } else { PutMode::Create };
+            match self.store.put_file(&key, &path, mode).await {
+                Ok(info) => {
+                    self.record(job, &rel, Some(&info), None, live).await?;
+                    self.copied.lock().expect("copy map lock").insert((job, path), Copied { stamp, refused: false });
+                }
+                // The file, not the store: it vanished or cannot be read. Recorded; the others go on.
+                Err(InfraError::Io { operation: "reading", source, .. }) => {
+                    let reason = format!("could not be read: {source}");
+                    self.record_skip_once(job, &rel, &reason).await?;
+                }
+                Err(InfraError::InvalidKey { reason, .. }) => {
+                    self.record_skip_once(job, &rel, &format!("no valid object key: {reason}")).await?;
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
         Ok(())
     }
+
+    async fn record(
+        &self,
+        job: JobId,
+        rel: &str,
+        info: Option<&ObjectInfo>,
+        skip: Option<&str>,
+        live: bool,
+    ) -> Result<()> {
+        let stored = info.map(|i| StoredOutput { key: i.key.clone(), size: i.size, sha256: i.sha256.clone() });
+        let output = JobOutput { path: rel.to_string(), stored, skip_reason: skip.map(str::to_string), live };
+        Ok(self.meta.put_job_output(job, &output).await?)
+    }
+
+    /// Records a skipped file once per reason (each pass finds it again).
+    async fn record_skip_once(&self, job: JobId, rel: &str, reason: &str) -> Result<()> {
+        let marker = (job, rel.to_string(), reason.to_string());
+        if self.skips.lock().expect("skip set lock").contains(&marker) {
+            return Ok(());
+        }
+        self.record(job, rel, None, Some(reason), false).await?;
+        self.skips.lock().expect("skip set lock").insert(marker);
+        Ok(())
+    }
+
+    /// Keeps the stored version of a write-once file and records that a later one was refused.
+    async fn record_refusal(&self, job: JobId, rel: &str, reason: &str) -> Result<()> {
+        let mut outputs = self.meta.job_outputs(job).await?;
+        let mut output = match outputs.iter().position(|o| o.path == rel) {
+            Some(i) => outputs.swap_remove(i),
+            None => JobOutput { path: rel.to_string(), stored: None, skip_reason: None, live: false },
+        };
+        output.skip_reason = Some(reason.to_string());
+        Ok(self.meta.put_job_output(job, &output).await?)
+    }
+
+    /// Loads, once per job, what an earlier worker recorded (so a restarted worker neither re-uploads nor
+    /// mistakes its own earlier uploads for changes).
+    async fn load_recorded(&self, job: JobId) -> Result<()> {
+        if self.recorded.lock().expect("recorded map lock").contains_key(&job) {
+            return Ok(());
+        }
+        let rows = self.meta.job_outputs(job).await?;
+        let map = rows.into_iter().filter_map(|o| Some((o.path, (o.stored?.size, o.live)))).collect();
+        self.recorded.lock().expect("recorded map lock").insert(job, map);
+        Ok(())
+    }
+
+    /// A file an earlier worker stored: taken as copied when its size matches (a live file is always copied
+    /// again at the end, which is harmless).
+    fn adopt_recorded(&self, job: JobId, path: &Path, rel: &str, stamp: (u64, SystemTime)) -> Option<Copied> {
+        let recorded = self.recorded.lock().expect("recorded map lock");
+        let &(size, live) = recorded.get(&job)?.get(rel)?;
+        let copied = if size == stamp.0 && !live {
+            Copied { stamp, refused: false }
+        } else {
+            Copied { stamp: (size, SystemTime::UNIX_EPOCH), refused: false }
+        };
+        drop(recorded);
+        self.copied.lock().expect("copy map lock").insert((job, path.to_path_buf()), copied.clone());
+        Some(copied)
+    }
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
+/// Files that grow while the job runs and are replaced as they do.
+pub fn is_live(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    rel.starts_with("logs/")
+        || ((name.starts_with("metrics") || name.starts_with("resources")) && name.ends_with(".jsonl"))
+}
+
+#[derive(Default)]
+struct Walked {
+    files: Vec<PathBuf>,
+    skipped: Vec<(PathBuf, String)>,
+}
+
+/// Regular files under `dir`, never following a symbolic link; everything else found is skipped with a reason.
+fn walk(root: &Path, dir: &Path, out: &mut Walked) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            if dir != root || dir.exists() {
+                out.skipped.push((dir.to_path_buf(), format!("folder could not be read: {e}")));
+            }
+            return;
+        }
+    };
+    for entry in entries {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                out.skipped.push((dir.to_path_buf(), format!("folder could not be listed to the end: {e}")));
+                return;
+            }
+        };
         let path = entry.path();
         match entry.file_type() {
-            Ok(t) if t.is_dir() => walk(&path, out),
-            Ok(t) if t.is_file() => out.push(path),
-            _ => {}
+            Ok(t) if t.is_dir() => walk(root, &path, out),
+            Ok(t) if t.is_file() => out.files.push(path),
+            Ok(t) if t.is_symlink() => out.skipped.push((path, "a symbolic link: not followed".into())),
+            Ok(t) => out.skipped.push((path, format!("not a regular file ({}): not collected", kind(&t)))),
+            Err(e) => out.skipped.push((path, format!("could not be inspected: {e}"))),
+        }
+    }
+}
+
+fn kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else {
+        "an unknown kind"
+    }
+}
+
+/// The relative path as shown to users (lossy UTF-8, `/`-separated).
+fn display_rel(dir: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(dir).unwrap_or(path);
+    let parts: Vec<String> = rel.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+    if parts.is_empty() {
+        ".".into()
+    } else {
+        parts.join("/")
+    }
+}
+
+/// The object key of a file at `relative` under the job's folder (see the module docs), or why it has none.
+pub fn object_key(prefix: &str, relative: &Path) -> std::result::Result<String, String> {
+    let mut key = prefix.trim_end_matches('/').to_string();
+    for segment in relative.iter() {
+        key.push('/');
+        key.push_str(&key_segment(segment));
+    }
+    if key.len() > 1024 {
+        return Err(format!("its object key would be {} bytes, over the store's 1024-byte limit", key.len()));
+    }
+    Ok(key)
+}
+
+fn key_segment(segment: &OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in segment.as_bytes().utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c == '%' || c == '\\' || c.is_control() {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    if out.len() > MAX_SEGMENT_BYTES {
+        let hash = &falcon_core::artifact::sha256_hex(out.as_bytes())[..16];
+        let mut cut = MAX_SEGMENT_BYTES - 17;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out = format!("{}~{hash}", &out[..cut]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::ffi::OsStrExt;
+
+    #[test]
+    fn keys_map_back_to_distinct_names() {
+        let k = |p: &[u8]| object_key("experiments/e-1", Path::new(OsStr::from_bytes(p))).unwrap();
+        assert_eq!(k(b"a/metrics.jsonl"), "experiments/e-1/a/metrics.jsonl");
+        assert_eq!(k(b"x\\y"), "experiments/e-1/x%5Cy");
+        assert_ne!(k(b"x\\y"), k(b"x/y"));
+        assert_eq!(k(b"100%"), "experiments/e-1/100%25");
+        assert_eq!(k(b"tab\there\n"), "experiments/e-1/tab%09here%0A");
+        assert_eq!(k(b"bad\xffutf8"), "experiments/e-1/bad%FFutf8");
+        let long = "n".repeat(250);
+        let key = k(long.as_bytes());
+        let seg = key.rsplit('/').next().unwrap();
+        assert!(seg.len() <= MAX_SEGMENT_BYTES && seg.contains('~'), "{seg}");
+        assert_ne!(k("n".repeat(249).as_bytes()), key);
+        let deep: Vec<u8> = (0..300).flat_map(|_| b"dddd/".iter().copied()).chain(*b"f").collect();
+        assert!(object_key("p", Path::new(OsStr::from_bytes(&deep))).unwrap_err().contains("1024-byte"));
+    }
+
+    #[test]
+    fn live_files_are_logs_metrics_and_resources() {
+        for live in ["logs/1/stdout.log", "metrics.jsonl", "sub/metrics_rank0.jsonl", "resources.jsonl"] {
+            assert!(is_live(live), "{live}");
+        }
+        for once in ["checkpoint.bin", "metrics.json", "plugins/profile/x/host.xplane.pb", "notmetrics.jsonl"] {
+            assert!(!is_live(once), "{once}");
         }
     }
 }

@@ -7,75 +7,52 @@
 //! Also the helpers the other text readers share: a per-metric point collector, number parsing that
 //! accepts `nan`/`inf`, and JSON lines that tolerate Python's bare `NaN`/`Infinity`.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
+use falcon_core::metrics_jsonl::{self, StepColumn};
 use serde_json::{Map, Value};
 
 use super::{RunSeries, Series, SourceFormat};
 use crate::error::{AnalysisError, Result};
 
-/// Step columns tried, in order, when the caller names none.
-pub const STEP_COLUMNS: [&str; 3] = ["step", "iteration", "global_step"];
+pub use falcon_core::metrics_jsonl::STEP_COLUMNS;
+pub(crate) use falcon_core::metrics_jsonl::{
+    json_message, json_number, json_step, nonfinite, parse_step, sanitize_nonfinite,
+};
 
-/// Reads a generic JSONL file: one JSON object per line, a step column, numeric values.
-///
-/// Nested objects are flattened with `/` (`{"train": {"loss": 1}}` → `train/loss`). Python's bare
-/// `NaN`/`Infinity` tokens are accepted. A last line cut off mid-write (no newline, not valid JSON) is
-/// skipped with a note; any other invalid line is an error naming its line.
+/// Reads a generic JSONL file: one JSON object per line, a step column, numeric values — through the
+/// metrics-JSONL reader EXP also uses ([`falcon_core::metrics_jsonl`]): nested objects flattened with `/`,
+/// Python's bare `NaN`/`Infinity` accepted, malformed lines, records without a step and over-long names
+/// skipped, each counted in a note.
 pub fn parse_jsonl(text: &str, path: &str, step_column: Option<&str>) -> Result<RunSeries> {
-    let mut notes = Vec::new();
-    let records = json_lines(text, path, &mut notes)?;
-    if records.is_empty() {
-        return Err(AnalysisError::Invalid(format!("{path}: empty file (no JSON records)")));
+    let step = step_column.map_or(StepColumn::Detect, StepColumn::Named);
+    let read = metrics_jsonl::read(text, step);
+    if read.objects == 0 {
+        return Err(AnalysisError::Invalid(match read.notes.first() {
+            Some(n) => format!("{path}: no JSON records ({n})"),
+            None => format!("{path}: empty file (no JSON records)"),
+        }));
     }
-    let step_key = match step_column {
-        Some(c) => c.to_string(),
-        None => {
-            let keys: BTreeSet<&str> = records.iter().flat_map(|(_, m)| m.keys().map(String::as_str)).collect();
-            match STEP_COLUMNS.iter().find(|c| keys.contains(**c)) {
-                Some(c) => (*c).to_string(),
-                None => return Err(no_step_column(path, keys.iter().copied())),
-            }
-        }
+    let Some(step_key) = read.step_column else {
+        let keys = metrics_jsonl::objects(text).objects;
+        let keys: BTreeSet<&str> = keys.iter().flat_map(|(_, m)| m.keys().map(String::as_str)).collect();
+        return Err(no_step_column(path, keys.iter().copied()));
     };
-    let mut col = Collector::default();
-    let mut skipped = NonNumeric::default();
-    let mut without_step = 0usize;
-    for (line, obj) in &records {
-        let Some(step_value) = obj.get(&step_key).filter(|v| !v.is_null()) else {
-            without_step += 1;
-            continue;
-        };
-        let step = json_step(step_value).ok_or_else(|| {
-            AnalysisError::Invalid(format!("{path}:{line}: step {step_key:?} is not an integer: {step_value}"))
-        })?;
-        let mut flat = Vec::new();
-        flatten(obj, "", &mut flat);
-        for (name, value) in flat {
-            if name == step_key {
-                continue;
-            }
-            match value {
-                Value::Null => {}
-                v => match json_number(v) {
-                    Some(x) => col.push(&name, step, x),
-                    None => skipped.add(&name, *line),
-                },
-            }
-        }
-    }
-    if without_step > 0 {
-        notes.push(format!("{without_step} records without {step_key:?} skipped"));
-    }
-    if step_column.is_some() && without_step == records.len() {
-        let keys: BTreeSet<&str> = records.iter().flat_map(|(_, m)| m.keys().map(String::as_str)).collect();
+    if step_column.is_some() && read.records.is_empty() {
+        let objects = metrics_jsonl::objects(text).objects;
+        let keys: BTreeSet<&str> = objects.iter().flat_map(|(_, m)| m.keys().map(String::as_str)).collect();
         return Err(AnalysisError::Invalid(format!(
             "{path}: no record has the step column {step_key:?} (keys found: {})",
             list(keys.iter().copied())
         )));
     }
-    skipped.note(&mut notes);
+    let mut col = Collector::default();
+    for record in &read.records {
+        for (name, value) in &record.values {
+            col.push(name, record.step, *value);
+        }
+    }
+    let notes: Vec<String> = read.notes.iter().map(ToString::to_string).collect();
     if col.is_empty() {
         return Err(AnalysisError::Invalid(format!("{path}: no numeric metric values besides {step_key:?}")));
     }
@@ -260,6 +237,14 @@ impl Collector {
 
 /// A number as logs print it: decimal, exponent (`6.159759E+00`), `nan`, `inf`, `-inf`, `Infinity`
 /// (any case); surrounding blanks ignored.
+pub(crate) fn parse_number(s: &str) -> Option<f64> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    s.parse::<f64>().ok()
+}
+
 /// A line a log reader recognised but could not parse: an error naming `path:line`, except the file's
 /// last line when the file ends mid-line (a log still being written), which is skipped with a note.
 pub(crate) fn bad_line(path: &str, line_no: usize, cut_off: bool, msg: String, notes: &mut Vec<String>) -> Result<()> {
@@ -271,174 +256,17 @@ pub(crate) fn bad_line(path: &str, line_no: usize, cut_off: bool, msg: String, n
     }
 }
 
-pub(crate) fn parse_number(s: &str) -> Option<f64> {
-    let s = s.trim();
-    if s.is_empty() {
-        return None;
-    }
-    s.parse::<f64>().ok()
-}
-
-/// An integer step: `12`, or a float with no fraction (`12.0`, as MaxText writes `step`).
-pub(crate) fn parse_step(s: &str) -> Option<i64> {
-    let s = s.trim();
-    s.parse::<i64>().ok().or_else(|| s.parse::<f64>().ok().and_then(step_from_f64))
-}
-
-pub(crate) fn step_from_f64(x: f64) -> Option<i64> {
-    // 2^53: beyond it floats no longer hold every integer.
-    (x.is_finite() && x.fract() == 0.0 && x.abs() <= 9_007_199_254_740_992.0).then_some(x as i64)
-}
-
-/// A JSON step: an integer, an integral float, or a string holding one.
-pub(crate) fn json_step(v: &Value) -> Option<i64> {
-    match v {
-        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().and_then(step_from_f64)),
-        Value::String(s) => parse_step(s),
-        _ => None,
-    }
-}
-
-/// A JSON metric value: a number, or a string spelling NaN/infinity (Python's `json.dumps` writes bare
-/// `NaN`/`Infinity`, which [`sanitize_nonfinite`] turns into such strings; Megatron writes `"nan"`).
-pub(crate) fn json_number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => nonfinite(s),
-        _ => None,
-    }
-}
-
-/// `nan`, `inf`, `-inf`, `infinity`, `-infinity` in any case.
-pub(crate) fn nonfinite(s: &str) -> Option<f64> {
-    let l = s.trim().to_ascii_lowercase();
-    match l.as_str() {
-        "nan" | "+nan" | "-nan" => Some(f64::NAN),
-        "inf" | "+inf" | "infinity" | "+infinity" => Some(f64::INFINITY),
-        "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
-        _ => None,
-    }
-}
-
-/// Replaces Python's bare `NaN`, `Infinity`, `-Infinity` tokens (outside strings) by the strings
-/// `"NaN"`, `"Infinity"`, `"-Infinity"`, so that serde_json accepts the text.
-pub(crate) fn sanitize_nonfinite(text: &str) -> Cow<'_, str> {
-    if !text.contains("NaN") && !text.contains("Infinity") {
-        return Cow::Borrowed(text);
-    }
-    let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut copied = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            i += 1;
-            continue;
-        }
-        if b == b'"' {
-            in_string = true;
-            i += 1;
-            continue;
-        }
-        let token = ["-Infinity", "Infinity", "NaN"].into_iter().find(|t| bytes[i..].starts_with(t.as_bytes()));
-        if let Some(t) = token {
-            out.push_str(&text[copied..i]);
-            out.push('"');
-            out.push_str(t);
-            out.push('"');
-            i += t.len();
-            copied = i;
-        } else {
-            i += 1;
-        }
-    }
-    out.push_str(&text[copied..]);
-    Cow::Owned(out)
-}
-
-/// serde_json's message without its ` at line L column C` tail.
-pub(crate) fn json_message(e: &serde_json::Error) -> String {
-    let s = e.to_string();
-    match s.rfind(" at line ") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
-}
-
-/// The objects of a JSONL text with their 1-based line numbers; blank lines skipped. An invalid last
-/// line with no newline after it (a file read while being written) is skipped with a note.
-pub(crate) fn json_lines(text: &str, path: &str, notes: &mut Vec<String>) -> Result<Vec<(usize, Map<String, Value>)>> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let unterminated = !text.is_empty() && !text.ends_with('\n');
-    let n_lines = text.lines().count();
-    let mut out = Vec::new();
-    for (idx, line) in text.lines().enumerate() {
-        let line_no = idx + 1;
-        let trimmed = line.trim();
-        if trimmed.is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Value>(&sanitize_nonfinite(trimmed)) {
-            Ok(Value::Object(m)) => out.push((line_no, m)),
-            Ok(other) => {
-                let kind = match other {
-                    Value::Array(_) => "an array",
-                    Value::String(_) => "a string",
-                    Value::Number(_) => "a number",
-                    Value::Bool(_) => "a boolean",
-                    _ => "null",
-                };
-                return Err(AnalysisError::Invalid(format!("{path}:{line_no}: expected a JSON object, found {kind}")));
-            }
-            Err(e) if unterminated && line_no == n_lines && e.is_eof() => {
-                notes.push(format!("line {line_no} is cut off (the file ends mid-record): skipped"));
-            }
-            Err(e) => {
-                return Err(AnalysisError::Invalid(format!(
-                    "{path}:{line_no}:{}: not valid JSON: {}",
-                    e.column(),
-                    json_message(&e)
-                )));
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// `(name, value)` of every leaf of `obj`; nested objects joined with `/`.
-pub(crate) fn flatten<'a>(obj: &'a Map<String, Value>, prefix: &str, out: &mut Vec<(String, &'a Value)>) {
-    for (k, v) in obj {
-        let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}/{k}") };
-        match v {
-            Value::Object(inner) => flatten(inner, &name, out),
-            _ => out.push((name, v)),
-        }
-    }
+/// The objects of a JSONL text with their 1-based line numbers, read by the shared metrics-JSONL reader:
+/// malformed and cut-off lines are skipped, each with a note.
+pub(crate) fn json_lines(text: &str, notes: &mut Vec<String>) -> Vec<(usize, Map<String, Value>)> {
+    let read = metrics_jsonl::objects(text);
+    notes.extend(read.notes.iter().map(ToString::to_string));
+    read.objects
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sanitize_leaves_strings_alone() {
-        let s = r#"{"a": NaN, "b": "NaN \" Infinity", "c": -Infinity, "d": Infinity}"#;
-        let v: Value = serde_json::from_str(&sanitize_nonfinite(s)).unwrap();
-        assert!(json_number(&v["a"]).unwrap().is_nan());
-        assert_eq!(v["b"], Value::String("NaN \" Infinity".into()));
-        assert_eq!(json_number(&v["c"]), Some(f64::NEG_INFINITY));
-        assert_eq!(json_number(&v["d"]), Some(f64::INFINITY));
-    }
 
     #[test]
     fn numbers_as_logs_print_them() {
@@ -447,9 +275,6 @@ mod tests {
         assert!(parse_number("NAN").unwrap().is_nan());
         assert_eq!(parse_number("-INF"), Some(f64::NEG_INFINITY));
         assert_eq!(parse_number("1.2.3"), None);
-        assert_eq!(parse_step("12.0"), Some(12));
-        assert_eq!(parse_step("1.5"), None);
-        assert_eq!(parse_step("1e300"), None);
     }
 
     #[test]

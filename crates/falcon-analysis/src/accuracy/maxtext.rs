@@ -24,7 +24,7 @@ use crate::error::{AnalysisError, Result};
 /// Reads a MaxText `metrics_file` JSONL (or a GCS `metrics_step_*_to_step_*.txt`, the same records).
 pub fn parse_jsonl(text: &str, path: &str) -> Result<RunSeries> {
     let mut notes = Vec::new();
-    let records = json_lines(text, path, &mut notes)?;
+    let records = json_lines(text, &mut notes);
     if records.is_empty() {
         return Err(AnalysisError::Invalid(format!("{path}: empty file (no JSON records)")));
     }

@@ -216,10 +216,14 @@ async fn compare(global: &GlobalArgs, app: &App, args: &CompareArgs) -> anyhow::
 }
 
 async fn history(global: &GlobalArgs, app: &App, args: &crate::cli::HistoryArgs) -> anyhow::Result<ExitCode> {
-    let history = app.history(args.name.clone(), args.config_hash.clone(), &args.labels, &args.metric).await?;
+    let view = app.history(args.name.clone(), args.config_hash.clone(), &args.labels, &args.metric).await?;
+    let history = &view.history;
     if global.json {
-        print_json(&history)?;
+        print_json(&view)?;
     } else {
+        if let Some(note) = &view.note {
+            print_stdout(&format!("note: {note}"))?;
+        }
         print_stdout(&format!(
             "{}: {} experiment(s), {} change point(s)",
             history.metric,
@@ -311,7 +315,25 @@ fn render_view(global: &GlobalArgs, view: &ExperimentView) -> anyhow::Result<()>
     if !view.artifacts.is_empty() {
         print_stdout(&format!("{} artifact(s); `falcon exp artifacts {}` lists them", view.artifacts.len(), r.id))?;
     }
+    if !view.skipped.is_empty() {
+        print_stdout(&format!("{} file(s) the job wrote are not stored as written:", view.skipped.len()))?;
+        for s in &view.skipped {
+            print_stdout(&format!("  {}: {}", printable(&s.path), printable(&s.reason)))?;
+        }
+    }
+    if !view.notes.is_empty() {
+        print_stdout(&format!("{} note(s) on its files:", view.notes.len()))?;
+        for n in &view.notes {
+            let at = n.line.map_or(String::new(), |l| format!(":{l}"));
+            print_stdout(&format!("  {}{at}: {}", printable(&n.file), printable(&n.reason)))?;
+        }
+    }
     Ok(())
+}
+
+/// `s` with control characters escaped (`\n`, `\u{1b}`), so a file name cannot drive the terminal.
+fn printable(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 pub(crate) fn table<const N: usize>(header: [&str; N]) -> Table {

@@ -48,6 +48,9 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &GoalCommand) -> anyho
             }
         }
         GoalCommand::Show { id } => render(global, &app.goal(parse(id)?).await?)?,
+        GoalCommand::SetBaseline { id, experiment, clear: _ } => {
+            render(global, &app.set_goal_baseline(parse(id)?, experiment.as_deref()).await?)?
+        }
         GoalCommand::Claim { id, next, owner, lease_s } => {
             let id = match (id, next) {
                 (Some(id), false) => Some(parse(id)?),

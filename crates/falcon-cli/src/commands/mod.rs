@@ -5,6 +5,7 @@ mod accuracy_tensors;
 mod config;
 mod doctor;
 mod exp;
+mod gc;
 mod goal;
 pub(crate) mod goal_report;
 mod init;
@@ -28,6 +29,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Config(ConfigCommand::Show) => config::show(global),
         Command::Exp(command) => exp::run(global, &app, command).await,
         Command::Worker(args) => worker::run(global, &app, args).await,
+        Command::Gc(args) => gc::run(global, &app, args).await,
         Command::Goal(command) => goal::run(global, &app, command).await,
         Command::Session(command) => session::run(global, &app, command).await,
         Command::Pool(crate::cli::PoolCommand::List(page)) => session::pools(global, &app, page).await,

@@ -15,8 +15,10 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &WorkerArgs) -> anyhow::R
     let mut passes = 0u64;
     let stop = tokio::signal::ctrl_c();
     tokio::pin!(stop);
+    // Leases are renewed on their own timer from here until the loop ends.
+    let worker = app.start_worker().await?;
     loop {
-        let events = app.worker_pass().await?;
+        let events = worker.pass().await?;
         report_events(global.json, &events)?;
         passes += 1;
         if global.json {

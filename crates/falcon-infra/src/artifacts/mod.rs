@@ -30,8 +30,8 @@ pub enum PutMode {
     /// Refuse when the key exists (artifacts are immutable). Streams of any size.
     #[default]
     Create,
-    /// Replace an existing object (for snapshots that grow, such as logs of a running job). The content is
-    /// buffered in memory and written in one request.
+    /// Replace an existing object (for snapshots that grow, such as logs of a running job). Streamed like
+    /// `Create`; readers see the old object or the new one whole.
     Overwrite,
 }
 
@@ -144,54 +144,39 @@ impl ArtifactStore {
         let mut hasher = Sha256::new();
         let mut size = 0u64;
         let mut buf = vec![0u8; READ_CHUNK];
-        match mode {
-            PutMode::Create => {
-                // The write itself is conditional (`if_not_exists`), which GCS and the local backend enforce;
-                // the check first gives the same answer on emulators that ignore the precondition.
-                if self.exists(key).await? {
-                    return Err(InfraError::AlreadyExists { uri });
-                }
-                let mut writer = self
-                    .op
-                    .writer_with(key)
-                    .if_not_exists(true)
-                    .content_type(&content_type)
-                    .await
-                    .map_err(|e| storage("write", e))?;
-                let streamed: Result<()> = async {
-                    loop {
-                        let n = reader.read(&mut buf).await.map_err(|source| InfraError::Io {
-                            operation: "reading",
-                            path: "<input>".into(),
-                            source,
-                        })?;
-                        if n == 0 {
-                            break;
-                        }
-                        hasher.update(&buf[..n]);
-                        size += n as u64;
-                        writer.write(Bytes::copy_from_slice(&buf[..n])).await.map_err(|e| storage("write", e))?;
-                    }
-                    writer.close().await.map_err(|e| storage("write", e))?;
-                    Ok(())
-                }
-                .await;
-                if let Err(e) = streamed {
-                    let _ = writer.abort().await;
-                    return Err(e);
-                }
-            }
-            PutMode::Overwrite => {
-                let mut whole = Vec::new();
-                reader.read_to_end(&mut whole).await.map_err(|source| InfraError::Io {
+        if mode == PutMode::Create && self.exists(key).await? {
+            // The write itself is conditional (`if_not_exists`), which GCS and the local backend enforce; the
+            // check first gives the same answer on emulators that ignore the precondition.
+            return Err(InfraError::AlreadyExists { uri });
+        }
+        let mut writer = self
+            .op
+            .writer_with(key)
+            .if_not_exists(mode == PutMode::Create)
+            .content_type(&content_type)
+            .await
+            .map_err(|e| storage("write", e))?;
+        let streamed: Result<()> = async {
+            loop {
+                let n = reader.read(&mut buf).await.map_err(|source| InfraError::Io {
                     operation: "reading",
                     path: "<input>".into(),
                     source,
                 })?;
-                hasher.update(&whole);
-                size = whole.len() as u64;
-                self.op.write_with(key, whole).content_type(&content_type).await.map_err(|e| storage("write", e))?;
+                if n == 0 {
+                    break;
+                }
+                hasher.update(&buf[..n]);
+                size += n as u64;
+                writer.write(Bytes::copy_from_slice(&buf[..n])).await.map_err(|e| storage("write", e))?;
             }
+            writer.close().await.map_err(|e| storage("write", e))?;
+            Ok(())
+        }
+        .await;
+        if let Err(e) = streamed {
+            let _ = writer.abort().await;
+            return Err(e);
         }
         Ok(ObjectInfo { key: key.to_string(), uri, size, sha256: hex::encode(hasher.finalize()), content_type })
     }

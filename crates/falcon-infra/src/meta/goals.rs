@@ -141,6 +141,25 @@ impl MetaStore {
         self.get_goal(id).await
     }
 
+    /// Sets (or clears) a goal's baseline experiment.
+    pub async fn set_goal_baseline(&self, id: GoalId, baseline: Option<ExperimentId>) -> Result<GoalRecord> {
+        let at = now();
+        let changed = with_pool!(self, pool => {
+            sqlx::query("UPDATE goals SET baseline_experiment_id = ?, updated_ms = ? WHERE id = ?")
+                .bind(baseline.map(|b| b.0))
+                .bind(at.0)
+                .bind(id.0)
+                .execute(pool)
+                .await
+                .map_err(query_err("set goal baseline"))?
+                .rows_affected()
+        });
+        if changed == 0 {
+            return Err(InfraError::NotFound { what: "goal", id: id.to_string() });
+        }
+        self.get_goal(id).await
+    }
+
     /// One goal.
     pub async fn get_goal(&self, id: GoalId) -> Result<GoalRecord> {
         let sql = format!("SELECT {GOAL_COLUMNS} FROM goals WHERE id = ?");

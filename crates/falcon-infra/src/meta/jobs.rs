@@ -159,6 +159,15 @@ impl MetaStore {
         found.ok_or_else(|| InfraError::NotFound { what: "job", id: id.to_string() })
     }
 
+    /// The job with this (unique) name, if there is one.
+    pub async fn find_job_by_name(&self, name: &str) -> Result<Option<JobRecord>> {
+        let sql = format!("SELECT {COLUMNS} FROM jobs WHERE name = ?");
+        with_pool!(self, pool => {
+            let row = sqlx::query(&sql).bind(name).fetch_optional(pool).await.map_err(query_err("find job"))?;
+            row.map(|r| job_from_row(&r)).transpose()
+        })
+    }
+
     /// Moves a job from `from` to `to` with a reason (and an exit code for a finished attempt), appending the
     /// status log, atomically. A job no longer in `from` is a conflict and nothing changes.
     pub async fn transition_job(
@@ -396,6 +405,30 @@ impl MetaStore {
             held.extend(mine.into_iter().map(JobId));
         }
         Ok(held)
+    }
+
+    /// Extends, to `ttl` from now, every lease `owner` still holds on a job that has not ended, in one
+    /// statement. A lease that already lapsed is not touched, whether or not another worker took it since:
+    /// renewal keeps what is held and never re-takes what was lost (claiming is [`MetaStore::claim_jobs`]'s
+    /// work). Returns how many leases were extended.
+    pub async fn renew_leases(&self, owner: &str, ttl: Duration) -> Result<u64> {
+        check_short(TABLE, "lease_owner", owner)?;
+        let at = now();
+        let expires = at.0.saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX));
+        let ended: Vec<JobStatus> = JobStatus::ALL.iter().copied().filter(|s| s.is_terminal()).collect();
+        let marks = vec!["?"; ended.len()].join(", ");
+        let sql = format!(
+            "UPDATE jobs SET lease_expires_ms = ? WHERE lease_owner = ? AND lease_expires_ms >= ? \
+             AND status NOT IN ({marks})"
+        );
+        let renewed = with_pool!(self, pool => {
+            let mut q = sqlx::query(&sql).bind(expires).bind(owner).bind(at.0);
+            for s in &ended {
+                q = q.bind(s.as_str());
+            }
+            q.execute(pool).await.map_err(query_err("renew leases"))?.rows_affected()
+        });
+        Ok(renewed)
     }
 
     /// Gives up `owner`'s lease on the job (no-op if it holds none).

@@ -9,6 +9,7 @@ mod artifacts;
 mod experiments;
 mod goals;
 mod jobs;
+mod outputs;
 mod rows;
 mod summaries;
 
@@ -16,6 +17,7 @@ pub use artifacts::{ArtifactRecord, NewArtifact};
 pub use experiments::{ExperimentFilter, ExperimentRecord, NewExperiment, Transition};
 pub use goals::{GoalRecord, NewGoal, NewSession, SessionRecord};
 pub use jobs::{JobChanges, JobRecord, JobTransition, NewJob};
+pub use outputs::{ExperimentNote, JobOutput, StoredOutput};
 pub use summaries::{AnalysisSummary, MetricSummary};
 
 use crate::error::{InfraError, Result};
@@ -35,6 +37,19 @@ static MYSQL_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/mysql");
 pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
 /// The largest short string (names, label keys and values, statuses).
 pub const MAX_SHORT_CHARS: usize = 255;
+
+/// The most characters a bounded text column holds: MySQL's `VARCHAR(N)` of the schema, counted in characters
+/// as MySQL counts them. The store enforces it before any query on both backends, so SQLite (which has no
+/// length limit) refuses exactly what MySQL would, with the same "table.column" error. Columns not named
+/// here are `VARCHAR(255)`; the document columns (`MEDIUMTEXT`) are bounded by [`MAX_VALUE_BYTES`] instead.
+pub fn column_limit(table: &str, column: &str) -> usize {
+    match (table, column) {
+        ("goals", "title") | ("artifacts", "object_key") | ("job_outputs", "object_key") => 1024,
+        // TEXT since schema version 3 (unique through its hash); bounded so a key of 1024 bytes and any base fit.
+        ("artifacts", "uri") => 2048,
+        _ => MAX_SHORT_CHARS,
+    }
+}
 
 /// Which SQL engine a store runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -91,13 +106,15 @@ pub struct ConnectOptions {
     pub max_connections: u32,
     /// How long to wait for a connection before failing.
     pub acquire_timeout: Duration,
-    /// Create the SQLite file / MySQL database when missing.
+    /// Create the SQLite file (and its folder) / MySQL database when missing. Off by default: only
+    /// [`MetaStore::create`] (`falcon init`) creates a database, so a mistyped URL creates nothing and fails
+    /// with [`InfraError::NoDatabase`].
     pub create_if_missing: bool,
 }
 
 impl Default for ConnectOptions {
     fn default() -> Self {
-        ConnectOptions { max_connections: 8, acquire_timeout: Duration::from_secs(10), create_if_missing: true }
+        ConnectOptions { max_connections: 8, acquire_timeout: Duration::from_secs(10), create_if_missing: false }
     }
 }
 
@@ -131,10 +148,17 @@ impl std::fmt::Debug for MetaStore {
 }
 
 impl MetaStore {
-    /// Connects to `sqlite://PATH` or `mysql://USER[:PASS]@HOST[:PORT]/DB`, creating the file or database when
-    /// missing, and applies the migrations.
+    /// Connects to an existing store at `sqlite://PATH` or `mysql://USER[:PASS]@HOST[:PORT]/DB` and applies
+    /// pending migrations. A missing SQLite file or MySQL database is [`InfraError::NoDatabase`] (nothing is
+    /// created: no folder, no file).
     pub async fn connect(url: &str) -> Result<Self> {
         Self::connect_with(url, &ConnectOptions::default()).await
+    }
+
+    /// [`MetaStore::connect`], creating the SQLite file (and its folder) or the MySQL database when missing:
+    /// what `falcon init` and tests that set up a fresh store use.
+    pub async fn create(url: &str) -> Result<Self> {
+        Self::connect_with(url, &ConnectOptions { create_if_missing: true, ..ConnectOptions::default() }).await
     }
 
     /// [`MetaStore::connect`] with explicit options.
@@ -155,9 +179,13 @@ impl MetaStore {
                     reason: "no file path after `sqlite://`".into(),
                 });
             }
-            if options.create_if_missing && path != ":memory:" {
-                if let Some(parent) = std::path::Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(parent).map_err(|e| connect_err(sqlx::Error::Io(e)))?;
+            if path != ":memory:" {
+                if options.create_if_missing {
+                    if let Some(parent) = std::path::Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {
+                        std::fs::create_dir_all(parent).map_err(|e| connect_err(sqlx::Error::Io(e)))?;
+                    }
+                } else if !std::path::Path::new(path).is_file() {
+                    return Err(InfraError::NoDatabase { url: redacted });
                 }
             }
             let opts = SqliteConnectOptions::from_str(url)
@@ -188,7 +216,10 @@ impl MetaStore {
             // (connection refused, access denied, unknown database) at once.
             match direct_mysql_connection(&opts, options.acquire_timeout).await {
                 Ok(()) => {}
-                Err(e) if options.create_if_missing && is_unknown_database(&e) => {
+                Err(e) if is_unknown_database(&e) => {
+                    if !options.create_if_missing {
+                        return Err(InfraError::NoDatabase { url: redacted });
+                    }
                     sqlx::MySql::create_database(&url).await.map_err(connect_err)?;
                 }
                 Err(e) => return Err(connect_err(e)),
@@ -309,6 +340,7 @@ pub(crate) fn check_large(table: &'static str, column: &'static str, value: &str
             column,
             size: value.len(),
             limit: MAX_VALUE_BYTES,
+            unit: "bytes",
             advice:
                 "the metadata store keeps nothing over 1 MiB: write the data to the artifact store and keep its URI",
         });
@@ -316,15 +348,19 @@ pub(crate) fn check_large(table: &'static str, column: &'static str, value: &str
     Ok(())
 }
 
-/// Refuses a short string (a name, a label) over 255 characters, naming the table and column.
+/// Refuses a string over its column's [`column_limit`] (255 characters for names, labels and other short
+/// fields), naming the table and column; the same on SQLite and MySQL.
 pub(crate) fn check_short(table: &'static str, column: &'static str, value: &str) -> Result<()> {
-    if value.chars().count() > MAX_SHORT_CHARS {
+    let limit = column_limit(table, column);
+    let chars = value.chars().count();
+    if chars > limit {
         return Err(InfraError::ValueTooLarge {
             table,
             column,
-            size: value.len(),
-            limit: MAX_SHORT_CHARS,
-            advice: "names, labels and other short fields hold at most 255 characters",
+            size: chars,
+            limit,
+            unit: "characters",
+            advice: "the metadata store holds the same column limits on SQLite and MySQL; shorten the value",
         });
     }
     Ok(())

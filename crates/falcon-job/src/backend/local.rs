@@ -71,6 +71,29 @@ impl LocalBackend {
     }
 }
 
+/// Whether anything of the job in folder `dir` (named after its object) may still be running: its recorded
+/// process group has a live member, or a live process carries its marker and runs in this very folder (the
+/// same object name can live under another data dir). What `falcon gc` asks before it removes a job folder.
+pub(crate) fn folder_in_use(dir: &Path) -> bool {
+    let recorded = std::fs::read_to_string(dir.join("pid")).ok().and_then(|p| p.trim().parse::<i32>().ok());
+    if recorded.is_some_and(group_alive) {
+        return true;
+    }
+    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else { return true };
+    let marker = format!("falcon-job:{name}");
+    let mut wanted = b"FALCON_JOB_DIR=".to_vec();
+    wanted.extend_from_slice(dir.as_os_str().as_encoded_bytes());
+    let Ok(entries) = std::fs::read_dir("/proc") else { return true };
+    entries.flatten().any(|e| {
+        let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<i32>().ok()) else { return false };
+        if !alive(pid, &marker) {
+            return false;
+        }
+        // Unreadable environment: assume it is ours.
+        std::fs::read(format!("/proc/{pid}/environ")).map_or(true, |env| env.split(|b| *b == 0).any(|v| v == wanted))
+    })
+}
+
 /// The live process whose command line carries `marker` (the wrapper shell of a job), if any.
 fn find_process(marker: &str) -> Option<i32> {
     std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {

@@ -1,0 +1,127 @@
+//! Collection finishes before a job is terminal: a job whose outputs cannot be stored stays RUNNING
+//! ("collecting outputs") and is tried again, then ends FAILED with the reason — never SUCCEEDED with data
+//! missing. The store failure is real: the local artifact store's `jobs` folder is a regular file, so every
+//! write under it fails (as root too).
+
+use falcon_core::config::PoolConfig;
+use falcon_core::status::JobStatus;
+use falcon_infra::{ArtifactStore, MetaStore};
+use falcon_job::backend::local::LocalBackend;
+use falcon_job::backend::Backend;
+use falcon_job::{JobManager, JobSpec, ManagerConfig, Pool, Resources, RetryPolicy, COLLECT_TRIES};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn shell(name: &str, script: &str) -> JobSpec {
+    JobSpec {
+        name: name.into(),
+        image: None,
+        command: vec!["sh".into(), "-c".into(), script.into()],
+        env: BTreeMap::new(),
+        resources: Resources { accelerator: "cpu".into(), slices: 1, devices: Some(1), topology: None },
+        zones: vec![],
+        capacity: Default::default(),
+        reservation: None,
+        artifact_uri: None,
+        timeout_s: None,
+        priority: 0,
+        retry: RetryPolicy::default(),
+        labels: BTreeMap::new(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_whose_outputs_cannot_be_stored_keeps_collecting_then_fails_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = MetaStore::create(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
+    let arts = dir.path().join("arts");
+    std::fs::create_dir_all(&arts).unwrap();
+    let blocker = arts.join("jobs");
+    std::fs::write(&blocker, "not a folder").unwrap();
+    let store = ArtifactStore::open(&arts.display().to_string(), &Default::default(), &Default::default()).unwrap();
+    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path().join("jobs"), "local"));
+    let mut config = ManagerConfig::new("worker-test");
+    config.log_interval = Duration::from_millis(50);
+    config.collect_patience = Duration::ZERO; // give up after COLLECT_TRIES ticks
+    let pool = Pool::from_config(&PoolConfig::local_cpu(4)).unwrap();
+    let manager = JobManager::new(meta.clone(), store.clone(), vec![pool], vec![backend], config);
+
+    let script = "echo done; echo '{\"step\": 1, \"loss\": 1}' > $FALCON_ARTIFACT_DIR/metrics.jsonl";
+    let recovers = manager.submit(&shell("recovers", script)).await.unwrap();
+    let started = Instant::now();
+    // Until the process has exited and a final collection failed, the job is not terminal.
+    loop {
+        manager.tick().await.unwrap();
+        let job = meta.get_job(recovers.id).await.unwrap();
+        assert!(!job.status.is_terminal(), "terminal with its outputs uncollected: {job:?}");
+        if job.status_reason.as_deref().is_some_and(|r| r.starts_with("collecting outputs: try 1 of")) {
+            assert_eq!(job.status, JobStatus::Running);
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "no failed collection seen: {job:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The store comes back: the next try collects everything and the job succeeds.
+    std::fs::remove_file(&blocker).unwrap();
+    manager.tick().await.unwrap();
+    let job = meta.get_job(recovers.id).await.unwrap();
+    assert_eq!(job.status, JobStatus::Succeeded, "{job:?}");
+    assert_eq!(store.get("jobs/recovers/logs/1/stdout.log").await.unwrap().as_ref(), b"done\n");
+    let outputs = meta.job_outputs(recovers.id).await.unwrap();
+    let paths: Vec<&str> = outputs.iter().map(|o| o.path.as_str()).collect();
+    assert!(paths.contains(&"metrics.jsonl") && paths.contains(&"logs/1/stdout.log"), "{paths:?}");
+    assert!(outputs.iter().all(|o| o.stored.is_some() && o.skip_reason.is_none()), "{outputs:?}");
+
+    // A store that never comes back: bounded tries, then FAILED naming why.
+    std::fs::write(blocker.join("lost"), "not a folder").unwrap();
+    let lost = manager.submit(&shell("lost", script)).await.unwrap();
+    let started = Instant::now();
+    let job = loop {
+        manager.tick().await.unwrap();
+        let job = meta.get_job(lost.id).await.unwrap();
+        if job.status.is_terminal() {
+            break job;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "never gave up: {job:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(job.status, JobStatus::Failed, "{job:?}");
+    let reason = job.status_reason.unwrap();
+    assert!(reason.contains(&format!("could not be collected after {COLLECT_TRIES} tries")), "{reason}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_files_are_replaced_and_every_other_file_is_written_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = MetaStore::create(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
+    let store =
+        ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default())
+            .unwrap();
+    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path().join("jobs"), "local"));
+    let mut config = ManagerConfig::new("worker-test");
+    config.log_interval = Duration::from_millis(50);
+    let pool = Pool::from_config(&PoolConfig::local_cpu(4)).unwrap();
+    let manager = JobManager::new(meta.clone(), store.clone(), vec![pool], vec![backend], config);
+    // Both files settle (2 s unchanged) and are copied while the job runs; then both change.
+    let script = "cd $FALCON_ARTIFACT_DIR; echo v1 > ckpt.bin; echo '{\"step\": 1, \"loss\": 1}' > metrics.jsonl; \
+                  sleep 3; echo v2-longer > ckpt.bin; echo '{\"step\": 2, \"loss\": 2}' >> metrics.jsonl; sleep 3";
+    let job = manager.submit(&shell("twice", script)).await.unwrap();
+    let started = Instant::now();
+    while !meta.get_job(job.id).await.unwrap().status.is_terminal() {
+        manager.tick().await.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(30), "the job did not end");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(meta.get_job(job.id).await.unwrap().status, JobStatus::Succeeded);
+    let metrics = store.get("jobs/twice/metrics.jsonl").await.unwrap();
+    assert_eq!(metrics.as_ref(), b"{\"step\": 1, \"loss\": 1}\n{\"step\": 2, \"loss\": 2}\n", "the live file is whole");
+    assert_eq!(store.get("jobs/twice/ckpt.bin").await.unwrap().as_ref(), b"v1\n", "the first version is kept");
+    let outputs = meta.job_outputs(job.id).await.unwrap();
+    let ckpt = outputs.iter().find(|o| o.path == "ckpt.bin").unwrap();
+    assert_eq!(ckpt.stored.as_ref().map(|s| s.size), Some(3));
+    let reason = ckpt.skip_reason.as_deref().unwrap_or_default();
+    assert!(reason.contains("changed after it was stored"), "the refusal is recorded: {ckpt:?}");
+    let m = outputs.iter().find(|o| o.path == "metrics.jsonl").unwrap();
+    assert!(m.live && m.skip_reason.is_none() && m.stored.as_ref().map(|s| s.size) == Some(metrics.len() as u64));
+}

@@ -414,10 +414,27 @@ impl Analysis {
     /// storing a summary row for each — an error row when the profile cannot be analysed, so a corrupt
     /// profile is reported once, not retried forever. Returns what was done.
     pub async fn analyze_pending(&self, limit: u32) -> Result<Vec<PendingOutcome>> {
+        self.analyze_pending_among(limit, None).await
+    }
+
+    /// [`Analysis::analyze_pending`] restricted to the experiments `among` when given (what `exp submit
+    /// --wait` submitted: other people's experiments are the worker's to analyse).
+    pub async fn analyze_pending_among(
+        &self,
+        limit: u32,
+        among: Option<&[ExperimentId]>,
+    ) -> Result<Vec<PendingOutcome>> {
         let ids = self
             .meta()
             .await?
-            .experiments_awaiting_analysis(PROFILE_SUMMARY_TOOL, ArtifactKind::Xprof, &[XPLANE_SUFFIX], limit)
+            .experiments_awaiting_analysis_in(
+                None,
+                among,
+                PROFILE_SUMMARY_TOOL,
+                ArtifactKind::Xprof,
+                &[XPLANE_SUFFIX],
+                limit,
+            )
             .await?;
         let mut out = Vec::new();
         for id in ids {
@@ -452,7 +469,14 @@ impl Analysis {
         let traced = self
             .meta()
             .await?
-            .experiments_awaiting_analysis(TRACE_SUMMARY_TOOL, ArtifactKind::Trace, &[".json", ".json.gz"], limit)
+            .experiments_awaiting_analysis_in(
+                None,
+                among,
+                TRACE_SUMMARY_TOOL,
+                ArtifactKind::Trace,
+                &[".json", ".json.gz"],
+                limit,
+            )
             .await?;
         for id in traced {
             if let Err(e) = self.trace(&id.to_string(), None, &TraceOptions::default()).await {
@@ -468,18 +492,29 @@ impl Analysis {
                 out.push(PendingOutcome { tool: "trace", experiment: id, error: None, mfu: None });
             }
         }
-        out.extend(self.analyze_pending_kernel_bench(limit).await?);
-        out.extend(self.analyze_pending_accuracy(limit).await?);
+        out.extend(self.analyze_pending_kernel_bench(limit, among).await?);
+        out.extend(self.analyze_pending_accuracy(limit, among).await?);
         Ok(out)
     }
 
     /// Completed experiments with kernel-bench results and no `kernel_bench` summary: analyse their newest
     /// results file and store fast_p, correctness and the geometric-mean speed-up (or the error).
-    async fn analyze_pending_kernel_bench(&self, limit: u32) -> Result<Vec<PendingOutcome>> {
+    async fn analyze_pending_kernel_bench(
+        &self,
+        limit: u32,
+        among: Option<&[ExperimentId]>,
+    ) -> Result<Vec<PendingOutcome>> {
         let ids = self
             .meta()
             .await?
-            .experiments_awaiting_analysis(KERNEL_BENCH_SUMMARY_TOOL, ArtifactKind::KernelBench, &[], limit)
+            .experiments_awaiting_analysis_in(
+                None,
+                among,
+                KERNEL_BENCH_SUMMARY_TOOL,
+                ArtifactKind::KernelBench,
+                &[],
+                limit,
+            )
             .await?;
         let mut out = Vec::new();
         for id in ids {
@@ -516,11 +551,16 @@ impl Analysis {
     /// spec's `config.accuracy.reference` names a reference (an experiment id or a metrics file), align the
     /// run with it (the reference is A) and store the verdict and per-metric errors; otherwise store what
     /// the run logged (series, steps) with a note that there is nothing to compare with.
-    async fn analyze_pending_accuracy(&self, limit: u32) -> Result<Vec<PendingOutcome>> {
+    async fn analyze_pending_accuracy(
+        &self,
+        limit: u32,
+        among: Option<&[ExperimentId]>,
+    ) -> Result<Vec<PendingOutcome>> {
         let meta = self.meta().await?;
         let ids = meta
             .experiments_awaiting_analysis_in(
                 Some(falcon_core::status::Scenario::Accuracy),
+                among,
                 ACCURACY_SUMMARY_TOOL,
                 ArtifactKind::Metrics,
                 &[],

@@ -174,8 +174,11 @@ impl App {
         let leases = exp.keep_leases().await?;
         let rec = exp.wait_until(rec.id, deadline, |r| progress(SubmitProgress::Status(r))).await?;
         drop(leases);
-        let events =
-            if rec.status == ExperimentStatus::Completed { self.analyze_completed().await } else { Vec::new() };
+        let events = if rec.status == ExperimentStatus::Completed {
+            self.analyze_completed_among(Some(&[rec.id])).await
+        } else {
+            Vec::new()
+        };
         Ok((exp.show(rec.id).await?, events))
     }
 

@@ -171,7 +171,11 @@ impl App {
             exp.wait_until(e.id, deadline, |_| {}).await?;
         }
         drop(leases);
-        let events = self.analyze_completed().await;
+        let mut events = Vec::new();
+        let ids: Vec<ExperimentId> = view.experiments.iter().map(|e| e.id).collect();
+        for chunk in ids.chunks(1000) {
+            events.extend(self.analyze_completed_among(Some(chunk)).await);
+        }
         Ok((exp.session(view.session.id).await?, events))
     }
 

@@ -71,11 +71,17 @@ impl App {
     /// The analysis step: completed experiments with something to analyse and no summary yet. A failure is
     /// an event, never an error of the pass.
     pub async fn analyze_completed(&self) -> Vec<WorkerEvent> {
+        self.analyze_completed_among(None).await
+    }
+
+    /// [`App::analyze_completed`] for the experiments `among` only (when given): what `--wait` submitted.
+    pub async fn analyze_completed_among(&self, among: Option<&[ExperimentId]>) -> Vec<WorkerEvent> {
         let analysis = match self.analysis().await {
             Ok(a) => a,
             Err(e) => return vec![WorkerEvent::Warning { message: format!("analysis step: {e}") }],
         };
-        match analysis.analyze_pending(ANALYSES_PER_PASS).await {
+        let limit = among.map_or(ANALYSES_PER_PASS, |ids| ids.len().clamp(1, 1000) as u32);
+        match analysis.analyze_pending_among(limit, among).await {
             Ok(done) => done
                 .into_iter()
                 .map(|d| match d.error {

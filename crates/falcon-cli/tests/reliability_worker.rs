@@ -167,3 +167,35 @@ fn gc_refuses_bad_durations_and_sizes_as_usage_errors() {
         assert_eq!(json(&out)["error"]["code"], "usage", "{args:?}");
     }
 }
+
+#[test]
+fn submit_wait_analyses_the_experiment_it_submitted_and_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert_eq!(code(&falcon(d, &["init"])), 0);
+    // A Chrome trace: each completed experiment awaits the `trace` analysis.
+    std::fs::write(
+        d.join("t.trace.json"),
+        r#"{"traceEvents":[{"name":"step","ph":"X","ts":0,"dur":10,"pid":1,"tid":1}]}"#,
+    )
+    .unwrap();
+    let trace = d.join("t.trace.json");
+    let script = format!("cp {} $FALCON_ARTIFACT_DIR/", trace.display());
+    let other = write_spec(d, "other", &script);
+    let mine = write_spec(d, "mine", &script);
+    // Someone else's experiment, queued first: the embedded loop of the next --wait runs its job too.
+    assert_eq!(code(&falcon(d, &["exp", "submit", &other, "--json"])), 0);
+    let out = falcon(d, &["exp", "submit", &mine, "--wait", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json(&out)["id"], "e-2");
+    let tools = |id: &str| -> Vec<Value> {
+        let shown = json(&falcon(d, &["exp", "show", id, "--json"]));
+        assert_eq!(shown["status"], "COMPLETED", "{shown}");
+        shown["analysis"].as_array().unwrap().iter().map(|a| a["tool"].clone()).collect()
+    };
+    assert_eq!(tools("e-2"), [Value::from("trace")], "its own experiment is analysed");
+    assert!(tools("e-1").is_empty(), "another's experiment is left to the worker");
+    // The worker analyses it.
+    assert_eq!(code(&falcon(d, &["worker", "--passes", "1"])), 0);
+    assert_eq!(tools("e-1"), [Value::from("trace")]);
+}

@@ -191,13 +191,15 @@ impl MetaStore {
         key_suffixes: &[&str],
         limit: u32,
     ) -> Result<Vec<ExperimentId>> {
-        self.experiments_awaiting_analysis_in(None, tool, artifact_kind, key_suffixes, limit).await
+        self.experiments_awaiting_analysis_in(None, None, tool, artifact_kind, key_suffixes, limit).await
     }
 
-    /// [`MetaStore::experiments_awaiting_analysis`], restricted to experiments of one scenario when given.
+    /// [`MetaStore::experiments_awaiting_analysis`], restricted to experiments of one scenario and to the
+    /// experiments `among` (at most 1000 ids) when given.
     pub async fn experiments_awaiting_analysis_in(
         &self,
         scenario: Option<falcon_core::status::Scenario>,
+        among: Option<&[ExperimentId]>,
         tool: &str,
         artifact_kind: falcon_core::artifact::ArtifactKind,
         key_suffixes: &[&str],
@@ -205,6 +207,14 @@ impl MetaStore {
     ) -> Result<Vec<ExperimentId>> {
         const T: &str = "experiments";
         let scenario_filter = if scenario.is_some() { " AND e.scenario = ?" } else { "" };
+        let among = among.map(|ids| &ids[..ids.len().min(1000)]);
+        if among.is_some_and(<[ExperimentId]>::is_empty) {
+            return Ok(Vec::new());
+        }
+        let among_filter = match among {
+            Some(ids) => format!(" AND e.id IN ({})", vec!["?"; ids.len()].join(", ")),
+            None => String::new(),
+        };
         let suffix_filter = if key_suffixes.is_empty() {
             String::new()
         } else {
@@ -212,7 +222,7 @@ impl MetaStore {
         };
         let sql = format!(
             "SELECT e.id AS id FROM experiments e \
-             WHERE e.status = ?{scenario_filter} \
+             WHERE e.status = ?{scenario_filter}{among_filter} \
                AND EXISTS (SELECT 1 FROM artifacts a WHERE a.experiment_id = e.id AND a.kind = ?{suffix_filter}) \
                AND NOT EXISTS (SELECT 1 FROM analysis_summaries s WHERE s.experiment_id = e.id AND s.tool = ?) \
              ORDER BY e.id LIMIT ?"
@@ -221,6 +231,9 @@ impl MetaStore {
             let mut query = sqlx::query(&sql).bind(falcon_core::status::ExperimentStatus::Completed.as_str());
             if let Some(scenario) = scenario {
                 query = query.bind(scenario.as_str());
+            }
+            for id in among.unwrap_or_default() {
+                query = query.bind(id.0);
             }
             let mut query = query.bind(artifact_kind.as_str());
             for suffix in key_suffixes {

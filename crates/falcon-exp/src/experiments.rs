@@ -165,24 +165,10 @@ impl Exp {
         let mut labels = spec.labels.clone();
         labels.insert("falcon.dev/experiment".into(), id.to_string());
         let job = JobSpec {
-            name: job_name(id),
-            image: spec.workload.image.clone(),
-            command: spec.workload.command.clone(),
             env,
-            resources: Resources {
-                accelerator: spec.resources.accelerator.clone(),
-                slices: spec.resources.slices,
-                devices: spec.resources.devices,
-                topology: spec.resources.topology.clone(),
-            },
-            zones: spec.resources.zones.clone(),
-            capacity: spec.resources.capacity,
-            reservation: spec.resources.reservation.clone(),
             artifact_uri: Some(self.artifacts.uri(&experiment_prefix(id))),
-            timeout_s: spec.timeout,
-            priority: spec.priority,
-            retry: RetryPolicy { max_attempts: spec.retries + 1, retry_exit_codes: vec![] },
             labels,
+            ..job_spec_of(spec, job_name(id))
         };
         let jobs = self.jobs().await?;
         Ok(jobs.submit(&job).await?.id)
@@ -628,6 +614,31 @@ pub struct HistoryChange {
 }
 
 /// Where an experiment's artifacts live in the artifact store.
+/// The job an experiment spec asks for, named `name`: its workload, resources, timeout, priority and retries
+/// (the caller adds the environment, the artifact URI and labels).
+pub(crate) fn job_spec_of(spec: &ExperimentSpec, name: String) -> JobSpec {
+    JobSpec {
+        name,
+        image: spec.workload.image.clone(),
+        command: spec.workload.command.clone(),
+        env: Default::default(),
+        resources: Resources {
+            accelerator: spec.resources.accelerator.clone(),
+            slices: spec.resources.slices,
+            devices: spec.resources.devices,
+            topology: spec.resources.topology.clone(),
+        },
+        zones: spec.resources.zones.clone(),
+        capacity: spec.resources.capacity,
+        reservation: spec.resources.reservation.clone(),
+        artifact_uri: None,
+        timeout_s: spec.timeout,
+        priority: spec.priority,
+        retry: RetryPolicy { max_attempts: spec.retries + 1, retry_exit_codes: vec![] },
+        labels: Default::default(),
+    }
+}
+
 /// The name of an experiment's job: deterministic, so an experiment whose submitter stopped before linking the
 /// job finds it.
 fn job_name(id: ExperimentId) -> String {

@@ -332,26 +332,7 @@ impl Exp {
             return Ok(());
         }
         let pools = falcon_job::pool::pools_from_config(&self.config.pools)?;
-        let job = falcon_job::JobSpec {
-            name: "placement-check".into(),
-            image: spec.workload.image.clone(),
-            command: vec!["placement-check".into()],
-            env: Default::default(),
-            resources: falcon_job::Resources {
-                accelerator: spec.resources.accelerator.clone(),
-                slices: spec.resources.slices,
-                devices: spec.resources.devices,
-                topology: spec.resources.topology.clone(),
-            },
-            zones: spec.resources.zones.clone(),
-            capacity: spec.resources.capacity,
-            reservation: spec.resources.reservation.clone(),
-            artifact_uri: None,
-            timeout_s: None,
-            priority: spec.priority,
-            retry: Default::default(),
-            labels: Default::default(),
-        };
+        let job = crate::experiments::job_spec_of(spec, "placement-check".into());
         let Ok(resolved) = job.resolve() else { return Ok(()) };
         let queued = falcon_job::scheduler::QueuedJob {
             id: falcon_core::ids::JobId(0),

@@ -3,33 +3,18 @@
 //! missing. The store failure is real: the local artifact store's `jobs` folder is a regular file, so every
 //! write under it fails (as root too).
 
+mod common;
+
 use falcon_core::config::PoolConfig;
 use falcon_core::status::JobStatus;
 use falcon_infra::{ArtifactStore, MetaStore};
 use falcon_job::backend::local::LocalBackend;
 use falcon_job::backend::Backend;
-use falcon_job::{JobManager, JobSpec, ManagerConfig, Pool, Resources, RetryPolicy, COLLECT_TRIES};
-use std::collections::BTreeMap;
+use falcon_job::{JobManager, ManagerConfig, Pool, COLLECT_TRIES};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn shell(name: &str, script: &str) -> JobSpec {
-    JobSpec {
-        name: name.into(),
-        image: None,
-        command: vec!["sh".into(), "-c".into(), script.into()],
-        env: BTreeMap::new(),
-        resources: Resources { accelerator: "cpu".into(), slices: 1, devices: Some(1), topology: None },
-        zones: vec![],
-        capacity: Default::default(),
-        reservation: None,
-        artifact_uri: None,
-        timeout_s: None,
-        priority: 0,
-        retry: RetryPolicy::default(),
-        labels: BTreeMap::new(),
-    }
-}
+use common::shell_job as shell;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_whose_outputs_cannot_be_stored_keeps_collecting_then_fails_with_the_reason() {

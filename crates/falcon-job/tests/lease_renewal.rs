@@ -6,6 +6,8 @@
 //! `STALL`, so the manager's log copy (inside the tick) blocks on it for that long, the way a multi-GB upload
 //! would. The other worker is played by claiming through the store exactly as a tick's first step does.
 
+mod common;
+
 use falcon_core::config::PoolConfig;
 use falcon_core::ids::JobId;
 use falcon_core::status::JobStatus;
@@ -13,8 +15,7 @@ use falcon_infra::meta::ConnectOptions;
 use falcon_infra::{ArtifactStore, MetaStore};
 use falcon_job::backend::local::LocalBackend;
 use falcon_job::backend::Backend;
-use falcon_job::{JobManager, JobSpec, ManagerConfig, Pool, Resources, RetryPolicy};
-use std::collections::BTreeMap;
+use falcon_job::{JobManager, JobSpec, ManagerConfig, Pool};
 use std::os::unix::fs::FileTypeExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -29,21 +30,7 @@ fn fifo_job() -> JobSpec {
         "rm -f \"$FALCON_JOB_DIR/stdout.log\" && mkfifo \"$FALCON_JOB_DIR/stdout.log\" && sleep {STALL_S} && \
          echo released > \"$FALCON_JOB_DIR/stdout.log\" && rm \"$FALCON_JOB_DIR/stdout.log\""
     );
-    JobSpec {
-        name: "stalled".into(),
-        image: None,
-        command: vec!["sh".into(), "-c".into(), script],
-        env: BTreeMap::new(),
-        resources: Resources { accelerator: "cpu".into(), slices: 1, devices: Some(1), topology: None },
-        zones: vec![],
-        capacity: Default::default(),
-        reservation: None,
-        artifact_uri: None,
-        timeout_s: None,
-        priority: 0,
-        retry: RetryPolicy::default(),
-        labels: BTreeMap::new(),
-    }
+    common::shell_job("stalled", &script)
 }
 
 /// What happened while worker A's tick was stalled.

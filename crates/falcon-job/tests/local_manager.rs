@@ -1,5 +1,7 @@
 //! The job manager end to end on the local backend (real processes) and SQLite.
 
+mod common;
+
 use falcon_core::config::PoolConfig;
 use falcon_core::ids::JobId;
 use falcon_core::status::JobStatus;
@@ -34,21 +36,7 @@ async fn env() -> Env {
 }
 
 fn shell(name: &str, script: &str) -> JobSpec {
-    JobSpec {
-        name: name.into(),
-        image: None,
-        command: vec!["sh".into(), "-c".into(), script.into()],
-        env: BTreeMap::from([("GREETING".into(), "hello".into())]),
-        resources: Resources { accelerator: "cpu".into(), slices: 1, devices: Some(1), topology: None },
-        zones: vec![],
-        capacity: Default::default(),
-        reservation: None,
-        artifact_uri: None,
-        timeout_s: None,
-        priority: 0,
-        retry: RetryPolicy::default(),
-        labels: BTreeMap::new(),
-    }
+    JobSpec { env: BTreeMap::from([("GREETING".into(), "hello".into())]), ..common::shell_job(name, script) }
 }
 
 async fn run_until_done(env: &Env, ids: &[JobId], limit: Duration) {

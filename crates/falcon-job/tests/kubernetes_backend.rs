@@ -470,6 +470,19 @@ async fn a_multi_host_jobset_runs_every_host_and_reads_every_log() {
     wait_for(&fx.backend, &handle, "running", |s| *s == BackendState::Running).await;
     let pods = pods_with(&fx.fake, "jobset.sigs.k8s.io/jobset-name", name);
     assert_eq!(pods.len(), 4, "2 slices × 2 hosts");
+    // The JobSet runs once a pod does; the fake kubelet starts the others a moment apart (a pod not started
+    // has no log yet, which the backend rightly skips), so every host is waited for before reading logs.
+    let started = Instant::now();
+    while !fx
+        .fake
+        .pods()
+        .iter()
+        .filter(|p| pods.iter().any(|n| p["metadata"]["name"] == n.as_str()))
+        .all(|p| p["status"]["phase"] == "Running")
+    {
+        assert!(started.elapsed() < Duration::from_secs(20), "not every host started");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
     for pod in fx.fake.pods() {
         assert_eq!(pod["spec"]["containers"][0]["resources"]["limits"]["google.com/tpu"], "4");
         assert_eq!(pod["spec"]["nodeSelector"]["cloud.google.com/gke-tpu-accelerator"], "tpu-v6e-slice");

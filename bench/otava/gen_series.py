@@ -10,7 +10,13 @@ seed = 1..K, steps_<n>_seed<seed>.txt) and K series of pure noise (mean 100, sig
 seed) for seed = 0..K-1, noise_<n>_seed<seed>.txt; no change points), so precision and recall are measured
 over many series, not one.
 
-Usage: gen_series.py [OUT_DIR] [--draws K]   (OUT_DIR default: .cache/otava-bench under the repo root)
+With --small K it writes instead the small-n scenario of issue 16 (nightly runs): 4 runs at level 100, then
+r = 1, 2, 3, 5, 7 runs at 100 * (1 + s) for s = 10 %, 20 %, 30 %, 60 %, each run's value log-normal with
+sigma 0.06 (run-level CV ~6 %), K draws each (default_rng([round(100 s), r, seed]),
+small_s<100 s>_r<r>_seed<seed>.txt; the true change point is index 4), and K stable series of each length
+5, 6, 7, 9, 11, 20, 60 (same noise, no shift; default_rng([999, n, seed]), stable_n<n>_seed<seed>.txt).
+
+Usage: gen_series.py [OUT_DIR] [--draws K] [--small K]   (OUT_DIR default: .cache/otava-bench under the repo root)
 """
 
 import argparse
@@ -33,6 +39,23 @@ def noise(n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(1000 + seed).normal(100.0, SIGMA, size=n)
 
 
+SMALL_BEFORE = 4
+SMALL_SHIFTS = (0.10, 0.20, 0.30, 0.60)
+SMALL_AFTER = (1, 2, 3, 5, 7)
+SMALL_STABLE = (5, 6, 7, 9, 11, 20, 60)
+RUN_CV = 0.06
+
+
+def small(shift: float, after: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng([round(100 * shift), after, seed])
+    level = np.array([100.0] * SMALL_BEFORE + [100.0 * (1.0 + shift)] * after)
+    return level * np.exp(RUN_CV * rng.normal(size=level.size))
+
+
+def stable(n: int, seed: int) -> np.ndarray:
+    return 100.0 * np.exp(RUN_CV * np.random.default_rng([999, n, seed]).normal(size=n))
+
+
 def write(path: pathlib.Path, values: np.ndarray) -> None:
     # repr() keeps every bit of the double, so Otava and Falcon read identical values.
     path.write_text("".join(f"{float(v)!r}\n" for v in values))
@@ -43,9 +66,19 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out", nargs="?", default=str(root / ".cache" / "otava-bench"))
     ap.add_argument("--draws", type=int, default=0)
+    ap.add_argument("--small", type=int, default=0)
     args = ap.parse_args()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.small:
+        for seed in range(args.small):
+            for shift in SMALL_SHIFTS:
+                for after in SMALL_AFTER:
+                    write(out / f"small_s{round(100 * shift)}_r{after}_seed{seed}.txt", small(shift, after, seed))
+            for n in SMALL_STABLE:
+                write(out / f"stable_n{n}_seed{seed}.txt", stable(n, seed))
+        print(out)
+        return
     for n in SIZES:
         write(out / f"series_{n}.txt", steps(n, 0))
         for seed in range(1, args.draws + 1):

@@ -3,7 +3,8 @@
 
 For each file (one value per line; a folder means every *.txt in it) calls
 ``otava.analysis.compute_change_points(values, window_len=50, max_pvalue=0.001)`` -- the defaults of
-``otava analyze`` in Otava 0.8.0 (window 50, p 0.001, magnitude 0) -- once to warm up and then --repeat times,
+``otava analyze`` in Otava 0.8.0 (window 50, p 0.001, magnitude 0) -- once to warm up and then --repeat times
+(--repeat 0: the warm-up call's result, untimed),
 and prints the indices it reports and the median and minimum wall time, as one JSON line per file (--json)
 or as text with precision/recall (+-5 points) against the true change points.
 
@@ -34,7 +35,7 @@ def main() -> None:
     args = ap.parse_args()
     for path in files(args.paths):
         values = [float(line) for line in path.read_text().splitlines() if line.strip()]
-        compute_change_points(list(values), window_len=50, max_pvalue=0.001)  # warm-up
+        cps, _weak = compute_change_points(list(values), window_len=50, max_pvalue=0.001)  # warm-up
         times = []
         for _ in range(args.repeat):
             t0 = time.perf_counter()
@@ -42,7 +43,8 @@ def main() -> None:
             times.append(time.perf_counter() - t0)
         found = sorted(int(cp.index) for cp in cps)
         row = {"tool": "otava", "file": str(path), "n": len(values), "indices": found,
-               "wall_s_median": statistics.median(times), "wall_s_min": min(times)}
+               "wall_s_median": statistics.median(times) if times else None,
+               "wall_s_min": min(times) if times else None}
         if args.json:
             print(json.dumps(row))
         else:
@@ -50,8 +52,9 @@ def main() -> None:
             h = hits(found, true)
             precision = h / len(found) if found else 1.0
             recall = h / len(true) if true else 1.0
+            ms = f"{row['wall_s_median'] * 1e3:.1f} ms" if times else "not timed"
             print(f"{path}: n={len(values)} found={len(found)} hits={h} precision={precision:.3f} "
-                  f"recall={recall:.3f} time median={row['wall_s_median'] * 1e3:.1f} ms")
+                  f"recall={recall:.3f} time median={ms}")
             print(f"  indices: {found}")
 
 

@@ -5,9 +5,18 @@ import pathlib
 TOLERANCE = 5
 
 
+SMALL_BEFORE = 4  # gen_series.py: the small-n shift is at index 4
+
+
 def truth(path: str, n: int) -> list:
-    """n/4, n/2, 3n/4 for the step series (series_*, steps_*); none for noise_*."""
-    return [] if pathlib.Path(path).name.startswith("noise_") else [n // 4, n // 2, 3 * n // 4]
+    """n/4, n/2, 3n/4 for the step series (series_*, steps_*); none for noise_* and stable_*; index 4 for the
+    small-n scenario (small_*)."""
+    name = pathlib.Path(path).name
+    if name.startswith(("noise_", "stable_")):
+        return []
+    if name.startswith("small_"):
+        return [SMALL_BEFORE]
+    return [n // 4, n // 2, 3 * n // 4]
 
 
 def hits(found: list, true: list, tol: int = TOLERANCE) -> int:

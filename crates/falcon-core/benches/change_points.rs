@@ -4,10 +4,12 @@
 //! Run: `cargo bench -p falcon-core --bench change_points -- FILE_OR_DIR...`
 //!
 //! Each argument is a file (one value per line) or a folder (every `*.txt` in it, in name order). For each file
-//! it prints one JSON line: the indices found with `ChangePointOptions::default()` and the median and minimum
-//! wall time of 5 runs after one warm-up run. `bench/otava/report.py` scores them.
+//! it prints two JSON lines: `"tool": "falcon"`, the indices found by E-divisive (`change_points` with
+//! `ChangePointOptions::default()`), and `"tool": "falcon-shift"`, those found by the small-n shift detector
+//! (`shifts` with `ShiftOptions::default()`), each with the median and minimum wall time of 5 runs after one
+//! warm-up run. `bench/otava/report.py` scores them.
 
-use falcon_core::stats::{change_points, ChangePointOptions};
+use falcon_core::stats::{change_points, shifts, ChangePointOptions, ShiftOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -46,27 +48,39 @@ fn run(args: &[String]) -> Result<(), String> {
         return Err("no series files: give files (one value per line) or folders of *.txt".into());
     }
     let opts = ChangePointOptions::default();
+    let shift_opts = ShiftOptions::default();
     for path in files {
         let x = read_series(&path)?;
-        let _ = change_points(&x, &opts); // warm-up
-        let mut times = Vec::with_capacity(5);
-        let mut found = Vec::new();
-        for _ in 0..5 {
-            let t0 = Instant::now();
-            found = change_points(&x, &opts);
-            times.push(t0.elapsed().as_secs_f64());
-        }
-        times.sort_unstable_by(f64::total_cmp);
-        let indices: Vec<usize> = found.iter().map(|c| c.index).collect();
-        println!(
-            "{}",
-            serde_json::json!({
-                "tool": "falcon", "file": path.display().to_string(), "n": x.len(), "indices": indices,
-                "wall_s_median": times[2], "wall_s_min": times[0],
-            })
-        );
+        let (indices, times) = timed(|| change_points(&x, &opts).iter().map(|c| c.index).collect());
+        print_row("falcon", &path, x.len(), &indices, &times);
+        let (indices, times) = timed(|| shifts(&x, &shift_opts).shifts.iter().map(|s| s.index).collect());
+        print_row("falcon-shift", &path, x.len(), &indices, &times);
     }
     Ok(())
+}
+
+/// The result of `f` and its sorted wall times over 5 runs after one warm-up run.
+fn timed(f: impl Fn() -> Vec<usize>) -> (Vec<usize>, Vec<f64>) {
+    let _ = f(); // warm-up
+    let mut times = Vec::with_capacity(5);
+    let mut found = Vec::new();
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        found = f();
+        times.push(t0.elapsed().as_secs_f64());
+    }
+    times.sort_unstable_by(f64::total_cmp);
+    (found, times)
+}
+
+fn print_row(tool: &str, path: &std::path::Path, n: usize, indices: &[usize], times: &[f64]) {
+    println!(
+        "{}",
+        serde_json::json!({
+            "tool": tool, "file": path.display().to_string(), "n": n, "indices": indices,
+            "wall_s_median": times[2], "wall_s_min": times[0],
+        })
+    );
 }
 
 fn main() -> ExitCode {

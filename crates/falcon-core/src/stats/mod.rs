@@ -5,6 +5,8 @@
 //! - [`verdict`]: metric directions and the two-sample [`Verdict`] (Mann–Whitney U + bootstrap interval).
 //! - [`change_point`]: change points in a series (windowed E-divisive, permutation test, split/merge with
 //!   effect-size floors).
+//! - [`shift`]: shifts in a short history of runs (t-tests on log run values, Bonferroni; known power at
+//!   small n, and what is not yet detectable).
 //! - [`mann_whitney`], [`energy`], [`special`], [`rng`]: the building blocks, public for reuse and testing.
 //!
 //! Nothing here reads the clock, the environment or the operating system's randomness: every random step
@@ -15,12 +17,14 @@ pub mod descriptive;
 pub mod energy;
 pub mod mann_whitney;
 pub mod rng;
+pub mod shift;
 pub mod special;
 pub mod verdict;
 
 pub use change_point::{change_points, ChangePoint, ChangePointOptions};
 pub use descriptive::{drop_warmup, mean, median, percentile, summarize, warmup_len, Summary};
 pub use mann_whitney::{mann_whitney_u, MannWhitney};
+pub use shift::{shifts, Shift, ShiftOptions, ShiftReport};
 pub use verdict::{
     compare, direction_for, CompareOptions, Direction, SampleStats, Verdict, VerdictKind, STANDARD_METRICS,
 };

@@ -35,6 +35,9 @@ fn verdict(kind: VerdictKind, a: Option<f64>, b: Option<f64>) -> Verdict {
         ci_low_rel: Some(0.05),
         ci_high_rel: Some(0.15),
         p_value: Some(0.001),
+        runs: None,
+        between_run_cv: None,
+        repeats_needed: None,
         notes: Vec::new(),
     }
 }

@@ -7,6 +7,8 @@
 //!   medians with the between-run variance pooled with a history or a default prior).
 //! - [`change_point`]: change points in a series (windowed E-divisive, permutation test, split/merge with
 //!   effect-size floors).
+//! - [`shift`]: shifts in a short history of runs (t-tests on log run values, Bonferroni; known power at
+//!   small n, and what is not yet detectable).
 //! - [`mann_whitney`], [`energy`], [`special`], [`rng`]: the building blocks, public for reuse and testing.
 //!
 //! Nothing here reads the clock, the environment or the operating system's randomness: every random step
@@ -18,6 +20,7 @@ pub mod energy;
 pub mod mann_whitney;
 pub mod rng;
 pub mod runs;
+pub mod shift;
 pub mod special;
 pub mod verdict;
 
@@ -25,6 +28,7 @@ pub use change_point::{change_points, ChangePoint, ChangePointOptions};
 pub use descriptive::{drop_warmup, mean, median, percentile, summarize, warmup_len, Summary};
 pub use mann_whitney::{mann_whitney_u, MannWhitney};
 pub use runs::{compare_runs, NoiseEstimate, RunSample, DEFAULT_BETWEEN_RUN_CV};
+pub use shift::{shifts, Shift, ShiftOptions, ShiftReport};
 pub use verdict::{
     compare, direction_for, BetweenRunCv, CompareOptions, Direction, NoiseSource, RunCounts, SampleStats, Verdict,
     VerdictKind, STANDARD_METRICS,

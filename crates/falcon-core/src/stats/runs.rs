@@ -68,6 +68,7 @@
 //! ±33 % (4.60·√2·5 %) are called, which is what one run of each can honestly support.
 
 use super::descriptive::{drop_warmup, mean, percentile_sorted, sorted_finite};
+use super::special::{t_quantile_two_sided, t_two_sided_p};
 use super::verdict::{
     decide_shift, BetweenRunCv, CompareOptions, Direction, NoiseSource, RunCounts, SampleStats, Verdict, VerdictKind,
 };
@@ -322,90 +323,7 @@ pub fn repeats_needed(shift: f64, var: f64, prior_dof: f64, alpha: f64) -> Optio
     })
 }
 
-/// ln Γ(x) for x > 0 (Lanczos, g = 7, nine coefficients; relative error ~1e-15).
-fn ln_gamma(x: f64) -> f64 {
-    const G: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        // Reflection: Γ(x)Γ(1 − x) = π / sin(πx).
-        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let mut a = G[0];
-    let t = x + 7.5;
-    for (i, g) in G.iter().enumerate().skip(1) {
-        a += g / (x + i as f64);
-    }
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
-}
-
-/// The regularised incomplete beta function I_x(a, b) (continued fraction, modified Lentz).
-fn inc_beta(x: f64, a: f64, b: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    let ln_front = ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
-    if x > (a + 1.0) / (a + b + 2.0) {
-        return 1.0 - inc_beta(1.0 - x, b, a);
-    }
-    const TINY: f64 = 1e-300;
-    let mut c = 1.0;
-    let mut d = 1.0 - (a + b) * x / (a + 1.0);
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
-    let mut h = d;
-    for m in 1..=300 {
-        let m = f64::from(m);
-        let m2 = 2.0 * m;
-        let aa = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
-        d = 1.0 + aa * d;
-        d = if d.abs() < TINY { TINY } else { d };
-        c = 1.0 + aa / c;
-        c = if c.abs() < TINY { TINY } else { c };
-        d = 1.0 / d;
-        h *= d * c;
-        let aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
-        d = 1.0 + aa * d;
-        d = if d.abs() < TINY { TINY } else { d };
-        c = 1.0 + aa / c;
-        c = if c.abs() < TINY { TINY } else { c };
-        d = 1.0 / d;
-        let del = d * c;
-        h *= del;
-        if (del - 1.0).abs() < 1e-15 {
-            break;
-        }
-    }
-    (ln_front.exp() * h / a).clamp(0.0, 1.0)
-}
-
-/// Two-sided p-value of Student's t with `dof` degrees of freedom: P(|T| ≥ |t|) = I_{ν/(ν+t²)}(ν/2, 1/2).
-fn t_two_sided_p(t: f64, dof: f64) -> f64 {
-    if t.is_nan() || dof.is_nan() || dof <= 0.0 {
-        return 1.0;
-    }
-    if t.is_infinite() {
-        return 0.0;
-    }
-    inc_beta(dof / (dof + t * t), dof / 2.0, 0.5).clamp(0.0, 1.0)
-}
-
-/// The `q`-quantile of Student's t with `dof` degrees of freedom (bisection on the distribution function,
-/// accurate to ~1e-10).
+/// The `q`-quantile of Student's t with `dof` degrees of freedom.
 fn t_quantile(q: f64, dof: f64) -> f64 {
     if q.is_nan() || dof.is_nan() || dof <= 0.0 {
         return f64::NAN;
@@ -416,24 +334,7 @@ fn t_quantile(q: f64, dof: f64) -> f64 {
     if q == 0.5 {
         return 0.0;
     }
-    // P(T ≤ t) = 1 − p(t)/2 for t ≥ 0.
-    let target = 2.0 * (1.0 - q.min(1.0 - 1e-15));
-    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
-    while t_two_sided_p(hi, dof) > target && hi < 1e12 {
-        hi *= 2.0;
-    }
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if t_two_sided_p(mid, dof) > target {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        if hi - lo <= 1e-12 * hi.max(1.0) {
-            break;
-        }
-    }
-    0.5 * (lo + hi)
+    t_quantile_two_sided(2.0 * (1.0 - q.min(1.0 - 1e-15)), dof)
 }
 
 #[cfg(test)]
@@ -481,8 +382,8 @@ mod tests {
             assert!((p - 2.0 * (1.0 - q)).abs() < 1e-8, "t_two_sided_p({want}, {dof}) = {p}");
         }
         assert_eq!(t_two_sided_p(0.0, 5.0), 1.0);
-        assert!((ln_gamma(5.0) - 24f64.ln()).abs() < 1e-13);
-        assert!((ln_gamma(0.5) - std::f64::consts::PI.sqrt().ln()).abs() < 1e-13);
+        assert!((super::super::special::ln_gamma(5.0) - 24f64.ln()).abs() < 1e-13);
+        assert!((super::super::special::ln_gamma(0.5) - std::f64::consts::PI.sqrt().ln()).abs() < 1e-13);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Special functions: the complementary error function and the normal tail built on it.
+//! Special functions: the complementary error function and the normal tail built on it; ln Γ, the regularised
+//! incomplete beta function and Student's t (p-values, quantiles) built on them, shared by `runs` and `shift`.
 
 /// √π.
 const SQRT_PI: f64 = 1.772_453_850_905_516;
@@ -60,6 +61,125 @@ pub fn normal_sf(z: f64) -> f64 {
 /// Two-sided normal p-value, P(|Z| ≥ |z|), capped at 1.
 pub fn normal_two_sided_p(z: f64) -> f64 {
     erfc(z.abs() / std::f64::consts::SQRT_2).min(1.0)
+}
+
+// ---- Student's t (shared by `runs` and `shift`)
+
+/// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms; relative error ~1e-15).
+pub fn ln_gamma(x: f64) -> f64 {
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        // Reflection: Γ(x)Γ(1 − x) = π / sin(πx).
+        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin()).abs().ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut a = C[0];
+    for (i, &c) in C.iter().enumerate().skip(1) {
+        a += c / (x + i as f64);
+    }
+    let t = x + 7.5;
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+/// Continued fraction of the incomplete beta function (modified Lentz).
+fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 - qab * x / qap;
+    if d.abs() < TINY {
+        d = TINY;
+    }
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..=300 {
+        let m = f64::from(m);
+        let m2 = 2.0 * m;
+        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1.0 + aa * d;
+        d = if d.abs() < TINY { TINY } else { d };
+        c = 1.0 + aa / c;
+        c = if c.abs() < TINY { TINY } else { c };
+        d = 1.0 / d;
+        h *= d * c;
+        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1.0 + aa * d;
+        d = if d.abs() < TINY { TINY } else { d };
+        c = 1.0 + aa / c;
+        c = if c.abs() < TINY { TINY } else { c };
+        d = 1.0 / d;
+        let del = d * c;
+        h *= del;
+        if (del - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    h
+}
+
+/// The regularised incomplete beta function I_x(a, b).
+pub fn beta_inc(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let ln_bt = ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
+    let bt = ln_bt.exp();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        bt * beta_cf(a, b, x) / a
+    } else {
+        1.0 - bt * beta_cf(b, a, 1.0 - x) / b
+    }
+}
+
+/// Two-sided p-value of Student's t with `df` degrees of freedom, P(|T| ≥ |t|).
+pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
+    if t.is_nan() || df.is_nan() || df <= 0.0 {
+        return 1.0;
+    }
+    if t.is_infinite() {
+        return 0.0;
+    }
+    beta_inc(0.5 * df, 0.5, df / (df + t * t)).clamp(0.0, 1.0)
+}
+
+/// The t > 0 with `t_two_sided_p(t, df) == p` (bisection), for 0 < p < 1.
+pub fn t_quantile_two_sided(p: f64, df: f64) -> f64 {
+    if p.is_nan() || p <= 0.0 || df.is_nan() || df <= 0.0 {
+        return f64::INFINITY;
+    }
+    if p >= 1.0 {
+        return 0.0;
+    }
+    let mut hi = 1.0;
+    while t_two_sided_p(hi, df) > p && hi < 1e12 {
+        hi *= 2.0;
+    }
+    let mut lo = 0.0;
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if t_two_sided_p(mid, df) > p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-12 * hi {
+            break;
+        }
+    }
+    0.5 * (lo + hi)
 }
 
 #[cfg(test)]

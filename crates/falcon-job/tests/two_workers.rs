@@ -1,12 +1,13 @@
 //! Two real worker processes share 200 jobs; one is killed with SIGKILL mid-run. Every job must run exactly
 //! once and end SUCCEEDED — on SQLite and on MariaDB.
 
+mod common;
+
 use falcon_core::status::JobStatus;
 use falcon_infra::{ArtifactStore, MetaStore};
 use falcon_job::backend::local::LocalBackend;
 use falcon_job::backend::Backend;
-use falcon_job::{JobManager, JobSpec, ManagerConfig, Pool, Resources, RetryPolicy};
-use std::collections::BTreeMap;
+use falcon_job::{JobManager, JobSpec, ManagerConfig, Pool};
 use std::process::{Child, Command};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,21 +66,8 @@ async fn every_job_runs_exactly_once(db: &str) {
     let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path().join("jobs"), "local"));
     let submitter = JobManager::new(meta.clone(), store, vec![pool], vec![backend], ManagerConfig::new("submitter"));
     for i in 0..JOBS {
-        let spec = JobSpec {
-            name: format!("job-{i}"),
-            image: None,
-            command: vec!["sh".into(), "-c".into(), format!("echo $FALCON_JOB_ID >> {}; sleep 0.1", runs.display())],
-            env: BTreeMap::new(),
-            resources: Resources { accelerator: "cpu".into(), slices: 1, devices: Some(1), topology: None },
-            zones: vec![],
-            capacity: Default::default(),
-            reservation: None,
-            artifact_uri: None,
-            timeout_s: None,
-            priority: (i % 3) as i64,
-            retry: RetryPolicy::default(),
-            labels: BTreeMap::new(),
-        };
+        let script = format!("echo $FALCON_JOB_ID >> {}; sleep 0.1", runs.display());
+        let spec = JobSpec { priority: (i % 3) as i64, ..common::shell_job(&format!("job-{i}"), &script) };
         submitter.submit(&spec).await.unwrap();
     }
 

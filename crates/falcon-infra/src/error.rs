@@ -86,6 +86,19 @@ pub enum InfraError {
         /// What is wrong.
         message: String,
     },
+    /// A value the store cannot take as given (a config-hash filter that is not lowercase hex), refused before
+    /// any query.
+    #[error("invalid value `{value}` for {table}.{column}: {reason}")]
+    InvalidValue {
+        /// Table name.
+        table: &'static str,
+        /// Column name.
+        column: &'static str,
+        /// The value (control characters escaped, cut to 80 characters).
+        value: String,
+        /// Why it was refused.
+        reason: &'static str,
+    },
     /// The artifact location is not one this store understands.
     #[error("unsupported artifact location `{location}`: {reason}")]
     BadArtifactLocation {
@@ -158,7 +171,8 @@ impl InfraError {
             InfraError::Conflict(_) | InfraError::AlreadyExists { .. } => ErrorKind::Conflict,
             InfraError::BadDatabaseUrl { .. }
             | InfraError::BadArtifactLocation { .. }
-            | InfraError::InvalidKey { .. } => ErrorKind::Usage,
+            | InfraError::InvalidKey { .. }
+            | InfraError::InvalidValue { .. } => ErrorKind::Usage,
             InfraError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => ErrorKind::NotFound,
             _ => ErrorKind::Failure,
         }

@@ -7,7 +7,7 @@ use falcon_core::ids::{ExperimentId, JobId};
 use falcon_core::status::{Direction, ExperimentStatus, GoalStatus, JobStatus, Scenario};
 use falcon_infra::meta::{
     AnalysisSummary, ExperimentFilter, JobChanges, MetricSummary, NewArtifact, NewExperiment, NewGoal, NewJob,
-    NewSession,
+    NewSession, RunNoise,
 };
 use falcon_infra::{InfraError, MetaStore};
 use std::collections::BTreeMap;
@@ -42,7 +42,7 @@ fn goal(title: &str, priority: i64) -> NewGoal {
 async fn migrations_are_current_and_reapplying_is_harmless(store: MetaStore) {
     let status = store.migration_status().await.unwrap();
     assert!(status.is_current(), "{status:?}");
-    assert_eq!(status.latest, 3);
+    assert_eq!(status.latest, 4);
     store.migrate().await.unwrap();
     assert_eq!(store.migration_status().await.unwrap(), status);
 }
@@ -390,6 +390,7 @@ async fn summaries_are_replaced_not_duplicated(store: MetaStore) {
         min: mean * 0.9,
         max: mean * 1.2,
         last: mean,
+        spread: Some(mean * 0.05),
     };
     store.put_metric_summaries(exp, &[summary("step_time_s", 0.5), summary("loss", 2.0)]).await.unwrap();
     store.put_metric_summaries(exp, &[summary("step_time_s", 0.4)]).await.unwrap();
@@ -662,7 +663,142 @@ async fn analysis_work_list_is_completed_experiments_with_matching_artifacts_and
     );
 }
 
+/// A summary whose every statistic is `median` (the run-noise tests read only the median).
+fn median_summary(metric: &str, median: f64) -> MetricSummary {
+    MetricSummary {
+        metric: metric.into(),
+        count: 10,
+        mean: median,
+        median,
+        p90: median,
+        min: median,
+        max: median,
+        last: median,
+        spread: None,
+    }
+}
+
+/// Records an experiment of `config_hash`, moves it to `status` through the lifecycle and stores `summaries`.
+async fn run_of(
+    store: &MetaStore,
+    name: &str,
+    config_hash: &str,
+    status: ExperimentStatus,
+    summaries: &[MetricSummary],
+) -> ExperimentId {
+    let new = NewExperiment { config_hash: config_hash.into(), ..experiment(name, &[]) };
+    let id = store.insert_experiment(&new).await.unwrap().id;
+    let path = [ExperimentStatus::Pending, ExperimentStatus::Provisioning, ExperimentStatus::Running, status];
+    for step in path.windows(2).take_while(|w| w[0] != status) {
+        store.transition_experiment(id, step[0], step[1], "test", None).await.unwrap();
+    }
+    store.put_metric_summaries(id, summaries).await.unwrap();
+    id
+}
+
+const HASH_A: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
+const HASH_B: &str = "a1b2c3d4ffff0718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
+const HASH_C: &str = "0fedcba9876543210fedcba9876543210fedcba9876543210fedcba987654321";
+
+async fn spread_round_trips_some_and_none(store: MetaStore) {
+    let exp = store.insert_experiment(&experiment("spread", &[])).await.unwrap().id;
+    let with = MetricSummary { spread: Some(0.0123), ..median_summary("step_time_s", 0.5) };
+    let without = median_summary("tokens_per_s", 9000.0);
+    store.put_metric_summaries(exp, &[with.clone(), without.clone()]).await.unwrap();
+    assert_eq!(store.metric_summaries(exp).await.unwrap(), [with, without]);
+    let old: MetricSummary = serde_json::from_value(serde_json::json!({
+        "metric": "loss", "count": 1, "mean": 1.0, "median": 1.0, "p90": 1.0, "min": 1.0, "max": 1.0, "last": 1.0
+    }))
+    .unwrap();
+    assert_eq!(old.spread, None, "JSON written before the field existed reads as no spread");
+}
+
+async fn run_noise_is_welford_over_completed_runs_of_one_hash(store: MetaStore) {
+    let medians = [1.0, 1.1, 0.9, 1.05];
+    for (i, m) in medians.iter().enumerate() {
+        let summaries = [median_summary("step_time_s", *m), median_summary("loss", if i == 0 { 0.0 } else { -1.0 })];
+        run_of(&store, &format!("a{i}"), HASH_A, ExperimentStatus::Completed, &summaries).await;
+    }
+    run_of(&store, "a-running", HASH_A, ExperimentStatus::Running, &[median_summary("step_time_s", 5.0)]).await;
+    run_of(&store, "b", HASH_B, ExperimentStatus::Completed, &[median_summary("step_time_s", 3.0)]).await;
+    let b_rows = store.refresh_run_noise(HASH_B).await.unwrap();
+    assert_eq!(b_rows.len(), 1);
+
+    let rows = store.refresh_run_noise(HASH_A).await.unwrap();
+    let logs: Vec<f64> = medians.iter().map(|m: &f64| m.ln()).collect();
+    let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+    let m2: f64 = logs.iter().map(|l| (l - mean).powi(2)).sum();
+    assert_eq!(rows.len(), 1, "loss has no median > 0, so no row: {rows:?}");
+    let row = &rows[0];
+    assert_eq!((row.config_hash.as_str(), row.metric.as_str(), row.runs), (HASH_A, "step_time_s", 4));
+    assert!((row.mean_log - mean).abs() < 1e-12, "{} vs {mean}", row.mean_log);
+    assert!((row.m2_log - m2).abs() < 1e-12, "{} vs {m2}", row.m2_log);
+    assert_eq!(store.run_noise(HASH_A, "step_time_s").await.unwrap().as_ref(), Some(row));
+    assert_eq!(store.run_noise(HASH_A, "loss").await.unwrap(), None);
+    assert_eq!(store.run_noise(HASH_C, "step_time_s").await.unwrap(), None);
+    assert_eq!(store.refresh_run_noise(HASH_A).await.unwrap(), rows, "idempotent");
+    assert_eq!(store.run_noise(HASH_A, "step_time_s").await.unwrap().as_ref(), Some(row));
+    let b = store.run_noise(HASH_B, "step_time_s").await.unwrap();
+    assert_eq!(
+        b,
+        Some(RunNoise {
+            config_hash: HASH_B.into(),
+            metric: "step_time_s".into(),
+            runs: 1,
+            mean_log: 3f64.ln(),
+            m2_log: 0.0
+        })
+    );
+    assert_eq!(b_rows, [b.unwrap()], "the other hash is untouched");
+
+    // A metric that loses its last usable run loses its row; a hash with no completed run has none.
+    assert!(store.refresh_run_noise(HASH_C).await.unwrap().is_empty());
+    let b_exp = store
+        .list_experiments(&ExperimentFilter { config_hash: Some(HASH_B.into()), ..Default::default() })
+        .await
+        .unwrap()[0]
+        .id;
+    store.put_metric_summaries(b_exp, &[median_summary("step_time_s", -2.0)]).await.unwrap();
+    assert!(store.refresh_run_noise(HASH_B).await.unwrap().is_empty());
+    assert_eq!(store.run_noise(HASH_B, "step_time_s").await.unwrap(), None);
+}
+
+async fn config_hash_filter_matches_a_hex_prefix(store: MetaStore) {
+    let a1 = run_of(&store, "a1", HASH_A, ExperimentStatus::Completed, &[]).await;
+    let a2 = run_of(&store, "a2", HASH_A, ExperimentStatus::Pending, &[]).await;
+    let b = run_of(&store, "b", HASH_B, ExperimentStatus::Completed, &[]).await;
+    let c = run_of(&store, "c", HASH_C, ExperimentStatus::Completed, &[]).await;
+    // Not a config hash Falcon writes, but one a LIKE that ignores case (SQLite's) would match.
+    run_of(&store, "upper", &HASH_A.to_uppercase(), ExperimentStatus::Completed, &[]).await;
+    let ids = |rows: Vec<falcon_infra::meta::ExperimentRecord>| rows.into_iter().map(|e| e.id).collect::<Vec<_>>();
+    let by = |h: &str| ExperimentFilter { config_hash: Some(h.into()), ..Default::default() };
+    assert_eq!(ids(store.list_experiments(&by(&HASH_A[..12])).await.unwrap()), [a2, a1], "12-char prefix");
+    assert_eq!(store.count_experiments(&by(&HASH_A[..12])).await.unwrap(), 2);
+    assert_eq!(ids(store.list_experiments(&by(HASH_A)).await.unwrap()), [a2, a1], "the full hash");
+    assert_eq!(ids(store.list_experiments(&by(HASH_B)).await.unwrap()), [b]);
+    assert_eq!(ids(store.list_experiments(&by("a1b2c3d4")).await.unwrap()), [b, a2, a1], "shared prefix");
+    assert_eq!(ids(store.list_experiments(&by("0f")).await.unwrap()), [c]);
+    assert!(store.list_experiments(&by("ffff")).await.unwrap().is_empty());
+    for bad in ["ab%", "", "A1B2", "a_b", "a1b2 "] {
+        let err = store.list_experiments(&by(bad)).await.unwrap_err();
+        assert!(matches!(err, InfraError::InvalidValue { column: "config_hash", .. }), "{bad:?}: {err}");
+        assert!(err.to_string().contains("config_hash"), "{err}");
+        assert_eq!(err.kind(), falcon_core::ErrorKind::Usage);
+        let err = store.count_experiments(&by(bad)).await.unwrap_err();
+        assert!(matches!(err, InfraError::InvalidValue { column: "config_hash", .. }), "{bad:?}: {err}");
+        let err = store.config_hashes_with_prefix(bad, 10).await.unwrap_err();
+        assert!(matches!(err, InfraError::InvalidValue { column: "config_hash", .. }), "{bad:?}: {err}");
+    }
+    assert_eq!(store.config_hashes_with_prefix("a1b2", 10).await.unwrap(), [HASH_A, HASH_B], "distinct, sorted");
+    assert_eq!(store.config_hashes_with_prefix("a1b2", 1).await.unwrap(), [HASH_A]);
+    assert_eq!(store.config_hashes_with_prefix(HASH_C, 10).await.unwrap(), [HASH_C]);
+    assert!(store.config_hashes_with_prefix("ffff", 10).await.unwrap().is_empty());
+}
+
 on_both_databases!(
+    spread_round_trips_some_and_none,
+    run_noise_is_welford_over_completed_runs_of_one_hash,
+    config_hash_filter_matches_a_hex_prefix,
     analysis_work_list_is_completed_experiments_with_matching_artifacts_and_no_row,
     goal_claims_are_atomic_ordered_and_leased,
     migrations_are_current_and_reapplying_is_harmless,

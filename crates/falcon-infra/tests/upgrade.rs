@@ -1,5 +1,7 @@
-//! Upgrading a database the quickstart made before schema version 3 (job outputs, experiment notes, MySQL's
-//! long artifact URIs): the data is all there afterwards and the new tables work, on SQLite and on MariaDB.
+//! Upgrading a database the quickstart made at schema version 2 to the latest (version 3: job outputs,
+//! experiment notes, MySQL's long artifact URIs; version 4: the within-run spread of metric summaries and the
+//! run-noise table): the data is all there afterwards and the new columns and tables work, on SQLite and on
+//! MariaDB.
 //!
 //! The fixtures in `tests/data/upgrade/` were made by the quickstart's commands (`falcon init`, the baseline
 //! and the variant of `examples/jax_transformer` submitted with `--wait`, `profile analyze`) at schema version 2:
@@ -10,14 +12,16 @@ mod common;
 use falcon_core::artifact::ArtifactKind;
 use falcon_core::ids::{ExperimentId, JobId};
 use falcon_core::status::ExperimentStatus;
-use falcon_infra::meta::{ExperimentFilter, ExperimentNote, JobOutput, NewArtifact, StoredOutput};
+use falcon_infra::meta::{
+    ExperimentFilter, ExperimentNote, JobOutput, MetricSummary, NewArtifact, RunNoise, StoredOutput,
+};
 use falcon_infra::MetaStore;
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/upgrade");
 
 async fn check_upgraded(store: &MetaStore) {
     let status = store.migration_status().await.unwrap();
-    assert_eq!((status.applied, status.latest), (Some(3), 3));
+    assert_eq!((status.applied, status.latest), (Some(4), 4));
     let exps = store.list_experiments(&ExperimentFilter { limit: 10, ..Default::default() }).await.unwrap();
     assert_eq!(exps.len(), 2, "both quickstart experiments survive");
     assert!(exps.iter().all(|e| e.status == ExperimentStatus::Completed), "{exps:?}");
@@ -25,7 +29,9 @@ async fn check_upgraded(store: &MetaStore) {
     let artifacts = store.list_artifacts(variant, None).await.unwrap();
     assert!(artifacts.iter().any(|a| a.kind == ArtifactKind::Metrics), "{artifacts:?}");
     assert!(artifacts.iter().any(|a| a.kind == ArtifactKind::Xprof), "{artifacts:?}");
-    assert!(!store.metric_summaries(variant).await.unwrap().is_empty());
+    let summaries = store.metric_summaries(variant).await.unwrap();
+    assert!(!summaries.is_empty());
+    assert!(summaries.iter().all(|s| s.spread.is_none()), "written before version 4: no spread {summaries:?}");
     let job = exps.iter().find(|e| e.id == variant).unwrap().job.unwrap();
     assert!(store.job_outputs(job).await.unwrap().is_empty(), "collected before version 3: no records");
     assert!(store.experiment_notes(variant).await.unwrap().is_empty());
@@ -58,6 +64,34 @@ async fn check_upgraded(store: &MetaStore) {
         matches!(store.insert_artifact(&new).await, Err(falcon_infra::InfraError::Conflict(_))),
         "the same URI twice is still a conflict"
     );
+
+    // Version 4: the spread column takes values, and the run-noise table starts empty and fills from the
+    // summaries of the completed quickstart runs.
+    let hash = exps.iter().find(|e| e.id == variant).unwrap().config_hash.clone();
+    let metric = summaries[0].metric.clone();
+    assert_eq!(store.run_noise(&hash, &metric).await.unwrap(), None, "run_noise starts empty");
+    let with_spread: Vec<MetricSummary> =
+        summaries.iter().map(|s| MetricSummary { spread: Some(0.01), ..s.clone() }).collect();
+    store.put_metric_summaries(variant, &with_spread).await.unwrap();
+    assert_eq!(store.metric_summaries(variant).await.unwrap(), with_spread);
+    let noise = store.refresh_run_noise(&hash).await.unwrap();
+    let expected: Vec<RunNoise> = summaries
+        .iter()
+        .filter(|s| s.median.is_finite() && s.median > 0.0)
+        .map(|s| RunNoise {
+            config_hash: hash.clone(),
+            metric: s.metric.clone(),
+            runs: 1,
+            mean_log: s.median.ln(),
+            m2_log: 0.0,
+        })
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(noise, expected, "one completed run of the variant's config");
+    assert_eq!(store.run_noise(&hash, &metric).await.unwrap().as_ref(), noise.iter().find(|n| n.metric == metric));
+    assert_eq!(store.refresh_run_noise(&hash).await.unwrap(), noise);
+    let prefix = &hash[..12];
+    assert!(store.config_hashes_with_prefix(prefix, 10).await.unwrap().contains(&hash));
 }
 
 #[tokio::test]

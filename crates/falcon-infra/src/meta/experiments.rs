@@ -1,7 +1,7 @@
 //! Experiments: rows, labels, the transition log, and filtered listing.
 
 use super::rows::RowExt;
-use super::{check_large, check_short, now, query_err, with_pool, BeginWrite, LastId, MetaStore};
+use super::{check_hex_prefix, check_large, check_short, now, query_err, with_pool, BeginWrite, LastId, MetaStore};
 use crate::error::{InfraError, Result};
 use falcon_core::ids::{ExperimentId, GoalId, JobId, SessionId};
 use falcon_core::status::{ExperimentStatus, Scenario};
@@ -95,7 +95,9 @@ pub struct ExperimentFilter {
     pub scenario: Option<Scenario>,
     /// Only this exact name.
     pub name: Option<String>,
-    /// Only this config hash.
+    /// Only config hashes starting with this prefix: the 12-character prefix `exp list` prints, or a full
+    /// 64-character hash (which matches exactly). Lowercase hex only; an empty or non-hex value is refused
+    /// ([`InfraError::InvalidValue`] naming `config_hash`) before any query.
     pub config_hash: Option<String>,
     /// Every one of these labels (key, value).
     pub labels: Vec<(String, String)>,
@@ -113,7 +115,7 @@ enum Bind {
 }
 
 impl ExperimentFilter {
-    fn to_sql(&self, select: &str) -> (String, Vec<Bind>) {
+    fn to_sql(&self, select: &str) -> Result<(String, Vec<Bind>)> {
         let mut sql = format!("SELECT {select} FROM experiments e WHERE 1 = 1");
         let mut binds = Vec::new();
         let mut clause = |text: &str, bind: Bind| {
@@ -136,7 +138,11 @@ impl ExperimentFilter {
             clause(" AND e.name = ?", Bind::Text(n.clone()));
         }
         if let Some(h) = &self.config_hash {
-            clause(" AND e.config_hash = ?", Bind::Text(h.clone()));
+            check_hex_prefix(TABLE, "config_hash", h)?;
+            // LIKE finds the prefix (hex only, so no wildcard of the value's own); the SUBSTR comparison makes
+            // it exact on SQLite too, whose LIKE ignores ASCII case.
+            clause(" AND e.config_hash LIKE ?", Bind::Text(format!("{h}%")));
+            clause(&format!(" AND SUBSTR(e.config_hash, 1, {}) = ?", h.len()), Bind::Text(h.clone()));
         }
         if let Some(t) = self.since {
             clause(" AND e.created_ms >= ?", Bind::Int(t.0));
@@ -152,7 +158,7 @@ impl ExperimentFilter {
             binds.push(Bind::Text(k.clone()));
             binds.push(Bind::Text(v.clone()));
         }
-        (sql, binds)
+        Ok((sql, binds))
     }
 
     fn page_size(&self) -> i64 {
@@ -259,7 +265,7 @@ impl MetaStore {
 
     /// Experiments matching the filter, newest first, one page.
     pub async fn list_experiments(&self, filter: &ExperimentFilter) -> Result<Vec<ExperimentRecord>> {
-        let (mut sql, binds) = filter.to_sql(COLUMNS);
+        let (mut sql, binds) = filter.to_sql(COLUMNS)?;
         sql.push_str(" ORDER BY e.id DESC LIMIT ?");
         with_pool!(self, pool => {
             let mut q = sqlx::query(&sql);
@@ -274,7 +280,7 @@ impl MetaStore {
     /// How many experiments match the filter (ignoring its page size and cursor).
     pub async fn count_experiments(&self, filter: &ExperimentFilter) -> Result<i64> {
         let filter = ExperimentFilter { before: None, ..filter.clone() };
-        let (sql, binds) = filter.to_sql("COUNT(*) AS n");
+        let (sql, binds) = filter.to_sql("COUNT(*) AS n")?;
         with_pool!(self, pool => {
             let mut q = sqlx::query(&sql);
             for b in binds {

@@ -18,7 +18,7 @@ pub use experiments::{ExperimentFilter, ExperimentRecord, NewExperiment, Transit
 pub use goals::{GoalRecord, NewGoal, NewSession, SessionRecord};
 pub use jobs::{JobChanges, JobRecord, JobTransition, NewJob};
 pub use outputs::{ExperimentNote, JobOutput, StoredOutput};
-pub use summaries::{AnalysisSummary, MetricSummary};
+pub use summaries::{AnalysisSummary, MetricSummary, RunNoise};
 
 use crate::error::{InfraError, Result};
 use falcon_core::config::redact_url;
@@ -364,6 +364,25 @@ pub(crate) fn check_short(table: &'static str, column: &'static str, value: &str
         });
     }
     Ok(())
+}
+
+/// Refuses a config-hash prefix that is empty or not lowercase hex (`[0-9a-f]+`), naming the table and column,
+/// so a prefix match (`LIKE 'prefix%'`) can never carry a wildcard of its own.
+pub(crate) fn check_hex_prefix(table: &'static str, column: &'static str, value: &str) -> Result<()> {
+    check_short(table, column, value)?;
+    let reason = if value.is_empty() {
+        "empty; give a config hash or a prefix of one"
+    } else if !value.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        "a config hash or its prefix is lowercase hex (0-9, a-f)"
+    } else {
+        return Ok(());
+    };
+    Err(InfraError::InvalidValue {
+        table,
+        column,
+        value: value.chars().take(80).collect::<String>().escape_default().to_string(),
+        reason,
+    })
 }
 
 /// Maps a driver error of a query to our error, naming what was being done.

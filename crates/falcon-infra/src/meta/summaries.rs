@@ -1,8 +1,8 @@
-//! Summaries kept so lists and comparisons never re-read artifacts: per-metric statistics and per-tool
-//! analysis results.
+//! Summaries kept so lists and comparisons never re-read artifacts: per-metric statistics (with the run's
+//! within-run spread), the between-run noise of each config hash, and per-tool analysis results.
 
 use super::rows::RowExt;
-use super::{check_large, check_short, now, query_err, with_pool, BeginWrite, MetaStore};
+use super::{check_hex_prefix, check_large, check_short, now, query_err, with_pool, BeginWrite, MetaStore};
 use crate::error::Result;
 use falcon_core::ids::ExperimentId;
 use serde::{Deserialize, Serialize};
@@ -26,6 +26,27 @@ pub struct MetricSummary {
     pub max: f64,
     /// Last value.
     pub last: f64,
+    /// Robust within-run spread of the post-warm-up values: IQR / 1.349 (the standard deviation, were they
+    /// normal). `None` for summaries written before schema version 4.
+    #[serde(default)]
+    pub spread: Option<f64>,
+}
+
+/// The between-run noise of one config (config hash) for one metric, from the medians of its completed runs
+/// (each experiment is one run), kept so comparisons never re-read metrics artifacts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunNoise {
+    /// The config hash the runs share.
+    pub config_hash: String,
+    /// Metric name (`step_time_s`).
+    pub metric: String,
+    /// How many completed runs had a finite median > 0.
+    pub runs: i64,
+    /// Mean of ln(median) over those runs.
+    pub mean_log: f64,
+    /// Sum of squared deviations of ln(median) from `mean_log` (Welford's M2), so the between-run CV is
+    /// `sqrt(m2_log / (runs - 1))` (for `runs >= 2`).
+    pub m2_log: f64,
 }
 
 /// The summary row of one analysis tool's result for an experiment.
@@ -64,7 +85,7 @@ impl MetaStore {
             for s in summaries {
                 sqlx::query(
                     "INSERT INTO metric_summaries (experiment_id, metric, count, mean, median, p90, min_value, max_value, \
-                     last_value, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     last_value, spread, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind(experiment.0)
                 .bind(&s.metric)
@@ -75,6 +96,7 @@ impl MetaStore {
                 .bind(s.min)
                 .bind(s.max)
                 .bind(s.last)
+                .bind(s.spread)
                 .bind(at.0)
                 .execute(&mut *tx)
                 .await
@@ -90,7 +112,7 @@ impl MetaStore {
         const T: &str = "metric_summaries";
         with_pool!(self, pool => {
             let rows = sqlx::query(
-                "SELECT metric, count, mean, median, p90, min_value, max_value, last_value FROM metric_summaries \
+                "SELECT metric, count, mean, median, p90, min_value, max_value, last_value, spread FROM metric_summaries \
                  WHERE experiment_id = ? ORDER BY metric",
             )
             .bind(experiment.0)
@@ -108,9 +130,109 @@ impl MetaStore {
                         min: r.real(T, "min_value")?,
                         max: r.real(T, "max_value")?,
                         last: r.real(T, "last_value")?,
+                        spread: r.opt_real(T, "spread")?,
                     })
                 })
                 .collect()
+        })
+    }
+
+    /// Recomputes the run noise of `config_hash` from the metric summaries of its `COMPLETED` experiments: for
+    /// each metric, the count, mean and M2 (Welford) of ln(median) over the runs whose median is finite and
+    /// positive, and replaces the hash's `run_noise` rows with them in one write transaction (a metric without
+    /// such a run gets no row). Returns the rows written, by metric. Idempotent.
+    pub async fn refresh_run_noise(&self, config_hash: &str) -> Result<Vec<RunNoise>> {
+        const T: &str = "metric_summaries";
+        check_short("run_noise", "config_hash", config_hash)?;
+        let at = now();
+        with_pool!(self, pool => {
+            let mut tx = pool.begin_write().await.map_err(query_err("begin transaction"))?;
+            let rows = sqlx::query(
+                "SELECT s.metric AS metric, s.median AS median FROM metric_summaries s \
+                 JOIN experiments e ON e.id = s.experiment_id \
+                 WHERE e.config_hash = ? AND e.status = ? ORDER BY s.metric, e.id",
+            )
+            .bind(config_hash)
+            .bind(falcon_core::status::ExperimentStatus::Completed.as_str())
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(query_err("read run medians"))?;
+            let mut medians = Vec::with_capacity(rows.len());
+            for r in &rows {
+                medians.push((r.text(T, "metric")?, r.real(T, "median")?));
+            }
+            let noise = run_noise_of(config_hash, &medians);
+            sqlx::query("DELETE FROM run_noise WHERE config_hash = ?")
+                .bind(config_hash)
+                .execute(&mut *tx)
+                .await
+                .map_err(query_err("replace run noise"))?;
+            for n in &noise {
+                sqlx::query(
+                    "INSERT INTO run_noise (config_hash, metric, runs, mean_log, m2_log, updated_ms) \
+                     VALUES (?, ?, ?, ?, ?, ?)",
+                )
+                .bind(&n.config_hash)
+                .bind(&n.metric)
+                .bind(n.runs)
+                .bind(n.mean_log)
+                .bind(n.m2_log)
+                .bind(at.0)
+                .execute(&mut *tx)
+                .await
+                .map_err(query_err("insert run noise"))?;
+            }
+            tx.commit().await.map_err(query_err("commit run noise"))?;
+            Ok(noise)
+        })
+    }
+
+    /// The run noise of `config_hash` for `metric`, as [`MetaStore::refresh_run_noise`] last wrote it.
+    pub async fn run_noise(&self, config_hash: &str, metric: &str) -> Result<Option<RunNoise>> {
+        const T: &str = "run_noise";
+        with_pool!(self, pool => {
+            let row = sqlx::query(
+                "SELECT config_hash, metric, runs, mean_log, m2_log FROM run_noise WHERE config_hash = ? AND metric = ?",
+            )
+            .bind(config_hash)
+            .bind(metric)
+            .fetch_optional(pool)
+            .await
+            .map_err(query_err("read run noise"))?;
+            row.map(|r| {
+                Ok(RunNoise {
+                    config_hash: r.text(T, "config_hash")?,
+                    metric: r.text(T, "metric")?,
+                    runs: r.int(T, "runs")?,
+                    mean_log: r.real(T, "mean_log")?,
+                    m2_log: r.real(T, "m2_log")?,
+                })
+            })
+            .transpose()
+        })
+    }
+
+    /// The distinct config hashes of experiments that start with `prefix` (lowercase hex; an empty or non-hex
+    /// prefix is [`crate::InfraError::InvalidValue`] naming `config_hash`), sorted, at most `limit`.
+    pub async fn config_hashes_with_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<String>> {
+        const T: &str = "experiments";
+        check_hex_prefix(T, "config_hash", prefix)?;
+        // LIKE finds the prefix (hex only: no wildcard of its own); SUBSTR makes it exact on SQLite, whose LIKE
+        // ignores ASCII case.
+        let sql = format!(
+            "SELECT DISTINCT config_hash FROM experiments \
+             WHERE config_hash LIKE ? AND SUBSTR(config_hash, 1, {}) = ? ORDER BY config_hash LIMIT ?",
+            prefix.len()
+        );
+        with_pool!(self, pool => {
+            let rows = sqlx::query(&sql)
+                .bind(format!("{prefix}%"))
+                .bind(prefix)
+                .bind(i64::from(limit))
+                .fetch_all(pool)
+                .await
+                .map_err(query_err("find config hashes by prefix"))?;
+            rows.iter().map(|r| r.text(T, "config_hash")).collect()
         })
     }
 
@@ -248,5 +370,62 @@ impl MetaStore {
                 .map_err(query_err("find experiments awaiting analysis"))?;
             rows.iter().map(|r| Ok(ExperimentId(r.int(T, "id")?))).collect()
         })
+    }
+}
+
+/// Count, mean and M2 of ln(median) per metric by Welford's algorithm, over the medians that are finite and > 0;
+/// `medians` come grouped by metric, and the rows come out in that order.
+fn run_noise_of(config_hash: &str, medians: &[(String, f64)]) -> Vec<RunNoise> {
+    let mut out: Vec<RunNoise> = Vec::new();
+    for (metric, median) in medians {
+        if !(median.is_finite() && *median > 0.0) {
+            continue;
+        }
+        let x = median.ln();
+        match out.last_mut() {
+            Some(n) if n.metric == *metric => {
+                n.runs += 1;
+                let delta = x - n.mean_log;
+                n.mean_log += delta / n.runs as f64;
+                n.m2_log += delta * (x - n.mean_log);
+            }
+            _ => out.push(RunNoise {
+                config_hash: config_hash.to_string(),
+                metric: metric.clone(),
+                runs: 1,
+                mean_log: x,
+                m2_log: 0.0,
+            }),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_noise_of;
+
+    #[test]
+    fn welford_matches_two_passes_and_skips_unusable_medians() {
+        let medians: Vec<(String, f64)> = [
+            ("loss", -1.0),
+            ("step_time_s", 1.0),
+            ("step_time_s", f64::NAN),
+            ("step_time_s", 1.1),
+            ("step_time_s", 0.0),
+            ("step_time_s", 0.9),
+            ("step_time_s", f64::INFINITY),
+            ("step_time_s", 1.05),
+        ]
+        .iter()
+        .map(|(m, v)| (m.to_string(), *v))
+        .collect();
+        let rows = run_noise_of("ab", &medians);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        let logs: Vec<f64> = [1.0f64, 1.1, 0.9, 1.05].iter().map(|v| v.ln()).collect();
+        let mean = logs.iter().sum::<f64>() / 4.0;
+        let m2: f64 = logs.iter().map(|l| (l - mean).powi(2)).sum();
+        assert_eq!((rows[0].metric.as_str(), rows[0].runs), ("step_time_s", 4));
+        assert!((rows[0].mean_log - mean).abs() < 1e-12 && (rows[0].m2_log - m2).abs() < 1e-12, "{rows:?}");
     }
 }

@@ -6,13 +6,15 @@ use crate::worker::WorkerEvent;
 use crate::{App, AppError, Result};
 use falcon_core::ids::{ExperimentId, GoalId, SessionId};
 use falcon_core::spec::ExperimentSpec;
-use falcon_core::stats::{Direction, Verdict};
+use falcon_core::stats::Direction;
 use falcon_core::status::ExperimentStatus;
 use falcon_core::ErrorKind;
 use serde::Serialize;
 
 pub use falcon_exp::diff::{show as show_value, Change};
-pub use falcon_exp::experiments::{ExperimentView, History};
+pub use falcon_exp::experiments::ExperimentView;
+pub use falcon_exp::history::History;
+pub use falcon_exp::runs::{RunComparison, RunSet};
 pub use falcon_exp::{ArtifactRecord, ExperimentFilter, ExperimentRecord};
 
 /// A list query as a front end receives it: every filter as text (flags, query parameters, tool arguments),
@@ -110,8 +112,10 @@ pub enum SubmitProgress<'a> {
 /// A metric comparison request.
 #[derive(Debug, Clone)]
 pub struct CompareRequest {
-    pub a: ExperimentId,
-    pub b: ExperimentId,
+    /// Baseline runs: `e-1`, `e-1,e-2,e-3`, `s-3` (a session's completed runs) or `config:<hash prefix>`.
+    pub a: String,
+    /// Candidate runs, written the same way.
+    pub b: String,
     pub metric: String,
     /// Overrides the metric's standard direction.
     pub direction: Option<Direction>,
@@ -274,11 +278,14 @@ impl App {
     }
 
     /// The verdict on a metric, A (baseline) against B.
-    pub async fn compare_experiments(&self, req: &CompareRequest) -> Result<Verdict> {
-        Ok(self.exp().await?.compare(req.a, req.b, &req.metric, req.direction, req.warmup).await?)
+    pub async fn compare_experiments(&self, req: &CompareRequest) -> Result<RunComparison> {
+        let side =
+            |text: &str, which: &str| text.parse::<RunSet>().map_err(|e| AppError::usage(format!("{which}: {e}")));
+        let (a, b) = (side(&req.a, "A")?, side(&req.b, "B")?);
+        Ok(self.exp().await?.compare_runs(&a, &b, &req.metric, req.direction, req.warmup).await?)
     }
 
-    /// A metric across a series of experiments (same name, config hash or labels), with change points.
+    /// A metric across a series of experiments (same name, config hash or its prefix, or labels), with its shifts.
     pub async fn history(
         &self,
         name: Option<String>,
@@ -289,6 +296,15 @@ impl App {
         let labels = parse_labels(labels)?;
         if name.is_none() && config_hash.is_none() && labels.is_empty() {
             return Err(AppError::new(ErrorKind::Usage, "name the series: --name, --config-hash or --label"));
+        }
+        // `--config-hash` takes the full hash or a prefix (the 12 characters `exp list` prints).
+        let config_hash = config_hash.map(|h| h.trim().to_ascii_lowercase());
+        if let Some(h) = &config_hash {
+            if h.is_empty() || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(AppError::usage(format!(
+                    "--config-hash {h}: a config hash is hex digits (or their start)"
+                )));
+            }
         }
         let filter = ExperimentFilter { name, config_hash, labels, ..Default::default() };
         let exp = self.exp().await?;

@@ -52,6 +52,8 @@ pub struct SessionRequest<'a> {
     pub wait: bool,
     /// Give up waiting after this long (the experiments keep running).
     pub timeout: Option<std::time::Duration>,
+    /// Runs per combination, in place of the file's `repeats`.
+    pub repeats: Option<usize>,
 }
 
 impl App {
@@ -155,7 +157,15 @@ impl App {
         on_submitted: impl FnOnce(&SessionView),
     ) -> Result<(SessionView, Vec<WorkerEvent>)> {
         let exp = self.exp().await?;
-        let specs = falcon_exp::sweep::expand(request.sweep_text, request.file_label, load_base)?;
+        let specs: Vec<_> = falcon_exp::sweep::expand_points_repeated(
+            request.sweep_text,
+            request.file_label,
+            load_base,
+            request.repeats,
+        )?
+        .into_iter()
+        .map(|point| point.spec)
+        .collect();
         for (i, spec) in specs.iter().enumerate() {
             crate::experiments::placeable(exp, spec, &format!("experiment {} of the session: ", i + 1))?;
         }

@@ -489,6 +489,10 @@ pub enum SessionCommand {
         /// With --wait: give up after this long (`90s`, `30m`, `2h`; exit 1), leaving the experiments running.
         #[arg(long, value_name = "DURATION", requires = "wait")]
         timeout: Option<String>,
+        /// Run every combination N times (`<name>-r1` … `-rN`, one config hash): the repeats a run-level
+        /// verdict needs. Replaces the file's `repeats`.
+        #[arg(long, value_name = "N")]
+        repeats: Option<usize>,
     },
     /// A session: its experiments, aggregate status and the keys that differ.
     Show {
@@ -561,7 +565,8 @@ pub struct HistoryArgs {
     /// Experiments with this name.
     #[arg(long)]
     pub name: Option<String>,
-    /// Experiments with this config hash.
+    /// Experiments with this config hash (the full hash or a prefix, such as the 12 characters `exp list`
+    /// prints).
     #[arg(long)]
     pub config_hash: Option<String>,
     /// Experiments with this label (`key=value`).
@@ -605,9 +610,10 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Baseline experiment.
+    /// Baseline runs: an experiment (`e-1`), several (`e-1,e-2,e-3`), a session's completed runs (`s-3`) or
+    /// every completed run of a config (`config:<hash or its first 12 characters>`).
     pub a: String,
-    /// Candidate experiment.
+    /// Candidate runs, written the same way.
     pub b: String,
     /// Metric to compare.
     #[arg(long, default_value = "step_time_s")]

@@ -39,7 +39,8 @@ fn submit_wait_show_list_compare_diff() {
         && t.get("at").is_some()
         && t.get("reason").is_some()));
 
-    let slow = spec(dir.path(), "slow", 130);
+    // Twice as slow: beyond what one run a side can be wrong about (±33 % with the default between-run floor).
+    let slow = spec(dir.path(), "slow", 200);
     assert_eq!(falcon(dir.path(), &["exp", "submit", &slow, "--wait"]).status.code(), Some(0));
     let list = json(&falcon(dir.path(), &["exp", "list", "--json", "--status", "completed"]));
     assert_eq!(list["items"].as_array().unwrap().len(), 2);
@@ -68,10 +69,28 @@ fn submit_wait_show_list_compare_diff() {
 
     let out = falcon(dir.path(), &["exp", "compare", "e-1", "e-2", "--json"]);
     let verdict = json(&out);
-    for field in ["metric", "direction", "verdict", "a", "b", "delta_rel", "ci_low_rel", "ci_high_rel", "p_value"] {
+    for field in [
+        "metric",
+        "direction",
+        "verdict",
+        "a",
+        "b",
+        "delta_rel",
+        "ci_low_rel",
+        "ci_high_rel",
+        "p_value",
+        "runs",
+        "between_run_cv",
+        "repeats_needed",
+        "sides",
+        "noise_history",
+    ] {
         assert!(verdict.get(field).is_some(), "{verdict:#}");
     }
     assert_eq!(verdict["verdict"], "regressed");
+    assert_eq!(verdict["runs"], serde_json::json!({"a": 1, "b": 1}), "one run a side");
+    assert_eq!(verdict["between_run_cv"]["source"], "default", "no repeats, no history: the documented floor");
+    assert_eq!(verdict["sides"]["b"][0]["experiment"], "e-2");
     assert_eq!(falcon(dir.path(), &["exp", "compare", "e-1", "e-2", "--fail-on-regression"]).status.code(), Some(5));
     assert_eq!(falcon(dir.path(), &["exp", "compare", "e-2", "e-1", "--fail-on-regression"]).status.code(), Some(0));
 

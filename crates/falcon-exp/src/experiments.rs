@@ -8,7 +8,7 @@ use crate::Exp;
 use falcon_core::artifact::{content_type_for, ArtifactKind};
 use falcon_core::ids::{ExperimentId, JobId};
 use falcon_core::spec::{canonical_json, falcon_env, substitute, ExperimentSpec};
-use falcon_core::stats::{compare, direction_for, CompareOptions, Direction, Verdict};
+use falcon_core::stats::{Direction, Verdict};
 use falcon_core::status::ExperimentStatus;
 use falcon_infra::meta::{
     ArtifactRecord, ExperimentFilter, ExperimentNote, ExperimentRecord, MetricSummary, NewArtifact, NewExperiment,
@@ -303,6 +303,10 @@ impl Exp {
         }
         let series = self.metric_series(id).await?;
         self.meta.put_metric_summaries(id, &series.summaries(None)).await?;
+        let record = self.meta.get_experiment(id).await?;
+        if record.status == ExperimentStatus::Completed {
+            self.refresh_noise(&record.config_hash).await?;
+        }
         let notes: Vec<ExperimentNote> = series
             .notes
             .iter()
@@ -454,8 +458,9 @@ impl Exp {
         Ok(crate::diff::diff(&ea.spec, &eb.spec))
     }
 
-    /// Compares a metric's per-step samples of two experiments (A is the baseline) with the shared statistics:
-    /// the verdict object of DESIGN.md §2. `direction` overrides the standard direction of known metrics.
+    /// The verdict on a metric of two experiments (A is the baseline), at run level: one run a side, the
+    /// between-run noise from their config hashes' histories (see [`crate::runs`]). `direction` overrides the
+    /// standard direction of known metrics.
     pub async fn compare(
         &self,
         a: ExperimentId,
@@ -464,63 +469,9 @@ impl Exp {
         direction: Option<Direction>,
         warmup: Option<usize>,
     ) -> Result<Verdict> {
-        let direction = direction.or_else(|| direction_for(metric)).ok_or_else(|| {
-            ExpError::Invalid(format!(
-                "`{metric}` has no standard direction; pass --higher-is-better or --lower-is-better"
-            ))
-        })?;
-        let samples = |series: MetricSeries, id: ExperimentId| {
-            series
-                .values(metric, warmup)
-                .ok_or_else(|| ExpError::NotFound(format!("experiment {id} has no `{metric}` samples")))
-        };
-        // Both must exist before either's samples are looked at: an unknown id is "not found" by name.
-        self.meta.get_experiment(a).await?;
-        self.meta.get_experiment(b).await?;
-        let sa = samples(self.metric_series(a).await?, a)?;
-        let sb = samples(self.metric_series(b).await?, b)?;
-        Ok(compare(metric, direction, &sa, &sb, &CompareOptions::default()))
-    }
-
-    /// A metric across a series of experiments (oldest first: same name, config hash or label), one value per
-    /// experiment (the median of its summary), with the change points in it.
-    pub async fn history(&self, filter: &ExperimentFilter, metric: &str) -> Result<History> {
-        let mut filter = ExperimentFilter { status: Some(ExperimentStatus::Completed), limit: 500, ..filter.clone() };
-        let mut experiments = Vec::new();
-        loop {
-            let page = self.meta.list_experiments(&filter).await?;
-            let Some(last) = page.last() else { break };
-            filter.before = Some(last.id);
-            experiments.extend(page);
-            if experiments.len() as u64 >= HISTORY_READS {
-                break;
-            }
-        }
-        experiments.reverse();
-        let mut points = Vec::new();
-        for e in experiments {
-            if let Some(m) = self.meta.metric_summaries(e.id).await?.into_iter().find(|m| m.metric == metric) {
-                points.push(HistoryPoint { experiment: e.id, name: e.name, created: e.created, value: m.median });
-            }
-        }
-        let values: Vec<f64> = points.iter().map(|p| p.value).collect();
-        let found = falcon_core::stats::change_points(&values, &falcon_core::stats::ChangePointOptions::default());
-        let changes = found
-            .into_iter()
-            .map(|c| HistoryChange {
-                experiment: points[c.index].experiment,
-                index: c.index,
-                before: c.mean_before,
-                after: c.mean_after,
-                delta_rel: c.delta_rel,
-                p_value: c.p_value,
-                regression: direction_for(metric).map(|d| match d {
-                    Direction::HigherIsBetter => c.mean_after < c.mean_before,
-                    Direction::LowerIsBetter => c.mean_after > c.mean_before,
-                }),
-            })
-            .collect();
-        Ok(History { metric: metric.to_string(), points, changes })
+        use crate::runs::RunSet;
+        let (a, b) = (RunSet::Experiments(vec![a]), RunSet::Experiments(vec![b]));
+        Ok(self.compare_runs(&a, &b, metric, direction, warmup).await?.verdict)
     }
 
     /// One worker pass: the Job module's tick, then reconciliation of experiments.
@@ -570,50 +521,6 @@ impl Exp {
     }
 }
 
-/// A metric across experiments, and where it shifted.
-#[derive(Debug, Clone, Serialize)]
-pub struct History {
-    /// The metric.
-    pub metric: String,
-    /// One value per completed experiment, oldest first.
-    pub points: Vec<HistoryPoint>,
-    /// Change points (E-divisive means with significance and effect-size filters).
-    pub changes: Vec<HistoryChange>,
-}
-
-/// One experiment's value in a history.
-#[derive(Debug, Clone, Serialize)]
-pub struct HistoryPoint {
-    /// The experiment.
-    pub experiment: ExperimentId,
-    /// Its name.
-    pub name: String,
-    /// When it was recorded.
-    pub created: falcon_core::time::Millis,
-    /// Median of the metric.
-    pub value: f64,
-}
-
-/// A shift in a history.
-#[derive(Debug, Clone, Serialize)]
-pub struct HistoryChange {
-    /// The first experiment after the shift.
-    pub experiment: ExperimentId,
-    /// Its index in `points`.
-    pub index: usize,
-    /// Mean before.
-    pub before: f64,
-    /// Mean after.
-    pub after: f64,
-    /// Relative change.
-    pub delta_rel: Option<f64>,
-    /// Significance (corrected).
-    pub p_value: f64,
-    /// Whether the shift is for the worse, for metrics with a known direction.
-    pub regression: Option<bool>,
-}
-
-/// Where an experiment's artifacts live in the artifact store.
 /// The job an experiment spec asks for, named `name`: its workload, resources, timeout, priority and retries
 /// (the caller adds the environment, the artifact URI and labels).
 pub(crate) fn job_spec_of(spec: &ExperimentSpec, name: String) -> JobSpec {
@@ -645,12 +552,10 @@ fn job_name(id: ExperimentId) -> String {
     format!("e-{}", id.0)
 }
 
-/// How many completed experiments of a series [`Exp::history`] reads (the newest ones).
-pub const HISTORY_READS: u64 = 100_000;
-
 /// How long a PENDING experiment may wait for its submitter to queue its job before reconcile takes over.
 pub const PENDING_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// Where an experiment's artifacts live in the artifact store.
 pub fn experiment_prefix(id: ExperimentId) -> String {
     format!("experiments/{id}")
 }

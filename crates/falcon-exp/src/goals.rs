@@ -4,7 +4,7 @@ use crate::error::{ExpError, Result};
 use crate::Exp;
 use falcon_core::ids::{ExperimentId, GoalId, SessionId};
 use falcon_core::spec::ExperimentSpec;
-use falcon_core::stats::{Direction, STANDARD_METRICS};
+use falcon_core::stats::{compare_runs, CompareOptions, Direction, RunSample, STANDARD_METRICS};
 use falcon_core::status::{ExperimentStatus, GoalStatus};
 use falcon_core::summary::{profile_column, ProfileColumn, PROFILE_TOOL};
 use falcon_infra::meta::{ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal, NewSession, SessionRecord};
@@ -20,12 +20,25 @@ pub struct GoalRow {
     pub experiment: ExperimentId,
     /// Its name.
     pub name: String,
-    /// Median of the metric (warm-up excluded).
+    /// Its config hash.
+    pub config_hash: String,
+    /// The experiment's value of the goal metric: the statistic `statistic` names.
     pub value: f64,
+    /// What `value` is: `median` (the median of the run's logged metric after warm-up) or `profile` (the
+    /// profile analysis' summary value, for `mfu`, `duty_cycle`, `peak_hbm_bytes`, `profile_step_time_ms`).
+    pub statistic: &'static str,
     /// Relative change against the baseline's median, when there is a baseline with the metric.
     pub delta_vs_baseline: Option<f64>,
     /// Whether it reaches the goal's target.
     pub meets_target: Option<bool>,
+    /// This row is the goal's baseline.
+    pub baseline: bool,
+    /// A re-run of the baseline's config (same config hash): its difference is run-to-run noise, never a
+    /// win; it is not counted as the goal's best.
+    pub baseline_rerun: bool,
+    /// The run-level verdict of this row's config against the baseline's (every completed run of the goal
+    /// with each hash, the baseline included); `null` for the baseline's own config or without a baseline.
+    pub verdict: Option<falcon_core::stats::Verdict>,
 }
 
 /// The result of `goal compare`.
@@ -168,31 +181,88 @@ impl Exp {
         Ok(self.meta.transition_goal(id, goal.status, to, reason, actor).await?)
     }
 
-    /// Ranks a goal's completed experiments on its metric (from metric summaries) against its baseline.
+    /// Ranks a goal's completed experiments on its metric (from summary rows: nothing is re-read) against its
+    /// baseline. Each config's runs get a run-level verdict against the baseline config's runs; a re-run of
+    /// the baseline's config is marked and never counted as the best.
     pub async fn compare_goal(&self, id: GoalId) -> Result<GoalComparison> {
         let goal = self.meta.get_goal(id).await?;
         let direction = Direction::from(goal.direction);
-        let baseline_value = match goal.baseline {
-            Some(b) => self.goal_metric_value(b, &goal.metric).await?,
+        let baseline = match goal.baseline {
+            Some(b) => Some(self.meta.get_experiment(b).await?),
+            None => None,
+        };
+        let baseline_value = match &baseline {
+            Some(b) => self.goal_metric_value(b.id, &goal.metric).await?.map(|(v, _)| v),
             None => None,
         };
         // Every completed experiment of the goal, however many: a ranking of a first page would miss the best.
         let filter =
             ExperimentFilter { goal: Some(id), status: Some(ExperimentStatus::Completed), ..Default::default() };
+        let mut experiments = self.all_experiments(filter).await?;
+        experiments.reverse();
         let mut rows = Vec::new();
-        for exp in self.all_experiments(filter).await? {
-            if let Some(value) = self.goal_metric_value(exp.id, &goal.metric).await? {
+        let mut samples: Vec<(ExperimentRecord, RunSample)> = Vec::new();
+        for exp in experiments {
+            if let Some((value, sample)) = self.goal_metric_value(exp.id, &goal.metric).await? {
+                let is_baseline = goal.baseline == Some(exp.id);
+                let rerun = !is_baseline && baseline.as_ref().is_some_and(|b| b.config_hash == exp.config_hash);
                 rows.push(GoalRow {
                     rank: 0,
                     experiment: exp.id,
-                    name: exp.name,
+                    name: exp.name.clone(),
+                    config_hash: exp.config_hash.clone(),
                     value,
+                    statistic: if sample.n_steps > 0 || profile_column(&goal.metric).is_none() {
+                        "median"
+                    } else {
+                        "profile"
+                    },
                     delta_vs_baseline: baseline_value.filter(|b| *b != 0.0).map(|b| (value - b) / b),
                     meets_target: goal.target.map(|t| match direction {
                         Direction::HigherIsBetter => value >= t,
                         Direction::LowerIsBetter => value <= t,
                     }),
+                    baseline: is_baseline,
+                    baseline_rerun: rerun,
+                    verdict: None,
                 });
+                samples.push((exp, sample));
+            }
+        }
+        if let Some(b) = &baseline {
+            let mut base_runs: Vec<RunSample> =
+                samples.iter().filter(|(e, _)| e.config_hash == b.config_hash).map(|(_, s)| *s).collect();
+            // A baseline outside the goal (or not completed) still counts as a baseline run.
+            let mut base_extra = None;
+            if !samples.iter().any(|(e, _)| e.id == b.id) {
+                if let Some((_, sample)) = self.goal_metric_value(b.id, &goal.metric).await? {
+                    base_runs.push(sample);
+                    base_extra = Some(sample);
+                }
+            }
+            let mut by_hash: std::collections::BTreeMap<&str, Vec<RunSample>> = Default::default();
+            for (e, s) in &samples {
+                by_hash.entry(e.config_hash.as_str()).or_default().push(*s);
+            }
+            let mut verdicts: std::collections::BTreeMap<&str, falcon_core::stats::Verdict> = Default::default();
+            if !base_runs.is_empty() {
+                for (hash, runs) in by_hash.iter().filter(|(h, _)| **h != b.config_hash) {
+                    // The runs on both sides are taken out of their hashes' histories (stored medians).
+                    let sides = samples
+                        .iter()
+                        .filter(|(e, _)| e.config_hash == b.config_hash || e.config_hash == *hash)
+                        .map(|(e, s)| (e.config_hash.as_str(), true, (s.n_steps > 0).then_some(s.median)))
+                        .chain(base_extra.map(|s| {
+                            let completed = b.status == ExperimentStatus::Completed;
+                            (b.config_hash.as_str(), completed, (s.n_steps > 0).then_some(s.median))
+                        }));
+                    let (noise, _) = self.history_noise(&goal.metric, sides).await?;
+                    let v = compare_runs(&goal.metric, direction, &base_runs, runs, noise, &CompareOptions::default());
+                    verdicts.insert(hash, v);
+                }
+            }
+            for row in &mut rows {
+                row.verdict = verdicts.get(row.config_hash.as_str()).cloned();
             }
         }
         rows.sort_by(|a, b| match direction {
@@ -202,7 +272,8 @@ impl Exp {
         for (i, row) in rows.iter_mut().enumerate() {
             row.rank = i + 1;
         }
-        let progress = GoalProgress::of(&goal, baseline_value, rows.first());
+        let best = rows.iter().find(|r| !r.baseline && !r.baseline_rerun);
+        let progress = GoalProgress::of(&goal, baseline_value, best);
         Ok(GoalComparison { goal, baseline_value, rows, progress })
     }
 
@@ -242,22 +313,26 @@ impl Exp {
         out
     }
 
-    /// An experiment's value of a goal metric: the median of its logged metric of that name; else, for the
-    /// profile metrics (`mfu`, `duty_cycle`, `peak_hbm_bytes`, `profile_step_time_ms`), the value stored by
-    /// the profile analysis' summary row — so goals on MFU never reopen a profile.
-    async fn goal_metric_value(&self, id: ExperimentId, metric: &str) -> Result<Option<f64>> {
+    /// An experiment's value of a goal metric and its run sample: the median of its logged metric of that
+    /// name (with the stored spread and step count); else, for the profile metrics (`mfu`, `duty_cycle`,
+    /// `peak_hbm_bytes`, `profile_step_time_ms`), the value stored by the profile analysis' summary row (a
+    /// sample of 0 steps) — so goals on MFU never reopen a profile.
+    async fn goal_metric_value(&self, id: ExperimentId, metric: &str) -> Result<Option<(f64, RunSample)>> {
         if let Some(m) = self.meta.metric_summaries(id).await?.into_iter().find(|m| m.metric == metric) {
-            return Ok(Some(m.median));
+            let sample =
+                RunSample { median: m.median, spread: m.spread.unwrap_or(0.0), n_steps: m.count.max(0) as usize };
+            return Ok(Some((m.median, sample)));
         }
         let Some(column) = profile_column(metric) else { return Ok(None) };
         let summaries = self.meta.analysis_summaries(id).await?;
         let Some(row) = summaries.into_iter().find(|a| a.tool == PROFILE_TOOL) else { return Ok(None) };
-        Ok(match column {
+        let value = match column {
             ProfileColumn::Mfu => row.mfu,
             ProfileColumn::DutyCycle => row.duty_cycle,
             ProfileColumn::PeakMemoryBytes => row.peak_memory_bytes.map(|b| b as f64),
             ProfileColumn::StepTimeMs => row.step_time_ms,
-        })
+        };
+        Ok(value.map(|v| (v, RunSample { median: v, spread: 0.0, n_steps: 0 })))
     }
 
     /// Records a session and submits every spec of it (a sweep's expansion) under it.
@@ -293,7 +368,7 @@ impl Exp {
 
     /// Every experiment matching `filter` (its `limit` and `before` are replaced), newest first, read in pages
     /// so no list stops at a page size without saying so.
-    async fn all_experiments(&self, filter: ExperimentFilter) -> Result<Vec<ExperimentRecord>> {
+    pub(crate) async fn all_experiments(&self, filter: ExperimentFilter) -> Result<Vec<ExperimentRecord>> {
         let mut filter = ExperimentFilter { limit: 500, before: None, ..filter };
         let mut all = Vec::new();
         loop {

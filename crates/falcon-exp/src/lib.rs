@@ -10,16 +10,19 @@ mod doctor;
 mod error;
 pub mod experiments;
 pub mod goals;
+pub mod history;
 pub mod housekeeping;
 pub mod lifecycle;
 pub mod metrics;
+pub mod runs;
 pub mod sweep;
 
 pub use doctor::{doctor, Check, DoctorReport};
 pub use error::{ExpError, Result};
-pub use experiments::{HISTORY_READS, PENDING_GRACE};
+pub use experiments::PENDING_GRACE;
 pub use falcon_infra::meta::{ArtifactRecord, ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal};
 pub use falcon_job::PoolUsage;
+pub use history::HISTORY_READS;
 
 use falcon_core::config::Config;
 use falcon_infra::{ArtifactStore, MetaStore};

@@ -1,10 +1,11 @@
 //! Per-step metrics (`metrics*.jsonl`, one JSON object per step) and their summaries.
 //!
 //! The series themselves stay in the artifact store; the metadata store keeps one summary row per numeric
-//! field (count, mean, median, p90, min, max, last) with the warm-up steps excluded (DESIGN.md §2).
+//! field (count, mean, median, p90, min, max, last, and the within-run spread IQR/1.349 that run-level
+//! verdicts use) with the warm-up steps excluded (DESIGN.md §2).
 
 use falcon_core::metrics_jsonl::{self, StepColumn};
-use falcon_core::stats::{drop_warmup, summarize};
+use falcon_core::stats::{drop_warmup, summarize, RunSample};
 use falcon_infra::meta::MetricSummary;
 use std::collections::BTreeMap;
 
@@ -83,6 +84,7 @@ impl MetricSeries {
             .filter_map(|name| {
                 let values = self.values(name, warmup)?;
                 let s = summarize(&values)?;
+                let spread = RunSample::from_steps(&values, Some(0)).map(|r| r.spread);
                 Some(MetricSummary {
                     metric: name.clone(),
                     count: s.count as i64,
@@ -92,6 +94,7 @@ impl MetricSeries {
                     min: s.min,
                     max: s.max,
                     last: s.last,
+                    spread,
                 })
             })
             .collect()

@@ -28,7 +28,11 @@
 //! - Every combination is checked like a spec file. Errors point where the offending value is written (a
 //!   swept value in the sweep file, the rest in the base) and the message names the sweep file and the
 //!   combination.
-//! - At most [`MAX_COMBINATIONS`] combinations.
+//! - `repeats: N` (1 to [`MAX_REPEATS`], default 1) runs every combination N times, one after another,
+//!   named `<name>-r1` … `<name>-rN`. The copies share the config hash (names are not part of it), so their
+//!   runs are the repeats a run-level verdict pools and the history of that hash estimates noise from. With
+//!   `repeats` the `sweep` block may be left out: the base spec alone, N times.
+//! - At most [`MAX_COMBINATIONS`] experiments (combinations × repeats).
 
 use falcon_core::spec::{
     did_you_mean, parse_document, render_template, render_value, spec_from_document, Document, ExperimentSpec,
@@ -41,8 +45,11 @@ use std::collections::HashMap;
 /// Most combinations one sweep may expand to.
 pub const MAX_COMBINATIONS: usize = 1000;
 
+/// Most repeats of one combination.
+pub const MAX_REPEATS: usize = 100;
+
 /// The fields of a sweep file besides the spec's own.
-pub const SWEEP_FIELDS: [&str; 3] = ["base", "sweep", "name_template"];
+pub const SWEEP_FIELDS: [&str; 4] = ["base", "sweep", "name_template", "repeats"];
 
 /// One combination of a sweep: the checked spec and the values the sweep put into it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -51,6 +58,8 @@ pub struct SweepPoint {
     pub spec: ExperimentSpec,
     /// `(sweep key, value)` for each swept key, in sweep order.
     pub assignments: Vec<(String, Value)>,
+    /// Which repeat of its combination this is (1-based), when the sweep has `repeats` above 1.
+    pub repeat: Option<usize>,
 }
 
 /// Expands a sweep file into its specs, in the order the module docs describe. `file` names the sweep in
@@ -70,6 +79,17 @@ pub fn expand_points(
     file: &str,
     load_base: impl Fn(&str) -> Result<String, String>,
 ) -> Result<Vec<SweepPoint>, SpecError> {
+    expand_points_repeated(sweep_text, file, load_base, None)
+}
+
+/// [`expand_points`] with `repeats` in place of the file's own `repeats` when given (`session submit
+/// --repeats N`); it is checked like the file's.
+pub fn expand_points_repeated(
+    sweep_text: &str,
+    file: &str,
+    load_base: impl Fn(&str) -> Result<String, String>,
+    repeats: Option<usize>,
+) -> Result<Vec<SweepPoint>, SpecError> {
     let doc = parse_document(sweep_text, file)?;
     let Value::Object(root) = &doc.value else {
         return Err(doc
@@ -78,23 +98,36 @@ pub fn expand_points(
     };
     check_top_level(&doc, root)?;
     let (base, base_source) = load(&doc, root, file, &load_base)?;
-    let axes = axes(&doc, root)?;
+    let repeats = match repeats {
+        Some(n) if (1..=MAX_REPEATS).contains(&n) => n,
+        Some(n) => {
+            return Err(SpecError::at(
+                doc.source.value_spot(&[]),
+                &[],
+                format!("--repeats {n}: must be between 1 and {MAX_REPEATS}"),
+            ))
+        }
+        None => file_repeats(&doc, root)?,
+    };
+    let axes = axes(&doc, root, repeats > 1)?;
     let template = match root.get("name_template") {
         None => None,
         Some(Value::String(t)) => Some(t.clone()),
         Some(_) => return Err(doc.error(&p(&["name_template"]), "must be a string such as `run-${config.batch_size}`")),
     };
-    let total =
-        axes.iter().try_fold(1usize, |n, axis| n.checked_mul(axis.values.len()).filter(|n| *n <= MAX_COMBINATIONS));
-    let Some(total) = total else {
-        let sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+    let total = axes.iter().try_fold(1usize, |n, axis| n.checked_mul(axis.values.len()));
+    let Some(total) = total.filter(|t| t.saturating_mul(repeats) <= MAX_COMBINATIONS) else {
+        let mut sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+        if repeats > 1 {
+            sizes.push(format!("{repeats} repeats"));
+        }
         return Err(doc
-            .error(&p(&["sweep"]), format!("{} combinations is more than {MAX_COMBINATIONS}", sizes.join(" × ")))
+            .error(&p(&["sweep"]), format!("{} experiments is more than {MAX_COMBINATIONS}", sizes.join(" × ")))
             .with_hint("split the sweep into several files or shorten its lists"));
     };
     let swept_name = axes.iter().any(|a| a.path == ["name"]);
     let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut points = Vec::with_capacity(total);
+    let mut points = Vec::with_capacity(total * repeats);
     let mut index = vec![0usize; axes.len()];
     for n in 0..total {
         let assignments: Vec<(String, Value)> =
@@ -134,15 +167,27 @@ pub fn expand_points(
                 set_name(&mut value, name);
             }
         }
-        let spec = spec_from_document(&Document { value, source }).map_err(context)?;
-        if let Some(first) = seen.insert(spec.name.clone(), n + 1) {
-            let at = if template.is_some() { p(&["name_template"]) } else { p(&["sweep"]) };
-            return Err(context(
-                doc.error(&at, format!("combinations {first} and {} both get the name `{}`", n + 1, spec.name)),
-            )
-            .with_hint("put every swept key in `name_template`, e.g. `run-${config.batch_size}-${config.remat}`"));
+        let name = match value.get("name") {
+            Some(Value::String(name)) => Some(name.clone()),
+            _ => None,
+        };
+        if let Some(name) = &name {
+            if let Some(first) = seen.insert(name.clone(), n + 1) {
+                let at = if template.is_some() { p(&["name_template"]) } else { p(&["sweep"]) };
+                return Err(context(
+                    doc.error(&at, format!("combinations {first} and {} both get the name `{name}`", n + 1)),
+                )
+                .with_hint("put every swept key in `name_template`, e.g. `run-${config.batch_size}-${config.remat}`"));
+            }
         }
-        points.push(SweepPoint { spec, assignments });
+        for r in 1..=repeats {
+            let mut value = value.clone();
+            if let (Some(name), true) = (&name, repeats > 1) {
+                set_name(&mut value, format!("{name}-r{r}"));
+            }
+            let spec = spec_from_document(&Document { value, source: source.clone() }).map_err(context)?;
+            points.push(SweepPoint { spec, assignments: assignments.clone(), repeat: (repeats > 1).then_some(r) });
+        }
         // Next combination: the last axis moves fastest.
         for j in (0..axes.len()).rev() {
             index[j] += 1;
@@ -239,9 +284,27 @@ struct Axis {
     values: Vec<Value>,
 }
 
-/// The `sweep` block's keys in the order they are written.
-fn axes(doc: &Document, root: &Map<String, Value>) -> Result<Vec<Axis>, SpecError> {
+/// The file's `repeats` (1 when absent).
+fn file_repeats(doc: &Document, root: &Map<String, Value>) -> Result<usize, SpecError> {
+    match root.get("repeats") {
+        None => Ok(1),
+        Some(v) => {
+            v.as_u64().and_then(|n| usize::try_from(n).ok()).filter(|n| (1..=MAX_REPEATS).contains(n)).ok_or_else(
+                || {
+                    doc.error(&p(&["repeats"]), format!("must be a whole number from 1 to {MAX_REPEATS}"))
+                        .with_hint("e.g. `repeats: 3` runs each combination three times")
+                },
+            )
+        }
+    }
+}
+
+/// The `sweep` block's keys in the order they are written; none when it is absent and `repeated` (a sweep
+/// of repeats only).
+fn axes(doc: &Document, root: &Map<String, Value>, repeated: bool) -> Result<Vec<Axis>, SpecError> {
     let sweep = match root.get("sweep") {
+        None if repeated => return Ok(Vec::new()),
+        Some(Value::Object(map)) if map.is_empty() && repeated => return Ok(Vec::new()),
         Some(Value::Object(map)) if !map.is_empty() => map,
         Some(_) => {
             return Err(doc
@@ -251,7 +314,7 @@ fn axes(doc: &Document, root: &Map<String, Value>) -> Result<Vec<Axis>, SpecErro
         None => {
             return Err(doc
                 .error(&[], "missing field `sweep`")
-                .with_hint("e.g. `sweep: {config.batch_size: [128, 256]}`"));
+                .with_hint("e.g. `sweep: {config.batch_size: [128, 256]}`, or `repeats: N` to run the base N times"));
         }
     };
     let mut axes = Vec::new();
@@ -404,5 +467,59 @@ mod tests {
         assert!(e.message.contains("is inside `config`"), "{e}");
         let e = expand("base: x.yaml\nsweep: {workload.command.0.x: [a]}\n", "s.yaml", load).unwrap_err();
         assert!(e.message.contains("is a string"), "{e}");
+    }
+
+    #[test]
+    fn repeats_run_each_combination_n_times_with_one_config_hash() {
+        let load = |_: &str| Ok(BASE.to_string());
+        let points =
+            expand_points("base: x.yaml\nrepeats: 3\nsweep: {config.batch_size: [1, 2]}\n", "s.yaml", load).unwrap();
+        let names: Vec<&str> = points.iter().map(|p| p.spec.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "b-batch_size1-r1",
+                "b-batch_size1-r2",
+                "b-batch_size1-r3",
+                "b-batch_size2-r1",
+                "b-batch_size2-r2",
+                "b-batch_size2-r3"
+            ]
+        );
+        assert_eq!(points.iter().map(|p| p.repeat).collect::<Vec<_>>(), [1, 2, 3, 1, 2, 3].map(Some));
+        assert_eq!(points[0].spec.config_hash(), points[2].spec.config_hash());
+        assert_ne!(points[0].spec.config_hash(), points[3].spec.config_hash());
+        // Repeats alone: the base N times; the caller's count replaces the file's.
+        let only = expand_points("base: x.yaml\nrepeats: 6\n", "s.yaml", load).unwrap();
+        assert_eq!(only.len(), 6);
+        assert_eq!(only[5].spec.name, "b-r6");
+        let two = expand_points_repeated("base: x.yaml\nrepeats: 6\n", "s.yaml", load, Some(2)).unwrap();
+        assert_eq!(two.iter().map(|p| p.spec.name.as_str()).collect::<Vec<_>>(), ["b-r1", "b-r2"]);
+        let one = expand_points("base: x.yaml\nsweep: {config.batch_size: [1]}\n", "s.yaml", load).unwrap();
+        assert_eq!((one[0].spec.name.as_str(), one[0].repeat), ("b-batch_size1", None));
+    }
+
+    #[test]
+    fn repeats_mistakes() {
+        let load = |_: &str| Ok(BASE.to_string());
+        for bad in ["0", "-1", "1.5", "x", "101"] {
+            let e = expand(&format!("base: x.yaml\nrepeats: {bad}\n"), "s.yaml", load).unwrap_err();
+            assert_eq!(e.path, "repeats", "{bad}: {e}");
+            assert!(e.message.contains("from 1 to 100"), "{e}");
+        }
+        let e = expand_points_repeated("base: x.yaml\nrepeats: 2\n", "s.yaml", load, Some(0)).unwrap_err();
+        assert!(e.message.contains("--repeats 0"), "{e}");
+        let e = expand("base: x.yaml\nrepeats: 1\n", "s.yaml", load).unwrap_err();
+        assert!(
+            e.message.contains("missing field `sweep`") && e.hint.as_deref().unwrap_or("").contains("repeats"),
+            "{e:?}"
+        );
+        let e = expand(
+            "base: x.yaml\nrepeats: 100\nsweep: {config.batch_size: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]}\n",
+            "s.yaml",
+            load,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("11 × 100 repeats experiments is more than 1000"), "{e}");
     }
 }

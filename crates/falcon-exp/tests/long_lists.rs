@@ -70,6 +70,7 @@ async fn goal_compare_ranks_every_completed_experiment_of_the_goal() {
             min: v,
             max: v,
             last: v,
+            spread: None,
         };
         meta.put_metric_summaries(*id, &[s]).await.unwrap();
     }

@@ -73,7 +73,7 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
         id: "ranking",
         title: "Ranking".into(),
         body: Body::Table {
-            header: vec!["rank", "experiment", "name", "value", "vs baseline", "meets target"],
+            header: vec!["rank", "experiment", "name", "value", "vs baseline", "verdict", "meets target"],
             rows: r.ranking[..shown]
                 .iter()
                 .map(|row| {
@@ -81,8 +81,9 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
                         row.rank.to_string(),
                         row.experiment.to_string(),
                         row.name.clone(),
-                        num(row.value),
+                        format!("{} ({})", num(row.value), row.statistic),
                         pct(row.delta_vs_baseline),
+                        row_verdict(row),
                         yes_no(row.meets_target),
                     ]
                 })
@@ -128,6 +129,7 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
                     "change",
                     "95% CI",
                     "p",
+                    "evidence",
                 ],
                 rows: r
                     .verdicts
@@ -144,13 +146,8 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
                                 (Some(lo), Some(hi)) => format!("{} … {}", pct(Some(lo)), pct(Some(hi))),
                                 _ => "—".into(),
                             },
-                            v.p_value.map_or("—".into(), |p| {
-                                if p < 1e-3 {
-                                    format!("{p:.2e}")
-                                } else {
-                                    format!("{p:.4}")
-                                }
-                            }),
+                            super::verdict::p_value(v.p_value),
+                            super::verdict::evidence(v),
                         ]
                     })
                     .collect(),
@@ -160,6 +157,24 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
         });
     }
     out
+}
+
+/// A ranking row's verdict against the baseline: `baseline`, `re-run of baseline`, or the verdict with its
+/// runs a side (`improved, 3 vs 2 runs`); `—` without one.
+pub fn row_verdict(row: &falcon_exp::goals::GoalRow) -> String {
+    if row.baseline {
+        return "baseline".into();
+    }
+    if row.baseline_rerun {
+        return "re-run of baseline".into();
+    }
+    match &row.verdict {
+        None => "—".into(),
+        Some(v) => match v.runs {
+            Some(runs) => format!("{}, {} vs {} runs", v.verdict.as_str(), runs.a, runs.b),
+            None => v.verdict.as_str().to_string(),
+        },
+    }
 }
 
 fn notes_section(r: &GoalReport) -> Option<Section> {

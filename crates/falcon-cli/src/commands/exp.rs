@@ -182,33 +182,45 @@ async fn compare(global: &GlobalArgs, app: &App, args: &CompareArgs) -> anyhow::
         _ => None,
     };
     let req = CompareRequest {
-        a: parse_id(&args.a)?,
-        b: parse_id(&args.b)?,
+        a: args.a.clone(),
+        b: args.b.clone(),
         metric: args.metric.clone(),
         direction,
         warmup: args.warmup,
     };
-    let verdict = app.compare_experiments(&req).await?;
-    let value = serde_json::to_value(&verdict)?;
+    let cmp = app.compare_experiments(&req).await?;
     if global.json {
-        print_json(&value)?;
+        print_json(&cmp)?;
     } else {
-        let pct = |k: &str| value[k].as_f64().map_or("—".to_string(), |x| format!("{:+.2}%", x * 100.0));
-        let median = |side: &str| significant(value[side]["median"].as_f64(), 4);
-        print_stdout(&format!(
-            "{}: {} ({}), median {} → {} ({}), 95% CI [{}, {}], p = {}",
-            args.metric,
-            value["verdict"].as_str().unwrap_or("?"),
-            value["direction"].as_str().unwrap_or("?"),
-            median("a"),
-            median("b"),
-            pct("delta_rel"),
-            pct("ci_low_rel"),
-            pct("ci_high_rel"),
-            value["p_value"].as_f64().map_or("—".into(), |p| format!("{p:.4}")),
-        ))?;
+        print_stdout(&falcon_app::render::verdict::line(&cmp.verdict))?;
+        let mut t = table(["side", "experiment", "name", "config", "median", "spread", "steps"]);
+        for (side, rows) in [("A", &cmp.sides.a), ("B", &cmp.sides.b)] {
+            for r in rows {
+                t.add_row([
+                    side.to_string(),
+                    r.experiment.to_string(),
+                    r.name.clone(),
+                    r.config_hash.chars().take(12).collect(),
+                    significant(Some(r.median), 4),
+                    significant(r.spread, 3),
+                    r.n_steps.to_string(),
+                ]);
+            }
+        }
+        print_stdout(&t.to_string())?;
+        for n in cmp.noise_history.iter().filter(|n| n.cv.is_some()) {
+            print_stdout(&format!(
+                "history of config {}: {} other run(s), between-run CV {:.1}%",
+                n.config_hash.chars().take(12).collect::<String>(),
+                n.runs,
+                n.cv.unwrap_or_default() * 100.0
+            ))?;
+        }
+        for note in &cmp.verdict.notes {
+            print_stdout(&format!("note: {note}"))?;
+        }
     }
-    Ok(if args.fail_on_regression && value["verdict"] == "regressed" {
+    Ok(if args.fail_on_regression && cmp.verdict.verdict == falcon_core::stats::VerdictKind::Regressed {
         ExitCode::from(ErrorKind::Regression.exit_code() as u8)
     } else {
         ExitCode::SUCCESS
@@ -224,26 +236,56 @@ async fn history(global: &GlobalArgs, app: &App, args: &crate::cli::HistoryArgs)
         if let Some(note) = &view.note {
             print_stdout(&format!("note: {note}"))?;
         }
+        let values: Vec<f64> = history.points.iter().map(|p| p.value).collect();
         print_stdout(&format!(
-            "{}: {} experiment(s), {} change point(s)",
+            "{}: {} run(s), {} shift(s){}",
             history.metric,
             history.points.len(),
-            history.changes.len()
+            history.changes.len(),
+            history.noise.map_or(String::new(), |n| format!(", run-to-run CV {:.1}%", n * 100.0)),
         ))?;
-        let mut t = table(["at experiment", "before", "after", "change", "p", "regression"]);
+        if !values.is_empty() {
+            print_stdout(&format!("  {}", falcon_app::render::sparkline(&values)))?;
+        }
+        let mut points = table(["#", "experiment", "name", "value", "spread", "steps", ""]);
+        for (i, p) in history.points.iter().enumerate() {
+            let mark = history.changes.iter().find(|c| c.index == i).map_or(String::new(), |c| {
+                format!(
+                    "◀ shift {:+.1}%{}",
+                    c.delta_rel * 100.0,
+                    if c.regression == Some(true) { " (regression)" } else { "" }
+                )
+            });
+            points.add_row([
+                i.to_string(),
+                p.experiment.to_string(),
+                p.name.clone(),
+                significant(Some(p.value), 4),
+                significant(p.spread, 3),
+                p.n_steps.to_string(),
+                mark,
+            ]);
+        }
+        if !history.points.is_empty() {
+            print_stdout(&points.to_string())?;
+        }
+        let mut t = table(["at", "runs before/after", "before", "after", "change", "95% CI", "p", "regression"]);
         for c in &history.changes {
             t.add_row([
                 c.experiment.to_string(),
-                format!("{:.6}", c.before),
-                format!("{:.6}", c.after),
-                c.delta_rel.map_or("—".into(), |d| format!("{:+.2}%", d * 100.0)),
-                format!("{:.2e}", c.p_value),
+                format!("{}/{}", c.runs_before, c.runs_after),
+                significant(Some(c.before), 4),
+                significant(Some(c.after), 4),
+                format!("{:+.2}%", c.delta_rel * 100.0),
+                format!("[{:+.1}%, {:+.1}%]", c.ci_low_rel * 100.0, c.ci_high_rel * 100.0),
+                falcon_app::render::verdict::p_value(Some(c.p_value)),
                 c.regression.map_or("?".into(), |r| if r { "yes".into() } else { "no".into() }),
             ]);
         }
         if !history.changes.is_empty() {
             print_stdout(&t.to_string())?;
         }
+        print_stdout(&history.power_note)?;
     }
     let regressed = history.changes.iter().any(|c| c.regression == Some(true));
     Ok(if args.fail_on_regression && regressed {

@@ -4,6 +4,7 @@ use crate::cli::{GlobalArgs, GoalClose, GoalCommand};
 use crate::commands::exp::table;
 use crate::output::{print_json, print_stdout, CliFailure};
 use falcon_app::goals::{parse_goal_id as parse, GoalRecord, GoalRequest};
+use falcon_app::render::numbers::significant;
 use falcon_app::App;
 use falcon_core::status::GoalStatus;
 use falcon_core::ErrorKind;
@@ -77,16 +78,17 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &GoalCommand) -> anyho
                     g.metric,
                     g.direction,
                     g.target.map_or("—".into(), |t| t.to_string()),
-                    cmp.baseline_value.map_or("—".into(), |b| format!("{b:.6}"))
+                    significant(cmp.baseline_value, 4)
                 ))?;
-                let mut t = table(["rank", "experiment", "name", "value", "vs baseline", "meets target"]);
+                let mut t = table(["rank", "experiment", "name", "value", "vs baseline", "verdict", "meets target"]);
                 for r in &cmp.rows {
                     t.add_row([
                         r.rank.to_string(),
                         r.experiment.to_string(),
                         r.name.clone(),
-                        format!("{:.6}", r.value),
+                        format!("{} ({})", significant(Some(r.value), 4), r.statistic),
                         r.delta_vs_baseline.map_or("—".into(), |d| format!("{:+.2}%", d * 100.0)),
+                        falcon_app::render::goal::row_verdict(r),
                         r.meets_target.map_or("—".into(), |m| if m { "yes".into() } else { "no".into() }),
                     ]);
                 }

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs, app: &App, command: &SessionCommand) -> anyhow::Result<ExitCode> {
     match command {
-        SessionCommand::Submit { file, goal, wait, timeout } => {
+        SessionCommand::Submit { file, goal, wait, timeout, repeats } => {
             let timeout = super::exp::parse_timeout(timeout.as_deref())?;
             let text = falcon_app::files::read_spec_file(file)?;
             let goal = goal
@@ -23,8 +23,15 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &SessionCommand) -> an
             let load = move |base: &str| falcon_app::files::read_spec_file(&dir.join(base)).map_err(|e| e.to_string());
             let name = file.file_stem().map_or("session".into(), |s| s.to_string_lossy().into_owned());
             let label = file.display().to_string();
-            let request =
-                SessionRequest { name: &name, sweep_text: &text, file_label: &label, goal, wait: *wait, timeout };
+            let request = SessionRequest {
+                name: &name,
+                sweep_text: &text,
+                file_label: &label,
+                goal,
+                wait: *wait,
+                timeout,
+                repeats: *repeats,
+            };
             let json = global.json;
             let (view, events) = app
                 .submit_session(&request, load, |view| {

@@ -29,13 +29,7 @@ for metric in step_time_s tokens_per_s; do
     for ((i = 0; i < N; i++)); do
         for ((j = i + 1; j < N; j++)); do
             out="$(f exp compare "${IDS[$i]}" "${IDS[$j]}" --metric "$metric" --json)"
-            line="$(python3 -c '
-import json, sys
-v = json.loads(sys.argv[1])
-cv = v["between_run_cv"]
-print(f"{v[\"verdict\"]:12s} {sys.argv[2]} {sys.argv[3]} vs {sys.argv[4]}: median {v[\"a\"][\"median\"]:.5g} -> {v[\"b\"][\"median\"]:.5g} "
-      f"({v[\"delta_rel\"] * 100:+.2f} %), p = {v[\"p_value\"]:.3g}, CV {cv[\"cv\"] * 100:.1f} % ({cv[\"source\"]}, {cv[\"dof\"]:.0f} dof)")
-' "$out" "$metric" "${IDS[$i]}" "${IDS[$j]}")"
+            line="$(python3 "$ROOT/bench/aa/verdict_line.py" "$metric" "${IDS[$i]}" "${IDS[$j]}" <<<"$out")"
             echo "$line"
             pairs=$((pairs + 1))
             case "$line" in improved*|regressed*) changes=$((changes + 1)) ;; esac

@@ -2,10 +2,13 @@
 //!
 //! What it answers, and how:
 //!
-//! * **Did step time change?** The per-step times of both captures go through
-//!   [`falcon_core::stats::compare`], the one verdict implementation EXP's `exp compare` also uses
-//!   (`improved | regressed | same | inconclusive`, bootstrap interval, Mann–Whitney p-value). MFU gets
-//!   the same treatment from per-step samples when the profile knows the model FLOPs.
+//! * **Did step time change?** Each capture is one run: its per-step times become one run sample (median,
+//!   within-run spread, step count) and the two go through [`falcon_core::stats::compare_runs`], the run-level
+//!   verdict EXP's `exp compare` also uses (`improved | regressed | same | inconclusive`, t-interval, p-value,
+//!   `runs`, `between_run_cv`, `repeats_needed`). One capture's steps say nothing about how much another run of
+//!   the same config would differ, so the between-run noise is the documented default floor: only large
+//!   changes are called from two captures, smaller ones are `inconclusive` with the runs it would take. MFU
+//!   gets the same treatment from per-step samples when the profile knows the model FLOPs.
 //! * **Which ops moved?** Ops are paired by [`matching`] (name, deduplicated name, then a fingerprint
 //!   that survives fusion renumbering); every op of either side appears once in [`ProfileComparison::ops`],
 //!   as `matched`, `added` (B only) or `removed` (A only). Self times are summed in integer picoseconds, so
@@ -22,7 +25,7 @@ pub mod matching;
 mod rows;
 mod types;
 
-use falcon_core::stats::{compare as compare_samples, CompareOptions as VerdictOptions, Direction};
+use falcon_core::stats::{compare_runs, CompareOptions as VerdictOptions, Direction, RunSample, Verdict};
 
 use crate::device::Hardware;
 use crate::error::{AnalysisError, Result};
@@ -311,9 +314,9 @@ pub(crate) fn compare_sides(a: SideData, b: SideData, options: &CompareOptions) 
 
     let secs = |s: &Side| s.step_times_ms.iter().map(|t| t / 1e3).collect::<Vec<f64>>();
     let step_time =
-        compare_samples("step_time_s", Direction::LowerIsBetter, &secs(&a.side), &secs(&b.side), &options.verdict);
+        one_run_each("step_time_s", Direction::LowerIsBetter, &secs(&a.side), &secs(&b.side), &options.verdict);
     let mfu_verdict = match (mfu_samples(&a.report, &a.side), mfu_samples(&b.report, &b.side)) {
-        (Some(x), Some(y)) => Some(compare_samples("mfu", Direction::HigherIsBetter, &x, &y, &options.verdict)),
+        (Some(x), Some(y)) => Some(one_run_each("mfu", Direction::HigherIsBetter, &x, &y, &options.verdict)),
         _ => None,
     };
     let mfu = MfuDelta {
@@ -363,4 +366,11 @@ pub(crate) fn compare_sides(a: SideData, b: SideData, options: &CompareOptions) 
 fn roofline_frame(report: &ProfileReport) -> (f64, f64, f64) {
     let (flop, hbm) = crate::roofline::peaks_of(&report.device);
     (flop, hbm, if hbm > 0.0 { flop / (hbm * 1.073_741_824) } else { 0.0 })
+}
+
+/// The run-level verdict of two captures, one run each: every captured step counts (a capture holds the
+/// profiled steps, past warm-up); a capture without steps is a side without runs (`inconclusive`).
+fn one_run_each(metric: &str, direction: Direction, a: &[f64], b: &[f64], opts: &VerdictOptions) -> Verdict {
+    let run = |steps: &[f64]| RunSample::from_steps(steps, Some(0)).into_iter().collect::<Vec<_>>();
+    compare_runs(metric, direction, &run(a), &run(b), None, opts)
 }

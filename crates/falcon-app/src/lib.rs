@@ -20,6 +20,7 @@ pub mod files;
 pub mod gc;
 pub mod goal_report;
 pub mod goals;
+pub mod init;
 pub mod kernel;
 pub mod page;
 pub mod profiles;

@@ -18,6 +18,7 @@ pub fn show(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Every section of `config` as TOML, the same sections `--json` prints (`config` comes in redacted).
 fn toml_of(config: &falcon_core::config::Config) -> String {
     let layer = falcon_core::config::ConfigLayer {
         data_dir: Some(config.data_dir.clone()),
@@ -28,7 +29,13 @@ fn toml_of(config: &falcon_core::config::Config) -> String {
             anonymous: Some(config.gcs.anonymous),
             credential_path: config.gcs.credential_path.clone(),
         }),
-        s3: None,
+        s3: Some(falcon_core::config::S3Layer {
+            endpoint: config.s3.endpoint.clone(),
+            region: config.s3.region.clone(),
+            anonymous: Some(config.s3.anonymous),
+            access_key_id: config.s3.access_key_id.clone(),
+            secret_access_key: config.s3.secret_access_key.clone(),
+        }),
         pools: Some(config.pools.clone()),
         jobs: Some(falcon_core::config::JobsLayer {
             poll_interval_ms: Some(config.jobs.poll_interval_ms),

@@ -1,14 +1,14 @@
 //! `falcon profile compare A B`: the A/B comparison of two captures (A is the baseline), rendered as
 //! terminal tables, Markdown, an HTML page or JSON, on stdout or atomically into a file. When both inputs
-//! are experiments, their config diff goes with it (`config_diff` in JSON).
+//! are experiments, their config diff goes with it (`config_diff` in JSON). The use case is
+//! [`App::compare_profiles`], the document [`falcon_app::render::profile_compare`]; this module parses,
+//! shows a spinner and prints.
 
 use crate::cli::{GlobalArgs, ProfileCompareArgs, ReportFormat};
 use crate::output::check_output;
-use falcon_app::experiments::{show_value, Change};
-use falcon_app::profiles::{CompareOptions, ProfileComparison};
-use falcon_app::render::{compare_html, compare_md, compare_table, html};
+use falcon_app::profiles::CompareOptions;
+use falcon_app::render::profile_compare;
 use falcon_app::App;
-use falcon_core::stats::VerdictKind;
 use falcon_core::ErrorKind;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -24,75 +24,14 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &ProfileCompareArgs) -> a
     let result = app.compare_profiles(&args.a, &args.b, args.host.as_deref(), &options).await;
     drop(spinner);
     let result = result?;
-    let c = result.comparison;
-    let text = render(&c, format, args.top, result.config_diff.as_deref())?;
+    let text = profile_compare::render(&result, format.into(), args.top)?;
     crate::output::emit_report(global, args.output.as_deref(), args.force, &text, format)?;
+    let c = &result.comparison;
     if args.fail_on_regression && c.regressed() {
-        eprintln!("regression: {}", regression_reason(&c));
+        eprintln!("regression: {}", profile_compare::regression_reason(c));
         return Ok(ExitCode::from(ErrorKind::Regression.exit_code() as u8));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn render(
-    c: &ProfileComparison,
-    format: ReportFormat,
-    top: usize,
-    config_diff: Option<&[Change]>,
-) -> anyhow::Result<String> {
-    Ok(match format {
-        ReportFormat::Json => {
-            let mut value = serde_json::to_value(c)?;
-            if let (Some(changes), Some(map)) = (config_diff, value.as_object_mut()) {
-                map.insert("config_diff".to_string(), serde_json::to_value(changes)?);
-            }
-            serde_json::to_string_pretty(&value)? + "\n"
-        }
-        ReportFormat::Table => compare_table::render_with(c, top, config_diff),
-        ReportFormat::Md => compare_md::render_with(c, top, 1, config_diff),
-        ReportFormat::Html => {
-            let title = format!("Profile comparison: {} → {}", c.a.input, c.b.input);
-            let mut sections = Vec::new();
-            if let Some(changes) = config_diff {
-                sections.push(config_diff_html(changes));
-            }
-            sections.push(compare_html::render_section(c, top));
-            html::render_page(&title, &sections)
-        }
-    })
-}
-
-/// The experiments' config diff as an HTML section.
-fn config_diff_html(changes: &[Change]) -> String {
-    let mut s = String::from("<section class=\"config-diff\">\n<h2>Config diff</h2>\n");
-    if changes.is_empty() {
-        s.push_str("<p>no differences</p>\n");
-    } else {
-        s.push_str("<table>\n<thead><tr><th>path</th><th>group</th><th>A</th><th>B</th></tr></thead>\n<tbody>\n");
-        for ch in changes {
-            s.push_str(&format!(
-                "<tr><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td></tr>\n",
-                html::escape(&ch.path),
-                ch.group.as_str(),
-                html::escape(&show_value(ch.a.as_ref())),
-                html::escape(&show_value(ch.b.as_ref()))
-            ));
-        }
-        s.push_str("</tbody>\n</table>\n");
-    }
-    s.push_str("</section>\n");
-    s
-}
-
-/// Why `c.regressed()`: the verdict(s) that say so.
-fn regression_reason(c: &ProfileComparison) -> String {
-    let mut why = Vec::new();
-    for v in std::iter::once(&c.step_time).chain(c.mfu.verdict.as_ref()) {
-        if v.verdict == VerdictKind::Regressed {
-            why.push(compare_table::verdict_line(v, false));
-        }
-    }
-    why.join("; ")
 }
 
 /// A spinner on stderr (only started when stderr is a terminal); stops and clears its line when dropped.

@@ -228,7 +228,6 @@ pub fn shifts(runs: &[f64], opts: &ShiftOptions) -> ShiftReport {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn finish(
     seg: &Segments,
     cps: &[usize],

@@ -76,7 +76,7 @@ pub async fn build(exp: &Exp, id: GoalId, top: usize) -> crate::Result<GoalRepor
     let cmp = exp.compare_goal(id).await?;
     let goal = cmp.goal;
     let metric = goal.metric.clone();
-    let best = cmp.rows.first().cloned();
+    let best = cmp.best.clone();
     let baseline = goal.baseline;
     let mut notes = Vec::new();
     if baseline.is_none() {

@@ -187,10 +187,17 @@ fn exp_history_says_whether_it_covers_the_whole_series() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     assert_eq!(code(&falcon(d, &["init"])), 0);
-    let out = falcon(d, &["exp", "history", "--name", "none-yet", "--metric", "step_time_s", "--json"]);
+    // A series that exists but has no completed run yet: an empty history that says it is complete.
+    let queued = spec(d, "queued.yaml", "queued", "{accelerator: cpu}");
+    assert_eq!(code(&falcon(d, &["exp", "submit", &queued])), 0);
+    let out = falcon(d, &["exp", "history", "--name", "queued", "--metric", "step_time_s", "--json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let history = json(&out);
     assert_eq!(history["truncated"], false, "{history}");
     assert_eq!(history["completed"], 0, "{history}");
     assert!(history["note"].is_null() && history["points"].as_array().unwrap().is_empty(), "{history}");
+    // A name no experiment has is not found.
+    let out = falcon(d, &["exp", "history", "--name", "none-yet", "--metric", "step_time_s", "--json"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(json(&out)["error"]["message"].as_str().unwrap().contains("none-yet"));
 }

@@ -50,6 +50,9 @@ pub struct GoalComparison {
     pub baseline_value: Option<f64>,
     /// Completed experiments with the metric, best first.
     pub rows: Vec<GoalRow>,
+    /// The goal's best experiment: the top row that is not a re-run of the baseline's config (the baseline
+    /// itself when nothing beats it).
+    pub best: Option<GoalRow>,
     /// The target and how far the best experiment got towards it.
     pub progress: GoalProgress,
 }
@@ -272,9 +275,11 @@ impl Exp {
         for (i, row) in rows.iter_mut().enumerate() {
             row.rank = i + 1;
         }
-        let best = rows.iter().find(|r| !r.baseline && !r.baseline_rerun);
-        let progress = GoalProgress::of(&goal, baseline_value, best);
-        Ok(GoalComparison { goal, baseline_value, rows, progress })
+        // A re-run of the baseline's config ranking above the rest is run-to-run noise, not a win: the best is
+        // the best row of any other config, or the baseline itself when none beats it.
+        let best = rows.iter().find(|r| !r.baseline_rerun).cloned();
+        let progress = GoalProgress::of(&goal, baseline_value, best.as_ref());
+        Ok(GoalComparison { goal, baseline_value, rows, best, progress })
     }
 
     /// Verdicts from experiment `a` (the baseline) to `b` on the goal's metric, in the goal's direction, and

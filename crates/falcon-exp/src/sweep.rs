@@ -118,11 +118,12 @@ pub fn expand_points_repeated(
     let total = axes.iter().try_fold(1usize, |n, axis| n.checked_mul(axis.values.len()));
     let Some(total) = total.filter(|t| t.saturating_mul(repeats) <= MAX_COMBINATIONS) else {
         let mut sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+        let what = if repeats > 1 { "experiments" } else { "combinations" };
         if repeats > 1 {
             sizes.push(format!("{repeats} repeats"));
         }
         return Err(doc
-            .error(&p(&["sweep"]), format!("{} experiments is more than {MAX_COMBINATIONS}", sizes.join(" × ")))
+            .error(&p(&["sweep"]), format!("{} {what} is more than {MAX_COMBINATIONS}", sizes.join(" × ")))
             .with_hint("split the sweep into several files or shorten its lists"));
     };
     let swept_name = axes.iter().any(|a| a.path == ["name"]);

@@ -228,7 +228,33 @@ async fn goal_rows_carry_verdicts_and_a_baseline_rerun_is_never_the_best() {
         assert_eq!(verdict.runs.map(|r| (r.a, r.b)), Some((2, 2)), "baseline config's runs vs this config's");
         assert_eq!(row(v).statistic, "median");
     }
-    let best = cmp.rows.iter().find(|r| !r.baseline && !r.baseline_rerun).unwrap();
+    let best = cmp.best.as_ref().unwrap();
     assert_eq!(cmp.progress.best_value, Some(best.value));
-    assert!([v1, v2].contains(&best.experiment));
+    assert!([v1, v2].contains(&best.experiment), "{best:?}");
+    assert_eq!(cmp.rows.iter().position(|r| r.experiment == best.experiment), Some(0));
+
+    // A goal whose fastest run is a re-run of the baseline's config, and whose other config is slower: the re-run
+    // is not a win, so the best is the baseline itself (gap closed 0).
+    let g2 = env
+        .exp
+        .create_goal(&NewGoal {
+            title: "noise".into(),
+            workload: None,
+            hardware: None,
+            metric: "step_time_s".into(),
+            direction: Direction::Minimize,
+            target: Some(0.05),
+            baseline: None,
+            priority: 0,
+        })
+        .await
+        .unwrap();
+    let base = env.run_with("b", 'x', 0.10, 0.0, Some(g2.id), None).await;
+    env.exp.set_goal_baseline(g2.id, Some(base)).await.unwrap();
+    let lucky = env.run_with("b-again", 'x', 0.08, 0.0, Some(g2.id), None).await;
+    env.run_with("slower", 'y', 0.12, 0.0, Some(g2.id), None).await;
+    let cmp = env.exp.compare_goal(g2.id).await.unwrap();
+    assert_eq!(cmp.rows[0].experiment, lucky, "ranked by value");
+    assert_eq!(cmp.best.as_ref().map(|b| b.experiment), Some(base));
+    assert_eq!(cmp.progress.gap_closed, Some(0.0));
 }

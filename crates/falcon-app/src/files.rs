@@ -100,6 +100,35 @@ pub fn check_output_target(path: &Path, force: bool) -> Result<()> {
     }
 }
 
+/// Writes `text` to a temporary file beside `path`, then renames it over `path`: readers see the old file or
+/// the whole new one, never a part. The caller has checked the target ([`check_output_target`]).
+pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = path.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let failure = |what: &str, e: std::io::Error| {
+        crate::AppError::new(falcon_core::ErrorKind::Failure, format!("{what} {}: {e}", path.display()))
+    };
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(failure("writing", e));
+    }
+    if let Err(e) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(failure("replacing", e));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,6 @@ use crate::{App, AppError, Result};
 use falcon_core::config::{Config, ConfigLayer, MachineFacts, PoolConfig, CONFIG_FILE_NAME, DEFAULT_DATA_DIR};
 use falcon_core::ErrorKind;
 use serde::Serialize;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use crate::setup::Connection;
@@ -122,24 +121,7 @@ fn write_config(dir: &Path, path: &Path, text: &str) -> Result<()> {
     std::fs::create_dir_all(dir)
         .map_err(|e| AppError::new(ErrorKind::Failure, format!("creating {}: {e}", dir.display())))?;
     crate::files::check_output_target(path, true)?;
-    let name = path.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let failure =
-        |what: &str, e: std::io::Error| AppError::new(ErrorKind::Failure, format!("{what} {}: {e}", path.display()));
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()
-    };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(failure("writing", e));
-    }
-    if let Err(e) = std::fs::rename(&tmp, path) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(failure("replacing", e));
-    }
-    Ok(())
+    crate::files::write_atomically(path, text)
 }
 
 #[cfg(test)]

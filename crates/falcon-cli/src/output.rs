@@ -170,23 +170,5 @@ pub fn check_output(path: &Path, force: bool) -> anyhow::Result<()> {
 /// or the whole new one, never a part.
 pub fn write_atomically(path: &Path, text: &str, force: bool) -> anyhow::Result<()> {
     check_output(path, force)?;
-    let dir = parent_dir(path);
-    let name = path.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let failure =
-        |what: &str, e: std::io::Error| CliFailure::new(ErrorKind::Failure, format!("{what} {}: {e}", path.display()));
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()
-    };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(failure("writing", e).into());
-    }
-    if let Err(e) = std::fs::rename(&tmp, path) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(failure("replacing", e).into());
-    }
-    Ok(())
+    Ok(falcon_app::files::write_atomically(path, text)?)
 }

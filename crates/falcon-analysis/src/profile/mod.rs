@@ -14,6 +14,7 @@
 
 pub mod cpu_ops;
 pub mod device;
+pub mod hlo_metadata;
 pub mod hlo_stats;
 pub mod kernels;
 pub mod memory;
@@ -23,6 +24,7 @@ pub mod overview;
 pub mod planes;
 pub mod roofline;
 pub mod steps;
+pub mod time_breakdown;
 pub mod trace_export;
 
 use serde::Serialize;

@@ -1,0 +1,285 @@
+//! What XLA recorded about each HLO instruction of the programs in a capture: its opcode, the framework's
+//! name scope (`OpMetadata.op_name`, e.g. JAX's `jit(step)/transpose(jvp())/dot_general`) and its source
+//! line, read from the serialized `HloProto`s that profilers store on the `/host:metadata` plane (one event
+//! metadata per program, its `Hlo Proto` stat holding the bytes; JAX captures have them by default).
+//!
+//! Only the fields used here are decoded (prost messages with XLA's field numbers from `xla/service/hlo.proto`
+//! and `xla/xla_data.proto`; every other field is skipped). A module that fails to decode is skipped and
+//! named in `notes`; nothing here panics on any input.
+//!
+//! Source lines come from `OpMetadata.source_file`/`source_line` when set, else from the module's stack-frame
+//! index (`OpMetadata.stack_frame_id` → frame → file location → file name and line), the innermost frame —
+//! where JAX records the user's line.
+
+use std::collections::HashMap;
+
+use falcon_xplane::{StatValue, XSpace};
+use prost::Message;
+
+/// The plane profilers put program metadata on.
+pub const METADATA_PLANE: &str = "/host:metadata";
+
+/// The stat holding a program's serialized `HloProto`.
+pub const HLO_PROTO_STAT: &str = "Hlo Proto";
+
+/// One HLO instruction as XLA described it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InstructionInfo {
+    /// HLO opcode (`fusion`, `dot`, `add`, `custom-call`, …).
+    pub opcode: String,
+    /// A category for time breakdowns: the opcode, or for a fusion what it fuses (`dot fusion`,
+    /// `convolution fusion`, else `<kind> fusion` from its fusion kind, `kLoop` → `loop fusion`).
+    pub category: String,
+    /// The framework's name scope (`OpMetadata.op_name`); `None` when XLA recorded none.
+    pub op_name: Option<String>,
+    /// `file:line` of the source that produced it, when recorded.
+    pub source: Option<String>,
+}
+
+/// Instructions of every program in a capture, by (module name, instruction name).
+#[derive(Debug, Clone, Default)]
+pub struct HloIndex {
+    /// (HLO module name, instruction name) → what XLA recorded.
+    pub instructions: HashMap<(String, String), InstructionInfo>,
+    /// Programs read.
+    pub modules: usize,
+    /// What could not be read.
+    pub notes: Vec<String>,
+}
+
+impl HloIndex {
+    /// The instruction `name` of module `module` (an empty module name matches when only one program has
+    /// an instruction of that name).
+    pub fn get(&self, module: &str, name: &str) -> Option<&InstructionInfo> {
+        if let Some(info) = self.instructions.get(&(module.to_string(), name.to_string())) {
+            return Some(info);
+        }
+        if module.is_empty() {
+            let mut found = self.instructions.iter().filter(|((_, n), _)| n == name);
+            let first = found.next()?;
+            return found.next().is_none().then_some(first.1);
+        }
+        None
+    }
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct HloProto {
+    #[prost(message, optional, tag = "1")]
+    hlo_module: Option<HloModuleProto>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct HloModuleProto {
+    #[prost(string, tag = "1")]
+    name: String,
+    #[prost(message, repeated, tag = "3")]
+    computations: Vec<HloComputationProto>,
+    #[prost(message, optional, tag = "17")]
+    stack_frame_index: Option<StackFrameIndexProto>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct HloComputationProto {
+    #[prost(string, tag = "1")]
+    name: String,
+    #[prost(message, repeated, tag = "2")]
+    instructions: Vec<HloInstructionProto>,
+    #[prost(int64, tag = "5")]
+    id: i64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct HloInstructionProto {
+    #[prost(string, tag = "1")]
+    name: String,
+    #[prost(string, tag = "2")]
+    opcode: String,
+    #[prost(message, optional, tag = "7")]
+    metadata: Option<OpMetadata>,
+    #[prost(string, tag = "11")]
+    fusion_kind: String,
+    #[prost(int64, repeated, packed = "true", tag = "38")]
+    called_computation_ids: Vec<i64>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct OpMetadata {
+    #[prost(string, tag = "2")]
+    op_name: String,
+    #[prost(string, tag = "3")]
+    source_file: String,
+    #[prost(int32, tag = "4")]
+    source_line: i32,
+    #[prost(int32, tag = "15")]
+    stack_frame_id: i32,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct StackFrameIndexProto {
+    #[prost(string, repeated, tag = "1")]
+    file_names: Vec<String>,
+    #[prost(message, repeated, tag = "3")]
+    file_locations: Vec<FileLocation>,
+    #[prost(message, repeated, tag = "4")]
+    stack_frames: Vec<StackFrame>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct FileLocation {
+    #[prost(int32, tag = "1")]
+    file_name_id: i32,
+    #[prost(int32, tag = "3")]
+    line: i32,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct StackFrame {
+    #[prost(int32, tag = "1")]
+    file_location_id: i32,
+}
+
+/// Reads every program's `HloProto` from the capture's metadata plane.
+pub fn hlo_index(space: &XSpace) -> HloIndex {
+    let mut index = HloIndex::default();
+    let Some(plane) = space.plane_by_name(METADATA_PLANE) else { return index };
+    let Some(stat_id) = plane.stat_metadata_by_name(HLO_PROTO_STAT).map(|m| m.id) else { return index };
+    let mut programs: Vec<_> = plane.event_metadata.values().collect();
+    programs.sort_by_key(|m| m.id);
+    for program in programs {
+        for stat in program.stats.iter().filter(|s| s.metadata_id == stat_id) {
+            let StatValue::Bytes(bytes) = &stat.value else { continue };
+            match HloProto::decode(bytes.as_slice()) {
+                Ok(HloProto { hlo_module: Some(module) }) => {
+                    index.modules += 1;
+                    add_module(&mut index, &module);
+                }
+                Ok(_) => index.notes.push(format!("program `{}`: its HloProto has no module", program.name)),
+                Err(e) => index.notes.push(format!("program `{}`: HloProto not readable ({e})", program.name)),
+            }
+        }
+    }
+    index
+}
+
+fn add_module(index: &mut HloIndex, module: &HloModuleProto) {
+    let by_id: HashMap<i64, &HloComputationProto> = module.computations.iter().map(|c| (c.id, c)).collect();
+    for computation in &module.computations {
+        for instr in &computation.instructions {
+            let meta = instr.metadata.as_ref();
+            let op_name = meta.map(|m| m.op_name.trim()).filter(|s| !s.is_empty()).map(str::to_string);
+            let info = InstructionInfo {
+                opcode: instr.opcode.clone(),
+                category: category(instr, &by_id),
+                op_name,
+                source: meta.and_then(|m| source_of(m, module.stack_frame_index.as_ref())),
+            };
+            index.instructions.insert((module.name.clone(), instr.name.clone()), info);
+        }
+    }
+}
+
+/// The category of an instruction (see [`InstructionInfo::category`]).
+fn category(instr: &HloInstructionProto, computations: &HashMap<i64, &HloComputationProto>) -> String {
+    if instr.opcode != "fusion" {
+        return instr.opcode.clone();
+    }
+    // What the fused computation does: the heaviest kind of op inside decides.
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<i64> = instr.called_computation_ids.clone();
+    let (mut dot, mut conv) = (false, false);
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) || seen.len() > 1_000 {
+            continue;
+        }
+        let Some(c) = computations.get(&id) else { continue };
+        for i in &c.instructions {
+            dot |= i.opcode == "dot";
+            conv |= i.opcode == "convolution";
+            stack.extend(&i.called_computation_ids);
+        }
+    }
+    if conv {
+        return "convolution fusion".into();
+    }
+    if dot {
+        return "dot fusion".into();
+    }
+    let kind = instr.fusion_kind.strip_prefix('k').unwrap_or(&instr.fusion_kind).to_ascii_lowercase();
+    if kind.is_empty() {
+        "fusion".into()
+    } else {
+        format!("{kind} fusion")
+    }
+}
+
+fn source_of(meta: &OpMetadata, frames: Option<&StackFrameIndexProto>) -> Option<String> {
+    if !meta.source_file.is_empty() && meta.source_line > 0 {
+        return Some(format!("{}:{}", meta.source_file, meta.source_line));
+    }
+    let frames = frames?;
+    // Ids are 1-based positions in the flat arrays; 0 means unset.
+    let at = |v: i32| usize::try_from(v).ok().and_then(|v| v.checked_sub(1));
+    let frame = frames.stack_frames.get(at(meta.stack_frame_id)?)?;
+    let location = frames.file_locations.get(at(frame.file_location_id)?)?;
+    let file = frames.file_names.get(at(location.file_name_id)?)?;
+    (location.line > 0).then(|| format!("{file}:{}", location.line))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn instr(name: &str, opcode: &str, op_name: &str, frame: i32) -> HloInstructionProto {
+        HloInstructionProto {
+            name: name.into(),
+            opcode: opcode.into(),
+            metadata: Some(OpMetadata { op_name: op_name.into(), stack_frame_id: frame, ..Default::default() }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn categories_scopes_and_source_lines_from_a_module() {
+        let fused = HloComputationProto {
+            name: "fused".into(),
+            id: 7,
+            instructions: vec![instr("p", "parameter", "", 0), instr("d", "dot", "", 0)],
+        };
+        let mut fusion = instr("fusion.3", "fusion", "jit(step)/dot_general", 1);
+        fusion.fusion_kind = "kOutput".into();
+        fusion.called_computation_ids = vec![7];
+        let mut loop_fusion = instr("fusion.4", "fusion", "jit(step)/add", 0);
+        loop_fusion.fusion_kind = "kLoop".into();
+        let mut add = instr("add.1", "add", "", 0);
+        add.metadata = Some(OpMetadata { source_file: "train.py".into(), source_line: 9, ..Default::default() });
+        let module = HloModuleProto {
+            name: "jit_step".into(),
+            computations: vec![
+                fused,
+                HloComputationProto { name: "main".into(), id: 1, instructions: vec![fusion, loop_fusion, add] },
+            ],
+            stack_frame_index: Some(StackFrameIndexProto {
+                file_names: vec!["model.py".into()],
+                file_locations: vec![FileLocation { file_name_id: 1, line: 42 }],
+                stack_frames: vec![StackFrame { file_location_id: 1 }],
+            }),
+        };
+        let mut index = HloIndex::default();
+        add_module(&mut index, &module);
+        let f = index.get("jit_step", "fusion.3").unwrap();
+        assert_eq!((f.category.as_str(), f.op_name.as_deref()), ("dot fusion", Some("jit(step)/dot_general")));
+        assert_eq!(f.source.as_deref(), Some("model.py:42"));
+        assert_eq!(index.get("jit_step", "fusion.4").unwrap().category, "loop fusion");
+        let a = index.get("", "add.1").unwrap();
+        assert_eq!((a.category.as_str(), a.op_name.as_deref(), a.source.as_deref()), ("add", None, Some("train.py:9")));
+        assert!(index.get("other", "add.1").is_none());
+        // The bytes round-trip through prost, and garbage is an error, never a panic.
+        let bytes = HloProto { hlo_module: Some(module) }.encode_to_vec();
+        assert_eq!(HloProto::decode(bytes.as_slice()).unwrap().hlo_module.unwrap().computations.len(), 2);
+        for cut in [1, bytes.len() / 2, bytes.len() - 1] {
+            let _ = HloProto::decode(&bytes[..cut]);
+        }
+        assert!(HloProto::decode(&[0xff, 0xff, 0xff][..]).is_err());
+    }
+}

@@ -3,6 +3,11 @@
 //! `PENDING → PROVISIONING → RUNNING → COMPLETED | FAILED | CANCELLED`; cancel from any live state; a preempted
 //! job sends the experiment back to `PROVISIONING` with the next attempt (the Job module retries; EXP records
 //! each attempt). Pure code: the service applies the result through the metadata store's compare-and-set.
+//!
+//! A step's reason keeps the job's own reason whole, so a failure shows its cause: the Job module ends a failed
+//! attempt's reason with the last meaningful line of its stderr (`job failed with exit code 2: exited with
+//! status 2: error: bad flag`), and a retried attempt's with what it said (`attempt 1 ended (exit code 42 is
+//! retryable (error: …): retrying as attempt 2 of 3); attempt 2 queued`).
 
 use falcon_core::status::{ExperimentStatus as E, JobStatus as J};
 
@@ -99,5 +104,24 @@ mod tests {
         assert_eq!(r(E::Completed, 1, J::Failed, 1), None, "terminal stays");
         let failed = reconcile(E::Running, 1, J::Failed, 1, Some("exited with status 3"), Some(3)).unwrap();
         assert_eq!(failed.reason, "job failed with exit code 3: exited with status 3");
+    }
+
+    #[test]
+    fn the_cause_of_a_failure_reaches_the_experiment() {
+        let failed =
+            reconcile(E::Running, 1, J::Failed, 1, Some("exited with status 2: error: bad flag"), Some(2)).unwrap();
+        assert_eq!(
+            (failed.to, failed.reason.as_str()),
+            (E::Failed, "job failed with exit code 2: exited with status 2: error: bad flag")
+        );
+        let killed = reconcile(E::Provisioning, 1, J::Failed, 1, Some("the process ended: Killed"), None).unwrap();
+        assert_eq!(killed.reason, "job failed: the process ended: Killed");
+        let retried = "exit code 42 is retryable (error: flaky): retrying as attempt 2 of 3";
+        let requeued = reconcile(E::Running, 1, J::Queued, 2, Some(retried), None).unwrap();
+        assert_eq!((requeued.to, requeued.attempt), (E::Provisioning, 2));
+        assert_eq!(
+            requeued.reason,
+            "attempt 1 ended (exit code 42 is retryable (error: flaky): retrying as attempt 2 of 3); attempt 2 queued"
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! The job manager: accepts jobs, and in each [`JobManager::tick`] claims jobs (leases), places queued ones
 //! with the [`scheduler`](crate::scheduler), submits them, polls their backends, moves statuses, retries,
 //! fails over from pools without capacity, enforces timeouts, carries out cancels, and copies logs and local
-//! artifacts into the artifact store.
+//! artifacts into the artifact store. A failed attempt's reason ends with the last meaningful line of its
+//! error stream (`exited with status 2: error: bad flag`, see [`failure`]).
 //!
 //! Every state lives in the metadata store; the in-memory part is only timing (when a job became
 //! unschedulable, when logs were last copied). A manager killed at any point loses nothing: another one claims
@@ -9,6 +10,7 @@
 
 use crate::backend::{object_name, Backend, BackendRef, BackendState, Submission};
 use crate::error::{JobError, Result};
+use crate::failure;
 use crate::pool::Pool;
 use crate::scheduler::{schedule, Decision, PoolLoad, QueuedJob};
 use crate::spec::{JobSpec, Resolved};
@@ -550,22 +552,27 @@ impl JobManager {
                 self.finish(job, JobStatus::Succeeded, "exited with status 0", changes, report).await
             }
             BackendState::Failed { exit_code, reason } => {
-                let reason = match self.collect_final(job, backend.as_ref(), &handle).await? {
-                    Collected::Done => reason,
+                let uncollected = match self.collect_final(job, backend.as_ref(), &handle).await? {
+                    Collected::Done => None,
                     Collected::Retry => return Ok(()),
-                    Collected::GaveUp(why) => format!("{reason}; {why}"),
+                    Collected::GaveUp(why) => Some(why),
+                };
+                let cause = self.failure_cause(job, backend.as_ref(), &handle).await;
+                let reason = failure::with_cause(reason, cause.as_deref());
+                let reason = match uncollected {
+                    None => reason,
+                    Some(why) => format!("{reason}; {why}"),
                 };
                 let retryable = exit_code.is_some_and(|c| spec.retry.retry_exit_codes.contains(&c));
                 let changes = JobChanges { exit_code: exit_code.map(i64::from), ..Default::default() };
                 let ended = self.finish(job, JobStatus::Failed, &reason, changes, report).await;
                 if retryable {
-                    self.retry(
-                        job,
-                        JobStatus::Failed,
-                        &spec,
-                        &format!("exit code {} is retryable", exit_code.unwrap_or(-1)),
-                    )
-                    .await?;
+                    let code = exit_code.unwrap_or(-1);
+                    let why = match &cause {
+                        Some(cause) => format!("exit code {code} is retryable ({cause})"),
+                        None => format!("exit code {code} is retryable"),
+                    };
+                    self.retry(job, JobStatus::Failed, &spec, &why).await?;
                 }
                 ended
             }
@@ -675,6 +682,18 @@ impl JobManager {
             self.transition(job, JobStatus::Running, &reason, changes).await?;
         }
         Ok(Collected::Retry)
+    }
+
+    /// The last meaningful line of what a failed attempt wrote to its error stream ([`failure`]), when its
+    /// backend can read it. A read that fails only leaves the reason without its cause.
+    async fn failure_cause(&self, job: &JobRecord, backend: &dyn Backend, handle: &BackendRef) -> Option<String> {
+        match backend.failure_output(handle).await {
+            Ok(bytes) => bytes.as_deref().and_then(failure::meaningful_line),
+            Err(e) => {
+                tracing::warn!("job {}: reading the end of its error output failed (its reason lacks it): {e}", job.id);
+                None
+            }
+        }
     }
 
     /// Copies logs and local artifacts into the store: at most every `log_interval` while running, always at the

@@ -403,6 +403,44 @@ async fn a_failing_job_reports_its_exit_code() {
 }
 
 #[tokio::test]
+async fn a_failure_is_explained_by_the_end_of_the_failed_pods_log() {
+    let fx = fixture("v5litepod-16").await;
+    let handle = fx.submit(&spec("why", "v5litepod-16", 1), JobId(12)).await.unwrap();
+    wait_for(&fx.backend, &handle, "running", |s| *s == BackendState::Running).await;
+    assert_eq!(fx.backend.failure_output(&handle).await.unwrap(), None, "nothing failed yet");
+    let hosts: Vec<(String, String)> = fx
+        .fake
+        .pods()
+        .into_iter()
+        .filter(|p| p["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"] == "why-a1-gke-east")
+        .map(|p| {
+            let index =
+                p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"].as_str().unwrap().to_string();
+            (index, p["metadata"]["name"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert_eq!(hosts.len(), 4, "{hosts:?}");
+    for (index, pod) in &hosts {
+        fx.fake.append_log(pod, "step 1 loss 2.5\n");
+        if index == "2" {
+            // 49 lines of 2 kB and the error: more than one answer holds, so the last line is asked for again.
+            for i in 0..49 {
+                fx.fake.append_log(pod, &format!("debug {i}: {}\n", "x".repeat(2000)));
+            }
+            fx.fake.append_log(pod, "Traceback (most recent call last):\nValueError: bad shard\n");
+        } else {
+            fx.fake.append_log(pod, "error: not this one\n");
+        }
+    }
+    fx.fake.finish_pods("job-name=why-a1-gke-east-slice-0,batch.kubernetes.io/job-completion-index=2", 42);
+    let state = wait_for(&fx.backend, &handle, "failed", |s| *s != BackendState::Running).await;
+    assert!(matches!(state, BackendState::Failed { exit_code: Some(42), .. }), "{state:?}");
+    let said = fx.backend.failure_output(&handle).await.unwrap().expect("the failed pod's log");
+    assert!(said.len() <= falcon_job::failure::TAIL_BYTES, "{} bytes", said.len());
+    assert_eq!(falcon_job::failure::meaningful_line(&said).as_deref(), Some("ValueError: bad shard"));
+}
+
+#[tokio::test]
 async fn a_preempted_job_is_reported_as_preempted() {
     let fx = fixture("v6e-4").await;
     let handle = fx.submit(&spec("spotty", "v6e-4", 1), JobId(5)).await.unwrap();
@@ -761,6 +799,23 @@ async fn a_stocked_out_zone_is_left_for_the_next_one() {
         );
     }
     assert_eq!(west.jobsets().len(), 1, "finished objects stay (ttl) for people to look at");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_job_s_reason_ends_with_its_last_log_line() {
+    let fake = FakeCluster::start("why").await;
+    let pools = [pool_on(&fake, "gke-solo", "us-east5-b", "v6e-4")];
+    let env = env().await;
+    let manager = manager(&env, &pools, "worker-why", Duration::from_secs(30)).await;
+    let job = manager.submit(&spec("bad-flag", "v6e-4", 1)).await.unwrap();
+    tick_until(&manager, &env, job.id, "running", |j| j.status == JobStatus::Running).await;
+    let pod = pods_with(&fake, "job-name", "bad-flag-a1-gke-solo").remove(0);
+    fake.append_log(&pod, "starting\n\u{1b}[31merror: bad flag\u{1b}[0m\n");
+    fake.finish_pods("job-name=bad-flag-a1-gke-solo", 2);
+    tick_until(&manager, &env, job.id, "failed", |j| j.status.is_terminal()).await;
+    let failed = env.meta.get_job(job.id).await.unwrap();
+    assert_eq!((failed.status, failed.exit_code), (JobStatus::Failed, Some(2)));
+    assert_eq!(failed.status_reason, Some(format!("exited with status 2 (pod {pod}): error: bad flag")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

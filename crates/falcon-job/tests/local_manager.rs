@@ -88,6 +88,58 @@ async fn a_failing_job_records_its_exit_code_and_keeps_logs() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_reason_carries_the_last_line_of_stderr() {
+    let env = env().await;
+    let job =
+        env.manager.submit(&shell("bad-flag", "echo starting; echo \"error: bad flag\" >&2; exit 2")).await.unwrap();
+    // 2 MB of stderr before the error, in lines and in one long line: only the end is read for the reason.
+    let noisy = env
+        .manager
+        .submit(&shell(
+            "noisy",
+            "i=0; while [ $i -lt 20000 ]; do echo \"warning: step $i is slow, as it has been for a long while now\"; \
+             i=$((i+1)); done >&2; head -c 1000000 /dev/zero | tr '\\0' x >&2; \
+             printf '\\n\\033[31mOSError: disk full\\033[0m\\n\\n' >&2; exit 1",
+        ))
+        .await
+        .unwrap();
+    run_until_done(&env, &[job.id, noisy.id], Duration::from_secs(30)).await;
+    let done = env.meta.get_job(job.id).await.unwrap();
+    assert_eq!((done.status, done.exit_code), (JobStatus::Failed, Some(2)));
+    assert_eq!(done.status_reason.as_deref(), Some("exited with status 2: error: bad flag"));
+    let last = env.manager.history(job.id).await.unwrap().pop().unwrap();
+    assert_eq!((last.to, last.reason.as_str()), (JobStatus::Failed, "exited with status 2: error: bad flag"));
+    assert_eq!(env.store.get("jobs/bad-flag/logs/1/stderr.log").await.unwrap().as_ref(), b"error: bad flag\n");
+    let noisy = env.meta.get_job(noisy.id).await.unwrap();
+    assert_eq!(noisy.status_reason.as_deref(), Some("exited with status 1: OSError: disk full"));
+    let stderr = env.store.get("jobs/noisy/logs/1/stderr.log").await.unwrap();
+    assert!(stderr.len() > 2_000_000, "the whole log is still kept: {} bytes", stderr.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_failure_says_what_the_attempt_said() {
+    let env = env().await;
+    let mut spec = shell(
+        "flaky-said",
+        "echo \"error: attempt $FALCON_JOB_ATTEMPT failed\" >&2; [ $FALCON_JOB_ATTEMPT -ge 2 ] || exit 42",
+    );
+    spec.retry = RetryPolicy { max_attempts: 3, retry_exit_codes: vec![42] };
+    let job = env.manager.submit(&spec).await.unwrap();
+    run_until_done(&env, &[job.id], Duration::from_secs(20)).await;
+    let history = env.manager.history(job.id).await.unwrap();
+    let failed = history.iter().find(|t| t.to == JobStatus::Failed).expect("attempt 1 failed");
+    assert_eq!(failed.reason, "exited with status 42: error: attempt 1 failed");
+    let requeued = history.iter().find(|t| t.to == JobStatus::Queued && t.attempt == 2).expect("requeued");
+    assert_eq!(requeued.reason, "exit code 42 is retryable (error: attempt 1 failed): retrying as attempt 2 of 3");
+    let finished = env.meta.get_job(job.id).await.unwrap();
+    assert_eq!(
+        (finished.status, finished.status_reason.as_deref()),
+        (JobStatus::Succeeded, Some("exited with status 0")),
+        "a success says nothing of its stderr"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_stops_the_process_group_and_keeps_logs() {
     let env = env().await;
     let job = env.manager.submit(&shell("sleeper", "echo started; sleep 30 & wait")).await.unwrap();

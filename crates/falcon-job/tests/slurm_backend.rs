@@ -216,7 +216,9 @@ async fn a_failing_job_reports_its_exit_code() {
     let dir = tempfile::tempdir().unwrap();
     let pool = pool(&cluster);
     let slurm = backend(&pool, dir.path());
-    let job = submit(&slurm, &pool, &spec(&unique("exit3"), "echo before failing; exit 3", 1)).await.unwrap();
+    let script =
+        "echo before failing; printf 'Traceback (most recent call last):\\nValueError: bad shard\\n\\n' >&2; exit 3";
+    let job = submit(&slurm, &pool, &spec(&unique("exit3"), script, 1)).await.unwrap();
     let mut guard = Scancel::new(&cluster);
     guard.add(&job);
     let end = wait_for(&slurm, &job, Duration::from_secs(60), |s| {
@@ -232,6 +234,9 @@ async fn a_failing_job_reports_its_exit_code() {
     let stdout = slurm.logs(&job).await.unwrap().into_iter().find(|l| l.source == "stdout").unwrap();
     assert_eq!(stdout.text, b"before failing\n");
     assert_eq!(slurm.status(&job).await.unwrap(), end, "asking again gives the same answer");
+    // The end of its stderr.log, for the reason of the failure.
+    let said = slurm.failure_output(&job).await.unwrap().expect("stderr.log is there");
+    assert_eq!(falcon_job::failure::meaningful_line(&said).as_deref(), Some("ValueError: bad shard"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -431,7 +436,10 @@ async fn the_job_manager_runs_jobs_on_a_slurm_pool() {
     let fail_name = unique("mgr-fail");
     let script = "echo $GREETING from $FALCON_JOB_ID; echo warn >&2; mkdir -p $FALCON_ARTIFACT_DIR/out; echo result > $FALCON_ARTIFACT_DIR/out/r.txt";
     let ok = manager.submit(&spec(&ok_name, script, 1)).await.unwrap();
-    let failing = manager.submit(&spec(&fail_name, "echo before failing; exit 3", 1)).await.unwrap();
+    let failing = manager
+        .submit(&spec(&fail_name, "echo before failing; echo \"error: bad flag\" >&2; exit 3", 1))
+        .await
+        .unwrap();
     let started = Instant::now();
     loop {
         let report = manager.tick().await.unwrap();
@@ -471,6 +479,7 @@ async fn the_job_manager_runs_jobs_on_a_slurm_pool() {
     assert_eq!((failed.status, failed.exit_code), (JobStatus::Failed, Some(3)));
     let reason = failed.status_reason.unwrap_or_default();
     assert!(reason.contains("exited with status 3"), "{reason}");
+    assert!(reason.ends_with(": error: bad flag"), "the failure carries its last stderr line: {reason}");
     assert_eq!(store.get(&format!("jobs/{fail_name}/logs/1/stdout.log")).await.unwrap().as_ref(), b"before failing\n");
 }
 

@@ -255,6 +255,11 @@ impl Backend for LocalBackend {
         Ok(out)
     }
 
+    async fn failure_output(&self, job: &BackendRef) -> Result<Option<Vec<u8>>> {
+        let path = self.dir(job).join("stderr.log");
+        crate::failure::read_tail(&path).map_err(|e| self.fail("failure output", format!("{}: {e}", path.display())))
+    }
+
     fn artifact_dir(&self, job: &BackendRef) -> Option<PathBuf> {
         Some(self.dir(job).join("artifacts"))
     }

@@ -94,6 +94,13 @@ pub trait Backend: Send + Sync {
     async fn cancel(&self, job: &BackendRef) -> Result<()>;
     /// Logs of every process or pod so far.
     async fn logs(&self, job: &BackendRef) -> Result<Vec<LogSnapshot>>;
+    /// The end of what an attempt wrote to its error stream, at most [`TAIL_BYTES`](crate::failure::TAIL_BYTES)
+    /// of it and never more read, for the reason of its failure: `stderr.log` on the local and Slurm backends,
+    /// the `workload` log of the first failed pod on Kubernetes (stdout and stderr together there). `None` when
+    /// there is none, or the backend cannot read it.
+    async fn failure_output(&self, _job: &BackendRef) -> Result<Option<Vec<u8>>> {
+        Ok(None)
+    }
     /// A local folder whose files are the job's artifacts (the local backend's `FALCON_ARTIFACT_DIR`).
     fn artifact_dir(&self, _job: &BackendRef) -> Option<PathBuf> {
         None

@@ -582,6 +582,13 @@ impl Backend for SlurmBackend {
         Ok(out)
     }
 
+    async fn failure_output(&self, job: &BackendRef) -> Result<Option<Vec<u8>>> {
+        let (_, name) = self.locate("failure output", job)?;
+        let Some(name) = name else { return Ok(None) };
+        let path = self.job_dir(&name).join("stderr.log");
+        crate::failure::read_tail(&path).map_err(|e| self.fail("failure output", format!("{}: {e}", path.display())))
+    }
+
     fn artifact_dir(&self, job: &BackendRef) -> Option<PathBuf> {
         let (_, name) = self.locate("artifacts", job).ok()?;
         Some(self.job_dir(&name?).join("artifacts"))

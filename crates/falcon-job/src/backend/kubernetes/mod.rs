@@ -14,7 +14,10 @@
 //!   preemption, the first failed pod's exit code is the job's;
 //! - [`Backend::cancel`] deletes with background propagation (the pods go too); a missing object is fine;
 //! - [`Backend::logs`] reads the `workload` container's log of every pod (source = pod name); pods that have
-//!   not started (the API answers 400) or are gone (404) are skipped.
+//!   not started (the API answers 400) or are gone (404) are skipped;
+//! - [`Backend::failure_output`] reads the end of the first failed pod's `workload` log (the pod `status`
+//!   names): its last [`FAILURE_TAIL_LINES`] lines, at most [`TAIL_BYTES`] of them (the API cuts from the
+//!   start, so a cut answer is asked again for the last line alone).
 //!
 //! Every API failure (a 5xx, a refused connection) is a [`JobError::Backend`] naming the pool and operation.
 //! Nothing is retried here (kube's own retry layer is turned off; connects time out after 10 s, silent
@@ -37,6 +40,7 @@ pub use manifest::{
 
 use crate::backend::{Backend, BackendRef, BackendState, LogSnapshot, Submission};
 use crate::error::{JobError, Result};
+use crate::failure::TAIL_BYTES;
 use crate::pool::Pool;
 use async_trait::async_trait;
 use falcon_core::config::PoolBackend;
@@ -51,6 +55,8 @@ use std::collections::BTreeMap;
 /// Settings a Kubernetes pool understands.
 pub const SETTINGS: &[&str] = &["api_url", "context", "kubeconfig", "namespace", "kueue_queue", "service_account"];
 
+/// How many lines of the failed pod's log are asked for to find the reason of a failure.
+pub const FAILURE_TAIL_LINES: i64 = 50;
 /// How many pod logs are read at once.
 const LOG_CONCURRENCY: usize = 16;
 /// Longest wait for a connection to the API server.
@@ -310,6 +316,27 @@ impl KubernetesBackend {
             other => other,
         }
     }
+
+    /// The end of a pod's `workload` log: `tail_lines` lines, at most [`TAIL_BYTES`]; `None` when the pod has
+    /// no log (not started, or gone).
+    async fn log_tail(&self, pod: &Pod, tail_lines: i64) -> Result<Option<Vec<u8>>> {
+        let Some(name) = pod.metadata.name.as_deref() else { return Ok(None) };
+        let has_workload = pod.spec.as_ref().is_some_and(|s| s.containers.iter().any(|c| c.name == CONTAINER));
+        let params = LogParams {
+            container: has_workload.then(|| CONTAINER.to_string()),
+            tail_lines: Some(tail_lines),
+            limit_bytes: Some(TAIL_BYTES as i64),
+            ..Default::default()
+        };
+        match self.pods().logs(name, &params).await {
+            Ok(text) => Ok(Some(text.into_bytes())),
+            // Not valid UTF-8: keep the bytes as they are.
+            Err(kube::Error::FromUtf8(e)) => Ok(Some(e.into_bytes())),
+            // 400: never started; 404: gone meanwhile.
+            Err(e) if matches!(status_code(&e), Some(400 | 404)) => Ok(None),
+            Err(e) => Err(self.error("failure output", format!("pod {name}: {}", describe(&e)))),
+        }
+    }
 }
 
 #[async_trait]
@@ -463,6 +490,19 @@ impl Backend for KubernetesBackend {
             out.extend(got.into_iter().map(|(_, log)| log));
         }
         Ok(out)
+    }
+
+    async fn failure_output(&self, job: &BackendRef) -> Result<Option<Vec<u8>>> {
+        let Some((kind, name)) = self.kind_of(job, "failure output").await? else { return Ok(None) };
+        let pods = self.list_pods(kind, &name).await.map_err(|e| self.api_error("failure output", &e))?;
+        let Some((failed, _)) = state::first_failed(&pods) else { return Ok(None) };
+        let Some(pod) = pods.iter().find(|p| p.metadata.name.as_deref() == Some(failed)) else { return Ok(None) };
+        let tail = self.log_tail(pod, FAILURE_TAIL_LINES).await?;
+        // Cut at the limit: the lines asked for are longer than that, and the last of them is what counts.
+        if tail.as_ref().is_some_and(|t| t.len() + 4 > TAIL_BYTES) {
+            return self.log_tail(pod, 1).await;
+        }
+        Ok(tail)
     }
 }
 

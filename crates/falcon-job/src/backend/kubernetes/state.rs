@@ -99,13 +99,8 @@ fn failure(failed: &Condition, pods: &[Pod]) -> BackendState {
     if lower.contains("disruptiontarget") || lower.contains("preempt") {
         return BackendState::Preempted { reason: why };
     }
-    let first = pods
-        .iter()
-        .filter(|p| phase(p) == "Failed")
-        .filter_map(|p| failed_container(p).map(|t| (t.finished_at.as_ref().map(|f| f.0), name(p), t)))
-        .min_by(|a, b| (a.0.is_none(), a.0, a.1).cmp(&(b.0.is_none(), b.0, b.1)));
-    match first {
-        Some((_, pod, terminated)) => {
+    match first_failed(pods.iter().copied()) {
+        Some((pod, terminated)) => {
             let code = terminated.exit_code;
             let detail = match terminated.reason.as_deref() {
                 Some(r) if !r.is_empty() && r != "Error" && r != "Completed" => format!(", {r}"),
@@ -118,6 +113,16 @@ fn failure(failed: &Condition, pods: &[Pod]) -> BackendState {
         }
         None => BackendState::Failed { exit_code: None, reason: why },
     }
+}
+
+/// The pod that failed first (earliest `finishedAt`, then name; those without a time last) with the end state
+/// of its failed container: the pod whose exit code, and log, speak for a failed Job or JobSet.
+pub fn first_failed<'a>(pods: impl IntoIterator<Item = &'a Pod>) -> Option<(&'a str, &'a ContainerStateTerminated)> {
+    pods.into_iter()
+        .filter(|p| phase(p) == "Failed")
+        .filter_map(|p| failed_container(p).map(|t| (t.finished_at.as_ref().map(|f| f.0), name(p), t)))
+        .min_by(|a, b| (a.0.is_none(), a.0, a.1).cmp(&(b.0.is_none(), b.0, b.1)))
+        .map(|(_, pod, terminated)| (pod, terminated))
 }
 
 /// `Reason: message` of a condition.

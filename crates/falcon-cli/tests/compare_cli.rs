@@ -375,3 +375,64 @@ fn two_experiments_bring_their_config_diff() {
     let rows = md_table(&stdout(&out), "Config diff");
     assert!(rows.iter().any(|r| r[0] == "`config.batch_size`" && r[2] == "`8`" && r[3] == "`16`"), "{rows:?}");
 }
+
+/// 2 against 3 layers: a program of another structure. The ops of B's new layer are `added`, listed apart by
+/// self time (JSON `added[]` and the report's "Added ops" table), never among the regressions; every matched op
+/// carries its confidence, at the threshold or above.
+#[test]
+fn another_structure_lists_its_new_ops_apart_with_confidences() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (compare_data("batch8"), compare_data("layers3"));
+    let out = falcon(dir.path(), &["profile", "compare", &a, &b, "--json", "--top", "5"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let c = json(&out);
+    let min = f(&c["matching"]["min_confidence"]);
+    assert_eq!(min, 0.8);
+    let ops = c["ops"].as_array().unwrap();
+    for o in ops {
+        match o["status"].as_str().unwrap() {
+            "matched" => {
+                let conf = f(&o["confidence"]);
+                assert!((min..=1.0).contains(&conf), "{o}");
+                if o["matched_by"] == "name" {
+                    assert_eq!(conf, 1.0, "{o}");
+                }
+            }
+            _ => assert!(o["confidence"].is_null() && o.get("confidence").is_some(), "null, not absent: {o}"),
+        }
+    }
+    let exact: i64 = ops.iter().map(|o| o["delta_ps"].as_i64().unwrap()).sum();
+    assert_eq!(exact, c["totals"]["op_time"]["delta_ps"].as_i64().unwrap());
+    for key in ["regressions", "improvements"] {
+        assert!(c[key].as_array().unwrap().iter().all(|o| o["status"] == "matched"), "{key}: {}", c[key]);
+    }
+    let added = c["added"].as_array().unwrap();
+    assert_eq!(added.len(), 5, "--top bounds the list");
+    assert!(c["matching"]["added"].as_u64().unwrap() >= 100, "{}", c["matching"]);
+    let b_time: Vec<f64> = added.iter().map(|o| f(&o["b_self_time_us"])).collect();
+    assert!(b_time.windows(2).all(|w| w[0] >= w[1]), "most self time first: {b_time:?}");
+    let most = ops.iter().filter(|o| o["status"] == "added").map(|o| f(&o["b_self_time_us"])).fold(0.0, f64::max);
+    assert_eq!(b_time[0], most);
+    assert!(added.iter().all(|o| o["status"] == "added" && f(&o["a_self_time_us"]) == 0.0));
+    assert!(c["removed"].as_array().unwrap().len() as u64 == c["matching"]["removed"].as_u64().unwrap().min(5));
+
+    let out = falcon(dir.path(), &["profile", "compare", &a, &b, "--format", "md", "--top", "5"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let md = stdout(&out);
+    let rows = md_table(&md, "Added ops (B only");
+    assert_eq!(rows.len(), 5);
+    for (row, o) in rows.iter().zip(added) {
+        assert_eq!(unquote(&row[0]), o["name"].as_str().unwrap());
+        assert_eq!(row[4], us(&o["b_self_time_us"]));
+    }
+    let regressions = md_table(&md, "Top regressions");
+    for (row, o) in regressions.iter().zip(c["regressions"].as_array().unwrap()) {
+        assert_eq!(row[2], "matched");
+        let word = o["matched_by"].as_str().unwrap().replace('_', " ");
+        assert_eq!(row[9], format!("{word} {:.2}", f(&o["confidence"])), "{o}");
+    }
+    assert!(md.contains("need confidence ≥ 0.80"), "{md}");
+    // The terminal report has the same lists.
+    let table = stdout(&falcon(dir.path(), &["profile", "compare", &a, &b, "--top", "5"]));
+    assert!(table.contains("Added ops (B only; 5 of") && table.contains("Removed ops (A only;"), "{table}");
+}

@@ -10,10 +10,14 @@
 //!   changes are called from two captures, smaller ones are `inconclusive` with the runs it would take. MFU
 //!   gets the same treatment from per-step samples when the profile knows the model FLOPs.
 //! * **Which ops moved?** Ops are paired by [`matching`] (name, deduplicated name, then a fingerprint
-//!   that survives fusion renumbering); every op of either side appears once in [`ProfileComparison::ops`],
-//!   as `matched`, `added` (B only) or `removed` (A only). Self times are summed in integer picoseconds, so
-//!   the per-op deltas add up exactly to the delta of total op time; on device profiles the idle delta makes
-//!   up the rest of the total-time delta.
+//!   that survives fusion renumbering, read with the programs' HLO where the capture has it, see
+//!   `signature`); every pair that is not an exact name match carries a confidence and is made only at
+//!   [`CompareOptions::min_confidence`] or above. Every op of either side appears once in
+//!   [`ProfileComparison::ops`], as `matched`, `added` (B only) or `removed` (A only). Self times are summed
+//!   in integer picoseconds, so the per-op deltas add up exactly to the delta of total op time; on device
+//!   profiles the idle delta makes up the rest of the total-time delta.
+//! * **Ranked lists**: the top regressions and improvements are over matched ops only (an op new in B is no
+//!   regression of anything); added and removed ops have their own lists, by self time.
 //! * **Did they move along the roofline?** Each matched op with cost data has its point (operational
 //!   intensity, FLOP rate) in A and in B, its bound-by on each side, and whether it crossed the ridge.
 //! * **Memory**: peak and per-step growth of the headline allocator.
@@ -23,6 +27,7 @@
 
 pub mod matching;
 mod rows;
+mod signature;
 mod types;
 
 use falcon_core::stats::{compare_runs, CompareOptions as VerdictOptions, Direction, RunSample, Verdict};
@@ -32,8 +37,9 @@ use crate::error::{AnalysisError, Result};
 use crate::input::HostFile;
 use crate::op_metrics::OpMetricsDb;
 use crate::profile::{analyze_files_with_db, AnalyzeOptions, ProfileReport, Tool};
-pub use matching::MatchedBy;
 use matching::{match_ops, OpRow};
+pub use matching::{MatchedBy, MIN_CONFIDENCE};
+use signature::Signatures;
 pub use types::*;
 use types::{delta_ps, delta_us, ps_to_us, rel};
 
@@ -42,13 +48,15 @@ use types::{delta_ps, delta_us, ps_to_us, rel};
 pub struct CompareOptions {
     /// Statistics of the step-time and MFU verdicts.
     pub verdict: VerdictOptions,
-    /// How many ops the ranked regression and improvement lists keep.
+    /// How many ops the ranked lists (regressions, improvements, added, removed) keep.
     pub top: usize,
+    /// Pairs other than exact name matches scoring below this are not made (see [`matching`]).
+    pub min_confidence: f64,
 }
 
 impl Default for CompareOptions {
     fn default() -> Self {
-        CompareOptions { verdict: VerdictOptions::default(), top: 10 }
+        CompareOptions { verdict: VerdictOptions::default(), top: 10, min_confidence: MIN_CONFIDENCE }
     }
 }
 
@@ -70,13 +78,23 @@ fn hardware_name(h: Hardware) -> &'static str {
 
 /// Analyses one capture for a comparison.
 pub(crate) fn side_data(input: &str, files: &[HostFile]) -> Result<SideData> {
-    let options = AnalyzeOptions { tools: vec![Tool::Overview, Tool::Memory, Tool::Steps], model_flops_per_step: None };
+    let options = AnalyzeOptions {
+        tools: vec![Tool::Overview, Tool::Ops, Tool::Memory, Tool::Steps],
+        ..AnalyzeOptions::default()
+    };
     let (report, db): (ProfileReport, OpMetricsDb) = analyze_files_with_db(files, &options)?;
     let device = &report.device;
-    let (rows, source) = if device.hardware == Hardware::CpuOnly {
-        (rows::cpu_rows(report.cpu_ops.as_ref().unwrap_or(&Default::default())), OpSource::XlaCpu)
+    let cpu = device.hardware == Hardware::CpuOnly;
+    let programs: std::collections::BTreeSet<&str> = if cpu {
+        report.cpu_ops.iter().flat_map(|p| p.ops.iter().map(|o| o.hlo_module.as_str())).collect()
     } else {
-        (rows::device_rows(&db, device), OpSource::Device)
+        db.ops.iter().map(|o| o.hlo_module.as_str()).collect()
+    };
+    let signatures = read_signatures(files, &programs)?;
+    let (rows, source) = if cpu {
+        (rows::cpu_rows(report.cpu_ops.as_ref().unwrap_or(&Default::default()), &signatures), OpSource::XlaCpu)
+    } else {
+        (rows::device_rows(&db, device, &signatures), OpSource::Device)
     };
     let op_time_ps: u64 = rows.iter().map(|r| r.self_time_ps).sum();
     let is_device = source == OpSource::Device;
@@ -84,6 +102,17 @@ pub(crate) fn side_data(input: &str, files: &[HostFile]) -> Result<SideData> {
     let mut notes = report.notes.clone();
     if let Some(o) = &report.overview {
         notes.extend(o.notes.iter().cloned());
+    }
+    for n in &signatures.notes {
+        if !notes.contains(n) {
+            notes.push(n.clone());
+        }
+    }
+    if signatures.by_op.is_empty() && !rows.is_empty() {
+        notes.push(
+            "the capture holds no HLO programs: its ops are matched without opcodes, shapes or framework op names"
+                .to_string(),
+        );
     }
     let side = Side {
         input: input.to_string(),
@@ -102,6 +131,19 @@ pub(crate) fn side_data(input: &str, files: &[HostFile]) -> Result<SideData> {
     Ok(SideData { side, rows, source, report })
 }
 
+/// The signatures of the programs in a capture: hosts are read in order until every program in `programs`
+/// is described (usually the first host describes them all).
+fn read_signatures(files: &[HostFile], programs: &std::collections::BTreeSet<&str>) -> Result<Signatures> {
+    let mut signatures = Signatures::default();
+    for file in files {
+        if programs.iter().all(|p| signatures.modules.contains(*p)) {
+            break;
+        }
+        signatures.add_space(&crate::input::load_host(file)?);
+    }
+    Ok(signatures)
+}
+
 /// Compares two captures, each given as its host files (see [`crate::input::find_profiles`]).
 pub fn compare_files(
     a: (&str, &[HostFile]),
@@ -113,7 +155,7 @@ pub fn compare_files(
     compare_sides(a, b, options)
 }
 
-fn op_change(a: Option<&OpRow>, b: Option<&OpRow>, matched_by: Option<MatchedBy>) -> OpChange {
+fn op_change(a: Option<&OpRow>, b: Option<&OpRow>, matched: Option<(MatchedBy, f64)>) -> OpChange {
     let a_ps = a.map_or(0, |r| r.self_time_ps);
     let b_ps = b.map_or(0, |r| r.self_time_ps);
     let main = b.or(a).expect("an op change has at least one side");
@@ -130,7 +172,8 @@ fn op_change(a: Option<&OpRow>, b: Option<&OpRow>, matched_by: Option<MatchedBy>
         program: main.module.clone(),
         category: main.category.clone(),
         status,
-        matched_by,
+        matched_by: matched.map(|m| m.0),
+        confidence: matched.map(|m| m.1),
         a_self_time_us: ps_to_us(a_ps),
         b_self_time_us: ps_to_us(b_ps),
         delta_us: delta_us(a_ps, b_ps),
@@ -248,21 +291,23 @@ pub(crate) fn compare_sides(a: SideData, b: SideData, options: &CompareOptions) 
             a.side.hardware, a.side.input, b.side.hardware, b.side.input
         )));
     }
-    let m = match_ops(&a.rows, &b.rows);
+    let m = match_ops(&a.rows, &b.rows, options.min_confidence);
     let mut ops: Vec<OpChange> = Vec::with_capacity(m.pairs.len() + m.added.len() + m.removed.len());
     let mut summary = MatchSummary {
         matched: m.pairs.len(),
         added: m.added.len(),
         removed: m.removed.len(),
+        min_confidence: options.min_confidence,
+        rejected: m.rejected,
         ..MatchSummary::default()
     };
-    for &(ia, ib, by) in &m.pairs {
-        match by {
+    for p in &m.pairs {
+        match p.by {
             MatchedBy::Name => summary.by_name += 1,
             MatchedBy::DeduplicatedName => summary.by_deduplicated_name += 1,
             MatchedBy::Fingerprint => summary.by_fingerprint += 1,
         }
-        ops.push(op_change(Some(&a.rows[ia]), Some(&b.rows[ib]), Some(by)));
+        ops.push(op_change(Some(&a.rows[p.a]), Some(&b.rows[p.b]), Some((p.by, p.confidence))));
     }
     ops.extend(m.removed.iter().map(|&i| op_change(Some(&a.rows[i]), None, None)));
     ops.extend(m.added.iter().map(|&i| op_change(None, Some(&b.rows[i]), None)));
@@ -287,8 +332,8 @@ pub(crate) fn compare_sides(a: SideData, b: SideData, options: &CompareOptions) 
     let mut roofline: Vec<RooflineChange> = m
         .pairs
         .iter()
-        .filter_map(|&(ia, ib, _)| {
-            let (x, y) = (&a.rows[ia], &b.rows[ib]);
+        .filter_map(|p| {
+            let (x, y) = (&a.rows[p.a], &b.rows[p.b]);
             let (pa, pb) = (x.point.as_ref()?, y.point.as_ref()?);
             let above = |oi: f64, ridge: f64| ridge > 0.0 && oi >= ridge;
             Some(RooflineChange {
@@ -309,8 +354,13 @@ pub(crate) fn compare_sides(a: SideData, b: SideData, options: &CompareOptions) 
     roofline.sort_by(|x, y| y.b_self_time_us.total_cmp(&x.b_self_time_us).then_with(|| x.name.cmp(&y.name)));
 
     // `ops` is ordered by |delta| (largest first), so each filter keeps the largest moves in order.
-    let regressions: Vec<OpChange> = ops.iter().filter(|o| o.delta_ps > 0).take(options.top).cloned().collect();
-    let improvements: Vec<OpChange> = ops.iter().filter(|o| o.delta_ps < 0).take(options.top).cloned().collect();
+    let matched = |o: &&OpChange| o.status == OpStatus::Matched;
+    let regressions: Vec<OpChange> =
+        ops.iter().filter(matched).filter(|o| o.delta_ps > 0).take(options.top).cloned().collect();
+    let improvements: Vec<OpChange> =
+        ops.iter().filter(matched).filter(|o| o.delta_ps < 0).take(options.top).cloned().collect();
+    let added = by_self_time(&ops, OpStatus::Added, options.top);
+    let removed = by_self_time(&ops, OpStatus::Removed, options.top);
 
     let secs = |s: &Side| s.step_times_ms.iter().map(|t| t / 1e3).collect::<Vec<f64>>();
     let step_time =
@@ -357,9 +407,21 @@ pub(crate) fn compare_sides(a: SideData, b: SideData, options: &CompareOptions) 
         roofline_peaks,
         regressions,
         improvements,
+        added,
+        removed,
         matching: summary,
         notes,
     })
+}
+
+/// The `top` ops of one status, most self time (on the side that has them) first; ties by name, program.
+fn by_self_time(ops: &[OpChange], status: OpStatus, top: usize) -> Vec<OpChange> {
+    let mut list: Vec<&OpChange> = ops.iter().filter(|o| o.status == status).collect();
+    let time = |o: &OpChange| o.delta_ps.unsigned_abs();
+    list.sort_by(|x, y| {
+        time(y).cmp(&time(x)).then_with(|| x.name.cmp(&y.name)).then_with(|| x.program.cmp(&y.program))
+    });
+    list.into_iter().take(top).cloned().collect()
 }
 
 /// (peak GFLOP/s, peak HBM GiB/s, ridge point FLOP/byte) of a capture's device, as the roofline uses them.

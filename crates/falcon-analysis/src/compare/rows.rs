@@ -1,6 +1,8 @@
-//! The op rows a comparison works on, from a device op database or from an XLA:CPU op profile.
+//! The op rows a comparison works on, from a device op database or from an XLA:CPU op profile, each with
+//! its computation's signature when the capture's programs describe it.
 
 use crate::compare::matching::{strip_numeric_suffixes, OpPoint, OpRow};
+use crate::compare::signature::Signatures;
 use crate::cpu_ops::CpuOpProfile;
 use crate::device::DeviceInfo;
 use crate::op_metrics::OpMetricsDb;
@@ -8,7 +10,7 @@ use crate::roofline::roofline_point_for_op;
 
 /// One row per device op (IDLE and never-executed ops excluded), with its roofline placement when the
 /// profile has cost data.
-pub(crate) fn device_rows(db: &OpMetricsDb, device: &DeviceInfo) -> Vec<OpRow> {
+pub(crate) fn device_rows(db: &OpMetricsDb, device: &DeviceInfo, signatures: &Signatures) -> Vec<OpRow> {
     db.ops
         .iter()
         .filter(|m| !m.is_idle() && m.occurrences > 0)
@@ -35,6 +37,7 @@ pub(crate) fn device_rows(db: &OpMetricsDb, device: &DeviceInfo) -> Vec<OpRow> {
                 flops: costed.then_some(m.flops),
                 bytes_accessed: costed.then_some(m.bytes_accessed),
                 point,
+                signature: signatures.get(&m.hlo_module, &m.name).cloned(),
             }
         })
         .collect()
@@ -58,7 +61,7 @@ pub(crate) fn cpu_category(name: &str) -> String {
 /// One row per XLA:CPU op (XLA:CPU records neither costs nor nesting: self time is the op's time). Ops
 /// of a program are ordered by their mean position within a step when every op of that program ran inside
 /// steps, else by their first start.
-pub(crate) fn cpu_rows(profile: &CpuOpProfile) -> Vec<OpRow> {
+pub(crate) fn cpu_rows(profile: &CpuOpProfile, signatures: &Signatures) -> Vec<OpRow> {
     let mut outside_steps = std::collections::HashSet::new();
     for o in profile.ops.iter().filter(|o| o.mean_step_offset_ps.is_none()) {
         outside_steps.insert(o.hlo_module.as_str());
@@ -81,6 +84,7 @@ pub(crate) fn cpu_rows(profile: &CpuOpProfile) -> Vec<OpRow> {
             flops: None,
             bytes_accessed: None,
             point: None,
+            signature: signatures.get(&o.hlo_module, &o.name).cloned(),
         })
         .collect()
 }

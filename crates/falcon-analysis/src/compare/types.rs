@@ -112,6 +112,9 @@ pub struct OpChange {
     pub status: OpStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_by: Option<MatchedBy>,
+    /// How sure the pairing is, in [0, 1]: 1 for an exact name match, else the score of
+    /// [`crate::compare::matching`] (at least `matching.min_confidence`); `null` for added and removed ops.
+    pub confidence: Option<f64>,
     pub a_self_time_us: f64,
     pub b_self_time_us: f64,
     pub delta_us: f64,
@@ -213,6 +216,11 @@ pub struct MatchSummary {
     pub by_fingerprint: usize,
     pub added: usize,
     pub removed: usize,
+    /// The confidence a pair other than an exact name match needs.
+    pub min_confidence: f64,
+    /// Ops of A left `removed` that had a candidate in B scoring below `min_confidence` (without the threshold
+    /// they might have been paired).
+    pub rejected: usize,
 }
 
 /// The result of `profile compare`.
@@ -233,10 +241,14 @@ pub struct ProfileComparison {
     pub roofline: Vec<RooflineChange>,
     /// Absent when neither side has a roofline (CPU captures).
     pub roofline_peaks: Option<RooflinePeaks>,
-    /// The ops that got slower, largest increase first (at most `top`).
+    /// The matched ops that got slower, largest increase first (at most `top`).
     pub regressions: Vec<OpChange>,
-    /// The ops that got faster, largest decrease first (at most `top`).
+    /// The matched ops that got faster, largest decrease first (at most `top`).
     pub improvements: Vec<OpChange>,
+    /// The ops only in B, most self time first (at most `top`).
+    pub added: Vec<OpChange>,
+    /// The ops only in A, most self time first (at most `top`).
+    pub removed: Vec<OpChange>,
     /// Absent when neither capture has allocator events.
     pub memory: Option<MemoryDelta>,
     pub matching: MatchSummary,

@@ -1,12 +1,14 @@
 //! The profile comparison as an HTML section: summary cards, inline SVG charts (roofline moves, step-time
-//! distributions, op self-time deltas; drawn by [`super::svg`]) and tables, built from the blocks in
-//! [`super::html`], which also makes the self-contained page around it ([`super::html::render_page`]).
+//! distributions, self-time deltas of matched ops; drawn by [`super::svg`]) and tables (regressions and
+//! improvements of matched ops with how each was paired, the ops of one side only by self time, categories,
+//! roofline, matching), built from the blocks in [`super::html`], which also makes the self-contained page
+//! around it ([`super::html::render_page`]).
 
 use super::html::{
     card, escape, fmt_bytes, fmt_delta_us, fmt_frac_pct, fmt_ms, fmt_num, fmt_p, fmt_rel, fmt_us, note, signed, table,
 };
 use super::svg::{self, Bar, Move, Roof, Series, BLUE, DARK, GREEN, GREY, RED};
-use falcon_analysis::compare::{OpChange, OpStatus, ProfileComparison, RooflineChange, TimeDelta};
+use falcon_analysis::compare::{MatchedBy, OpChange, OpStatus, ProfileComparison, RooflineChange, TimeDelta};
 use falcon_core::stats::{Verdict, VerdictKind};
 use std::fmt::Write;
 
@@ -40,10 +42,14 @@ pub fn render_section(c: &ProfileComparison, top: usize) -> String {
     s.push_str("<h3>Largest op self-time changes</h3>\n");
     s.push_str(&delta_chart(c, top));
 
-    s.push_str("<h3>Regressions (B slower)</h3>\n");
-    s.push_str(&op_table(c.regressions.iter().take(top), "no op got slower"));
-    s.push_str("<h3>Improvements (B faster)</h3>\n");
-    s.push_str(&op_table(c.improvements.iter().take(top), "no op got faster"));
+    s.push_str("<h3>Regressions (matched ops, B slower)</h3>\n");
+    s.push_str(&op_table(c.regressions.iter().take(top), "no matched op got slower"));
+    s.push_str("<h3>Improvements (matched ops, B faster)</h3>\n");
+    s.push_str(&op_table(c.improvements.iter().take(top), "no matched op got faster"));
+    let _ = writeln!(s, "<h3>Added ops (B only, {} of {})</h3>", c.added.len().min(top), c.matching.added);
+    s.push_str(&one_side_table(c.added.iter().take(top), true));
+    let _ = writeln!(s, "<h3>Removed ops (A only, {} of {})</h3>", c.removed.len().min(top), c.matching.removed);
+    s.push_str(&one_side_table(c.removed.iter().take(top), false));
     s.push_str("<h3>Categories</h3>\n");
     s.push_str(&category_table(c));
     if c.roofline_peaks.is_some() && !c.roofline.is_empty() {
@@ -52,12 +58,27 @@ pub fn render_section(c: &ProfileComparison, top: usize) -> String {
     }
     s.push_str("<h3>Op matching</h3>\n");
     let m = &c.matching;
+    let mut row: Vec<String> = [m.matched, m.by_name, m.by_deduplicated_name, m.by_fingerprint, m.added, m.removed]
+        .into_iter()
+        .map(|n| n.to_string())
+        .collect();
+    row.push(format!("{:.2}", m.min_confidence));
+    row.push(m.rejected.to_string());
     s.push_str(&table(
-        &["matched", "by name", "by deduplicated name", "by fingerprint", "added (B only)", "removed (A only)"],
-        &[vec![m.matched, m.by_name, m.by_deduplicated_name, m.by_fingerprint, m.added, m.removed]
-            .into_iter()
-            .map(|n| n.to_string())
-            .collect()],
+        &[
+            "matched",
+            "by name",
+            "by deduplicated name",
+            "by fingerprint",
+            "added (B only)",
+            "removed (A only)",
+            "min confidence",
+            "removed below it",
+        ],
+        &[row],
+    ));
+    s.push_str(&note(
+        "Pairs other than exact name matches carry a confidence (how alike the two computations and their neighbours in execution order are); below the minimum, both ops count as removed and added instead.",
     ));
     s.push_str(&notes(c));
     s.push_str("</section>\n");
@@ -350,10 +371,48 @@ fn delta_chart(c: &ProfileComparison, top: usize) -> String {
     }
     bars.extend(imps.iter().map(|o| bar(o, GREEN)));
     format!(
-        "<figure class=\"chart deltas\">\n{}<figcaption>Top {} regressions (red, B slower) and improvements (green, B faster) by change of summed self time.</figcaption>\n</figure>\n",
+        "<figure class=\"chart deltas\">\n{}<figcaption>Top {} regressions (red, B slower) and improvements (green, B faster) of matched ops by change of summed self time; ops of one side only are listed apart.</figcaption>\n</figure>\n",
         svg::hbars(&bars, unit),
         top
     )
+}
+
+/// `fingerprint (0.93)`: the tier that paired the op and its confidence; `–` for an op of one side.
+fn match_text(o: &OpChange) -> String {
+    let by = match o.matched_by {
+        Some(MatchedBy::Name) => "name",
+        Some(MatchedBy::DeduplicatedName) => "deduplicated name",
+        Some(MatchedBy::Fingerprint) => "fingerprint",
+        None => return "–".to_string(),
+    };
+    match o.confidence.filter(|c| c.is_finite()) {
+        Some(c) => format!("{by} ({c:.2})"),
+        None => by.to_string(),
+    }
+}
+
+/// Ops of one side only, most self time first: name, program, category, occurrences, self time.
+fn one_side_table<'a>(ops: impl Iterator<Item = &'a OpChange>, added: bool) -> String {
+    let rows: Vec<Vec<String>> = ops
+        .enumerate()
+        .map(|(i, o)| {
+            let (count, time) =
+                if added { (o.b_occurrences, o.b_self_time_us) } else { (o.a_occurrences, o.a_self_time_us) };
+            vec![
+                (i + 1).to_string(),
+                o.name.clone(),
+                o.program.clone(),
+                o.category.clone(),
+                count.to_string(),
+                fmt_us(time),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return note(if added { "No op is new in B." } else { "No op of A is missing from B." });
+    }
+    let self_time = if added { "B self" } else { "A self" };
+    table(&["#", "op", "program", "category", "count", self_time], &rows)
 }
 
 fn op_table<'a>(ops: impl Iterator<Item = &'a OpChange>, empty: &str) -> String {
@@ -378,7 +437,7 @@ fn op_table<'a>(ops: impl Iterator<Item = &'a OpChange>, empty: &str) -> String 
                 name,
                 o.program.clone(),
                 o.category.clone(),
-                o.matched_by.map_or_else(|| "–".to_string(), |m| format!("{m:?}").to_lowercase()),
+                match_text(o),
                 fmt_us(o.a_self_time_us),
                 fmt_us(o.b_self_time_us),
                 fmt_delta_us(o.delta_us),

@@ -4,12 +4,13 @@
 //! Numbers are the comparison's JSON values at fixed precision: times in µs with 3 decimals, step times in
 //! ms with 3 decimals, relative changes as percents with 2 decimals (signed), MFU as a percent with 4
 //! decimals, FLOP rates in GFLOP/s with 2 decimals, operational intensity in FLOP/byte with 3 decimals,
-//! memory in MiB with 3 decimals. Sections, in order: header, step time, MFU and totals, memory, top
-//! regressions, top improvements, categories, roofline changes, matching.
+//! memory in MiB with 3 decimals, match confidences with 2 decimals. Sections, in order: header, step time,
+//! MFU and totals, memory, top regressions and top improvements (matched ops only), added ops (B only) and
+//! removed ops (A only) by self time, categories, roofline changes, matching.
 
 use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
 use comfy_table::{ContentArrangement, Table};
-use falcon_analysis::compare::{OpChange, OpSource, OpStatus, ProfileComparison, Side, TimeDelta};
+use falcon_analysis::compare::{MatchedBy, OpChange, OpSource, OpStatus, ProfileComparison, Side, TimeDelta};
 use falcon_core::stats::Verdict;
 use falcon_exp::diff::Change;
 
@@ -197,9 +198,28 @@ pub fn verdict_line(v: &Verdict, markdown: bool) -> String {
     )
 }
 
+/// How a matched op was paired and how sure it is (`fingerprint 0.93`); `—` for added and removed ops.
+pub fn match_cell(o: &OpChange) -> String {
+    match (o.matched_by, o.confidence) {
+        (Some(by), Some(c)) => format!("{} {c:.2}", matched_by_word(by)),
+        (Some(by), None) => matched_by_word(by).to_string(),
+        _ => "—".to_string(),
+    }
+}
+
+fn matched_by_word(by: MatchedBy) -> &'static str {
+    match by {
+        MatchedBy::Name => "name",
+        MatchedBy::DeduplicatedName => "deduplicated name",
+        MatchedBy::Fingerprint => "fingerprint",
+    }
+}
+
 fn op_table(markdown: bool, ops: &[OpChange]) -> Table {
-    let mut t =
-        new_table(markdown, ["op", "category", "status", "A µs", "B µs", "Δ µs", "Δ %", "bound by A → B", "FLOPs B/A"]);
+    let mut t = new_table(
+        markdown,
+        ["op", "category", "status", "A µs", "B µs", "Δ µs", "Δ %", "bound by A → B", "FLOPs B/A", "match"],
+    );
     for o in ops {
         let mut name = code(markdown, &o.name);
         if let Some(a) = &o.a_name {
@@ -215,6 +235,28 @@ fn op_table(markdown: bool, ops: &[OpChange]) -> Table {
             if o.status == OpStatus::Added { "new".to_string() } else { rel_pct(o.delta_rel) },
             arrow(o.a_bound_by.as_deref(), o.b_bound_by.as_deref()),
             opt(o.flops_ratio, |r| format!("{r:.3}")),
+            match_cell(o),
+        ]);
+    }
+    t
+}
+
+/// Ops of one side only (added or removed): name, program, category, occurrences and self time on that side.
+fn one_side_table(markdown: bool, ops: &[OpChange], added: bool) -> Table {
+    let side = if added { "B" } else { "A" };
+    let mut t = new_table(
+        markdown,
+        ["op".to_string(), "program".to_string(), "category".to_string(), "count".to_string(), format!("{side} µs")],
+    );
+    for o in ops {
+        let (count, us_) =
+            if added { (o.b_occurrences, o.b_self_time_us) } else { (o.a_occurrences, o.a_self_time_us) };
+        t.add_row([
+            code(markdown, &o.name),
+            code(markdown, &o.program),
+            cell(markdown, &o.category),
+            count.to_string(),
+            us(us_),
         ]);
     }
     t
@@ -342,18 +384,31 @@ pub fn sections(c: &ProfileComparison, top: usize, markdown: bool, config_diff: 
         out.push(Section { title: "Memory (headline allocator)".to_string(), parts: vec![Part::Table(t)] });
     }
 
-    // Ranked op lists.
+    // Ranked op lists: matched ops by their change, then the ops of one side only by their self time.
+    let matched = |o: &&OpChange| o.status == OpStatus::Matched;
     for (word, list, total) in [
-        ("regressions", &c.regressions, c.ops.iter().filter(|o| o.delta_ps > 0).count()),
-        ("improvements", &c.improvements, c.ops.iter().filter(|o| o.delta_ps < 0).count()),
+        ("regressions", &c.regressions, c.ops.iter().filter(matched).filter(|o| o.delta_ps > 0).count()),
+        ("improvements", &c.improvements, c.ops.iter().filter(matched).filter(|o| o.delta_ps < 0).count()),
     ] {
         let shown: Vec<OpChange> = list.iter().take(top).cloned().collect();
         let what = if word == "regressions" { "slower" } else { "faster" };
-        let title = format!("Top {word} ({} of {total} {what} op{})", shown.len(), if total == 1 { "" } else { "s" });
+        let title =
+            format!("Top {word} ({} of {total} {what} matched op{})", shown.len(), if total == 1 { "" } else { "s" });
         let parts = if shown.is_empty() {
             vec![Part::Text("none".to_string())]
         } else {
             vec![Part::Table(op_table(md, &shown))]
+        };
+        out.push(Section { title, parts });
+    }
+    for (list, total, added) in [(&c.added, c.matching.added, true), (&c.removed, c.matching.removed, false)] {
+        let shown: Vec<OpChange> = list.iter().take(top).cloned().collect();
+        let (word, side) = if added { ("Added", "B") } else { ("Removed", "A") };
+        let title = format!("{word} ops ({side} only; {} of {total}, most self time first)", shown.len());
+        let parts = if shown.is_empty() {
+            vec![Part::Text("none".to_string())]
+        } else {
+            vec![Part::Table(one_side_table(md, &shown, added))]
         };
         out.push(Section { title, parts });
     }
@@ -435,8 +490,16 @@ pub fn sections(c: &ProfileComparison, top: usize, markdown: bool, config_diff: 
     out.push(Section {
         title: "Op matching".to_string(),
         parts: vec![Part::Text(format!(
-            "matched {} (by name {}, by deduplicated name {}, by fingerprint {}), added {}, removed {}",
-            m.matched, m.by_name, m.by_deduplicated_name, m.by_fingerprint, m.added, m.removed
+            "matched {} (by name {}, by deduplicated name {}, by fingerprint {}), added {}, removed {}; pairs other than exact names need confidence ≥ {:.2} ({} op{} of A left removed below it)",
+            m.matched,
+            m.by_name,
+            m.by_deduplicated_name,
+            m.by_fingerprint,
+            m.added,
+            m.removed,
+            m.min_confidence,
+            m.rejected,
+            if m.rejected == 1 { "" } else { "s" }
         ))],
     });
     out

@@ -3,7 +3,7 @@
 use super::*;
 use crate::render::html::render_page;
 use falcon_analysis::compare::{
-    CategoryChange, MatchSummary, MemoryDelta, MfuDelta, OpSource, RooflinePeaks, Side, Totals,
+    CategoryChange, MatchSummary, MatchedBy, MemoryDelta, MfuDelta, OpSource, RooflinePeaks, Side, Totals,
 };
 use falcon_core::stats::{Direction, SampleStats};
 
@@ -53,7 +53,8 @@ fn op(name: &str, a: f64, b: f64) -> OpChange {
         program: "jit_step".to_string(),
         category: "fusion".to_string(),
         status: OpStatus::Matched,
-        matched_by: None,
+        matched_by: Some(MatchedBy::Fingerprint),
+        confidence: Some(0.934),
         a_self_time_us: a,
         b_self_time_us: b,
         delta_us: b - a,
@@ -141,6 +142,16 @@ fn sample() -> ProfileComparison {
         }),
         regressions: vec![op("fusion.1 <script>alert(1)</script>", 10.0, 30.0)],
         improvements: vec![op("fusion.2", 30.0, 10.0)],
+        added: vec![OpChange {
+            status: OpStatus::Added,
+            matched_by: None,
+            confidence: None,
+            a_occurrences: 0,
+            b_occurrences: 7,
+            delta_rel: None,
+            ..op("ynn_fusion.70 <new>", 0.0, 42.5)
+        }],
+        removed: Vec::new(),
         memory: Some(MemoryDelta {
             a_peak_bytes: 1 << 30,
             b_peak_bytes: 3 << 29,
@@ -156,8 +167,10 @@ fn sample() -> ProfileComparison {
             by_name: 10,
             by_deduplicated_name: 1,
             by_fingerprint: 1,
-            added: 0,
+            added: 1,
             removed: 0,
+            min_confidence: 0.8,
+            rejected: 0,
         },
         notes: vec!["note with & and <b>".to_string()],
     }
@@ -227,6 +240,23 @@ fn section_escapes_names_and_is_clean() {
         assert!(html.contains(word), "missing {word}");
     }
     assert_eq!(html.matches("<svg").count(), 3, "roofline, steps and delta charts");
+    assert_clean(&html);
+}
+
+/// Matched ops say how they were paired; ops of one side only have tables of their own, by self time.
+#[test]
+fn ops_of_one_side_are_listed_apart_from_the_ranked_changes() {
+    let c = sample();
+    let html = render_section(&c, 4);
+    assert!(html.contains("fingerprint (0.93)"), "the confidence of a matched op");
+    let added = html.find("<h3>Added ops (B only, 1 of 1)</h3>").expect("an added-ops table");
+    let regressions = html.find("<h3>Regressions (matched ops, B slower)</h3>").unwrap();
+    assert!(regressions < added);
+    let after = &html[added..];
+    assert!(after.contains("ynn_fusion.70 &lt;new&gt;") && after.contains("42.5"), "{after}");
+    assert!(!html[regressions..added].contains("ynn_fusion.70"), "an added op is no regression");
+    assert!(html.contains("<h3>Removed ops (A only, 0 of 0)</h3>") && html.contains("No op of A is missing from B."));
+    assert!(html.contains("min confidence") && html.contains("0.80"));
     assert_clean(&html);
 }
 

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use falcon_analysis::trace_export::{write_chrome_trace, ExportSummary};
+use falcon_analysis::trace_export::{write_chrome_trace, ExportSummary, INTERNAL_STATS};
 use falcon_xplane::{StatValue, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata};
 use serde_json::Value;
 
@@ -75,6 +75,8 @@ fn check_structure(space: &XSpace, summary: &ExportSummary, json: &Value) -> Vec
                 }
                 "thread_name" => {
                     assert!(e["args"]["name"].is_string());
+                    let line_id = e["args"]["line_id"].as_str().expect("the line's own id, as text");
+                    line_id.parse::<i64>().unwrap_or_else(|err| panic!("line_id {line_id:?}: {err}"));
                     threads.insert((e["pid"].as_i64().unwrap(), e["tid"].as_i64().unwrap()));
                 }
                 "process_sort_index" | "thread_sort_index" => {
@@ -88,6 +90,12 @@ fn check_structure(space: &XSpace, summary: &ExportSummary, json: &Value) -> Vec
     }
     assert_eq!(procs.len(), space.planes.len());
     assert_eq!(threads.len(), lines);
+    // Thread ids are 1..=lines of each plane: small, dense, exact in any JSON reader.
+    for (pi, plane) in space.planes.iter().enumerate() {
+        let mut tids: Vec<i64> = threads.iter().filter(|(p, _)| *p == pi as i64 + 1).map(|(_, t)| *t).collect();
+        tids.sort_unstable();
+        assert_eq!(tids, (1..=plane.lines.len() as i64).collect::<Vec<_>>(), "plane {pi}");
+    }
     assert_eq!(xs.len(), total, "one X event per XEvent");
     for e in &xs {
         let pid = e["pid"].as_i64().unwrap();
@@ -97,6 +105,11 @@ fn check_structure(space: &XSpace, summary: &ExportSummary, json: &Value) -> Vec
         assert!(e["name"].is_string());
         assert!(e["ts"].as_f64().unwrap() > 0.0);
         assert!(e["dur"].as_f64().unwrap() >= 0.0);
+        if let Some(args) = e["args"].as_object() {
+            for internal in INTERNAL_STATS {
+                assert!(!args.contains_key(internal), "internal stat `{internal}` in {e}");
+            }
+        }
     }
     xs
 }
@@ -122,13 +135,29 @@ fn exports_every_fixture_plain_and_gzip() {
         for e in &xs {
             by_thread.entry((e["pid"].as_i64().unwrap(), e["tid"].as_i64().unwrap())).or_insert(e);
         }
+        let line_ids: BTreeMap<(i64, i64), String> = plain["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == "thread_name")
+            .map(|e| {
+                let key = (e["pid"].as_i64().unwrap(), e["tid"].as_i64().unwrap());
+                (key, e["args"]["line_id"].as_str().unwrap().to_string())
+            })
+            .collect();
+        let mut internal_in_space = 0usize;
         for (pi, plane) in space.planes.iter().enumerate() {
-            let unique = plane.lines.iter().map(|l| l.id).collect::<HashSet<_>>().len() == plane.lines.len();
             for (li, line) in plane.lines.iter().enumerate() {
+                let tid = li as i64 + 1;
+                assert_eq!(line_ids[&(pi as i64 + 1, tid)], line.id.to_string(), "{stem}: the line's id is kept");
+                for ev in &line.events {
+                    let meta = plane.event_metadata_of(ev).map_or(&[][..], |m| m.stats.as_slice());
+                    internal_in_space +=
+                        ev.stats.iter().chain(meta).filter(|s| INTERNAL_STATS.contains(&plane.stat_name(s))).count();
+                }
                 let Some(ev) = line.events.first() else {
                     continue;
                 };
-                let tid = if unique { line.id } else { li as i64 + 1 };
                 let e = by_thread[&(pi as i64 + 1, tid)];
                 assert_eq!(e["name"].as_str().unwrap(), plane.event_display_name(ev));
                 let ts_us = line.timestamp_ns as f64 / 1e3 + ev.offset_ps as f64 / 1e6;
@@ -137,6 +166,8 @@ fn exports_every_fixture_plain_and_gzip() {
                 assert!((e["dur"].as_f64().unwrap() - dur_us).abs() < 0.001 + 1e-9 * dur_us);
             }
         }
+        let beyond = space.planes.iter().flat_map(|p| &p.lines).filter(|l| l.id.unsigned_abs() > 1 << 53).count();
+        eprintln!("{stem}: {beyond} line ids beyond 2^53, {internal_in_space} internal stats left out");
     }
 }
 
@@ -263,4 +294,62 @@ fn hostile_names_and_stats_round_trip() {
     let mut raw = Vec::new();
     flate2::read::GzDecoder::new(gz.as_slice()).read_to_end(&mut raw).unwrap();
     assert_eq!(raw, buf);
+}
+
+#[test]
+fn thread_ids_are_dense_and_internal_stats_are_left_out() {
+    // Two host threads whose ids differ only beyond 2^53 (a reader holding numbers as doubles would merge
+    // them), and a third line with a small id; events carry XProf's flow stats beside real ones.
+    let (big, bigger) = ((1i64 << 60) + 1, (1i64 << 60) + 2);
+    assert_eq!(big as f64, bigger as f64, "the ids are indistinguishable as doubles");
+    let mut plane = XPlane { id: 1, name: "/host:CPU".into(), ..Default::default() };
+    plane.event_metadata.insert(1, XEventMetadata { id: 1, name: "op".into(), ..Default::default() });
+    for (id, name) in [(1, "_pt"), (2, "_p"), (3, "_r"), (4, "_ct"), (5, "_c"), (6, "_a"), (7, "step_num"), (8, "_x")] {
+        plane.stat_metadata.insert(id, XStatMetadata { id, name: name.into(), description: String::new() });
+    }
+    let event = |offset_ps: i64| XEvent {
+        metadata_id: 1,
+        offset_ps,
+        duration_ps: 1_000_000,
+        stats: (1..=8).map(|id| XStat { metadata_id: id, value: StatValue::Int64(id) }).collect(),
+        ..Default::default()
+    };
+    for (id, name) in [(big, "thread a"), (bigger, "thread b"), (7, "thread c")] {
+        plane.lines.push(XLine {
+            id,
+            name: name.into(),
+            timestamp_ns: 1_700_000_000_000_000_000,
+            events: vec![event(0), event(2_000_000)],
+            ..Default::default()
+        });
+    }
+    let space = XSpace { planes: vec![plane], ..Default::default() };
+    let mut buf = Vec::new();
+    let summary = write_chrome_trace(&space, &mut buf, false).unwrap();
+    let json: Value = serde_json::from_slice(&buf).unwrap();
+    let xs = check_structure(&space, &summary, &json);
+    let events = json["traceEvents"].as_array().unwrap();
+    let threads: Vec<(i64, &str, &str)> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| {
+            (e["tid"].as_i64().unwrap(), e["args"]["name"].as_str().unwrap(), e["args"]["line_id"].as_str().unwrap())
+        })
+        .collect();
+    let (big_text, bigger_text) = (big.to_string(), bigger.to_string());
+    assert_eq!(
+        threads,
+        [(1, "thread a", big_text.as_str()), (2, "thread b", bigger_text.as_str()), (3, "thread c", "7")]
+    );
+    let per_tid = |tid: i64| xs.iter().filter(|e| e["tid"] == tid).count();
+    assert_eq!((per_tid(1), per_tid(2), per_tid(3)), (2, 2, 2), "no two threads merged");
+    // Every tid is written as a small integer literal.
+    let text = std::str::from_utf8(&buf).unwrap();
+    assert!(!text.contains(&format!("\"tid\":{big}")) && !text.contains(&format!("\"tid\":{bigger}")), "{text}");
+    for e in &xs {
+        let args = e["args"].as_object().unwrap();
+        let names: Vec<&str> = args.keys().map(String::as_str).collect();
+        assert_eq!(names, ["_x", "step_num"], "only the flow stats are left out: {e}");
+        assert_eq!(args["step_num"], 7);
+    }
 }

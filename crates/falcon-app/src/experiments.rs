@@ -1,5 +1,6 @@
-//! Experiment use cases: submit (optionally waiting, with the worker loop and its analyses embedded), list,
-//! show, cancel, logs (once or followed), artifacts, config diff, metric compare and history.
+//! Experiment use cases: submit (optionally waiting, with the worker loop and its analyses embedded), list
+//! (optionally with each row's stored metric summaries, read for the whole page at once), show, cancel, logs
+//! (once or followed), artifacts, config diff, metric compare and history.
 
 use crate::page::Page;
 use crate::worker::WorkerEvent;
@@ -11,8 +12,8 @@ use falcon_core::status::ExperimentStatus;
 use falcon_core::ErrorKind;
 use serde::Serialize;
 
-pub use falcon_exp::diff::{show as show_value, Change};
-pub use falcon_exp::experiments::ExperimentView;
+pub use falcon_exp::diff::{show as show_value, split_bookkeeping, Change};
+pub use falcon_exp::experiments::{ExperimentView, MetricSummaries, MetricSummary};
 pub use falcon_exp::history::History;
 pub use falcon_exp::runs::{RunComparison, RunSet};
 pub use falcon_exp::{ArtifactRecord, ExperimentFilter, ExperimentRecord};
@@ -32,6 +33,22 @@ pub struct ListQuery {
     /// Only experiments created within this duration (`90s`, `2h`, `7d`).
     pub since: Option<String>,
     pub limit: u32,
+    /// Give each row its stored metric summaries ([`ExperimentItem::metrics`]).
+    pub with_metrics: bool,
+}
+
+/// One row of an experiment list: the record (in JSON with `created_iso` and `updated_iso` beside the
+/// milliseconds) and, when the query asked for them, its metric summaries.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExperimentItem {
+    /// The stored experiment.
+    #[serde(flatten, serialize_with = "falcon_exp::experiments::serialize_record")]
+    pub record: ExperimentRecord,
+    /// With [`ListQuery::with_metrics`]: the stored summaries by metric name (`{count, mean, median, p90, min,
+    /// max, last, spread}`, as `exp show` gives them; `{}` for an experiment without any yet). Left out of the
+    /// JSON otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<MetricSummaries>,
 }
 
 /// Parses `KEY=VALUE` labels.
@@ -187,8 +204,10 @@ impl App {
     }
 
     /// A page of the experiments matching the query, newest first. The cursor of the next page is the last
-    /// row's id (the same as `before`, which it replaces); `limit` 0 gives an empty page.
-    pub async fn list_experiments(&self, query: &ListQuery, cursor: Option<&str>) -> Result<Page<ExperimentRecord>> {
+    /// row's id (the same as `before`, which it replaces); `limit` 0 gives an empty page. With
+    /// `with_metrics`, the page's metric summaries come from the summary rows in one read (no metrics file is
+    /// opened).
+    pub async fn list_experiments(&self, query: &ListQuery, cursor: Option<&str>) -> Result<Page<ExperimentItem>> {
         let mut query = query.clone();
         if let Some(c) = cursor {
             if query.before.is_some() {
@@ -203,10 +222,24 @@ impl App {
         }
         // One row more than the page: whether there is a next page is then known, not guessed.
         filter.limit = query.limit.saturating_add(1);
-        let mut items = self.exp().await?.list(&filter).await?;
-        let more = items.len() > query.limit as usize;
-        items.truncate(query.limit as usize);
-        let next_cursor = if more { items.last().map(|r| r.id.to_string()) } else { None };
+        let exp = self.exp().await?;
+        let mut records = exp.list(&filter).await?;
+        let more = records.len() > query.limit as usize;
+        records.truncate(query.limit as usize);
+        let next_cursor = if more { records.last().map(|r| r.id.to_string()) } else { None };
+        let mut metrics = if query.with_metrics {
+            let ids: Vec<ExperimentId> = records.iter().map(|r| r.id).collect();
+            Some(exp.metric_summaries_of(&ids).await?)
+        } else {
+            None
+        };
+        let items = records
+            .into_iter()
+            .map(|record| {
+                let metrics = metrics.as_mut().map(|m| m.remove(&record.id).unwrap_or_default());
+                ExperimentItem { record, metrics }
+            })
+            .collect();
         Ok(Page { items, next_cursor })
     }
 

@@ -1,11 +1,17 @@
 //! Goal and session use cases: goals (create, list, show, claim with a lease, close, compare, report),
-//! sessions (submit a sweep, optionally waiting; show) and the pools experiments run on.
+//! sessions (submit a sweep, optionally waiting; show, with each experiment's stored metric summaries and
+//! whether it re-runs its baseline's config) and the pools experiments run on.
 
+use crate::experiments::MetricSummaries;
 use crate::page::Page;
 use crate::worker::WorkerEvent;
 use crate::{App, AppError, Result};
 use falcon_core::ids::{ExperimentId, GoalId, SessionId};
-use falcon_core::status::{Direction, GoalStatus};
+use falcon_core::status::{Direction, ExperimentStatus, GoalStatus};
+use falcon_core::time::Millis;
+use falcon_exp::ExperimentRecord;
+use serde::Serialize;
+use std::collections::HashMap;
 use std::time::Duration;
 
 pub use crate::goal_report::GoalReport;
@@ -20,6 +26,112 @@ pub fn parse_goal_id(text: &str) -> Result<GoalId> {
 /// Parses a session id (`s-3` or `3`), a usage error otherwise.
 pub fn parse_session_id(text: &str) -> Result<SessionId> {
     text.parse().map_err(|e: falcon_core::ids::IdParseError| AppError::usage(e.to_string()))
+}
+
+/// A goal as JSON views write it: the record's fields (timestamps in milliseconds), then `created_iso`,
+/// `updated_iso` and `lease_expires_iso` (RFC 3339, UTC; `null` without a lease), computed from the record
+/// when written. It dereferences to the record. `goal list` gives these; a front end showing one goal writes
+/// `GoalView::from(record)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoalView {
+    /// The stored goal.
+    pub goal: GoalRecord,
+}
+
+impl From<GoalRecord> for GoalView {
+    fn from(goal: GoalRecord) -> Self {
+        GoalView { goal }
+    }
+}
+
+impl std::ops::Deref for GoalView {
+    type Target = GoalRecord;
+    fn deref(&self) -> &GoalRecord {
+        &self.goal
+    }
+}
+
+impl Serialize for GoalView {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Json<'a> {
+            #[serde(flatten)]
+            goal: &'a GoalRecord,
+            #[serde(serialize_with = "falcon_core::time::rfc3339")]
+            created_iso: Millis,
+            #[serde(serialize_with = "falcon_core::time::rfc3339")]
+            updated_iso: Millis,
+            #[serde(serialize_with = "falcon_core::time::rfc3339_opt")]
+            lease_expires_iso: Option<Millis>,
+        }
+        let g = &self.goal;
+        Json { goal: g, created_iso: g.created, updated_iso: g.updated, lease_expires_iso: g.lease_expires }
+            .serialize(serializer)
+    }
+}
+
+/// `session show` (and `session submit`): EXP's view of the session, and for each of its experiments the
+/// stored metric summaries and whether it re-runs its baseline's config.
+///
+/// JSON: the session's fields (`id`, `goal`, `name`, `spec`, `created`) with `created_iso`, then `status`,
+/// `experiments[]` (each experiment record with `created_iso`/`updated_iso`, `metrics {name: {count, mean,
+/// median, p90, min, max, last, spread}}` and `baseline_rerun`) and `differences[]`.
+#[derive(Debug, Clone)]
+pub struct SessionDetail {
+    /// The session, its aggregate status, its experiments in submission order and the keys that differ.
+    pub view: SessionView,
+    /// One row per experiment of `view.experiments`, in that order.
+    pub rows: Vec<SessionRow>,
+}
+
+/// What `session show` adds to one experiment of the session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionRow {
+    /// Its stored metric summaries by name (`{}` before it finished, or when it logged none).
+    pub metrics: MetricSummaries,
+    /// It is not its baseline but has the baseline's config hash: a sweep point that runs the baseline's
+    /// configuration again, so its difference from the baseline is run-to-run noise. Its baseline is the
+    /// session's goal's baseline, else the `baseline` its spec names; without either, `false`.
+    pub baseline_rerun: bool,
+}
+
+impl SessionDetail {
+    /// Each experiment with its row.
+    pub fn experiments(&self) -> impl Iterator<Item = (&ExperimentRecord, &SessionRow)> {
+        self.view.experiments.iter().zip(&self.rows)
+    }
+}
+
+impl Serialize for SessionDetail {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Experiment<'a> {
+            #[serde(flatten, serialize_with = "falcon_exp::experiments::serialize_record")]
+            record: &'a ExperimentRecord,
+            #[serde(flatten)]
+            row: &'a SessionRow,
+        }
+        // Generic over the session record, whose type EXP does not re-export.
+        #[derive(Serialize)]
+        struct Json<'a, R> {
+            #[serde(flatten)]
+            session: &'a R,
+            #[serde(serialize_with = "falcon_core::time::rfc3339")]
+            created_iso: Millis,
+            status: ExperimentStatus,
+            experiments: Vec<Experiment<'a>>,
+            differences: &'a [falcon_exp::diff::NwayRow],
+        }
+        let v = &self.view;
+        Json {
+            session: &v.session,
+            created_iso: v.session.created,
+            status: v.status,
+            experiments: self.experiments().map(|(record, row)| Experiment { record, row }).collect(),
+            differences: &v.differences,
+        }
+        .serialize(serializer)
+    }
 }
 
 /// A goal to create, as a front end receives it.
@@ -94,15 +206,11 @@ impl App {
     }
 
     /// A page of the goals, optionally of one status (`open`, `claimed`, `achieved`, `abandoned`).
-    pub async fn list_goals(
-        &self,
-        status: Option<&str>,
-        cursor: Option<&str>,
-        limit: usize,
-    ) -> Result<Page<GoalRecord>> {
+    pub async fn list_goals(&self, status: Option<&str>, cursor: Option<&str>, limit: usize) -> Result<Page<GoalView>> {
         let status =
             status.map(str::parse::<GoalStatus>).transpose().map_err(|e| AppError::usage(format!("--status: {e}")))?;
-        Page::of_all(self.exp().await?.goals(status).await?, cursor, limit)
+        let goals = self.exp().await?.goals(status).await?;
+        Page::of_all(goals.into_iter().map(GoalView::from).collect(), cursor, limit)
     }
 
     /// Sets a goal's baseline (`e-N`, which must exist) or clears it (`None`).
@@ -155,7 +263,7 @@ impl App {
         request: &SessionRequest<'_>,
         load_base: impl Fn(&str) -> std::result::Result<String, String>,
         on_submitted: impl FnOnce(&SessionView),
-    ) -> Result<(SessionView, Vec<WorkerEvent>)> {
+    ) -> Result<(SessionDetail, Vec<WorkerEvent>)> {
         let exp = self.exp().await?;
         let specs: Vec<_> = falcon_exp::sweep::expand_points_repeated(
             request.sweep_text,
@@ -173,7 +281,7 @@ impl App {
         let view = exp.submit_session(request.name, request.goal, sweep_json, &specs).await?;
         on_submitted(&view);
         if !request.wait {
-            return Ok((view, Vec::new()));
+            return Ok((self.session_detail(view).await?, Vec::new()));
         }
         let deadline = request.timeout.map(|t| std::time::Instant::now() + t);
         let leases = exp.keep_leases().await?;
@@ -186,12 +294,50 @@ impl App {
         for chunk in ids.chunks(1000) {
             events.extend(self.analyze_completed_among(Some(chunk)).await);
         }
-        Ok((exp.session(view.session.id).await?, events))
+        let view = exp.session(view.session.id).await?;
+        Ok((self.session_detail(view).await?, events))
     }
 
-    /// A session, its experiments, aggregate status and the keys that differ between them.
-    pub async fn session(&self, id: SessionId) -> Result<SessionView> {
-        Ok(self.exp().await?.session(id).await?)
+    /// A session, its experiments (with their stored metric summaries and whether each re-runs its
+    /// baseline's config), aggregate status and the keys that differ between them.
+    pub async fn session(&self, id: SessionId) -> Result<SessionDetail> {
+        let view = self.exp().await?.session(id).await?;
+        self.session_detail(view).await
+    }
+
+    /// EXP's session view with each experiment's row: its metric summaries, read for the whole session at
+    /// once from the summary rows, and whether its config hash is its baseline's (the goal's baseline, else
+    /// its spec's).
+    async fn session_detail(&self, view: SessionView) -> Result<SessionDetail> {
+        let exp = self.exp().await?;
+        let goal_baseline = match view.session.goal {
+            Some(goal) => exp.goal(goal).await?.baseline,
+            None => None,
+        };
+        let mut baseline_hashes: HashMap<ExperimentId, String> = HashMap::new();
+        for id in view.experiments.iter().filter_map(|e| goal_baseline.or(e.baseline)) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = baseline_hashes.entry(id) {
+                let hash = match view.experiments.iter().find(|e| e.id == id) {
+                    Some(e) => e.config_hash.clone(),
+                    None => exp.experiment(id).await?.config_hash,
+                };
+                slot.insert(hash);
+            }
+        }
+        let ids: Vec<ExperimentId> = view.experiments.iter().map(|e| e.id).collect();
+        let mut metrics = exp.metric_summaries_of(&ids).await?;
+        let rows = view
+            .experiments
+            .iter()
+            .map(|e| {
+                let baseline = goal_baseline.or(e.baseline);
+                SessionRow {
+                    metrics: metrics.remove(&e.id).unwrap_or_default(),
+                    baseline_rerun: baseline.is_some_and(|b| b != e.id && baseline_hashes[&b] == e.config_hash),
+                }
+            })
+            .collect();
+        Ok(SessionDetail { view, rows })
     }
 
     /// A page of the configured pools and what is running on them.

@@ -124,6 +124,12 @@ fn a_goal_report_composes_progress_diff_verdicts_and_the_profile_comparison() {
         "{changes:#?}"
     );
     assert!(!changes.iter().any(|c| c["path"] == "config.model"), "only what differs");
+    // The best names the goal and has another name: bookkeeping, kept in the list with its group.
+    for path in ["goal", "name"] {
+        let c = changes.iter().find(|c| c["path"] == path).unwrap_or_else(|| panic!("`{path}` in {changes:#?}"));
+        assert_eq!(c["group"], "bookkeeping", "{c}");
+    }
+    assert_eq!(changes.iter().find(|c| c["path"] == "goal").unwrap()["b"], gid.as_str());
 
     let verdicts = report["verdicts"].as_array().unwrap();
     assert_eq!(verdicts[0]["metric"], "step_time_s", "the goal's metric first");
@@ -156,15 +162,25 @@ fn a_goal_report_composes_progress_diff_verdicts_and_the_profile_comparison() {
         num(v),
         best.clone(),
         "| config.batch_size | batch_sequence | 16 | 8 |".to_string(),
+        "## Bookkeeping (not configuration)".to_string(),
+        format!("- goal: (absent) → \"{gid}\""),
     ] {
         assert!(md.contains(&needle), "`{needle}` in:\n{md}");
     }
+    // Bookkeeping is not a row of the config diff's table, and comes after it.
+    let (config, rest) = md.split_once("## Bookkeeping").unwrap();
+    let config = &config[config.find("## Config diff").unwrap()..];
+    assert!(!config.contains("| goal |") && !config.contains("| name |"), "{config}");
+    assert!(rest.contains("- name: \"batch16\" → \"batch8\""), "{rest}");
 
     // Terminal tables (the default).
     let table = text(&falcon(d, &["goal", "report", &gid]));
     for needle in ["Progress", "Ranking", "config.batch_size", "step_time_s", "improved", &num(v)] {
         assert!(table.contains(needle), "`{needle}` in:\n{table}");
     }
+    let at = |needle: &str| table.find(needle).unwrap_or_else(|| panic!("`{needle}` in:\n{table}"));
+    assert!(at("config.batch_size") < at("Bookkeeping (not configuration)"), "{table}");
+    assert!(at("Bookkeeping (not configuration)") < at("- name: \"batch16\" → \"batch8\""), "{table}");
 
     // HTML into a file: a self-contained page with the profile comparison's charts.
     let out = falcon(d, &["goal", "report", &gid, "--format", "html", "-o", "report.html"]);

@@ -1,6 +1,11 @@
 //! Timestamps: milliseconds since the Unix epoch, the one representation every store uses.
+//!
+//! A [`Millis`] serializes as its number of milliseconds (`"created": 1796035435123`). JSON views give each
+//! timestamp a `<field>_iso` sibling in RFC 3339 UTC as well (`"created_iso": "2026-11-30T10:43:55.123Z"`),
+//! written with [`rfc3339`] / [`rfc3339_opt`] as `serialize_with` helpers: the number for programs, the text for
+//! people reading the same document, and the two never disagree.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 
 /// A point in time, in milliseconds since 1970-01-01T00:00:00Z.
@@ -23,6 +28,20 @@ impl Millis {
 impl fmt::Display for Millis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_rfc3339())
+    }
+}
+
+/// `#[serde(serialize_with = "falcon_core::time::rfc3339")]`: a [`Millis`] as its RFC 3339 text
+/// ([`Millis::to_rfc3339`]), for the `*_iso` sibling of a millisecond field.
+pub fn rfc3339<S: Serializer>(at: &Millis, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&at.to_rfc3339())
+}
+
+/// [`rfc3339`] of an optional timestamp: `null` when there is none.
+pub fn rfc3339_opt<S: Serializer>(at: &Option<Millis>, serializer: S) -> Result<S::Ok, S::Error> {
+    match at {
+        Some(at) => serializer.serialize_some(&at.to_rfc3339()),
+        None => serializer.serialize_none(),
     }
 }
 
@@ -51,5 +70,30 @@ mod tests {
         assert_eq!(Millis(1_796_035_435_123).to_rfc3339(), "2026-11-30T10:43:55.123Z");
         assert_eq!(Millis(951_782_400_000).to_rfc3339(), "2000-02-29T00:00:00.000Z");
         assert_eq!(Millis(-1).to_rfc3339(), "1969-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn iso_siblings_serialize_beside_the_milliseconds() {
+        #[derive(Serialize)]
+        struct View {
+            created: Millis,
+            #[serde(serialize_with = "rfc3339")]
+            created_iso: Millis,
+            #[serde(serialize_with = "rfc3339_opt")]
+            lease_iso: Option<Millis>,
+            #[serde(serialize_with = "rfc3339_opt")]
+            none_iso: Option<Millis>,
+        }
+        let at = Millis(1_796_035_435_123);
+        let v = View { created: at, created_iso: at, lease_iso: Some(Millis(0)), none_iso: None };
+        assert_eq!(
+            serde_json::to_value(&v).unwrap(),
+            serde_json::json!({
+                "created": 1_796_035_435_123i64,
+                "created_iso": "2026-11-30T10:43:55.123Z",
+                "lease_iso": "1970-01-01T00:00:00.000Z",
+                "none_iso": null
+            })
+        );
     }
 }

@@ -23,7 +23,12 @@
 //!   - `precision`: a key containing `precision`, `dtype` or `quantiz`;
 //!   - `model`: a key starting with `model`;
 //!   - `other`: anything else.
-//! - The other spec fields (`name`, `scenario`, `workload.command`, `profile`, `timeout`, labels…): `other`.
+//! - `bookkeeping`: what records who or what an experiment is for, not what it runs — `name`, `goal`,
+//!   `session`, `baseline`, `description`, and the labels Falcon itself sets (`labels.role`, which a sweep
+//!   writes on its points, and `labels.falcon.dev/…`). A diff keeps them, each with this group, and renderers
+//!   show them apart from (after) the configuration changes: a goal's baseline and its best differ in name and
+//!   goal whatever they run.
+//! - The other spec fields (`scenario`, `workload.command`, `profile`, `timeout`, the user's labels…): `other`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -62,6 +67,9 @@ pub enum Group {
     Env,
     /// Everything else.
     Other,
+    /// What an experiment is called and what it is for (name, goal, session, baseline, Falcon's labels), not
+    /// what it runs.
+    Bookkeeping,
 }
 
 impl Group {
@@ -76,7 +84,13 @@ impl Group {
             Group::Resources => "resources",
             Group::Env => "env",
             Group::Other => "other",
+            Group::Bookkeeping => "bookkeeping",
         }
+    }
+
+    /// Whether the group is [`Group::Bookkeeping`]: a change that does not change what runs.
+    pub fn is_bookkeeping(self) -> bool {
+        self == Group::Bookkeeping
     }
 }
 
@@ -106,6 +120,18 @@ impl fmt::Display for Change {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {} → {}", self.path, show(self.a.as_ref()), show(self.b.as_ref()))
     }
+}
+
+impl Change {
+    /// Whether it is bookkeeping (see [`Group::Bookkeeping`]) rather than a change of what runs.
+    pub fn is_bookkeeping(&self) -> bool {
+        self.group.is_bookkeeping()
+    }
+}
+
+/// `changes` split into the configuration changes and the bookkeeping ones, each in its order.
+pub fn split_bookkeeping(changes: &[Change]) -> (Vec<&Change>, Vec<&Change>) {
+    changes.iter().partition(|c| !c.is_bookkeeping())
 }
 
 /// A value for display: compact JSON, `(absent)` for none.
@@ -196,6 +222,9 @@ fn walk(path: &mut Vec<String>, values: &[Option<&Value>], rows: &mut Vec<NwayRo
     });
 }
 
+/// The prefix of the labels Falcon sets itself (`falcon.dev/experiment` on jobs).
+pub const FALCON_LABEL_PREFIX: &str = "falcon.dev/";
+
 /// The group of a path (segments), as the module docs describe.
 pub fn group_of(path: &[String]) -> Group {
     let first = path.first().map(String::as_str).unwrap_or("");
@@ -205,9 +234,16 @@ pub fn group_of(path: &[String]) -> Group {
         "workload" => {
             return if path.get(1).map(String::as_str) == Some("env") { Group::Env } else { Group::Other };
         }
-        "name" | "scenario" | "goal" | "baseline" | "profile" | "timeout" | "priority" | "retries" | "labels" => {
-            return Group::Other;
+        "name" | "goal" | "session" | "baseline" | "description" => return Group::Bookkeeping,
+        "labels" => {
+            let key = path.get(1).map(String::as_str).unwrap_or("");
+            return if key == "role" || key.starts_with(FALCON_LABEL_PREFIX) {
+                Group::Bookkeeping
+            } else {
+                Group::Other
+            };
         }
+        "scenario" | "profile" | "timeout" | "priority" | "retries" => return Group::Other,
         _ => {}
     }
     let key = if first == "config" { path.get(1).map(String::as_str).unwrap_or("") } else { first };
@@ -338,8 +374,36 @@ mod tests {
         assert_eq!(g("workload.command.2"), Group::Other);
         assert_eq!(g("resources.zones.0"), Group::Resources);
         assert_eq!(g("labels.team"), Group::Other);
+        for bookkeeping in ["name", "goal", "session", "baseline", "description", "labels.role"] {
+            assert_eq!(g(bookkeeping), Group::Bookkeeping, "{bookkeeping}");
+        }
+        let falcon_label = vec!["labels".to_string(), "falcon.dev/experiment".to_string()];
+        assert_eq!(group_of(&falcon_label), Group::Bookkeeping);
+        assert_eq!(g("scenario"), Group::Other);
+        assert_eq!(g("config.name"), Group::Other, "a config key is configuration whatever its name");
         assert_eq!(g("config.learning_rate"), Group::Other);
         assert_eq!(g("max_target_length"), Group::BatchSequence);
+    }
+
+    #[test]
+    fn bookkeeping_is_kept_apart_from_configuration() {
+        // A goal's baseline (no goal in its spec) against a sweep point of the goal's session.
+        let a = json!({"name": "base", "config": {"batch_size": 8}, "labels": {"role": "baseline", "team": "perf"}});
+        let b = json!({"name": "base-bs16", "goal": "g-1", "config": {"batch_size": 16},
+                       "labels": {"role": "sweep", "team": "perf"}});
+        let changes = diff(&a, &b);
+        assert_eq!(paths(&changes), ["config.batch_size", "goal", "labels.role", "name"], "one list, path order");
+        let (config, bookkeeping) = split_bookkeeping(&changes);
+        assert_eq!(config.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(), ["config.batch_size"]);
+        assert_eq!(bookkeeping.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(), ["goal", "labels.role", "name"]);
+        assert!(bookkeeping.iter().all(|c| c.is_bookkeeping()) && !config[0].is_bookkeeping());
+        let goal = serde_json::to_value(bookkeeping[0]).unwrap();
+        assert_eq!(goal, json!({"path": "goal", "kind": "added", "a": null, "b": "g-1", "group": "bookkeeping"}));
+        // Only bookkeeping differs: no configuration change.
+        let renamed =
+            json!({"name": "again", "config": {"batch_size": 8}, "labels": {"role": "baseline", "team": "perf"}});
+        let changes = diff(&a, &renamed);
+        assert!(split_bookkeeping(&changes).0.is_empty() && changes.len() == 1);
     }
 
     #[test]

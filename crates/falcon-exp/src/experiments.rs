@@ -1,5 +1,8 @@
 //! Experiments end to end: submit a spec (snapshot, hash, job), reconcile job states into the lifecycle, index
-//! the artifacts a finished job left, summarise its metrics, and answer show / list / logs / diff / compare.
+//! the artifacts a finished job left, summarise its metrics, and answer show / list (with the stored metric
+//! summaries of a page in one read) / logs / diff / compare. JSON views write a record's and a transition's
+//! timestamps twice: milliseconds (`created`) and RFC 3339 (`created_iso`), through [`serialize_record`] and
+//! [`serialize_history`].
 
 use crate::error::{ExpError, Result};
 use crate::lifecycle;
@@ -10,27 +13,34 @@ use falcon_core::ids::{ExperimentId, JobId};
 use falcon_core::spec::{canonical_json, falcon_env, substitute, ExperimentSpec};
 use falcon_core::stats::{Direction, Verdict};
 use falcon_core::status::ExperimentStatus;
+use falcon_core::time::Millis;
 use falcon_infra::meta::{
-    ArtifactRecord, ExperimentFilter, ExperimentNote, ExperimentRecord, MetricSummary, NewArtifact, NewExperiment,
-    Transition,
+    ArtifactRecord, ExperimentFilter, ExperimentNote, ExperimentRecord, NewArtifact, NewExperiment, Transition,
 };
 use falcon_infra::InfraError;
 use falcon_job::{JobSpec, Resources, RetryPolicy};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+pub use falcon_infra::meta::MetricSummary;
+
+/// One experiment's metric summaries by metric name, as `exp show` and the lists give them.
+pub type MetricSummaries = BTreeMap<String, MetricSummary>;
+
 /// Everything `exp show` prints.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExperimentView {
-    /// The stored experiment (id, name, status, scenario, config_hash, spec, …).
-    #[serde(flatten)]
+    /// The stored experiment (id, name, status, scenario, config_hash, spec, …), with `created_iso` and
+    /// `updated_iso` in JSON ([`serialize_record`]).
+    #[serde(flatten, serialize_with = "serialize_record")]
     pub record: ExperimentRecord,
-    /// The audit log.
+    /// The audit log; each entry with `at_iso` in JSON ([`serialize_history`]).
+    #[serde(serialize_with = "serialize_history")]
     pub history: Vec<Transition>,
     /// Indexed artifacts.
     pub artifacts: Vec<ArtifactRecord>,
     /// Metric summaries by name.
-    pub metrics: BTreeMap<String, MetricSummary>,
+    pub metrics: MetricSummaries,
     /// Summary rows of the analyses run on its artifacts (profile: MFU, step time, duty cycle, peak memory,
     /// bound-by), by tool.
     pub analysis: Vec<falcon_infra::meta::AnalysisSummary>,
@@ -41,6 +51,39 @@ pub struct ExperimentView {
     pub skipped: Vec<SkippedOutput>,
     /// What the readers of its files skipped: malformed metrics lines, NaN values kept out of summaries.
     pub notes: Vec<Note>,
+}
+
+/// An experiment record as JSON views write it: its fields (`created` and `updated` in milliseconds since the
+/// epoch), then `created_iso` and `updated_iso` (RFC 3339, UTC).
+#[derive(Serialize)]
+struct RecordJson<'a> {
+    #[serde(flatten)]
+    record: &'a ExperimentRecord,
+    #[serde(serialize_with = "falcon_core::time::rfc3339")]
+    created_iso: Millis,
+    #[serde(serialize_with = "falcon_core::time::rfc3339")]
+    updated_iso: Millis,
+}
+
+/// A transition as JSON views write it: its fields, then `at_iso`.
+#[derive(Serialize)]
+struct TransitionJson<'a> {
+    #[serde(flatten)]
+    transition: &'a Transition,
+    #[serde(serialize_with = "falcon_core::time::rfc3339")]
+    at_iso: Millis,
+}
+
+/// `serialize_with` for an [`ExperimentRecord`] field (usually `flatten`ed): the record with the RFC 3339
+/// siblings of its timestamps, `created_iso` and `updated_iso`. Every view that shows a record uses it, so
+/// `exp show`, `exp list` and `session show` write a record alike.
+pub fn serialize_record<S: serde::Serializer>(record: &ExperimentRecord, serializer: S) -> Result<S::Ok, S::Error> {
+    RecordJson { record, created_iso: record.created, updated_iso: record.updated }.serialize(serializer)
+}
+
+/// `serialize_with` for a list of [`Transition`]s: each with `at_iso` beside `at`.
+pub fn serialize_history<S: serde::Serializer>(history: &[Transition], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(history.iter().map(|t| TransitionJson { transition: t, at_iso: t.at }))
 }
 
 /// A file the job wrote that is not among the artifacts as written, and why.
@@ -409,9 +452,25 @@ impl Exp {
         })
     }
 
+    /// One experiment's stored record (no history, artifacts or summaries: [`Exp::show`] has those).
+    pub async fn experiment(&self, id: ExperimentId) -> Result<ExperimentRecord> {
+        Ok(self.meta.get_experiment(id).await?)
+    }
+
     /// Experiments matching the filter, newest first.
     pub async fn list(&self, filter: &ExperimentFilter) -> Result<Vec<ExperimentRecord>> {
         Ok(self.meta.list_experiments(filter).await?)
+    }
+
+    /// The stored metric summaries of several experiments (a page of a list), by experiment and metric name,
+    /// read in one query per 500 ids: from the summary rows, never from the metrics files. Every id is a key;
+    /// an experiment without summaries (not finished, or it logged no metrics) has an empty map.
+    pub async fn metric_summaries_of(&self, ids: &[ExperimentId]) -> Result<BTreeMap<ExperimentId, MetricSummaries>> {
+        let rows = self.meta.metric_summaries_of(ids).await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, summaries)| (id, summaries.into_iter().map(|m| (m.metric.clone(), m)).collect()))
+            .collect())
     }
 
     /// Asks for the experiment to stop: its job is cancelled by the worker holding it; an experiment without

@@ -48,8 +48,11 @@ pub struct HistoryPoint {
     pub name: String,
     /// Its config hash.
     pub config_hash: String,
-    /// When it was recorded.
+    /// When it was recorded (ms since the epoch).
     pub created: falcon_core::time::Millis,
+    /// The same, RFC 3339 UTC.
+    #[serde(rename = "created_iso", serialize_with = "falcon_core::time::rfc3339")]
+    pub created_iso: falcon_core::time::Millis,
     /// Median of the metric after warm-up (the run's value).
     pub value: f64,
     /// Within-run spread (IQR/1.349) of the metric, when its summary has one.
@@ -119,6 +122,7 @@ impl Exp {
                     name: e.name.clone(),
                     config_hash: e.config_hash.clone(),
                     created: e.created,
+                    created_iso: e.created,
                     value: m.median,
                     spread: m.spread,
                     n_steps: m.count,

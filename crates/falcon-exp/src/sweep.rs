@@ -33,6 +33,11 @@
 //!   runs are the repeats a run-level verdict pools and the history of that hash estimates noise from. With
 //!   `repeats` the `sweep` block may be left out: the base spec alone, N times.
 //! - At most [`MAX_COMBINATIONS`] experiments (combinations × repeats).
+//! - Roles: a `labels.role` the points would inherit from the base (the `role: baseline` of the baseline spec a
+//!   sweep starts from) becomes `role: sweep` ([`SWEEP_ROLE`]) on every point, repeats included, so no point
+//!   passes for the baseline (`exp list --label role=baseline`, a report's bookkeeping). A sweep that sets the
+//!   role itself (a `labels.role` or `labels` sweep key) keeps what it sets; a base without a role gives none.
+//!   Labels are not part of the config hash: a point that runs the baseline's config still has its hash.
 
 use falcon_core::spec::{
     did_you_mean, parse_document, render_template, render_value, spec_from_document, Document, ExperimentSpec,
@@ -50,6 +55,9 @@ pub const MAX_REPEATS: usize = 100;
 
 /// The fields of a sweep file besides the spec's own.
 pub const SWEEP_FIELDS: [&str; 4] = ["base", "sweep", "name_template", "repeats"];
+
+/// The `labels.role` of a sweep's points whose base has a role (see the module docs).
+pub const SWEEP_ROLE: &str = "sweep";
 
 /// One combination of a sweep: the checked spec and the values the sweep put into it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -127,6 +135,9 @@ pub fn expand_points_repeated(
             .with_hint("split the sweep into several files or shorten its lists"));
     };
     let swept_name = axes.iter().any(|a| a.path == ["name"]);
+    // A role written on the base (`role: baseline`) is not the points' role, unless the sweep sets it.
+    let swept_role = axes.iter().any(|a| a.path[0] == "labels" && a.path.get(1).is_none_or(|k| k == "role"));
+    let inherits_role = !swept_role && base.get("labels").and_then(|l| l.get("role")).is_some();
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut points = Vec::with_capacity(total * repeats);
     let mut index = vec![0usize; axes.len()];
@@ -151,6 +162,11 @@ pub fn expand_points_repeated(
             // replaces, point at that element.
             source.graft(&axis.path, &doc.source, &at);
             source.set_key(axis.path.clone(), doc.source.value_spot(&at));
+        }
+        if inherits_role {
+            if let Some(Value::Object(labels)) = value.get_mut("labels") {
+                labels.insert("role".to_string(), Value::String(SWEEP_ROLE.to_string()));
+            }
         }
         if let Some(template) = &template {
             let name = render_template(template, &value)
@@ -498,6 +514,31 @@ mod tests {
         assert_eq!(two.iter().map(|p| p.spec.name.as_str()).collect::<Vec<_>>(), ["b-r1", "b-r2"]);
         let one = expand_points("base: x.yaml\nsweep: {config.batch_size: [1]}\n", "s.yaml", load).unwrap();
         assert_eq!((one[0].spec.name.as_str(), one[0].repeat), ("b-batch_size1", None));
+    }
+
+    #[test]
+    fn points_of_a_base_with_a_role_are_sweep_points() {
+        let base = format!("{BASE}labels: {{role: baseline, team: perf}}\n");
+        let load = |_: &str| Ok(base.clone());
+        let role = |p: &SweepPoint| p.spec.labels.get("role").cloned();
+        let points = expand_points("base: x.yaml\nsweep: {config.batch_size: [1, 2]}\n", "s.yaml", load).unwrap();
+        assert_eq!(points.iter().map(role).collect::<Vec<_>>(), [Some("sweep".to_string()), Some("sweep".into())]);
+        assert_eq!(points[0].spec.labels["team"], "perf", "the other labels are inherited");
+        // Repeats of the base alone are not the baseline either; their config hash is the base's.
+        let repeats = expand_points("base: x.yaml\nrepeats: 2\n", "s.yaml", load).unwrap();
+        assert!(repeats.iter().all(|p| role(p).as_deref() == Some(SWEEP_ROLE)));
+        let base_spec = falcon_core::spec::parse_spec(&base, "x.yaml").unwrap();
+        assert_eq!(repeats[0].spec.config_hash(), base_spec.config_hash(), "labels are not hashed");
+        // A sweep that sets the role keeps it.
+        let swept = expand_points("base: x.yaml\nsweep: {labels.role: [candidate, probe]}\n", "s.yaml", load).unwrap();
+        assert_eq!(swept.iter().map(role).collect::<Vec<_>>(), [Some("candidate".into()), Some("probe".into())]);
+        let relabelled = expand_points("base: x.yaml\nsweep: {labels: [{team: infra}]}\n", "s.yaml", load).unwrap();
+        assert_eq!(role(&relabelled[0]), None, "the swept labels replace the base's");
+        // A base without a role gives none.
+        let plain =
+            expand_points("base: x.yaml\nsweep: {config.batch_size: [1]}\n", "s.yaml", |_: &str| Ok(BASE.to_string()))
+                .unwrap();
+        assert!(plain[0].spec.labels.is_empty());
     }
 
     #[test]

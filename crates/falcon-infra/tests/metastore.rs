@@ -713,6 +713,39 @@ async fn spread_round_trips_some_and_none(store: MetaStore) {
     assert_eq!(old.spread, None, "JSON written before the field existed reads as no spread");
 }
 
+async fn summaries_of_many_experiments_come_in_one_read(store: MetaStore) {
+    let a = run_of(
+        &store,
+        "a",
+        HASH_A,
+        ExperimentStatus::Completed,
+        &[MetricSummary { spread: Some(0.01), ..median_summary("step_time_s", 0.5) }, median_summary("loss", 2.5)],
+    )
+    .await;
+    let b = run_of(&store, "b", HASH_B, ExperimentStatus::Running, &[median_summary("tokens_per_s", 9000.0)]).await;
+    let none = run_of(&store, "none", HASH_C, ExperimentStatus::Completed, &[]).await;
+    let other = run_of(&store, "other", HASH_C, ExperimentStatus::Completed, &[median_summary("loss", 1.0)]).await;
+    let missing = ExperimentId(999_999);
+
+    let got = store.metric_summaries_of(&[b, a, none, missing, a]).await.unwrap();
+    assert_eq!(got.keys().copied().collect::<Vec<_>>(), [a, b, none, missing], "every id asked for, once");
+    for id in [a, b, none] {
+        assert_eq!(got[&id], store.metric_summaries(id).await.unwrap(), "{id}: the same rows as one by one");
+    }
+    assert_eq!(got[&a].iter().map(|m| m.metric.as_str()).collect::<Vec<_>>(), ["loss", "step_time_s"]);
+    assert_eq!(got[&a][1].spread, Some(0.01));
+    assert!(got[&none].is_empty() && got[&missing].is_empty());
+    assert!(!got.contains_key(&other), "only the ids asked for");
+    assert!(store.metric_summaries_of(&[]).await.unwrap().is_empty());
+
+    // More ids than one query binds: still every one, with its rows.
+    let mut many: Vec<ExperimentId> = (1..=1200).map(|i| ExperimentId(1_000_000 + i)).collect();
+    many.push(other);
+    let got = store.metric_summaries_of(&many).await.unwrap();
+    assert_eq!(got.len(), 1201);
+    assert_eq!(got[&other], [median_summary("loss", 1.0)]);
+}
+
 async fn run_noise_is_welford_over_completed_runs_of_one_hash(store: MetaStore) {
     let medians = [1.0, 1.1, 0.9, 1.05];
     for (i, m) in medians.iter().enumerate() {
@@ -797,6 +830,7 @@ async fn config_hash_filter_matches_a_hex_prefix(store: MetaStore) {
 
 on_both_databases!(
     spread_round_trips_some_and_none,
+    summaries_of_many_experiments_come_in_one_read,
     run_noise_is_welford_over_completed_runs_of_one_hash,
     config_hash_filter_matches_a_hex_prefix,
     analysis_work_list_is_completed_experiments_with_matching_artifacts_and_no_row,

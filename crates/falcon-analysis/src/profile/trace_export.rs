@@ -6,16 +6,26 @@
 //! filter, no event cap) and timestamps are absolute: `ts` is microseconds since the Unix epoch with
 //! nanosecond precision, written as an exact decimal (readers parsing it as `f64` keep ~0.25 µs).
 //!
+//! Thread ids are small and dense: a line's `tid` is its index in its plane + 1. Line ids are 64-bit (a host
+//! line's id is its OS thread id), beyond the integers JavaScript readers (Perfetto, chrome://tracing) hold
+//! exactly (2^53), so two threads could merge; the original id is kept, as a decimal string, in the
+//! `thread_name` metadata event's `args.line_id`. The stats XProf keeps for itself are not written as args:
+//! the flow-context stats `_pt`/`_ct` (producer/consumer type), `_p`/`_c` (producer/consumer id), `_r` (is
+//! root) and `_a` (is async), [`INTERNAL_STATS`].
+//!
 //! Output is streamed through a buffered writer (optionally gzip-compressed); nothing is built in
 //! memory beyond one event's stat de-duplication.
 
-use std::collections::HashSet;
 use std::io::{self, BufWriter, Write};
 
 use falcon_xplane::{StatValue, XEvent, XLine, XPlane, XSpace, XStat};
 
 /// Bytes stats longer than this are replaced by a note instead of being hex-encoded.
 const MAX_HEX_BYTES: usize = 256;
+
+/// Stat names XProf uses internally (to link events into flows), never shown as event args: producer type
+/// and id, consumer type and id, is-root, is-async.
+pub const INTERNAL_STATS: [&str; 6] = ["_pt", "_p", "_ct", "_c", "_r", "_a"];
 
 /// What [`write_chrome_trace`] wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -33,12 +43,14 @@ pub struct ExportSummary {
 /// Writes `space` as a Chrome trace JSON object to `out`, gzip-compressed when `gzip` is set.
 ///
 /// Per plane (index `i`): `pid = i + 1`, metadata events `process_name` (plane name) and
-/// `process_sort_index` (`i`). Per line: `tid = line.id` (or the line's index + 1 when ids collide
-/// within the plane), `thread_name` (display name, else name) and `thread_sort_index`. Per event:
+/// `process_sort_index` (`i`). Per line (index `j` in its plane): `tid = j + 1`, `thread_name` (display
+/// name, else name; `args.line_id` is the line's own id as a decimal string) and `thread_sort_index` (`j`).
+/// Per event:
 /// `{"ph":"X","pid","tid","name","ts","dur","args"}` where `name` is the display name (the full
 /// name then goes to `args.long_name` when different), `ts`/`dur` are in µs, and `args` holds the
 /// event-metadata stats then the event's own stats (an event stat overrides a metadata stat of the
-/// same id), keyed by stat-metadata name: numbers as numbers (non-finite doubles as strings),
+/// same id; XProf's [`INTERNAL_STATS`] left out), keyed by stat-metadata name: numbers as numbers
+/// (non-finite doubles as strings),
 /// strings and refs as strings, compressed strings inflated, bytes as lowercase hex (or a
 /// `"<N bytes>"` note above 256 bytes).
 pub fn write_chrome_trace(space: &XSpace, out: impl Write, gzip: bool) -> io::Result<ExportSummary> {
@@ -91,11 +103,10 @@ fn write_trace<W: Write>(space: &XSpace, w: &mut W) -> io::Result<ExportSummary>
         sep(w, &mut first)?;
         write!(w, "{{\"ph\":\"M\",\"pid\":{pid},\"name\":\"process_sort_index\",\"args\":{{\"sort_index\":{pi}}}}}")?;
 
-        let mut seen = HashSet::with_capacity(plane.lines.len());
-        let ids_unique = plane.lines.iter().all(|l| seen.insert(l.id));
         for (li, line) in plane.lines.iter().enumerate() {
             summary.lines += 1;
-            let tid = if ids_unique { line.id } else { li as i64 + 1 };
+            // Dense per plane, so every reader holds it exactly; the line's own id goes to the metadata.
+            let tid = li as u64 + 1;
             let tname = if !line.display_name.is_empty() {
                 line.display_name.clone()
             } else if !line.name.is_empty() {
@@ -106,7 +117,7 @@ fn write_trace<W: Write>(space: &XSpace, w: &mut W) -> io::Result<ExportSummary>
             sep(w, &mut first)?;
             write!(w, "{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{tid},\"name\":\"thread_name\",\"args\":{{\"name\":")?;
             write_json_str(w, &tname)?;
-            w.write_all(b"}}")?;
+            write!(w, ",\"line_id\":\"{}\"}}}}", line.id)?;
             sep(w, &mut first)?;
             write!(
                 w,
@@ -138,7 +149,7 @@ fn write_event<W: Write>(
     line: &XLine,
     event: &XEvent,
     pid: u64,
-    tid: i64,
+    tid: u64,
 ) -> io::Result<()> {
     write!(w, "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"name\":")?;
     let meta = plane.event_metadata_of(event);
@@ -175,14 +186,16 @@ fn write_event<W: Write>(
     w.write_all(b"}")
 }
 
+/// Writes one stat as an arg (`"name":value`, after a comma unless it is the first); an unset stat or one of
+/// [`INTERNAL_STATS`] writes nothing.
 fn write_stat<W: Write>(w: &mut W, plane: &XPlane, stat: &XStat, first: &mut bool) -> io::Result<()> {
-    if matches!(stat.value, StatValue::Unset) {
+    let name = plane.stat_name(stat);
+    if matches!(stat.value, StatValue::Unset) || INTERNAL_STATS.contains(&name) {
         return Ok(());
     }
     if !std::mem::replace(first, false) {
         w.write_all(b",")?;
     }
-    let name = plane.stat_name(stat);
     if name.is_empty() {
         write!(w, "\"stat {}\":", stat.metadata_id)?;
     } else {

@@ -1,6 +1,8 @@
 //! `goal report`'s renderers: a [`GoalReport`] as terminal tables, Markdown or a self-contained HTML page.
 //! The report's own sections are built once as neutral blocks and written out by each format; the profile
-//! comparison is rendered by the shared `report::compare_*` renderers.
+//! comparison is rendered by the shared `report::compare_*` renderers. The baseline → best config diff lists
+//! the configuration changes; the bookkeeping ones (name, goal, the labels Falcon sets: `diff::Group`'s
+//! `bookkeeping`) follow in a short section of their own, so they never read as what made the best better.
 
 use super::html::{self, escape, table};
 use super::{compare_html, compare_md, compare_table};
@@ -10,7 +12,7 @@ use falcon_core::status::Direction;
 
 /// One section of the report.
 struct Section {
-    /// What it is (`goal`, `progress`, `ranking`, `config_diff`, `verdicts`, `notes`).
+    /// What it is (`goal`, `progress`, `ranking`, `config_diff`, `bookkeeping`, `verdicts`, `notes`).
     id: &'static str,
     title: String,
     body: Body,
@@ -95,13 +97,14 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
     });
 
     if let (Some(base), Some(best)) = (r.baseline, r.best.as_ref().filter(|b| Some(b.experiment) != r.baseline)) {
+        // What the best runs differently, then (apart) what only names it differently: its name, goal, role.
+        let (config, bookkeeping) = falcon_exp::diff::split_bookkeeping(&r.config_diff);
         out.push(Section {
             id: "config_diff",
             title: format!("Config diff: baseline {base} → best {}", best.experiment),
             body: Body::Table {
                 header: vec!["path", "group", "baseline", "best"],
-                rows: r
-                    .config_diff
+                rows: config
                     .iter()
                     .map(|c| {
                         vec![
@@ -112,10 +115,21 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
                         ]
                     })
                     .collect(),
-                empty: "no differences".into(),
+                empty: if bookkeeping.is_empty() {
+                    "no differences".into()
+                } else {
+                    "no configuration differences: the same config, run again".into()
+                },
                 more: None,
             },
         });
+        if !bookkeeping.is_empty() {
+            out.push(Section {
+                id: "bookkeeping",
+                title: "Bookkeeping (not configuration)".into(),
+                body: Body::List(bookkeeping.iter().map(|c| c.to_string()).collect()),
+            });
+        }
         out.push(Section {
             id: "verdicts",
             title: format!("Metric verdicts: baseline {base} → best {}", best.experiment),

@@ -4,7 +4,7 @@ use crate::cli::{CompareArgs, ExpCommand, GlobalArgs, ListArgs};
 use crate::output::{print_json, print_json_line, print_stdout, CliFailure};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use falcon_app::experiments::{
-    parse_experiment_id as parse_id, CompareRequest, ExperimentView, ListQuery, SubmitProgress,
+    parse_experiment_id as parse_id, split_bookkeeping, CompareRequest, ExperimentView, ListQuery, SubmitProgress,
 };
 use falcon_app::render::numbers::significant;
 use falcon_app::App;
@@ -83,14 +83,26 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
             ExitCode::SUCCESS
         }
         ExpCommand::Diff { a, b } => {
+            // JSON: every change, each with its `group` (`bookkeeping` for name, goal, Falcon's labels…). Text:
+            // the configuration changes, then the bookkeeping ones in a section of their own.
             let changes = app.diff_experiments(parse_id(a)?, parse_id(b)?).await?;
             if global.json {
                 print_json(&serde_json::json!({ "changes": changes }))?;
             } else if changes.is_empty() {
                 print_stdout("no differences")?;
             } else {
-                for c in &changes {
+                let (config, bookkeeping) = split_bookkeeping(&changes);
+                if config.is_empty() {
+                    print_stdout("no configuration differences")?;
+                }
+                for c in &config {
                     print_stdout(&c.to_string())?;
+                }
+                if !bookkeeping.is_empty() {
+                    print_stdout("bookkeeping (what the runs are called and for; not what they run):")?;
+                    for c in &bookkeeping {
+                        print_stdout(&format!("  {c}"))?;
+                    }
                 }
             }
             ExitCode::SUCCESS
@@ -148,15 +160,21 @@ async fn list(global: &GlobalArgs, app: &App, args: &ListArgs) -> anyhow::Result
         before: args.before.clone(),
         since: args.since.clone(),
         limit: args.limit,
+        with_metrics: args.with_metrics,
     };
     let page = app.list_experiments(&query, args.cursor.as_deref()).await?;
     let rows = &page.items;
     if global.json {
         crate::output::print_page(&page)?;
     } else {
-        let mut table = table(["id", "name", "status", "scenario", "attempt", "config", "created"]);
-        for r in rows {
-            table.add_row([
+        let mut header = vec!["id", "name", "status", "scenario", "attempt", "config", "created"];
+        if args.with_metrics {
+            header.push("median of each metric");
+        }
+        let mut table = table(header);
+        for item in rows {
+            let r = &item.record;
+            let mut row = vec![
                 r.id.to_string(),
                 r.name.clone(),
                 r.status.to_string(),
@@ -164,7 +182,13 @@ async fn list(global: &GlobalArgs, app: &App, args: &ListArgs) -> anyhow::Result
                 r.attempt.to_string(),
                 short(&r.config_hash),
                 r.created.to_rfc3339(),
-            ]);
+            ];
+            if let Some(metrics) = &item.metrics {
+                let medians: Vec<String> =
+                    metrics.iter().map(|(name, m)| format!("{name} {}", significant(Some(m.median), 4))).collect();
+                row.push(if medians.is_empty() { "—".into() } else { medians.join("\n") });
+            }
+            table.add_row(row);
         }
         print_stdout(&table.to_string())?;
         if let Some(next) = &page.next_cursor {
@@ -378,9 +402,11 @@ fn printable(s: &str) -> String {
     s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
-pub(crate) fn table<const N: usize>(header: [&str; N]) -> Table {
+pub(crate) fn table<'a>(header: impl IntoIterator<Item = &'a str>) -> Table {
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(header);
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header.into_iter().collect::<Vec<_>>());
     t
 }
 

@@ -106,7 +106,7 @@ async fn close_goal(global: &GlobalArgs, app: &App, close: &GoalClose, to: GoalS
 
 fn render(global: &GlobalArgs, g: &GoalRecord) -> anyhow::Result<()> {
     if global.json {
-        return print_json(g);
+        return print_json(&falcon_app::goals::GoalView::from(g.clone()));
     }
     print_stdout(&format!("{} [{}] {}", g.id, g.status, g.title))?;
     print_stdout(&format!(

@@ -4,7 +4,8 @@ use crate::cli::{GlobalArgs, SessionCommand};
 use crate::commands::exp::table;
 use crate::output::{print_json, print_stdout, CliFailure};
 use falcon_app::experiments::show_value;
-use falcon_app::goals::{parse_goal_id, parse_session_id, SessionRequest, SessionView};
+use falcon_app::goals::{parse_goal_id, parse_session_id, SessionDetail, SessionRequest};
+use falcon_app::render::numbers::significant;
 use falcon_app::App;
 use falcon_core::ErrorKind;
 use std::process::ExitCode;
@@ -48,10 +49,14 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &SessionCommand) -> an
     Ok(ExitCode::SUCCESS)
 }
 
-fn render(global: &GlobalArgs, view: &SessionView) -> anyhow::Result<()> {
+/// The session: its experiments (with the median of each stored metric, and `re-run of baseline` on a point
+/// whose config hash is its baseline's), then the keys that differ, configuration first and bookkeeping
+/// (names, goal, Falcon's labels) last.
+fn render(global: &GlobalArgs, detail: &SessionDetail) -> anyhow::Result<()> {
     if global.json {
-        return print_json(view);
+        return print_json(detail);
     }
+    let view = &detail.view;
     print_stdout(&format!(
         "{} {} — {} ({} experiments)",
         view.session.id,
@@ -59,16 +64,27 @@ fn render(global: &GlobalArgs, view: &SessionView) -> anyhow::Result<()> {
         view.status,
         view.experiments.len()
     ))?;
-    let mut t = table(["id", "name", "status", "attempt"]);
-    for e in &view.experiments {
-        t.add_row([e.id.to_string(), e.name.clone(), e.status.to_string(), e.attempt.to_string()]);
+    let mut t = table(["id", "name", "status", "attempt", "config", "median of each metric", ""]);
+    for (e, row) in detail.experiments() {
+        let medians: Vec<String> =
+            row.metrics.iter().map(|(name, m)| format!("{name} {}", significant(Some(m.median), 4))).collect();
+        t.add_row([
+            e.id.to_string(),
+            e.name.clone(),
+            e.status.to_string(),
+            e.attempt.to_string(),
+            e.config_hash.chars().take(12).collect(),
+            if medians.is_empty() { "—".into() } else { medians.join("\n") },
+            if row.baseline_rerun { "re-run of baseline".into() } else { String::new() },
+        ]);
     }
     print_stdout(&t.to_string())?;
     if !view.differences.is_empty() {
-        let mut d = table(["key", "values"]);
-        for row in &view.differences {
+        let mut d = table(["key", "group", "values"]);
+        let (config, bookkeeping): (Vec<_>, Vec<_>) = view.differences.iter().partition(|r| !r.group.is_bookkeeping());
+        for row in config.into_iter().chain(bookkeeping) {
             let values: Vec<String> = row.values.iter().map(|v| show_value(v.as_ref())).collect();
-            d.add_row([row.path.clone(), values.join(" | ")]);
+            d.add_row([row.path.clone(), row.group.to_string(), values.join(" | ")]);
         }
         print_stdout(&d.to_string())?;
     }

@@ -62,7 +62,8 @@ pub struct AnalysisSummary {
     pub duty_cycle: Option<f64>,
     /// Peak device memory.
     pub peak_memory_bytes: Option<i64>,
-    /// What bounds performance (`compute`, `hbm`, …).
+    /// What bounds performance: the serde name of `falcon_core::bound::BoundBy` (`compute`, `memory`, `host`,
+    /// `partly_host`); `None` when unknown.
     pub bound_by: Option<String>,
     /// Further small fields of the tool (at most 1 MiB as JSON).
     pub details: serde_json::Value,
@@ -109,7 +110,6 @@ impl MetaStore {
 
     /// The experiment's metric summaries, by metric name.
     pub async fn metric_summaries(&self, experiment: ExperimentId) -> Result<Vec<MetricSummary>> {
-        const T: &str = "metric_summaries";
         with_pool!(self, pool => {
             let rows = sqlx::query(
                 "SELECT metric, count, mean, median, p90, min_value, max_value, last_value, spread FROM metric_summaries \
@@ -119,22 +119,42 @@ impl MetaStore {
             .fetch_all(pool)
             .await
             .map_err(query_err("read metric summaries"))?;
-            rows.iter()
-                .map(|r| {
-                    Ok(MetricSummary {
-                        metric: r.text(T, "metric")?,
-                        count: r.int(T, "count")?,
-                        mean: r.real(T, "mean")?,
-                        median: r.real(T, "median")?,
-                        p90: r.real(T, "p90")?,
-                        min: r.real(T, "min_value")?,
-                        max: r.real(T, "max_value")?,
-                        last: r.real(T, "last_value")?,
-                        spread: r.opt_real(T, "spread")?,
-                    })
-                })
-                .collect()
+            rows.iter().map(summary_of).collect()
         })
+    }
+
+    /// The metric summaries of several experiments at once, for lists: one query per 500 ids (a page of a
+    /// list is one query). Every id asked for is a key of the map, with
+    /// its summaries by metric name (none for an experiment without summary rows, or one that does not exist);
+    /// duplicate ids are read once.
+    pub async fn metric_summaries_of(
+        &self,
+        experiments: &[ExperimentId],
+    ) -> Result<std::collections::BTreeMap<ExperimentId, Vec<MetricSummary>>> {
+        let mut ids: Vec<ExperimentId> = experiments.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut out: std::collections::BTreeMap<ExperimentId, Vec<MetricSummary>> =
+            ids.iter().map(|id| (*id, Vec::new())).collect();
+        for chunk in ids.chunks(SUMMARIES_PER_QUERY) {
+            let sql = format!(
+                "SELECT experiment_id, metric, count, mean, median, p90, min_value, max_value, last_value, spread \
+                 FROM metric_summaries WHERE experiment_id IN ({}) ORDER BY experiment_id, metric",
+                vec!["?"; chunk.len()].join(", ")
+            );
+            with_pool!(self, pool => {
+                let mut query = sqlx::query(&sql);
+                for id in chunk {
+                    query = query.bind(id.0);
+                }
+                let rows = query.fetch_all(pool).await.map_err(query_err("read metric summaries of experiments"))?;
+                for r in &rows {
+                    let id = ExperimentId(r.int(SUMMARIES, "experiment_id")?);
+                    out.entry(id).or_default().push(summary_of(r)?);
+                }
+            });
+        }
+        Ok(out)
     }
 
     /// Recomputes the run noise of `config_hash` from the metric summaries of its `COMPLETED` experiments: for
@@ -371,6 +391,29 @@ impl MetaStore {
             rows.iter().map(|r| Ok(ExperimentId(r.int(T, "id")?))).collect()
         })
     }
+}
+
+/// The table of metric summaries.
+const SUMMARIES: &str = "metric_summaries";
+
+/// Most experiment ids [`MetaStore::metric_summaries_of`] puts in one query (well under SQLite's and MySQL's
+/// limits on bound parameters).
+const SUMMARIES_PER_QUERY: usize = 500;
+
+/// A `metric_summaries` row (its `metric` … `spread` columns) as a summary.
+fn summary_of(r: &impl RowExt) -> Result<MetricSummary> {
+    const T: &str = SUMMARIES;
+    Ok(MetricSummary {
+        metric: r.text(T, "metric")?,
+        count: r.int(T, "count")?,
+        mean: r.real(T, "mean")?,
+        median: r.real(T, "median")?,
+        p90: r.real(T, "p90")?,
+        min: r.real(T, "min_value")?,
+        max: r.real(T, "max_value")?,
+        last: r.real(T, "last_value")?,
+        spread: r.opt_real(T, "spread")?,
+    })
 }
 
 /// Count, mean and M2 of ln(median) per metric by Welford's algorithm, over the medians that are finite and > 0;

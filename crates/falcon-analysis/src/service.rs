@@ -376,13 +376,9 @@ impl Analysis {
                     tool: TRACE_SUMMARY_TOOL.into(),
                     mfu: None,
                     step_time_ms: mean_step_ms,
-                    duty_cycle: s.idle_percent.map(|i| 1.0 - i / 100.0),
+                    duty_cycle: s.duty_cycle,
                     peak_memory_bytes: None,
-                    bound_by: report.host_bound.as_ref().and_then(|h| match h.verdict {
-                        crate::trace::host::HostVerdict::HostBound => Some("host".to_string()),
-                        crate::trace::host::HostVerdict::PartlyHostBound => Some("partly host".to_string()),
-                        crate::trace::host::HostVerdict::NotHostBound => None,
-                    }),
+                    bound_by: report.host_bound.as_ref().and_then(|h| h.bound_by).map(|b| b.as_str().to_string()),
                     details: serde_json::json!({
                         "exposed_collective_percent": s.exposed_collective_percent,
                         "idle_percent": s.idle_percent,
@@ -654,14 +650,14 @@ pub fn read_timeline(files: &TraceFiles, max_decompressed: u64) -> Result<Timeli
 /// The summary row of a full analysis.
 pub fn summary_of(report: &ProfileReport, resolved: &ResolvedProfile) -> AnalysisSummary {
     let o = report.overview.as_ref();
-    let has_device = report.device.hardware != crate::device::Hardware::CpuOnly;
     AnalysisSummary {
         tool: PROFILE_SUMMARY_TOOL.into(),
         mfu: o.and_then(|o| o.mfu),
         step_time_ms: o.filter(|o| o.step_time_ms.n > 0).map(|o| o.step_time_ms.mean),
-        duty_cycle: o.filter(|_| has_device).map(|o| o.device_duty_cycle_percent / 100.0),
+        duty_cycle: o.and_then(|o| o.device_duty_cycle_percent).map(|d| d / 100.0),
         peak_memory_bytes: report.memory.as_ref().map(|m| m.peak_bytes).filter(|b| *b > 0),
-        bound_by: o.map(|o| o.bound_by.clone()).filter(|b| has_device && !b.is_empty() && b != "Unknown"),
+        // The serde name of `falcon_core::bound::BoundBy` (the trace row writes the same words).
+        bound_by: o.and_then(|o| o.bound_by).map(|b| b.as_str().to_string()),
         details: serde_json::json!({
             "device_type": report.device.device_type,
             "device_cores": report.device.device_cores,

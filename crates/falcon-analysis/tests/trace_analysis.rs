@@ -4,9 +4,10 @@
 use falcon_analysis::timeline::{
     CollectiveKind, Device, DeviceKind, Event, EventClass, HostThread, StepMarker, StepSource, Timeline, TimelineSource,
 };
-use falcon_analysis::trace::host::HostVerdict;
+use falcon_analysis::trace::host::{HostActivityKind, HostVerdict, HOST_BOUND_THRESHOLD};
 use falcon_analysis::trace::steps::StepRule;
 use falcon_analysis::trace::{analyze_trace, breakdown_window, summary, TraceAnalysis, TraceOptions, TraceReport};
+use falcon_core::bound::BoundBy;
 use proptest::prelude::*;
 
 const US: i64 = 1_000_000;
@@ -171,8 +172,30 @@ proptest! {
             let modules: Vec<Event> = mods.iter().map(|&s| b.ev(s, 50, "jit_step", EventClass::Module)).collect();
             b.device(i as u32, events, modules);
         }
+        // Host threads: nested and overlapping events, some of them waits.
+        for (i, evs) in devs.iter().enumerate().take(2) {
+            let host: Vec<Event> = evs
+                .iter()
+                .map(|&(s, d, c)| {
+                    let name = if matches!(c, EventClass::HostWait | EventClass::Other) { "block_until_ready" } else { "dispatch" };
+                    b.ev((s + 37) % 1000, d / 2 + 1, name, EventClass::Other)
+                })
+                .collect();
+            b.thread(i as u64, "python", host);
+        }
         let r = analyze_trace(&b.tl, &all());
         check_rows_partition(&r);
+        // The verdict reads the breakdown's numbers: fraction = host_wait / duration, so no host wait
+        // means no host-bound verdict.
+        if let (Some(t), Some(h)) = (r.total, r.host_bound.as_ref()) {
+            prop_assert!(close(h.fraction, t.host_wait_us / t.duration_us), "{} vs {:?}", h.fraction, t);
+            prop_assert!(close(h.host_wait_us, t.host_wait_us), "{} vs {}", h.host_wait_us, t.host_wait_us);
+            if t.host_wait_us == 0.0 {
+                prop_assert_eq!(h.verdict, HostVerdict::NotHost);
+                prop_assert_eq!(h.bound_by, None);
+            }
+            prop_assert_eq!(h.bound_by, h.verdict.bound_by());
+        }
         // The exposed collective of all steps equals the sum over kinds when kinds never overlap
         // each other; at least: every kind's exposed <= total.
         for o in &r.overlap {
@@ -268,14 +291,24 @@ fn gaps_carry_host_activity_and_host_bound_verdict() {
     assert_eq!((g1.start_us, g1.duration_us), (40.0, 5.0));
     assert_eq!(g1.host_activity.len(), 1);
     assert!(g1.host_activity[0].waiting);
-    // Device idle 25 of 50; the host works during 16 of it.
+    assert_eq!(g1.host_activity[0].activity, HostActivityKind::Wait);
+    // Device idle 25 of 50; the host works during 16 of it: that is the step's host wait, in the
+    // breakdown and in the host check alike.
+    let t = r.total.unwrap();
+    assert_eq!((t.host_wait_us, t.idle_us), (16.0, 9.0));
     let h = r.host_bound.as_ref().unwrap();
-    assert_eq!((h.idle_host_busy_us, h.step_time_us), (16.0, 50.0));
+    assert_eq!((h.idle_host_busy_us, h.device_wait_us, h.host_wait_us, h.step_time_us), (16.0, 0.0, 16.0, 50.0));
     assert!(close(h.fraction, 0.32));
-    assert_eq!(h.verdict, HostVerdict::HostBound);
+    assert!(close(h.fraction, t.host_wait_us / t.duration_us));
+    assert_eq!(h.verdict, HostVerdict::Host);
+    assert_eq!(h.bound_by, Some(BoundBy::Host));
+    // Evidence by innermost time: `tiny` runs inside `PjitFunction(f)` for 2 of its 16 µs.
     let ev: Vec<(&str, f64)> = h.evidence.iter().map(|e| (e.name.as_str(), e.overlap_us)).collect();
-    assert_eq!(ev, vec![("PjitFunction(f)", 16.0), ("tiny", 2.0)]);
+    assert_eq!(ev, vec![("PjitFunction(f)", 14.0), ("tiny", 2.0)]);
     assert_eq!(summary(&r).host_bound_fraction, Some(h.fraction));
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["host_bound"]["verdict"], "host");
+    assert_eq!(json["host_bound"]["bound_by"], "host");
 }
 
 #[test]
@@ -288,10 +321,13 @@ fn host_bound_counts_host_wait_and_only_idle_with_busy_host() {
     let r = analyze_trace(&b.tl, &all());
     let h = r.host_bound.as_ref().unwrap();
     assert!(close(h.fraction, 0.1));
-    assert_eq!(h.verdict, HostVerdict::PartlyHostBound);
-    assert_eq!(h.idle_host_busy_us, 0.0);
+    assert_eq!(h.verdict, HostVerdict::PartlyHost);
+    assert_eq!(h.bound_by, Some(BoundBy::PartlyHost));
+    assert_eq!((h.idle_host_busy_us, h.device_wait_us, h.host_wait_us), (0.0, 10.0, 10.0));
+    assert_eq!(r.total.unwrap().host_wait_us, 10.0);
     assert!(h.evidence.is_empty());
-    assert_eq!(HostVerdict::of(0.01), HostVerdict::NotHostBound);
+    assert_eq!(HostVerdict::of(0.01), HostVerdict::NotHost);
+    assert_eq!(serde_json::to_value(h).unwrap()["verdict"], "partly_host");
 }
 
 #[test]
@@ -515,5 +551,124 @@ fn tpu_fixture_xspace_and_xprof_trace_viewer_json_agree() {
     for (x, y) in a.overlap.iter().zip(&b.overlap) {
         assert_eq!(x.kind, y.kind);
         assert!(within(x.total_us, y.total_us, 1e-3) && within(x.exposed_us, y.exposed_us, 1e-3));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One host-bound rule: only the device waiting on the host counts
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_host_waiting_on_the_device_is_not_host_work_and_masks_its_frames() {
+    let mut b = B::new();
+    // Device busy 0..10 and 30..50; idle 10..30.
+    let events = vec![b.ev(0, 10, "fusion.1", C), b.ev(30, 20, "fusion.2", C)];
+    b.device(0, events, vec![]);
+    // A Python frame 8..30 that dispatches (8..12) then blocks in `block_until_ready` (12..30); a second
+    // thread synchronizes 10..30 inside a frame of its own.
+    let host = vec![
+        b.ev(8, 22, "$train.py:40 step", EventClass::Other),
+        b.ev(9, 3, "PjitFunction(step)", EventClass::Other),
+        b.ev(12, 18, "$api.py:2479 block_until_ready", EventClass::Other),
+    ];
+    b.thread(1, "python", host);
+    let sync = vec![b.ev(10, 20, "loop", EventClass::Other), b.ev(10, 20, "cudaStreamSynchronize", EventClass::Other)];
+    b.thread(2, "worker", sync);
+    b.marker(0, 0, 50, None, StepSource::HostAnnotation);
+    let r = analyze_trace(&b.tl, &all());
+    let t = r.total.unwrap();
+    // Only 10..12 (the dispatch) is the device waiting on the host.
+    assert_eq!((t.host_wait_us, t.idle_us), (2.0, 18.0));
+    let h = r.host_bound.as_ref().unwrap();
+    assert_eq!((h.host_wait_us, h.idle_host_busy_us), (2.0, 2.0));
+    assert!(close(h.fraction, 2.0 / 50.0));
+    assert_eq!((h.verdict, h.bound_by), (HostVerdict::NotHost, None));
+    let ev: Vec<&str> = h.evidence.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(ev, vec!["PjitFunction(step)"], "waits and the frames they block are no evidence");
+    let g = &r.gaps[0];
+    assert_eq!((g.start_us, g.duration_us), (10.0, 20.0));
+    let wait = g.host_activity.iter().find(|a| a.name.contains("block_until_ready")).expect("listed");
+    assert!(wait.waiting && wait.activity == HostActivityKind::Wait);
+    assert!(g.host_activity.iter().any(|a| a.name == "cudaStreamSynchronize" && a.waiting));
+    assert_eq!(serde_json::to_value(&r).unwrap()["host_bound"]["bound_by"], serde_json::Value::Null);
+}
+
+#[test]
+fn xla_cpu_runtime_is_the_device_not_the_host() {
+    let run = |kind: DeviceKind| {
+        let mut b = B::new();
+        let events = vec![b.ev(0, 10, "fusion.1", C), b.ev(40, 10, "fusion.2", C)];
+        b.device(0, events, vec![]);
+        b.tl.devices[0].kind = kind;
+        // An executor thread schedules thunks 10..40 (no op runs).
+        let pool = vec![b.ev(5, 40, "ThunkExecutor::Execute", EventClass::Other)];
+        b.thread(1, "tf_XLAEigen/1", pool);
+        b.marker(0, 0, 50, None, StepSource::HostAnnotation);
+        analyze_trace(&b.tl, &all())
+    };
+    let cpu = run(DeviceKind::CpuExecutor);
+    assert_eq!(cpu.total.unwrap().host_wait_us, 0.0, "XLA:CPU scheduling its own thunks");
+    assert_eq!(cpu.host_bound.as_ref().unwrap().verdict, HostVerdict::NotHost);
+    assert_eq!(cpu.gaps[0].host_activity[0].activity, HostActivityKind::DeviceRuntime);
+    // Beside a TPU the same host event is host work (60 % of the step).
+    let tpu = run(DeviceKind::Tpu);
+    assert_eq!(tpu.total.unwrap().host_wait_us, 30.0);
+    let h = tpu.host_bound.as_ref().unwrap();
+    assert!(h.fraction >= HOST_BOUND_THRESHOLD && h.verdict == HostVerdict::Host);
+}
+
+fn batch16() -> Timeline {
+    xplane("tests/data/compare/batch16/plugins/profile/run1/vm.xplane.pb")
+}
+
+#[test]
+fn batch16_cpu_capture_breakdown_and_verdict_agree() {
+    let r = analyze_trace(&batch16(), &all());
+    assert_eq!(r.devices.len(), 1);
+    assert_eq!(r.devices[0].kind, DeviceKind::CpuExecutor);
+    assert_eq!(r.steps.len(), 8);
+    check_rows_partition(&r);
+    let t = r.total.unwrap();
+    let h = r.host_bound.as_ref().unwrap();
+    // The verdict is the breakdown's host wait over its step time, per step and in total.
+    assert!(close(h.fraction, t.host_wait_us / t.duration_us), "{} vs {t:?}", h.fraction);
+    assert!(close(h.host_wait_us, t.host_wait_us));
+    assert!(close(h.step_time_us, t.duration_us));
+    let per_step: f64 = r.steps.iter().map(|s| s.breakdown.host_wait_us).sum();
+    assert!(close(per_step, t.host_wait_us));
+    // The host spends the idle gaps in `block_until_ready` (waiting on the device): that is not host-bound.
+    // What remains is dispatch (PjitFunction …), about 1 % of the step time.
+    assert!(h.fraction > 0.0 && h.fraction < 0.05, "{}", h.fraction);
+    assert_eq!((h.verdict, h.bound_by), (HostVerdict::NotHost, None));
+    assert!(h.evidence.iter().all(|e| !e.name.contains("block_until_ready") && !e.name.contains("wait")), "{h:?}");
+    assert!(h.evidence.iter().any(|e| e.name.starts_with("PjitFunction")), "{h:?}");
+    let waits = r.gaps.iter().flat_map(|g| &g.host_activity).filter(|a| a.name.contains("block_until_ready"));
+    let mut n = 0;
+    for a in waits {
+        assert!(a.waiting && a.activity == HostActivityKind::Wait, "{a:?}");
+        n += 1;
+    }
+    assert!(n > 0, "the gaps show the host in block_until_ready");
+    // One duty-cycle definition: busy share of the steps.
+    let duty = summary(&r).duty_cycle.unwrap();
+    assert!(close(duty, (t.compute_us + t.collective_us + t.memcpy_us + t.other_us) / t.duration_us));
+    assert!(duty > 0.85 && duty < 0.95, "{duty}");
+}
+
+#[test]
+fn fixtures_verdicts_read_the_breakdown() {
+    for r in [
+        analyze_trace(&xplane("../falcon-xplane/tests/data/tpu_v6e_inference.xplane.pb"), &all()),
+        analyze_trace(&xplane("../falcon-xplane/tests/data/jax_cpu_mlp_vm.xplane.pb"), &all()),
+        analyze_trace(&chrome("tests/data/pytorch_cpu_tfm2.pt.trace.json.gz"), &all()),
+        analyze_trace(&xplane("../falcon-xplane/tests/data/gpu_v100x8_tf.xplane.pb"), &all()),
+    ] {
+        let (t, h) = (r.total.unwrap(), r.host_bound.as_ref().unwrap());
+        assert!(close(h.fraction, t.host_wait_us / t.duration_us), "{} vs {t:?}", h.fraction);
+        assert_eq!(h.verdict, HostVerdict::of(h.fraction));
+        for d in &r.devices {
+            let (dt, dh) = (d.total.unwrap(), d.host_bound.as_ref().unwrap());
+            assert!(close(dh.fraction, dt.host_wait_us / dt.duration_us), "{}", d.name);
+        }
     }
 }

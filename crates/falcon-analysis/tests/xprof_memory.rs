@@ -309,7 +309,11 @@ fn cpu_capture_does_not_panic() {
     let ours = profile_of(xplane_data("jax_cpu_mlp_vm.xplane.pb"));
     serde_json::to_string(&ours).expect("serialize");
     if ours.allocators.is_empty() {
-        assert_eq!(ours, MemoryProfile::default());
+        // Empty, and it says why (XLA:CPU records no allocator events).
+        let notes = ours.notes.clone();
+        assert_eq!(MemoryProfile { notes: Vec::new(), ..ours }, MemoryProfile::default());
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].contains("no allocator events"), "{notes:?}");
     } else {
         assert!(ours.peak_allocator.is_some());
     }
@@ -393,9 +397,16 @@ fn steps_ending_at(ends_ps: &[i128]) -> StepReport {
 
 #[test]
 fn no_allocation_events_is_an_empty_profile() {
-    assert_eq!(memory_profile(&XSpace::default(), &StepReport::default()), MemoryProfile::default());
+    let empty_with = |why: &str| MemoryProfile { notes: vec![why.to_string()], ..MemoryProfile::default() };
+    assert_eq!(
+        memory_profile(&XSpace::default(), &StepReport::default()),
+        empty_with("no memory profile: the capture has no `/host:CPU` plane")
+    );
     let space = host_space(&[&[]]);
-    assert_eq!(memory_profile(&space, &StepReport::default()), MemoryProfile::default());
+    let p = memory_profile(&space, &StepReport::default());
+    assert_eq!(MemoryProfile { notes: Vec::new(), ..p.clone() }, MemoryProfile::default());
+    assert_eq!(p.notes.len(), 1);
+    assert!(p.notes[0].starts_with("no memory profile: the capture has no allocator events"), "{:?}", p.notes);
 }
 
 #[test]

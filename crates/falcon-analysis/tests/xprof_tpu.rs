@@ -14,6 +14,7 @@ use falcon_analysis::op_metrics::op_metrics_db;
 use falcon_analysis::overview::overview;
 use falcon_analysis::roofline::{roofline, RooflinePoint};
 use falcon_analysis::steps::detect_steps;
+use falcon_core::bound::BoundBy;
 use falcon_xplane::{decode_file, XSpace};
 use serde_json::Value;
 
@@ -294,32 +295,45 @@ fn tpu_overview_matches_xprof_cli() {
     assert_eq!(o.device_type, env["device_type"].as_str().expect("device_type"));
     assert_eq!(o.device_cores.to_string(), env["device_core_count"].as_str().expect("cores"));
     assert_eq!(o.hosts.to_string(), env["host_count"].as_str().expect("hosts"));
-    assert_printed("duty cycle", o.device_duty_cycle_percent, percent(s("device_duty_cycle_percent")), 1);
-    assert_printed("idle", o.device_idle_percent, percent(s("device_idle_time_percent")), 1);
-    assert_printed("hbm bw util", o.hbm_bw_utilization * 100.0, percent(s("hbm_bw_utilization_percent")), 2);
-    assert_printed("max mem bw util", o.hbm_bw_utilization * 100.0, percent(s("max_mem_bw_utilization_percent")), 2);
-    assert_printed("compute efficiency", o.flops_utilization * 100.0, percent(s("compute_efficiency_percent")), 2);
-    assert_printed("roofline efficiency", o.roofline_efficiency * 100.0, percent(s("roofline_efficiency_percent")), 2);
+    let known = |what: &str, v: Option<f64>| v.unwrap_or_else(|| panic!("{what} is known on this TPU capture"));
+    assert_printed(
+        "duty cycle",
+        known("duty", o.device_duty_cycle_percent),
+        percent(s("device_duty_cycle_percent")),
+        1,
+    );
+    assert_printed("idle", known("idle", o.device_idle_percent), percent(s("device_idle_time_percent")), 1);
+    let hbm = known("hbm", o.hbm_bw_utilization);
+    assert_printed("hbm bw util", hbm * 100.0, percent(s("hbm_bw_utilization_percent")), 2);
+    assert_printed("max mem bw util", hbm * 100.0, percent(s("max_mem_bw_utilization_percent")), 2);
+    let flops = known("flops", o.flops_utilization);
+    assert_printed("compute efficiency", flops * 100.0, percent(s("compute_efficiency_percent")), 2);
+    let roof = known("roofline", o.roofline_efficiency);
+    assert_printed("roofline efficiency", roof * 100.0, percent(s("roofline_efficiency_percent")), 2);
     assert_printed(
         "flop rate util rel. to roofline",
-        o.roofline_efficiency * 100.0,
+        roof * 100.0,
         percent(s("flop_rate_utilization_relative_to_roofline")),
         2,
     );
-    assert_eq!(o.bound_by, s("bound_by"));
+    // XProf's resource name is kept beside the one vocabulary's word for it.
+    assert_eq!(o.bound_by_resource.as_deref(), Some(s("bound_by")));
+    assert_eq!(s("bound_by"), "HBM");
+    assert_eq!(o.bound_by, Some(BoundBy::Memory));
+    assert_eq!(serde_json::to_value(&o).unwrap()["bound_by"], "memory");
     let oi = ps["operational_intensity_flop_per_byte"].as_f64().expect("oi");
-    assert_printed("operational intensity", o.operational_intensity, oi, 4);
+    assert_printed("operational intensity", known("oi", o.operational_intensity), oi, 4);
     assert_printed("step time", o.step_time_ms.mean, s("steptime_ms_average").parse().expect("f64"), 2);
     assert_printed("step stddev", o.step_time_ms.stddev, s("steptime_ms_standard_deviation").parse().expect("f64"), 2);
     // MFU without steps: whole profile, profile cost stats; equals the Program row's model FLOP
     // rate ÷ peak.
     assert_eq!(o.peak_source, PeakSource::DeviceStats);
-    assert_eq!(o.mfu_flops_source, "profile cost stats");
+    assert_eq!(o.mfu_flops_source.as_deref(), Some("profile cost stats"));
     let mfu = o.mfu.expect("mfu");
     assert_close("mfu", mfu, r.program.model_flop_rate_gflops / r.peak_flop_rate_gflops);
     // A caller's per-step FLOPs cannot be used without steps.
     let o2 = overview(&space, &d, &db, &steps, &r, Some(1e15));
-    assert_eq!(o2.mfu_flops_source, "profile cost stats");
+    assert_eq!(o2.mfu_flops_source.as_deref(), Some("profile cost stats"));
 }
 
 #[test]
@@ -387,27 +401,43 @@ fn gpu_matches_xprof_run_environment_and_roofline() {
     let analysis = &page[0]["p"];
     assert_printed(
         "16bit",
-        o.compute_16bit_percent,
+        o.compute_16bit_percent.expect("16-bit share known on GPU"),
         percent(analysis["device_compute_16bit_percent"].as_str().expect("16")),
         1,
     );
     assert_printed(
         "32bit",
-        o.compute_32bit_percent,
+        o.compute_32bit_percent.expect("32-bit share known on GPU"),
         percent(analysis["device_compute_32bit_percent"].as_str().expect("32")),
         1,
     );
     assert_eq!(o.mfu, None);
+    // No HLO costs and no peak: the roofline-derived fields are unknown (null with a note), not 0; XProf
+    // does not compute a GPU duty cycle.
+    assert_eq!((o.flops_utilization, o.hbm_bw_utilization, o.operational_intensity), (None, None, None));
+    assert_eq!((o.bound_by, o.device_duty_cycle_percent), (None, None));
+    assert!(o.device_idle_percent.is_some());
+    let json = serde_json::to_value(&o).unwrap();
+    for k in ["flops_utilization", "hbm_bw_utilization", "bound_by", "device_duty_cycle_percent"] {
+        assert!(json[k].is_null(), "{k}: {}", json[k]);
+    }
+    assert!(o.notes.iter().any(|n| n.contains("duty cycle unknown")), "{:?}", o.notes);
+    assert!(o.notes.iter().any(|n| n.contains("utilization") && n.contains("unknown")), "{:?}", o.notes);
 }
 
 #[test]
-fn cpu_capture_has_no_device_analyses() {
+fn cpu_capture_has_no_device_analyses_and_says_what_it_knows() {
     let space = capture("jax_cpu_mlp_vm");
     let d = device_info(&space);
     assert_eq!(d.hardware, Hardware::CpuOnly);
     let cli = xprof("jax_cpu_mlp_xprof_cli_get_overview.json");
     assert_eq!(d.device_type, cli["run_environment"]["device_type"].as_str().expect("device_type"));
-    assert_eq!(d.device_cores.to_string(), cli["run_environment"]["device_core_count"].as_str().expect("cores"));
+    // XProf reports 0 cores for a CPU capture; the capture's threads say more: two intra-op pool threads
+    // (`tf_XLAEigen/…`), four threads that ran XLA ops, five thread lines.
+    assert_eq!(cli["run_environment"]["device_core_count"].as_str(), Some("0"));
+    let t = d.cpu_threads.expect("CPU threads of a CPU capture");
+    assert_eq!((t.intra_op_threads, t.op_threads, t.threads), (2, 4, 5));
+    assert_eq!(d.device_cores, 2);
     let db = op_metrics_db(&space, &d);
     assert!(db.device_ops().next().is_none());
     assert!(hlo_stats(&db, &d).is_empty());
@@ -417,15 +447,27 @@ fn cpu_capture_has_no_device_analyses() {
     assert!(r.points.is_empty());
     let o = overview(&space, &d, &db, &steps, &r, Some(1e12));
     assert_eq!(o.mfu, None);
+    assert_eq!(o.device_cores, 2);
     let ps = &cli["performance_summary"];
-    assert_printed(
-        "duty",
-        o.device_duty_cycle_percent,
-        percent(ps["device_duty_cycle_percent"].as_str().expect("d")),
-        1,
-    );
-    assert_printed("idle", o.device_idle_percent, percent(ps["device_idle_time_percent"].as_str().expect("i")), 1);
     assert_printed("step", o.step_time_ms.mean, ps["steptime_ms_average"].as_str().expect("s").parse().expect("f"), 1);
+    // XProf prints 0.0% duty cycle and idle for CPU; Falcon computes the duty cycle the trace analysis does,
+    // from the same timeline, so `profile analyze` and `profile trace` give one number.
+    assert_eq!(ps["device_duty_cycle_percent"].as_str(), Some("0.0%"));
+    let tl = falcon_analysis::timeline::xspace::from_xspace(&space, "");
+    let trace = falcon_analysis::trace::analyze_trace(&tl, &falcon_analysis::trace::TraceOptions::default());
+    let trace_duty = falcon_analysis::trace::summary(&trace).duty_cycle.expect("trace duty cycle");
+    let duty = o.device_duty_cycle_percent.expect("CPU duty cycle");
+    assert!((duty - 100.0 * trace_duty).abs() < 1e-9, "{duty} vs {trace_duty}");
+    assert!(duty > 80.0 && duty < 100.0, "{duty}");
+    assert!((o.device_idle_percent.expect("idle") - (100.0 - duty)).abs() < 1e-9);
+    // No FLOPs or bytes per op on XLA:CPU: unknown, with a note, never 0.
+    assert_eq!((o.flops_utilization, o.hbm_bw_utilization, o.roofline_efficiency), (None, None, None));
+    assert_eq!(o.operational_intensity, None);
+    assert!(o.notes.iter().any(|n| n.contains("XLA:CPU records no FLOPs or bytes per op")), "{:?}", o.notes);
+    // Not host-bound by the trace's host check: bound-by unknown, and a note says why.
+    assert_eq!(trace.host_bound.as_ref().and_then(|h| h.bound_by), None);
+    assert_eq!(o.bound_by, None);
+    assert!(o.notes.iter().any(|n| n.starts_with("bound-by unknown")), "{:?}", o.notes);
 }
 
 #[test]

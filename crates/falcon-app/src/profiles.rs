@@ -47,13 +47,26 @@ impl App {
         host: Option<&str>,
         options: &AnalyzeOptions,
     ) -> Result<(ResolvedProfile, ProfileReport)> {
-        if let Some(f) = options.model_flops_per_step {
-            if !(f.is_finite() && f > 0.0) {
-                return Err(AppError::usage(format!("--model-flops must be a positive number, not {f}")));
+        for (flag, value) in [("--model-flops", options.model_flops_per_step), ("--peak-tflops", options.peak_tflops)] {
+            if let Some(f) = value {
+                if !(f.is_finite() && f > 0.0) {
+                    return Err(AppError::usage(format!("{flag} must be a positive number, not {f}")));
+                }
             }
         }
         crate::files::check_input(Path::new(target))?;
-        Ok(self.analysis().await?.analyze(target, host, options).await?)
+        let mut options = options.clone();
+        // An experiment that logs `model_flops` per step gives MFU its FLOPs (the median after warm-up).
+        if options.model_flops_per_step.is_none() {
+            if let Some(id) = experiment_id(target) {
+                let logged = self.exp().await?.show(id).await?.metrics.get("model_flops").map(|m| m.median);
+                if let Some(f) = logged.filter(|f| f.is_finite() && *f > 0.0) {
+                    options.model_flops_per_step = Some(f);
+                    options.model_flops_source = Some("logged model_flops (median per step)".into());
+                }
+            }
+        }
+        Ok(self.analysis().await?.analyze(target, host, &options).await?)
     }
 
     /// Where each step's time goes, from the capture's (or a Chrome trace's) timeline.

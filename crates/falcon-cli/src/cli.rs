@@ -13,26 +13,29 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Options every command takes.
+/// The heading every command's help lists the options of [`GlobalArgs`] under, apart from its own.
+pub const GLOBAL_OPTIONS: &str = "Global options";
+
+/// Options every command takes (listed under their own heading, [`GLOBAL_OPTIONS`], in every help).
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
     /// Print machine-readable JSON on stdout (errors too).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL_OPTIONS)]
     pub json: bool,
     /// Configuration file (default: ./falcon.toml, searched upward, then the user config dir).
-    #[arg(long, global = true, value_name = "FILE", env = "FALCON_CONFIG_FILE")]
+    #[arg(long, global = true, value_name = "FILE", env = "FALCON_CONFIG_FILE", help_heading = GLOBAL_OPTIONS)]
     pub config: Option<PathBuf>,
     /// Data directory for local state [env: FALCON_DATA_DIR] (default ./.falcon).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", help_heading = GLOBAL_OPTIONS)]
     pub data_dir: Option<PathBuf>,
     /// Metadata store URL: sqlite://PATH or mysql://USER@HOST:PORT/DB [env: FALCON_DB].
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, global = true, value_name = "URL", help_heading = GLOBAL_OPTIONS)]
     pub db: Option<String>,
     /// Artifact store: a directory, gs://BUCKET/PREFIX or s3://BUCKET/PREFIX [env: FALCON_ARTIFACTS].
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, global = true, value_name = "URL", help_heading = GLOBAL_OPTIONS)]
     pub artifacts: Option<String>,
     /// More logging on stderr (-v info, -vv debug).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL_OPTIONS)]
     pub verbose: u8,
 }
 
@@ -42,33 +45,34 @@ pub enum Command {
     Init(InitArgs),
     /// Check every configured component (database, artifact store, pools) and say what is wrong.
     Doctor,
-    /// Show configuration.
+    /// Configuration: show.
     #[command(subcommand)]
     Config(ConfigCommand),
-    /// Experiments: submit, list, show, cancel, logs, artifacts, diff, compare.
+    /// Experiments: submit, list, show, cancel, logs, artifacts, diff, compare, history.
     #[command(subcommand)]
     Exp(ExpCommand),
     /// Run the orchestration loop (jobs and experiments) until interrupted.
     Worker(WorkerArgs),
     /// Free disk: remove job folders of ended jobs whose outputs were collected, and trim the profile cache.
     Gc(GcArgs),
-    /// Optimization goals: create, list, show, claim, release, achieve, abandon, compare.
+    /// Optimization goals: create, list, show, set-baseline, claim, release, achieve, abandon, compare, report.
     #[command(subcommand)]
     Goal(GoalCommand),
-    /// Sessions: a sweep submitted as a batch of experiments.
+    /// Sessions, a sweep submitted as a batch of experiments: submit, show.
     #[command(subcommand)]
     Session(SessionCommand),
-    /// Resource pools.
+    /// Resource pools: list.
     #[command(subcommand)]
     Pool(PoolCommand),
-    /// XProf profiles: analyse (overview/MFU, ops, HLO stats, roofline, memory, kernels, steps), fetch, export traces.
+    /// XProf profiles: analyze (overview/MFU, ops, HLO stats, roofline, memory, kernels, steps), trace, fetch,
+    /// export-trace, compare.
     #[command(subcommand)]
     Profile(ProfileCommand),
-    /// Numerical alignment across frameworks: metric series (MaxText, Megatron-LM, tfevents, JSONL/CSV) and
-    /// tensor dumps (.npy, .npz, safetensors).
+    /// Numerical alignment across frameworks: compare (metric series of MaxText, Megatron-LM, tfevents,
+    /// JSONL/CSV), tensors (dumps: .npy, .npz, safetensors).
     #[command(subcommand)]
     Accuracy(AccuracyCommand),
-    /// Kernel-bench results: achieved TFLOP/s and GB/s, % of roofline, speed-ups, fast_p, regressions.
+    /// Kernel-bench results: analyze (achieved TFLOP/s and GB/s, % of roofline, speed-ups, fast_p), compare.
     #[command(subcommand)]
     Kernel(KernelCommand),
 }
@@ -332,9 +336,13 @@ pub struct ProfileAnalyzeArgs {
     /// Analyse only this host of a multi-host capture.
     #[arg(long)]
     pub host: Option<String>,
-    /// The workload's model FLOPs per step (all chips), for MFU instead of the profile's cost stats.
+    /// The workload's model FLOPs per step (all chips), for MFU instead of the profile's cost stats (an
+    /// experiment's logged `model_flops` metric is used by default).
     #[arg(long, value_name = "FLOPS")]
     pub model_flops: Option<f64>,
+    /// Peak TFLOP/s of the device when neither the capture nor the catalog knows it (a CPU): makes MFU known.
+    #[arg(long, value_name = "TFLOPS")]
+    pub peak_tflops: Option<f64>,
     /// Render Markdown instead of plain tables (ignored with --json).
     #[arg(long)]
     pub markdown: bool,
@@ -600,6 +608,10 @@ pub struct ListArgs {
     /// Page size (0: no rows).
     #[arg(long, default_value_t = 50)]
     pub limit: u32,
+    /// Give each row its stored metric summaries (`metrics`: count, mean, median, p90, min, max, last, spread
+    /// per metric, as `exp show`), read for the whole page at once; the table gets each metric's median.
+    #[arg(long)]
+    pub with_metrics: bool,
     /// Only ids below this one.
     #[arg(long)]
     pub before: Option<String>,

@@ -57,7 +57,10 @@ fn analyze_a_tpu_file_gives_the_guaranteed_json_with_xprof_numbers() {
     assert!((o["device_duty_cycle_percent"].as_f64().unwrap() - duty).abs() < 0.05 + 1e-9, "{o}");
     let hbm = xprof_percent(&xprof["performance_summary"]["hbm_bw_utilization_percent"]) / 100.0;
     assert!((o["hbm_bw_utilization"].as_f64().unwrap() - hbm).abs() < 0.00005 + 1e-9, "{o}");
-    assert_eq!(o["bound_by"], xprof["performance_summary"]["bound_by"]);
+    // XProf's word for the bounding resource is kept as `bound_by_resource`; `bound_by` is Falcon's one
+    // vocabulary (falcon_core::bound::BoundBy), in which HBM-bound is `memory`.
+    assert_eq!(o["bound_by_resource"], xprof["performance_summary"]["bound_by"]);
+    assert_eq!(o["bound_by"], "memory");
 
     let hlo = analysis_data("tpu_v6e_inference_xprof_hlo_stats.json");
     let ops = r["ops"].as_array().unwrap();

@@ -5,6 +5,7 @@
 //! values in.
 
 pub mod artifact;
+pub mod bound;
 pub mod catalog;
 pub mod config;
 pub mod error;

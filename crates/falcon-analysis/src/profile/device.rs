@@ -13,6 +13,12 @@
 //!   `device_vendor = Nvidia`, `AMD GPU…` for AMD, and plain `GPU` when the vendor stat is absent
 //!   (older TF captures). The CUDA device name (`gpu_device_name`) is kept in [`DeviceInfo::device_name`].
 //! * **Cores**: number of TensorCore planes (TPU) / GPU planes (GPU).
+//! * **CPU-only captures** (Falcon, not XProf: XProf reports 0 cores): the capture records no core
+//!   count, but XLA:CPU leaves one line per thread on `/host:CPU` ([`CpuThreads`]). `device_cores` is
+//!   the number of threads of XLA:CPU's intra-op pool (`tf_XLAEigen…` lines), which XLA sizes to the
+//!   machine's schedulable cores by default; a pool thread that recorded no event has no line, so it
+//!   is a lower bound. Without such lines it is the number of threads that ran XLA:CPU ops (events
+//!   with an `hlo_op` stat, the rule of [`crate::cpu_ops`]); 0 only when no thread ran one.
 //! * **Peaks** (`GetPerfEnvFromXPlane`, first device plane):
 //!   - TPU: plane stats `peak_teraflops_per_second`, `peak_hbm_bw_gigabytes_per_second`,
 //!     `peak_sram_{rd,wr}_bw_…`, `peak_cmem_{rd,wr}_bw_…`, `peak_vmem_{rd,wr}_bw_…`,
@@ -36,6 +42,8 @@ use falcon_core::catalog::{self, Chip};
 use falcon_xplane::{StatValue, XPlane, XSpace};
 use serde::Serialize;
 
+use super::planes::{DERIVED_LINE_SUFFIXES, HOST_CPU_PLANE};
+
 /// The kind of hardware a capture ran on, as XProf classifies it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -55,7 +63,7 @@ pub enum PeakSource {
     DeviceStats,
     /// Falcon's accelerator catalog (`falcon_core::catalog`), matched on the device type.
     Catalog,
-    /// Nothing known: utilizations are reported as 0 / absent.
+    /// Nothing known: the utilizations that need a peak are `null`.
     #[default]
     None,
 }
@@ -81,6 +89,55 @@ pub struct DeviceInfo {
     pub device_name: String,
     /// Catalog chip matched on the device type (e.g. `v6e`), when any.
     pub catalog_chip: Option<String>,
+    /// CPU-only captures: the threads the capture shows (`null` on TPU/GPU captures).
+    pub cpu_threads: Option<CpuThreads>,
+}
+
+/// The threads of an XLA:CPU capture's `/host:CPU` plane (lines XProf derives excluded).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CpuThreads {
+    /// Thread lines (every thread that recorded an event).
+    pub threads: u32,
+    /// Threads that ran XLA:CPU ops (an event with an `hlo_op` stat).
+    pub op_threads: u32,
+    /// Threads of XLA:CPU's intra-op pool (`tf_XLAEigen…` lines), sized to the machine's cores by default.
+    pub intra_op_threads: u32,
+}
+
+impl CpuThreads {
+    /// The threads of `space`'s `/host:CPU` plane (all zero without one).
+    pub fn of(space: &XSpace) -> CpuThreads {
+        let mut t = CpuThreads::default();
+        let Some(plane) = space.plane_by_name(HOST_CPU_PLANE) else {
+            return t;
+        };
+        let op_stat = plane.stat_metadata_by_name("hlo_op").map(|m| m.id);
+        for line in &plane.lines {
+            if line.events.is_empty() || DERIVED_LINE_SUFFIXES.iter().any(|s| line.name.ends_with(s)) {
+                continue;
+            }
+            t.threads += 1;
+            let runs_ops = op_stat.is_some_and(|id| {
+                line.events.iter().any(|e| {
+                    e.stats.iter().any(|s| s.metadata_id == id)
+                        || plane.event_metadata_of(e).is_some_and(|m| m.stats.iter().any(|s| s.metadata_id == id))
+                })
+            });
+            t.op_threads += u32::from(runs_ops);
+            let name = if line.display_name.is_empty() { &line.name } else { &line.display_name };
+            t.intra_op_threads += u32::from(name.starts_with("tf_XLAEigen"));
+        }
+        t
+    }
+
+    /// The CPU count `device_cores` reports (see the module doc).
+    pub fn cores(&self) -> u32 {
+        if self.intra_op_threads > 0 {
+            self.intra_op_threads
+        } else {
+            self.op_threads
+        }
+    }
 }
 
 impl DeviceInfo {
@@ -293,7 +350,14 @@ pub fn device_info(space: &XSpace) -> DeviceInfo {
         Hardware::Tpu => tpu_info(&planes),
         Hardware::Gpu => gpu_info(&planes),
         Hardware::CpuOnly => {
-            return DeviceInfo { hardware: Hardware::CpuOnly, device_type: "CPU".to_string(), ..DeviceInfo::default() }
+            let threads = CpuThreads::of(space);
+            return DeviceInfo {
+                hardware: Hardware::CpuOnly,
+                device_type: "CPU".to_string(),
+                device_cores: threads.cores(),
+                cpu_threads: Some(threads),
+                ..DeviceInfo::default()
+            };
         }
     };
     let chip = catalog_chip_for(&info.device_type).or_else(|| catalog_chip_for(&info.device_name));

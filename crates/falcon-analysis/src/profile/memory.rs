@@ -43,6 +43,9 @@
 //!
 //! # Falcon additions
 //!
+//! * **Empty profiles say why.** Without a `/host:CPU` plane or without allocator events on it (XLA:CPU
+//!   captures record none), `notes` says so; `peak_bytes` is then 0 because nothing was measured, and the
+//!   summary row leaves peak memory unknown.
 //! * **Top level.** The profile's headline allocator is the device allocator (ids without `host`
 //!   or `cpu` in them, unless there are only such ids) with the largest in-window peak
 //!   (`stack + heap`); ties go to the first id in sorted order. XProf's `get_memory_profile` CLI
@@ -215,6 +218,9 @@ pub struct MemoryProfile {
     pub top_allocations: Vec<Allocation>,
     pub step_growth_bytes: Vec<i64>,
     pub leak_suspected: bool,
+    /// Why the profile is empty, when it is (no `/host:CPU` plane, or no allocator events on it: XLA:CPU
+    /// and most JAX captures record none). `peak_bytes` is then 0 because nothing was measured.
+    pub notes: Vec<String>,
 }
 
 /// Stats the memory profile reads.
@@ -612,7 +618,10 @@ fn is_host_allocator(id: &str) -> bool {
 /// Builds XProf's memory profile from the `/host:CPU` allocation events (see the module docs).
 pub fn memory_profile(space: &XSpace, steps: &StepReport) -> MemoryProfile {
     let Some(plane) = space.plane_by_name(HOST_CPU_PLANE) else {
-        return MemoryProfile::default();
+        return MemoryProfile {
+            notes: vec![format!("no memory profile: the capture has no `{HOST_CPU_PLANE}` plane")],
+            ..MemoryProfile::default()
+        };
     };
     let mut allocators = Vec::new();
     for (id, acc) in read_events(plane) {
@@ -660,6 +669,12 @@ pub fn memory_profile(space: &XSpace, steps: &StepReport) -> MemoryProfile {
         profile.top_allocations = h.top_allocations.clone();
         profile.step_growth_bytes = h.step_growth_bytes.clone();
         profile.leak_suspected = h.leak_suspected;
+    }
+    if allocators.is_empty() {
+        profile.notes.push(format!(
+            "no memory profile: the capture has no allocator events (MemoryAllocation / MemoryDeallocation on \
+             `{HOST_CPU_PLANE}`); XLA:CPU does not record them"
+        ));
     }
     profile.allocators = allocators;
     profile

@@ -11,6 +11,14 @@
 //! synchronous multi-host program every host runs the same steps). The memory profile is per host in
 //! XProf; here it is the first host's (or the `--host` chosen), and a note says so when there are
 //! several. Kernel stats are per host and concatenated.
+//!
+//! # Sections
+//!
+//! The report has the sections of the tools asked for ([`ProfileReport::tools`]) and no other, except
+//! `cpu_ops`: on an XLA:CPU capture the device tools have nothing (no device op metrics: `ops[]` is
+//! empty, `roofline` is not `available`), and the per-op profile XProf does not show, `cpu_ops`, comes
+//! with the `ops` and the `overview` tools (profile compare reads it with the overview); the renderers
+//! show it for `ops` only. Each empty section's reason is in the renderers' one line and the notes.
 
 pub mod cpu_ops;
 pub mod device;
@@ -89,6 +97,11 @@ pub struct AnalyzeOptions {
     /// The workload's own model FLOPs per step (per chip-step summed over chips, i.e. the whole model step),
     /// used for MFU instead of the profile's cost stats.
     pub model_flops_per_step: Option<f64>,
+    /// Where `model_flops_per_step` comes from, for `mfu_flops_source` (default `caller model flops`; the
+    /// application layer says `logged model_flops` when it read the run's metric).
+    pub model_flops_source: Option<String>,
+    /// The device's peak TFLOP/s when the capture and the catalog have none (XLA:CPU captures).
+    pub peak_tflops: Option<f64>,
 }
 
 impl AnalyzeOptions {
@@ -109,6 +122,8 @@ pub struct OpProfileTrees {
 /// The result of `profile analyze`. Sections of tools not asked for are absent.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProfileReport {
+    /// The tools run, in report order (every tool when none was asked for).
+    pub tools: Vec<Tool>,
     /// The host files analysed.
     pub files: Vec<HostFile>,
     /// Device identity and peaks (of the first host).
@@ -120,9 +135,13 @@ pub struct ProfileReport {
     pub ops: Option<Vec<HloStatsRow>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub op_profile: Option<OpProfileTrees>,
-    /// XLA:CPU per-op profile (CPU captures, where XProf shows nothing).
+    /// XLA:CPU per-op profile (CPU captures, where XProf shows nothing; tools `ops` and `overview`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_ops: Option<CpuOpProfile>,
+    /// Where the op time of an XLA:CPU capture goes: by category, name scope and source line, as shares of op
+    /// time, beside the steps' wall time (tool `ops`; see [`time_breakdown`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_breakdown: Option<time_breakdown::TimeBreakdown>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub roofline: Option<Roofline>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -156,6 +175,7 @@ pub(crate) fn analyze_files_with_db(
     let mut kernels: Vec<KernelStat> = Vec::new();
     let mut kernel_steps: Vec<StepKernelBreakdown> = Vec::new();
     let mut cpu_ops: Option<CpuOpProfile> = None;
+    let mut hlo = hlo_metadata::HloIndex::default();
     let mut notes: Vec<String> = Vec::new();
     let mut total_cores = 0u32;
     let need_db = options.wants(Tool::Overview)
@@ -177,6 +197,12 @@ pub(crate) fn analyze_files_with_db(
                 None => db = Some(host_db),
                 Some(all) => all.merge(&host_db),
             }
+        }
+        if dev.hardware == Hardware::CpuOnly && options.wants(Tool::Ops) {
+            let index = hlo_metadata::hlo_index(&space);
+            hlo.modules += index.modules;
+            hlo.notes.extend(index.notes);
+            hlo.instructions.extend(index.instructions);
         }
         if dev.hardware == Hardware::CpuOnly && (options.wants(Tool::Ops) || options.wants(Tool::Overview)) {
             let profile = cpu_op_profile_in_steps(&space, &host_steps.steps);
@@ -225,6 +251,14 @@ pub(crate) fn analyze_files_with_db(
         (Some(space), true) => {
             let mut o = overview(space, &device, &db, &steps, &roof, options.model_flops_per_step);
             o.hosts = files.len() as u32;
+            if device.hardware == Hardware::CpuOnly {
+                let source = options.model_flops_source.as_deref().unwrap_or("caller model flops");
+                overview::cpu_mfu(&mut o, options.model_flops_per_step.map(|f| (f, source)), options.peak_tflops);
+            } else if let Some(label) = &options.model_flops_source {
+                if o.mfu_flops_source.as_deref() == Some("caller model flops") {
+                    o.mfu_flops_source = Some(label.clone());
+                }
+            }
             Some(o)
         }
         _ => None,
@@ -237,13 +271,20 @@ pub(crate) fn analyze_files_with_db(
         by_provenance: op_profile(&db, &device, GroupBy::Provenance, false),
     });
     let ops = options.wants(Tool::Hlo).then(|| hlo_stats(&db, &device));
+    let step_durations: Vec<i64> = steps.steps.iter().map(|s| s.duration_ps).collect();
+    let time_breakdown = match (&cpu_ops, options.wants(Tool::Ops)) {
+        (Some(cpu), true) => time_breakdown::time_breakdown(cpu, &hlo, &step_durations),
+        _ => None,
+    };
     let report = ProfileReport {
+        tools: Tool::ALL.into_iter().filter(|&t| options.wants(t)).collect(),
         files: files.to_vec(),
         device,
         overview,
         ops,
         op_profile,
         cpu_ops,
+        time_breakdown,
         roofline: options.wants(Tool::Roofline).then_some(roof),
         memory,
         kernels: options.wants(Tool::Kernels).then_some(kernels),

@@ -3,25 +3,35 @@
 //!
 //! # Rules
 //!
-//! * `device_type`, `device_cores`: XProf's run environment ([`crate::device`]); `hosts` = 1 per
-//!   XSpace (the caller combines hosts).
+//! * `device_type`, `device_cores`: XProf's run environment ([`crate::device`]; on XLA:CPU captures the
+//!   CPU count read from the capture's threads, where XProf reports 0); `hosts` = 1 per XSpace (the
+//!   caller combines hosts).
+//! * **Unknown is `null`**, never 0: every field below that cannot be computed for a capture is `None`
+//!   and a note says why.
 //! * `step_time_ms`: [`crate::steps::StepReport::step_time_ms`] (mean, sample stddev, n).
-//! * `device_duty_cycle_percent` (TPU): 100 × busy ÷ (busy + idle) of XProf's duty-cycle tracker
-//!   ([`crate::op_metrics::OpMetricsDb::busy_time_ps`]); 0 on GPU/CPU, where XProf does not
-//!   compute it.
-//! * `device_idle_percent` = 100 × (1 − total op time ÷ total time) of the device db
-//!   (`IdleTimeRatio`); 0 for CPU-only captures.
+//! * `device_duty_cycle_percent`: TPU: 100 × busy ÷ (busy + idle) of XProf's duty-cycle tracker
+//!   ([`crate::op_metrics::OpMetricsDb::busy_time_ps`]). XLA:CPU: the trace breakdown's duty cycle of the
+//!   executor threads over the steps ([`crate::trace::BreakdownUs::duty_cycle`], the definition the
+//!   `trace` summary row and `falcon profile trace` use, so the two never differ); XProf shows 0 there.
+//!   GPU: `null` (XProf does not compute it; `falcon profile trace` gives the GPUs' duty cycle).
+//! * `device_idle_percent`: TPU/GPU = 100 × (1 − total op time ÷ total time) of the device db
+//!   (`IdleTimeRatio`); XLA:CPU = 100 − the duty cycle (idle or waiting on the host).
 //! * The roofline-derived fields are those XProf's CLI `get_overview` fills from the *first row of
 //!   the roofline table*, i.e. the `Total` Program row with infeed/outfeed included
 //!   ([`crate::roofline::Roofline::program`]): `flops_utilization` = its `compute_efficiency`
 //!   (measured GFLOP/s ÷ peak; the CLI's `compute_efficiency_percent`), `roofline_efficiency`
 //!   (the CLI's `roofline_efficiency_percent` and `flop_rate_utilization_relative_to_roofline`),
 //!   `hbm_bw_utilization` = its `max_mem_bw_utilization` (the CLI's `hbm_bw_utilization_percent`
-//!   and `max_mem_bw_utilization_percent`), `bound_by`, `operational_intensity` (FLOP/byte, all
-//!   bytes). All fractions are 0..1. On CPU-only captures they are 0 / `Unknown`.
+//!   and `max_mem_bw_utilization_percent`), `operational_intensity` (FLOP/byte, all bytes). All
+//!   fractions are 0..1. They are `null` when the ops have no FLOPs/bytes (XLA:CPU captures; GPU
+//!   captures without an HLO proto) or the peak they divide by is unknown.
+//! * `bound_by` ([`BoundBy`], the vocabulary of [`falcon_core::bound`]): on TPU/GPU the Program row's
+//!   bound (`compute`, or `memory` with XProf's resource name — `HBM`, `CMEM Read`, … — in
+//!   `bound_by_resource`); `null` when XProf's is `Unknown`. On XLA:CPU there is no roofline; the
+//!   host check of the trace breakdown decides (`host` / `partly_host`), else `null` with a note.
 //! * `compute_16bit_percent` / `compute_32bit_percent`: share of device compute time in 16-/32-bit
 //!   precision (XProf `device_compute_16bit_percent`; GPU only, from
-//!   [`crate::op_metrics::OpMetricsDb::precision`]; 0 when unknown).
+//!   [`crate::op_metrics::OpMetricsDb::precision`]; `null` when no compute time has a precision).
 //! * **MFU** (fraction, `None` when it cannot be computed): model FLOPs per step ÷ (mean step time
 //!   × device cores × peak FLOP/s per core). Peak = [`DeviceInfo::peak_teraflops_per_second`]
 //!   (device stats, else the catalog: see `peak_source`). FLOPs = the caller's
@@ -33,6 +43,7 @@
 //!   FLOPs cannot be used then. Ops that may contain other ops (call/while/conditional/megacore
 //!   fusion) are not counted, as in the roofline's Program row.
 
+use falcon_core::bound::BoundBy;
 use falcon_xplane::XSpace;
 use serde::Serialize;
 
@@ -48,26 +59,30 @@ pub struct Overview {
     pub device_cores: u32,
     pub hosts: u32,
     pub step_time_ms: StepTimeStats,
-    pub device_duty_cycle_percent: f64,
-    pub device_idle_percent: f64,
+    pub device_duty_cycle_percent: Option<f64>,
+    pub device_idle_percent: Option<f64>,
     /// Measured FLOP rate ÷ peak (Program row `compute_efficiency`), 0..1.
-    pub flops_utilization: f64,
+    pub flops_utilization: Option<f64>,
     /// Program row `roofline_efficiency`, 0..1.
-    pub roofline_efficiency: f64,
+    pub roofline_efficiency: Option<f64>,
     /// Program row `max_mem_bw_utilization` (HBM on these devices), 0..1.
-    pub hbm_bw_utilization: f64,
-    pub bound_by: String,
-    pub operational_intensity: f64,
+    pub hbm_bw_utilization: Option<f64>,
+    /// What limits the program (`compute`, `memory`, `host`, `partly_host`; `null` when unknown).
+    pub bound_by: Option<BoundBy>,
+    /// XProf's roofline resource behind `bound_by` (`Compute`, `HBM`, `CMEM Read`, …), `null` when none.
+    pub bound_by_resource: Option<String>,
+    pub operational_intensity: Option<f64>,
     pub mfu: Option<f64>,
-    /// `profile cost stats` or `caller model flops` ("" when MFU is unknown).
-    pub mfu_flops_source: String,
+    /// `profile cost stats` or `caller model flops` (`null` when MFU is unknown).
+    pub mfu_flops_source: Option<String>,
     /// Model FLOPs per step used for MFU (whole-profile model FLOPs when there are no steps).
     pub mfu_model_flops: Option<f64>,
-    pub compute_16bit_percent: f64,
-    pub compute_32bit_percent: f64,
+    pub compute_16bit_percent: Option<f64>,
+    pub compute_32bit_percent: Option<f64>,
     pub peak_source: PeakSource,
-    pub peak_teraflops_per_second: f64,
-    /// Caveats (missing costs, assumptions).
+    /// Peak TFLOP/s per core (`null` when `peak_source` is `none`).
+    pub peak_teraflops_per_second: Option<f64>,
+    /// Caveats (missing costs, assumptions, why a field is `null`).
     pub notes: Vec<String>,
 }
 
@@ -88,35 +103,64 @@ pub fn overview(
     roofline: &Roofline,
     model_flops_per_step: Option<f64>,
 ) -> Overview {
-    let _ = space;
     let mut o = Overview {
         device_type: device.device_type.clone(),
         device_cores: device.device_cores,
         hosts: 1,
         step_time_ms: steps.step_time_ms.clone(),
         peak_source: device.peak_source,
-        peak_teraflops_per_second: device.peak_teraflops_per_second,
-        bound_by: "Unknown".to_string(),
+        peak_teraflops_per_second: (device.peak_source != PeakSource::None && device.peak_teraflops_per_second > 0.0)
+            .then_some(device.peak_teraflops_per_second),
         notes: db.notes.clone(),
         ..Overview::default()
     };
     if device.hardware == Hardware::CpuOnly {
+        cpu_overview(space, device, &mut o);
         return o;
     }
     if device.hardware == Hardware::Tpu {
         o.device_duty_cycle_percent =
-            100.0 * safe_divide(db.busy_time_ps as f64, (db.busy_time_ps + db.idle_time_ps) as f64);
+            Some(100.0 * safe_divide(db.busy_time_ps as f64, (db.busy_time_ps + db.idle_time_ps) as f64));
+    } else {
+        o.notes.push(
+            "device duty cycle unknown: XProf computes it on TPU only (`falcon profile trace` gives each GPU's \
+             duty cycle over the steps)"
+                .to_string(),
+        );
     }
-    o.device_idle_percent = 100.0 * (1.0 - safe_divide(db.total_op_time_ps as f64, db.total_time_ps as f64));
+    o.device_idle_percent = Some(100.0 * (1.0 - safe_divide(db.total_op_time_ps as f64, db.total_time_ps as f64)));
     let p = &roofline.program;
-    o.flops_utilization = p.compute_efficiency;
-    o.roofline_efficiency = p.roofline_efficiency;
-    o.hbm_bw_utilization = p.max_mem_bw_utilization;
-    o.bound_by = if p.bound_by.is_empty() { "Unknown".to_string() } else { p.bound_by.clone() };
-    o.operational_intensity = p.operational_intensity;
+    let flops_known = db.has_hlo_costs && device.peak_gflops() > 0.0;
+    let bw_known = db.has_hlo_costs && device.peak_bws_giga_bytes_per_second[0] > 0.0;
+    if !db.has_hlo_costs {
+        o.notes.push(
+            "FLOPS and HBM bandwidth utilization, operational intensity and bound-by unknown: the ops have no \
+             FLOPs/bytes (no HLO cost analysis in the capture)"
+                .to_string(),
+        );
+    } else {
+        if !flops_known {
+            o.notes.push(format!("FLOPS utilization unknown: no peak FLOP rate for {}", device.device_type));
+        }
+        if !bw_known {
+            o.notes
+                .push(format!("HBM bandwidth utilization unknown: no peak HBM bandwidth for {}", device.device_type));
+        }
+    }
+    o.flops_utilization = flops_known.then_some(p.compute_efficiency);
+    o.hbm_bw_utilization = bw_known.then_some(p.max_mem_bw_utilization);
+    o.roofline_efficiency = (flops_known || bw_known).then_some(p.roofline_efficiency);
+    o.operational_intensity = db.has_hlo_costs.then_some(p.operational_intensity);
+    o.bound_by = BoundBy::from_xprof_resource(&p.bound_by);
+    o.bound_by_resource = o.bound_by.map(|_| p.bound_by.clone());
+    if o.bound_by.is_none() && db.has_hlo_costs {
+        o.notes.push("bound-by unknown: no resource of the roofline's Program row is utilized (XProf: Unknown)".into());
+    }
     let precision_total = (db.precision.compute_16bit_ps + db.precision.compute_32bit_ps) as f64;
-    o.compute_16bit_percent = 100.0 * safe_divide(db.precision.compute_16bit_ps as f64, precision_total);
-    o.compute_32bit_percent = 100.0 * safe_divide(db.precision.compute_32bit_ps as f64, precision_total);
+    if precision_total > 0.0 {
+        o.compute_16bit_percent = Some(100.0 * db.precision.compute_16bit_ps as f64 / precision_total);
+        o.compute_32bit_percent = Some(100.0 * db.precision.compute_32bit_ps as f64 / precision_total);
+    }
 
     // MFU.
     let peak_flops_per_core = device.peak_teraflops_per_second * 1e12;
@@ -140,7 +184,7 @@ pub fn overview(
         if flops > 0.0 {
             let step_s = steps.step_time_ms.mean / 1e3;
             o.mfu = Some(flops / (step_s * f64::from(device.device_cores.max(1)) * peak_flops_per_core));
-            o.mfu_flops_source = source.to_string();
+            o.mfu_flops_source = Some(source.to_string());
             o.mfu_model_flops = Some(flops);
         } else {
             o.notes.push("MFU unknown: no model FLOPs in the profile and none given".to_string());
@@ -149,7 +193,7 @@ pub fn overview(
         let flops = program_model_flops(db);
         if flops > 0.0 && db.total_time_ps > 0 {
             o.mfu = Some(flops / (db.total_time_ps as f64 * 1e-12 * peak_flops_per_core));
-            o.mfu_flops_source = "profile cost stats".to_string();
+            o.mfu_flops_source = Some("profile cost stats".to_string());
             o.mfu_model_flops = Some(flops);
             o.notes.push(
                 "no steps: MFU over the whole profile (model FLOPs ÷ (device time summed over cores × peak))"
@@ -160,4 +204,83 @@ pub fn overview(
         }
     }
     o
+}
+
+/// The XLA:CPU part of the overview: CPU count, duty cycle and host verdict from the executor threads'
+/// timeline (the trace breakdown `falcon profile trace` computes), the rest `null` with notes.
+fn cpu_overview(space: &XSpace, device: &DeviceInfo, o: &mut Overview) {
+    use crate::trace::{analyze_trace, TraceAnalysis, TraceOptions};
+    if let Some(t) = device.cpu_threads {
+        o.notes.push(format!(
+            "XLA:CPU: device_cores = {} CPU(s), counted from the threads of XLA:CPU's intra-op pool (sized to the \
+             machine's cores by default; {} of the capture's {} threads ran XLA ops); XProf reports 0 cores",
+            device.device_cores, t.op_threads, t.threads
+        ));
+    }
+    let timeline = crate::timeline::xspace::from_xspace(space, "");
+    let options = TraceOptions {
+        analyses: vec![TraceAnalysis::Breakdown, TraceAnalysis::Host],
+        top_host_events: 0,
+        ..TraceOptions::default()
+    };
+    let trace = analyze_trace(&timeline, &options);
+    drop(timeline);
+    match trace.total.and_then(|t| t.duty_cycle()) {
+        Some(duty) => {
+            o.device_duty_cycle_percent = Some(100.0 * duty);
+            o.device_idle_percent = Some(100.0 * (1.0 - duty));
+            o.notes.push(format!(
+                "XLA:CPU: duty cycle = the executor threads' busy share of the {} step(s) of the trace breakdown \
+                 (as `falcon profile trace` and the trace summary row); XProf shows 0",
+                trace.steps.len()
+            ));
+        }
+        None => o.notes.push("device duty cycle unknown: no XLA:CPU op events in the capture".to_string()),
+    }
+    o.notes.push(
+        "FLOPS and HBM bandwidth utilization and operational intensity unknown: XLA:CPU records no FLOPs or bytes \
+         per op, and a CPU has no catalogued peak"
+            .to_string(),
+    );
+    let host = trace.host_bound.as_ref();
+    o.bound_by = host.and_then(|h| h.bound_by);
+    if o.bound_by.is_none() {
+        o.notes.push(match host {
+            Some(h) => format!(
+                "bound-by unknown: no roofline on XLA:CPU, and the device waits on the host only {:.1}% of the step \
+                 time (not host-bound)",
+                100.0 * h.fraction
+            ),
+            None => "bound-by unknown: no roofline on XLA:CPU and no steps for the host check".to_string(),
+        });
+    }
+}
+
+/// MFU of an XLA:CPU capture, which records no FLOPs and has no catalogued peak: the workload's own model FLOPs
+/// per step (`flops`: the value and where it came from — the run's logged `model_flops`, or `--model-flops`)
+/// over the mean step time and the machine's peak (`peak_tflops`, `--peak-tflops`). Either missing leaves `mfu`
+/// `null` with a note naming what to pass.
+pub fn cpu_mfu(o: &mut Overview, flops: Option<(f64, &str)>, peak_tflops: Option<f64>) {
+    let step_s = o.step_time_ms.mean / 1e3;
+    match (flops.filter(|(f, _)| f.is_finite() && *f > 0.0), peak_tflops.filter(|p| p.is_finite() && *p > 0.0)) {
+        (Some((f, source)), Some(peak)) if o.step_time_ms.n > 0 && step_s > 0.0 => {
+            o.mfu = Some(f / (step_s * peak * 1e12));
+            o.mfu_flops_source = Some(source.to_string());
+            o.mfu_model_flops = Some(f);
+            o.peak_teraflops_per_second = Some(peak);
+            o.notes.push(format!(
+                "MFU = {source} ({f:.4e} FLOPs per step) ÷ (mean step {:.3} ms × the given peak {peak} TFLOP/s)",
+                step_s * 1e3
+            ));
+        }
+        (Some(_), Some(_)) => o.notes.push("MFU unknown: no steps in the capture to divide the FLOPs by".into()),
+        (None, Some(_)) => o.notes.push(
+            "MFU unknown: no model FLOPs — the run logs no `model_flops` metric; pass --model-flops FLOPS_PER_STEP"
+                .into(),
+        ),
+        (_, None) => o.notes.push(
+            "MFU unknown: a CPU has no catalogued peak FLOP rate; pass --peak-tflops with the machine's peak TFLOP/s"
+                .into(),
+        ),
+    }
 }

@@ -4,6 +4,8 @@
 //! # Rules (XProf 2.24.2 `xprof/convert/op_stats_to_roofline_model.cc`, `op_metrics_to_record.h`)
 //!
 //! * Only for TPU and GPU; a CPU-only capture gives an empty [`Roofline`] (`available = false`).
+//!   `notes` says why a roofline is empty or partial (Falcon): no FLOPs/bytes per op (XLA:CPU; GPU ops
+//!   without an HLO proto), or no peak to draw the roofs from.
 //! * **Table properties**: `peak_flop_rate` = peak TFLOP/s × 1000 (GFLOP/s per core);
 //!   `peak_hbm_bw` = GiB(peak HBM GB/s); TPU: CMEM read/write peaks (MemBwType 3/4) when the device
 //!   has CMEM, else VMEM read/write peaks (5/6) when it has merged VMEM; GPU: VMEM = SRAM rd/wr
@@ -126,6 +128,8 @@ pub struct Roofline {
     pub average_step: Option<RooflinePoint>,
     /// Per-step Program rows.
     pub steps: Vec<RooflinePoint>,
+    /// Why the roofline is empty or has no roofs (see the module doc).
+    pub notes: Vec<String>,
 }
 
 /// Table peaks (GiB/s and GFLOP/s) used for efficiencies.
@@ -362,7 +366,19 @@ pub(crate) fn roofline_point_for_op(m: &OpMetrics, total_time_ps: u64, device: &
 /// Builds the roofline of a capture's device ops.
 pub fn roofline(db: &OpMetricsDb, device: &DeviceInfo, steps: &StepReport) -> Roofline {
     if device.hardware == Hardware::CpuOnly {
-        return Roofline::default();
+        return Roofline {
+            notes: vec![
+                "no roofline: XLA:CPU records no FLOPs or bytes per op (and a CPU has no catalogued peak)".into()
+            ],
+            ..Roofline::default()
+        };
+    }
+    let mut notes = Vec::new();
+    if !db.has_hlo_costs {
+        notes.push("no FLOPs or bytes per op (no HLO cost analysis in the capture): every point sits at 0".into());
+    }
+    if device.peak_gflops() <= 0.0 {
+        notes.push(format!("no peak FLOP rate for {}: no compute roof, bound-by unknown", device.device_type));
     }
     let peaks = table_peaks(device);
     let peak_flop = peaks.flop;
@@ -432,5 +448,6 @@ pub fn roofline(db: &OpMetricsDb, device: &DeviceInfo, steps: &StepReport) -> Ro
         points,
         average_step,
         steps: step_rows,
+        notes,
     }
 }

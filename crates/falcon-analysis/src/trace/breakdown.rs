@@ -7,14 +7,20 @@
 //! 1. `compute` — a `Compute` event runs (whatever else runs beside it);
 //! 2. `collective` — a `Collective` runs and no compute: *exposed* communication;
 //! 3. `memcpy` — a `MemCopy` or `InfeedOutfeed` event runs, and neither of the above;
-//! 4. `host_wait` — a `HostWait` event runs (only the device's own `HostWait` events count: device
-//!    idle time while a host thread is busy is *not* host wait here, it is `idle`; the host-bound
-//!    check in [`super::host`] accounts for it separately);
+//! 4. `host_wait` — the device waits on the host: one of its own `HostWait` events runs, or (added by
+//!    [`super::analyze_trace`], which sees the host threads) no device event runs while a host thread of
+//!    its host *works* — input, dispatch; never a host wait on the device, see [`super::host`]. This
+//!    is the time the host-bound check counts ([`falcon_core::bound`]): the same numbers;
 //! 5. `other` — only events the reader classed `Other` run (busy with something unclassified);
-//! 6. `idle` — no event runs (`Module` events never count as busy).
+//! 6. `idle` — no device event runs and the host does not work (`Module` events never count as busy).
 //!
 //! So `compute + collective + memcpy + host_wait + other + idle == duration`, exactly, in integer
 //! picoseconds ([`BreakdownPs`]); `other` is zero whenever the reader classes every device event.
+//! [`breakdown_window`] sees device events only: its `host_wait` is the device's own `HostWait` time.
+//!
+//! **Duty cycle** ([`BreakdownPs::duty_cycle`]) = `(compute + collective + memcpy + other) / duration`:
+//! the share of the steps the device runs work (waiting on the host and idle are not duty). The trace
+//! summary row and, on XLA:CPU captures, the profile overview both use it.
 //! Beside the partition, `hidden_collective` is the time a collective runs *under* compute (the
 //! part HTA counts as overlapped); `collective + hidden_collective` is the union of all collectives.
 //!
@@ -46,6 +52,8 @@ pub struct BreakdownPs {
     pub idle: i64,
     /// Collective time under compute (not part of the partition).
     pub hidden_collective: i64,
+    /// The part of `host_wait` where no device event runs while the host works (already in `host_wait`).
+    pub idle_host_busy: i64,
 }
 
 impl BreakdownPs {
@@ -59,6 +67,20 @@ impl BreakdownPs {
         self.compute + self.memcpy + self.other
     }
 
+    /// The device's duty cycle over the window (see the module doc), `None` for an empty window.
+    pub fn duty_cycle(&self) -> Option<f64> {
+        (self.duration > 0)
+            .then(|| (self.compute + self.collective + self.memcpy + self.other) as f64 / self.duration as f64)
+    }
+
+    /// Moves `ps` of idle time during which the host works into `host_wait` (at most the idle time).
+    pub(crate) fn add_host_busy(&mut self, ps: i64) {
+        let ps = ps.clamp(0, self.idle.max(0));
+        self.idle -= ps;
+        self.host_wait += ps;
+        self.idle_host_busy += ps;
+    }
+
     /// Adds another window's partition.
     pub fn add(&mut self, o: &BreakdownPs) {
         self.duration += o.duration;
@@ -69,11 +91,13 @@ impl BreakdownPs {
         self.other += o.other;
         self.idle += o.idle;
         self.hidden_collective += o.hidden_collective;
+        self.idle_host_busy += o.idle_host_busy;
     }
 }
 
 /// The partition of `[start_ps, end_ps)` of a device whose events are `events` (any order,
-/// overlapping allowed). An empty or inverted window gives all zeros.
+/// overlapping allowed), from the device events alone (no host threads: `host_wait` is the device's own
+/// `HostWait` time). An empty or inverted window gives all zeros.
 pub fn breakdown_window(events: &[Event], start_ps: i64, end_ps: i64) -> BreakdownPs {
     breakdown_segments(&super::sweep::segments(events), start_ps, end_ps)
 }

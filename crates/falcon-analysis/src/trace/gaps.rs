@@ -4,12 +4,14 @@
 //! earlier start, then the lower device id), each with the host activity at the same time: the
 //! events of the device's host threads ([`super::host`]) that overlap the gap, wrappers (step
 //! markers' events, events enclosing a whole step) excluded, the top few by overlap (ties: the shorter event, as the more specific one, since host
-//! events nest). Waits are listed, flagged `waiting` (a host waiting on the device during a device
-//! gap points away from the host as the cause).
+//! events nest). Each is tagged with what it does ([`HostActivityKind`]: `work`, `wait`, or on CPU-only
+//! traces `device_runtime`), and waits are also flagged `waiting`: a host waiting on the device during a
+//! device gap points away from the host as the cause. A gap's idle time with the host working is the
+//! breakdown's `host_wait`, the rest its `idle` ([`super::host`]).
 
 use serde::Serialize;
 
-use super::host::{HostView, StepSpans};
+use super::host::{HostActivityKind, HostView, StepSpans};
 use super::sweep::us;
 use crate::timeline::{Device, Timeline};
 
@@ -22,7 +24,9 @@ pub struct HostActivity {
     pub duration_us: f64,
     /// Overlap with the gap, µs.
     pub overlap_us: f64,
-    /// The event is a wait (its name contains `wait`): not host work.
+    /// `work`, `wait` or `device_runtime` (what the event does, by the rule of [`super::host`]).
+    pub activity: HostActivityKind,
+    /// The event is a wait (`activity == wait`): the host waits, typically on the device; not host work.
     pub waiting: bool,
 }
 
@@ -63,13 +67,17 @@ pub(crate) fn host_activity(
     hits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.3.start_ps.cmp(&b.3.start_ps)));
     hits.into_iter()
         .take(n)
-        .map(|(o, dur, thread, e)| HostActivity {
-            thread: thread.to_string(),
-            name: tl.name(e.name).to_string(),
-            start_us: us(e.start_ps),
-            duration_us: us(dur),
-            overlap_us: us(o),
-            waiting: view.is_wait(e),
+        .map(|(o, dur, thread, e)| {
+            let activity = view.kind(e, dev, steps);
+            HostActivity {
+                thread: thread.to_string(),
+                name: tl.name(e.name).to_string(),
+                start_us: us(e.start_ps),
+                duration_us: us(dur),
+                overlap_us: us(o),
+                activity,
+                waiting: activity == HostActivityKind::Wait,
+            }
         })
         .collect()
 }

@@ -7,9 +7,13 @@
 //!
 //! * [`steps`] — step detection (device markers > host markers > most-executed module > whole trace);
 //! * [`breakdown`] — the per-step partition `compute > collective > memcpy > host_wait > other >
-//!   idle` (exact in integer picoseconds) with `hidden_collective`, and the per-kind overlap;
+//!   idle` (exact in integer picoseconds) with `hidden_collective`, and the per-kind overlap; the
+//!   duty cycle;
 //! * [`gaps`] — idle gaps and the host activity during them;
-//! * [`host`] — the host-bound fraction, verdict and evidence;
+//! * [`host`] — when the host works (innermost host events; waits on the device never count), the
+//!   host-bound fraction, verdict and evidence. The idle time of a step during which the host works is
+//!   the step's `host_wait` (with the device's own `HostWait` events), so `host_bound.fraction` is
+//!   exactly `total.host_wait_us / total.duration_us`: the breakdown and the verdict cannot disagree;
 //! * [`stragglers`] — per-step spread of work across devices.
 //!
 //! # Several devices
@@ -139,6 +143,14 @@ pub struct BreakdownUs {
 }
 
 impl BreakdownUs {
+    /// The duty cycle ([`BreakdownPs::duty_cycle`]'s definition), `None` without step time.
+    pub fn duty_cycle(&self) -> Option<f64> {
+        (self.duration_us > 0.0)
+            .then(|| (self.compute_us + self.collective_us + self.memcpy_us + self.other_us) / self.duration_us)
+    }
+}
+
+impl BreakdownUs {
     fn from_ps(b: &BreakdownPs, div: f64) -> BreakdownUs {
         let f = |ps: i64| us(ps) / div;
         BreakdownUs {
@@ -222,6 +234,8 @@ pub struct TraceReport {
 /// The experiment's summary row.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct TraceSummary {
+    /// [`BreakdownUs::duty_cycle`] of `total` (a fraction).
+    pub duty_cycle: Option<f64>,
     /// Exposed collective time / step time · 100 (over all steps, mean over devices).
     pub exposed_collective_percent: Option<f64>,
     /// Idle time / step time · 100.
@@ -237,6 +251,7 @@ pub fn summary(report: &TraceReport) -> TraceSummary {
         report.total.filter(|t| t.duration_us > 0.0).map(|t| f(&t) / t.duration_us * 100.0)
     };
     TraceSummary {
+        duty_cycle: report.total.and_then(|t| t.duty_cycle()),
         exposed_collective_percent: pct(|t| t.collective_us),
         idle_percent: pct(|t| t.idle_us),
         host_bound_fraction: report.host_bound.as_ref().map(|h| h.fraction),
@@ -259,7 +274,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
     let mut devices_with_steps = 0usize;
     let mut kind_sum = KindOverlapPs::default();
     let mut gap_candidates: Vec<(i64, i64, usize, Option<i64>)> = Vec::new(); // (dur, start, dev idx, step)
-    let (mut host_step_ps, mut host_wait_ps, mut host_idle_busy_ps) = (0i64, 0i64, 0i64);
+    let (mut host_step_ps, mut host_device_wait_ps, mut host_idle_busy_ps) = (0i64, 0i64, 0i64);
     let mut evidence: HashMap<(usize, u32), (i64, usize)> = HashMap::new();
     let mut straggler_input: Vec<DeviceSteps<'_>> = Vec::new();
     let mut other_seen = false;
@@ -285,8 +300,22 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         let segs = sweep::segments(&dev.events);
         let windows = merge(det.windows.iter().map(|w| (w.start_ps, w.end_ps)).collect());
         let step_spans = host::StepSpans::new(&det.windows.iter().map(|w| (w.start_ps, w.end_ps)).collect::<Vec<_>>());
-        let per_step: Vec<(i64, i64, BreakdownPs)> =
-            det.windows.iter().map(|w| (w.step, w.start_ps, breakdown_segments(&segs, w.start_ps, w.end_ps))).collect();
+        // The host's working time: device idle time while it works is the steps' `host_wait`.
+        let work =
+            (want(TraceAnalysis::Breakdown) || want(TraceAnalysis::Host)).then(|| view.work(tl, dev, &step_spans));
+        let per_step: Vec<(i64, i64, BreakdownPs)> = det
+            .windows
+            .iter()
+            .map(|w| {
+                let mut b = breakdown_segments(&segs, w.start_ps, w.end_ps);
+                if let Some(work) = &work {
+                    let mut idle = Vec::new();
+                    sweep::idle_intervals(&segs, w.start_ps, w.end_ps, &mut idle);
+                    b.add_host_busy(intersection_len(&idle, &work.busy));
+                }
+                (w.step, w.start_ps, b)
+            })
+            .collect();
         let mut total = BreakdownPs::default();
         for (step, start, b) in &per_step {
             total.add(b);
@@ -340,12 +369,12 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         }
 
         let mut dev_host = None;
-        if want(TraceAnalysis::Host) {
-            let busy = view.busy(tl, dev, &step_spans);
-            let step_ps: i64 = windows.iter().map(|&(a, b)| b - a).sum();
-            let wait_ps: i64 = windows.iter().map(|&(a, b)| breakdown_segments(&segs, a, b).host_wait).sum();
-            let idle_busy_ps = intersection_len(&idle, &busy);
-            let ev = view.evidence_ps(tl, dev, &idle, &step_spans);
+        if let (true, Some(work)) = (want(TraceAnalysis::Host), &work) {
+            // The same numbers as the breakdown: sums over the device's steps.
+            let step_ps = total.duration;
+            let idle_busy_ps = total.idle_host_busy;
+            let device_wait_ps = total.host_wait - idle_busy_ps;
+            let ev = view.evidence_ps(tl, work, &idle);
             let dev_evidence = host::top_evidence(tl, ev.clone(), 1, options.top_host_events);
             for (k, (ps, n)) in ev {
                 let e = evidence.entry(k).or_insert((0, 0));
@@ -353,9 +382,9 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
                 e.1 += n;
             }
             host_step_ps += step_ps;
-            host_wait_ps += wait_ps;
+            host_device_wait_ps += device_wait_ps;
             host_idle_busy_ps += idle_busy_ps;
-            dev_host = Some(HostBound::new(step_ps, wait_ps, idle_busy_ps, 1, dev_evidence));
+            dev_host = Some(HostBound::new(step_ps, device_wait_ps, idle_busy_ps, 1, dev_evidence));
         }
 
         if want(TraceAnalysis::Steps) {
@@ -453,7 +482,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
 
     let host_bound = (want(TraceAnalysis::Host) && analysed > 0).then(|| {
         let ev = host::top_evidence(tl, evidence, analysed, options.top_host_events);
-        HostBound::new(host_step_ps, host_wait_ps, host_idle_busy_ps, analysed, ev)
+        HostBound::new(host_step_ps, host_device_wait_ps, host_idle_busy_ps, analysed, ev)
     });
     if want(TraceAnalysis::Host) && tl.host_threads.is_empty() {
         notes.push("no host threads in the trace: host-bound check sees only device HostWait events".to_string());

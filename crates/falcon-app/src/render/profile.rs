@@ -4,8 +4,10 @@
 
 use super::compare_table::new_table;
 use falcon_analysis::device::Hardware;
-use falcon_analysis::profile::ProfileReport;
+use falcon_analysis::profile::{ProfileReport, Tool};
 use falcon_analysis::service::{ResolvedProfile, TraceRun};
+use falcon_analysis::trace::host::HostActivityKind;
+use falcon_core::bound::BoundBy;
 
 /// The longest kernel name a terminal table shows whole; longer ones keep [`KERNEL_NAME_KEPT`] characters and
 /// end in `…` (Markdown shows every name whole).
@@ -13,68 +15,100 @@ const KERNEL_NAME_MAX: usize = 80;
 /// The characters a shortened kernel name keeps before its `…`.
 const KERNEL_NAME_KEPT: usize = 77;
 
-/// `profile analyze`'s report of `resolved`: its header line, then overview, top HLO ops, XLA:CPU ops,
-/// roofline, memory and GPU kernels (at most `top` rows per table), then the report's notes. One string, lines
-/// separated by `\n`, no final newline.
+/// `profile analyze`'s report of `resolved`: its header line, then one section per tool run (overview,
+/// ops, HLO stats, roofline, memory, GPU kernels, steps: [`ProfileReport::tools`]), at most `top` rows per
+/// table, then the report's notes. A tool with nothing to show prints one line saying why (`roofline: …`),
+/// never a bare header. One string, lines separated by `\n`, no final newline.
 pub fn analysis(resolved: &ResolvedProfile, report: &ProfileReport, top: usize, markdown: bool) -> String {
     let md = markdown;
     let mut out = Vec::new();
-    let hosts: Vec<&str> = report.files.iter().map(|f| f.host.as_str()).collect();
     if md {
         out.push(format!("# Profile analysis of `{}`", resolved.input));
     }
-    out.push(format!(
-        "{} — {} × {} ({} host{}: {})",
-        resolved.input,
-        report.device.device_cores,
-        report.device.device_type,
-        hosts.len(),
-        if hosts.len() == 1 { "" } else { "s" },
-        hosts.join(", ")
-    ));
-    if let Some(o) = &report.overview {
-        out.push(heading(md, "Overview"));
-        let mut t = new_table(md, ["metric", "value"]);
-        let step = if o.step_time_ms.n > 0 {
-            format!("{:.3} ms ± {:.3} (n={})", o.step_time_ms.mean, o.step_time_ms.stddev, o.step_time_ms.n)
-        } else {
-            "no step markers".to_string()
-        };
-        t.add_row(["step time".to_string(), step]);
-        if report.device.hardware == Hardware::CpuOnly {
-            t.add_row([
-                "device".to_string(),
-                "none (XLA:CPU capture): no device utilization; per-op times below".to_string(),
-            ]);
-        } else {
-            t.add_row(["device duty cycle".to_string(), format!("{:.1}%", o.device_duty_cycle_percent)]);
-            t.add_row(["device idle".to_string(), format!("{:.1}%", o.device_idle_percent)]);
-            t.add_row(["FLOPS utilization".to_string(), pct(o.flops_utilization)]);
-            t.add_row(["HBM BW utilization".to_string(), pct(o.hbm_bw_utilization)]);
-            t.add_row(["bound by".to_string(), o.bound_by.clone()]);
-            t.add_row(["operational intensity".to_string(), format!("{:.4} FLOP/B", o.operational_intensity)]);
-            t.add_row(["MFU".to_string(), o.mfu.map_or("n/a".to_string(), pct)]);
+    out.push(format!("{} — {}", resolved.input, header(report)));
+    let cpu = report.device.hardware == Hardware::CpuOnly;
+    // An empty kernel table's reason is the kernel tool's own note, printed once, in its section.
+    let kernel_reason = report
+        .kernels
+        .as_ref()
+        .filter(|k| k.is_empty())
+        .and_then(|_| report.notes.iter().find(|n| n.contains("kernel")));
+    for tool in &report.tools {
+        match tool {
+            Tool::Overview => overview_section(&mut out, report, md),
+            Tool::Ops => ops_section(&mut out, report, top, md),
+            Tool::Hlo => hlo_section(&mut out, report, top, md, cpu),
+            Tool::Roofline => roofline_section(&mut out, report, top, md),
+            Tool::Memory => memory_section(&mut out, report, md),
+            Tool::Kernels => kernels_section(&mut out, report, top, md, kernel_reason),
+            Tool::Steps => steps_section(&mut out, report, top, md),
         }
-        out.push(t.to_string());
     }
-    if let Some(rows) = report.ops.as_ref().filter(|rows| !rows.is_empty()) {
-        out.push(heading(md, &format!("Top HLO ops by self time ({} of {})", rows.len().min(top), rows.len())));
-        let mut t = new_table(md, ["program", "op", "category", "#", "self µs", "GFLOP/s", "HBM GiB/s", "bound by"]);
-        for r in rows.iter().take(top) {
-            t.add_row([
-                r.program_id.to_string(),
-                r.name.clone(),
-                r.category.clone(),
-                r.occurrences.to_string(),
-                format!("{:.1}", r.self_time_us),
-                format!("{:.2}", r.flop_rate_gflops),
-                format!("{:.2}", r.hbm_bw_gibs),
-                r.bound_by.clone(),
-            ]);
+    out.extend(report.notes.iter().filter(|n| Some(*n) != kernel_reason).map(|note| format!("note: {note}")));
+    out.join("\n")
+}
+
+/// The header after the input: devices (on XLA:CPU captures the CPU count and threads the capture shows)
+/// and hosts.
+fn header(report: &ProfileReport) -> String {
+    let hosts: Vec<&str> = report.files.iter().map(|f| f.host.as_str()).collect();
+    let hosts = format!("{} host{}: {}", hosts.len(), if hosts.len() == 1 { "" } else { "s" }, hosts.join(", "));
+    let d = &report.device;
+    match d.cpu_threads {
+        Some(t) if d.hardware == Hardware::CpuOnly && d.device_cores > 0 => format!(
+            "{} × CPU (XLA:CPU: {} intra-op thread{}, {} of {} threads ran ops; {hosts})",
+            d.device_cores,
+            t.intra_op_threads,
+            if t.intra_op_threads == 1 { "" } else { "s" },
+            t.op_threads,
+            t.threads
+        ),
+        _ if d.hardware == Hardware::CpuOnly => format!("CPU, core count unknown: no XLA:CPU op threads ({hosts})"),
+        _ => format!("{} × {} ({hosts})", d.device_cores, d.device_type),
+    }
+}
+
+/// `unknown` for a value the report leaves `null` (its note says why).
+fn known(value: Option<String>) -> String {
+    value.unwrap_or_else(|| "unknown (see notes)".to_string())
+}
+
+fn overview_section(out: &mut Vec<String>, report: &ProfileReport, md: bool) {
+    let Some(o) = &report.overview else {
+        return;
+    };
+    out.push(heading(md, "Overview"));
+    let mut t = new_table(md, ["metric", "value"]);
+    let step = if o.step_time_ms.n > 0 {
+        format!("{:.3} ms ± {:.3} (n={})", o.step_time_ms.mean, o.step_time_ms.stddev, o.step_time_ms.n)
+    } else {
+        "no step markers".to_string()
+    };
+    t.add_row(["step time".to_string(), step]);
+    t.add_row(["device duty cycle".to_string(), known(o.device_duty_cycle_percent.map(|d| format!("{d:.1}%")))]);
+    t.add_row(["device idle".to_string(), known(o.device_idle_percent.map(|d| format!("{d:.1}%")))]);
+    t.add_row(["FLOPS utilization".to_string(), known(o.flops_utilization.map(pct))]);
+    t.add_row(["HBM BW utilization".to_string(), known(o.hbm_bw_utilization.map(pct))]);
+    let bound = o.bound_by.map(|b| match &o.bound_by_resource {
+        Some(r) => format!("{b} ({r})"),
+        None => b.to_string(),
+    });
+    t.add_row(["bound by".to_string(), known(bound)]);
+    t.add_row(["operational intensity".to_string(), known(o.operational_intensity.map(|x| format!("{x:.4} FLOP/B")))]);
+    t.add_row(["MFU".to_string(), known(o.mfu.map(pct))]);
+    out.push(t.to_string());
+    out.extend(o.notes.iter().map(|note| format!("note: {note}")));
+}
+
+fn ops_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md: bool) {
+    if let Some(cpu) = &report.cpu_ops {
+        if cpu.ops.is_empty() {
+            out.push("\nops: no XLA:CPU op events (events with an `hlo_op` stat) in the capture".to_string());
+            return;
         }
-        out.push(t.to_string());
-    }
-    if let Some(cpu) = report.cpu_ops.as_ref().filter(|cpu| !cpu.ops.is_empty()) {
+        if let Some(b) = &report.time_breakdown {
+            breakdown_section(out, b, top, md);
+        }
         out.push(heading(md, &format!("XLA:CPU ops by total time ({} of {})", cpu.ops.len().min(top), cpu.ops.len())));
         let mut t = new_table(md, ["module", "op", "#", "total µs", "avg µs"]);
         for r in cpu.ops.iter().take(top) {
@@ -87,35 +121,233 @@ pub fn analysis(resolved: &ResolvedProfile, report: &ProfileReport, top: usize, 
             ]);
         }
         out.push(t.to_string());
+        return;
     }
-    if let Some(r) = report.roofline.as_ref().filter(|r| r.peak_flop_rate_gflops > 0.0) {
-        out.push(heading(md, "Roofline"));
+    let Some(trees) = &report.op_profile else {
+        return;
+    };
+    let root = &trees.by_category;
+    if root.children.is_empty() {
+        out.push(
+            "\nops: the op profile is empty: no HLO ops in the capture's device op metrics (see notes)".to_string(),
+        );
+        return;
+    }
+    let total = root.metrics.raw_time_ps.max(1) as f64;
+    out.push(heading(
+        md,
+        &format!("Op profile by category ({} of {})", root.children.len().min(top), root.children.len()),
+    ));
+    let mut t = new_table(md, ["category", "#", "time µs", "share"]);
+    for c in root.children.iter().take(top) {
+        t.add_row([
+            c.name.clone(),
+            c.metrics.occurrences.to_string(),
+            format!("{:.1}", c.metrics.raw_time_ps as f64 / 1e6),
+            format!("{:.1}%", 100.0 * c.metrics.raw_time_ps as f64 / total),
+        ]);
+    }
+    out.push(t.to_string());
+}
+
+/// "Where does the time go": op time and wall time, then the shares by category, name scope and source line.
+fn breakdown_section(
+    out: &mut Vec<String>,
+    b: &falcon_analysis::profile::time_breakdown::TimeBreakdown,
+    top: usize,
+    md: bool,
+) {
+    let wall = b.wall_time_us.map_or("no steps".to_string(), |w| {
+        format!("{:.1} ms of {} step(s), {:.2}× parallel", w / 1e3, b.steps, b.parallelism.unwrap_or(0.0))
+    });
+    out.push(heading(md, &format!("Where the time goes: {:.1} ms of op time ({wall})", b.op_time_us / 1e3)));
+    for (title, rows) in [("category", &b.by_category), ("name scope", &b.by_scope), ("source line", &b.by_source)] {
+        if rows.is_empty() {
+            continue;
+        }
+        let mut t = new_table(md, [title, "ops", "time ms", "share of op time"]);
+        for r in rows.iter().take(top) {
+            t.add_row([
+                shorten(&r.name, KERNEL_NAME_MAX, KERNEL_NAME_KEPT),
+                r.ops.to_string(),
+                format!("{:.2}", r.time_us / 1e3),
+                pct(r.share),
+            ]);
+        }
+        if rows.len() > top {
+            let rest: f64 = rows[top..].iter().map(|r| r.share).sum();
+            t.add_row([format!("({} more)", rows.len() - top), String::new(), String::new(), pct(rest)]);
+        }
+        out.push(t.to_string());
+    }
+    out.extend(b.notes.iter().map(|n| format!("note: {n}")));
+}
+
+fn hlo_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md: bool, cpu: bool) {
+    let Some(rows) = &report.ops else {
+        return;
+    };
+    if rows.is_empty() {
+        out.push(if cpu {
+            "\nhlo: XLA:CPU captures have no device op metrics, so no HLO stats (as in XProf); the per-op XLA:CPU \
+             profile is `--tool ops` (`cpu_ops` in JSON)"
+                .to_string()
+        } else {
+            "\nhlo: no HLO ops in the capture's device op metrics (see notes)".to_string()
+        });
+        return;
+    }
+    out.push(heading(md, &format!("Top HLO ops by self time ({} of {})", rows.len().min(top), rows.len())));
+    let mut t = new_table(md, ["program", "op", "category", "#", "self µs", "GFLOP/s", "HBM GiB/s", "bound by"]);
+    for r in rows.iter().take(top) {
+        t.add_row([
+            r.program_id.to_string(),
+            r.name.clone(),
+            r.category.clone(),
+            r.occurrences.to_string(),
+            format!("{:.1}", r.self_time_us),
+            format!("{:.2}", r.flop_rate_gflops),
+            format!("{:.2}", r.hbm_bw_gibs),
+            bound_word(&r.bound_by),
+        ]);
+    }
+    out.push(t.to_string());
+}
+
+/// An op row's XProf resource (`HBM`, `Compute`, …) in the one vocabulary, with the resource beside it.
+fn bound_word(resource: &str) -> String {
+    match BoundBy::from_xprof_resource(resource) {
+        Some(BoundBy::Memory) => format!("memory ({resource})"),
+        Some(b) => b.to_string(),
+        None => "unknown".to_string(),
+    }
+}
+
+fn roofline_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md: bool) {
+    let Some(r) = &report.roofline else {
+        return;
+    };
+    if !r.available {
+        let why =
+            r.notes.first().map_or("no device ops".to_string(), |n| n.trim_start_matches("no roofline: ").to_string());
+        out.push(format!("\nroofline: {why}"));
+        return;
+    }
+    out.push(heading(md, "Roofline"));
+    if r.peak_flop_rate_gflops > 0.0 {
         out.push(format!(
             "peak {:.0} GFLOP/s, HBM {:.1} GiB/s, ridge point {:.2} FLOP/B",
             r.peak_flop_rate_gflops, r.peak_hbm_bw_gibs, r.ridge_point
         ));
     }
-    if let Some(m) = report.memory.as_ref().filter(|m| m.peak_bytes > 0) {
-        out.push(heading(md, "Memory"));
-        out.push(format!("peak {:.2} GiB", m.peak_bytes as f64 / (1u64 << 30) as f64));
-    }
-    if let Some(kernels) = report.kernels.as_ref().filter(|k| !k.is_empty()) {
-        out.push(heading(md, &format!("GPU kernels by total time ({} of {})", kernels.len().min(top), kernels.len())));
-        let mut t = new_table(md, ["kernel", "#", "total µs", "avg µs", "min µs", "max µs"]);
-        for k in kernels.iter().take(top) {
+    let p = &r.program;
+    out.push(format!(
+        "program: {:.2} GFLOP/s, HBM {:.2} GiB/s, {:.4} FLOP/B → bound by {}",
+        p.measured_flop_rate_gflops,
+        p.hbm_bw_gibs,
+        p.operational_intensity,
+        bound_word(&p.bound_by)
+    ));
+    if !r.points.is_empty() {
+        let mut t = new_table(md, ["op", "category", "self µs", "GFLOP/s", "HBM GiB/s", "FLOP/B", "bound by"]);
+        for q in r.points.iter().take(top) {
             t.add_row([
-                if md { k.name.clone() } else { shorten(&k.name, KERNEL_NAME_MAX, KERNEL_NAME_KEPT) },
-                k.occurrences.to_string(),
-                format!("{:.1}", k.total_time_us),
-                format!("{:.2}", k.avg_time_us),
-                format!("{:.2}", k.min_time_us),
-                format!("{:.2}", k.max_time_us),
+                q.name.clone(),
+                q.category.clone(),
+                format!("{:.1}", q.self_time_us),
+                format!("{:.2}", q.measured_flop_rate_gflops),
+                format!("{:.2}", q.hbm_bw_gibs),
+                format!("{:.4}", q.operational_intensity),
+                bound_word(&q.bound_by),
             ]);
         }
         out.push(t.to_string());
     }
-    out.extend(report.notes.iter().map(|note| format!("note: {note}")));
-    out.join("\n")
+    out.extend(r.notes.iter().map(|n| format!("note: roofline: {n}")));
+}
+
+fn memory_section(out: &mut Vec<String>, report: &ProfileReport, md: bool) {
+    let Some(m) = &report.memory else {
+        return;
+    };
+    if m.allocators.is_empty() {
+        let why = m
+            .notes
+            .first()
+            .map_or("no allocator events".to_string(), |n| n.trim_start_matches("no memory profile: ").to_string());
+        out.push(format!("\nmemory: {why}"));
+        return;
+    }
+    out.push(heading(md, "Memory"));
+    let gib = |b: i64| b as f64 / (1u64 << 30) as f64;
+    let mut line = format!("peak {:.2} GiB", gib(m.peak_bytes));
+    if let Some(a) = &m.peak_allocator {
+        line.push_str(&format!(" on allocator `{a}`"));
+    }
+    if m.memory_capacity_bytes > 0 {
+        line.push_str(&format!(" of {:.2} GiB", gib(m.memory_capacity_bytes)));
+    }
+    if m.leak_suspected {
+        line.push_str("; memory grows step after step (leak suspected)");
+    }
+    out.push(line);
+}
+
+fn kernels_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md: bool, reason: Option<&String>) {
+    let Some(kernels) = &report.kernels else {
+        return;
+    };
+    if kernels.is_empty() {
+        out.push(format!(
+            "\nkernels: {}",
+            reason.map_or("no GPU kernel events in the capture (kernel stats come from CUDA/ROCm kernels only)", |r| r)
+        ));
+        return;
+    }
+    out.push(heading(md, &format!("GPU kernels by total time ({} of {})", kernels.len().min(top), kernels.len())));
+    let mut t = new_table(md, ["kernel", "#", "total µs", "avg µs", "min µs", "max µs"]);
+    for k in kernels.iter().take(top) {
+        t.add_row([
+            if md { k.name.clone() } else { shorten(&k.name, KERNEL_NAME_MAX, KERNEL_NAME_KEPT) },
+            k.occurrences.to_string(),
+            format!("{:.1}", k.total_time_us),
+            format!("{:.2}", k.avg_time_us),
+            format!("{:.2}", k.min_time_us),
+            format!("{:.2}", k.max_time_us),
+        ]);
+    }
+    out.push(t.to_string());
+}
+
+fn steps_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md: bool) {
+    let Some(s) = &report.steps else {
+        return;
+    };
+    if s.steps.is_empty() {
+        out.push(
+            "\nsteps: no step markers in the capture (no device `Steps` line, no `train…`/`test…` step annotation)"
+                .to_string(),
+        );
+        return;
+    }
+    out.push(heading(
+        md,
+        &format!("Steps ({} of {}, from {})", s.steps.len().min(top), s.steps.len(), serde_name(&s.source)),
+    ));
+    let first = s.steps.first().map_or(0, |st| st.start_ps);
+    let mut t = new_table(md, ["step", "start ms", "duration ms"]);
+    for st in s.steps.iter().take(top) {
+        t.add_row([
+            st.step_num.to_string(),
+            format!("{:.3}", (st.start_ps - first) as f64 / 1e9),
+            format!("{:.3}", st.duration_ps as f64 / 1e9),
+        ]);
+    }
+    out.push(t.to_string());
+    out.push(format!(
+        "step time {:.3} ms ± {:.3} (n={})",
+        s.step_time_ms.mean, s.step_time_ms.stddev, s.step_time_ms.n
+    ));
 }
 
 /// `profile trace`'s report: the header line, where the step time goes, the first `top` steps, collective
@@ -147,7 +379,7 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
             ("compute", t.compute_us),
             ("collective (exposed)", t.collective_us),
             ("memcpy / infeed-outfeed", t.memcpy_us),
-            ("host wait", t.host_wait_us),
+            ("host wait (device waits on the host)", t.host_wait_us),
             ("other", t.other_us),
             ("idle", t.idle_us),
         ] {
@@ -192,10 +424,20 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
     }
     if !r.gaps.is_empty() {
         out.push(heading(md, "Longest device idle gaps"));
-        let mut table = new_table(md, ["device", "start µs", "duration µs", "host busy with"]);
+        let mut table = new_table(md, ["device", "start µs", "duration µs", "host meanwhile"]);
         for g in &r.gaps {
-            let host: Vec<String> =
-                g.host_activity.iter().take(3).map(|h| format!("{} ({:.0} µs)", h.name, h.overlap_us)).collect();
+            let host: Vec<String> = g
+                .host_activity
+                .iter()
+                .take(3)
+                .map(|h| match h.activity {
+                    HostActivityKind::Work => format!("{} ({:.0} µs)", h.name, h.overlap_us),
+                    HostActivityKind::Wait => format!("{} ({:.0} µs, waiting on the device)", h.name, h.overlap_us),
+                    HostActivityKind::DeviceRuntime | HostActivityKind::Wrapper => {
+                        format!("{} ({:.0} µs, device runtime)", h.name, h.overlap_us)
+                    }
+                })
+                .collect();
             table.add_row([
                 g.device_name.clone(),
                 format!("{:.1}", g.start_us),
@@ -207,9 +449,12 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
     }
     if let Some(h) = &r.host_bound {
         out.push(format!(
-            "\nhost-bound: {:.1}% of step time the device waits on the host → {}",
+            "\nhost-bound: {:.1}% of step time the device waits on the host (the breakdown's host wait: {:.1} µs \
+             of {:.1} µs) → {}",
             100.0 * h.fraction,
-            serde_name(&h.verdict)
+            h.host_wait_us,
+            h.step_time_us,
+            h.bound_by.map_or_else(|| format!("not host-bound (verdict {})", h.verdict), |b| format!("bound by {b}"))
         ));
     }
     out.extend(r.notes.iter().map(|note| format!("note: {note}")));

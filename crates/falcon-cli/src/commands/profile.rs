@@ -39,7 +39,12 @@ async fn analyze(global: &GlobalArgs, app: &App, args: &ProfileAnalyzeArgs) -> a
             })
             .collect()
     };
-    let options = AnalyzeOptions { tools, model_flops_per_step: args.model_flops };
+    let options = AnalyzeOptions {
+        tools,
+        model_flops_per_step: args.model_flops,
+        peak_tflops: args.peak_tflops,
+        ..AnalyzeOptions::default()
+    };
     if !global.json {
         eprintln!("falcon profile: resolving {} …", args.target);
     }

@@ -1,20 +1,20 @@
 //! What each op's computation looks like, as [`super::matching`] scores a pair of ops across two captures:
 //! the HLO instruction's opcode, fusion kind, result shape and, for a fusion, the mix of opcodes it fuses
-//! (read here from the programs' serialized `HloProto`s on the capture's metadata plane), with the
-//! framework op name (`OpMetadata.op_name`) and source line that [`crate::profile::hlo_metadata`] reads
-//! from the same protos.
+//! (from the programs' serialized `HloProto`s on the capture's metadata plane, decoded by
+//! [`crate::profile::hlo_metadata`]), with the framework op name (`OpMetadata.op_name`) and source line that
+//! module reads from the same protos.
 //!
 //! Owns: the signature of an instruction and reading it from a capture. Must not: decide what matches
-//! (that is `matching`). Only the fields used here are decoded (prost messages with XLA's field numbers from
-//! `xla/service/hlo.proto` and `xla/xla_data.proto`); a module that fails to decode is skipped and named in
-//! the notes; nothing here panics on any input.
+//! (that is `matching`). A module that fails to decode is skipped and named in the notes; nothing here
+//! panics on any input.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use falcon_xplane::{StatValue, XSpace};
-use prost::Message;
+use falcon_xplane::XSpace;
 
-use crate::profile::hlo_metadata::{hlo_index, HLO_PROTO_STAT, METADATA_PLANE};
+use crate::profile::hlo_metadata::{
+    decode_modules, index_of, HloComputationProto, HloInstructionProto, HloModuleProto, ShapeProto,
+};
 
 /// One HLO instruction's computation, as far as the capture describes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -51,76 +51,23 @@ impl Signatures {
 
     /// Adds what one host's capture describes; programs already read are kept as they are.
     pub fn add_space(&mut self, space: &XSpace) {
-        let index = hlo_index(space);
+        let (modules, notes) = decode_modules(space);
+        let index = index_of(&modules, notes);
         self.notes.extend(index.notes.iter().cloned());
-        let Some(plane) = space.plane_by_name(METADATA_PLANE) else { return };
-        let Some(stat_id) = plane.stat_metadata_by_name(HLO_PROTO_STAT).map(|m| m.id) else { return };
-        let mut programs: Vec<_> = plane.event_metadata.values().collect();
-        programs.sort_by_key(|m| m.id);
-        for program in programs {
-            for stat in program.stats.iter().filter(|s| s.metadata_id == stat_id) {
-                let StatValue::Bytes(bytes) = &stat.value else { continue };
-                let Ok(HloProto { hlo_module: Some(module) }) = HloProto::decode(bytes.as_slice()) else { continue };
-                if !self.modules.insert(module.name.clone()) {
-                    continue;
+        for module in &modules {
+            if !self.modules.insert(module.name.clone()) {
+                continue;
+            }
+            for (name, mut signature) in signatures_of(module) {
+                let key = (module.name.clone(), name);
+                if let Some(info) = index.instructions.get(&key) {
+                    signature.op_name = info.op_name.clone();
+                    signature.source = info.source.clone();
                 }
-                for (name, mut signature) in signatures_of(&module) {
-                    let key = (module.name.clone(), name);
-                    if let Some(info) = index.instructions.get(&key) {
-                        signature.op_name = info.op_name.clone();
-                        signature.source = info.source.clone();
-                    }
-                    self.by_op.insert(key, signature);
-                }
+                self.by_op.insert(key, signature);
             }
         }
     }
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct HloProto {
-    #[prost(message, optional, tag = "1")]
-    hlo_module: Option<HloModuleProto>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct HloModuleProto {
-    #[prost(string, tag = "1")]
-    name: String,
-    #[prost(message, repeated, tag = "3")]
-    computations: Vec<HloComputationProto>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct HloComputationProto {
-    #[prost(message, repeated, tag = "2")]
-    instructions: Vec<HloInstructionProto>,
-    #[prost(int64, tag = "5")]
-    id: i64,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct HloInstructionProto {
-    #[prost(string, tag = "1")]
-    name: String,
-    #[prost(string, tag = "2")]
-    opcode: String,
-    #[prost(message, optional, tag = "3")]
-    shape: Option<ShapeProto>,
-    #[prost(string, tag = "11")]
-    fusion_kind: String,
-    #[prost(int64, repeated, packed = "true", tag = "38")]
-    called_computation_ids: Vec<i64>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct ShapeProto {
-    #[prost(int32, tag = "2")]
-    element_type: i32,
-    #[prost(int64, repeated, packed = "true", tag = "3")]
-    dimensions: Vec<i64>,
-    #[prost(message, repeated, tag = "4")]
-    tuple_shapes: Vec<ShapeProto>,
 }
 
 /// XLA's `PrimitiveType::TUPLE`.
@@ -191,6 +138,8 @@ fn called_ops(instr: &HloInstructionProto, computations: &HashMap<i64, &HloCompu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::hlo_metadata::HloProto;
+    use prost::Message;
 
     fn instr(name: &str, opcode: &str, dims: &[i64], calls: &[i64]) -> HloInstructionProto {
         HloInstructionProto {
@@ -199,16 +148,19 @@ mod tests {
             shape: Some(ShapeProto { element_type: 11, dimensions: dims.to_vec(), tuple_shapes: Vec::new() }),
             fusion_kind: if opcode == "fusion" { "kLoop".into() } else { String::new() },
             called_computation_ids: calls.to_vec(),
+            ..Default::default()
         }
     }
 
     #[test]
     fn shapes_and_fused_opcodes_of_a_module() {
         let inner = HloComputationProto {
+            name: String::new(),
             id: 9,
             instructions: vec![instr("p", "parameter", &[4], &[]), instr("e", "exponential", &[4], &[])],
         };
         let fused = HloComputationProto {
+            name: String::new(),
             id: 7,
             instructions: vec![
                 instr("p0", "parameter", &[4], &[]),
@@ -227,9 +179,16 @@ mod tests {
                 ShapeProto { element_type: 4, dimensions: Vec::new(), tuple_shapes: Vec::new() },
             ],
         });
-        let entry =
-            HloComputationProto { id: 1, instructions: vec![instr("fusion.3", "fusion", &[8, 4], &[7, 7]), tuple] };
-        let module = HloModuleProto { name: "jit_step".into(), computations: vec![inner, fused, entry] };
+        let entry = HloComputationProto {
+            name: "main".into(),
+            id: 1,
+            instructions: vec![instr("fusion.3", "fusion", &[8, 4], &[7, 7]), tuple],
+        };
+        let module = HloModuleProto {
+            name: "jit_step".into(),
+            computations: vec![inner, fused, entry],
+            stack_frame_index: None,
+        };
         let sigs: HashMap<String, Signature> = signatures_of(&module).into_iter().collect();
         let f = &sigs["fusion.3"];
         assert_eq!((f.opcode.as_str(), f.fusion_kind.as_str()), ("fusion", "Loop"));

@@ -64,102 +64,127 @@ impl HloIndex {
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct HloProto {
+pub(crate) struct HloProto {
     #[prost(message, optional, tag = "1")]
-    hlo_module: Option<HloModuleProto>,
+    pub(crate) hlo_module: Option<HloModuleProto>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct HloModuleProto {
+pub(crate) struct HloModuleProto {
     #[prost(string, tag = "1")]
-    name: String,
+    pub(crate) name: String,
     #[prost(message, repeated, tag = "3")]
-    computations: Vec<HloComputationProto>,
+    pub(crate) computations: Vec<HloComputationProto>,
     #[prost(message, optional, tag = "17")]
-    stack_frame_index: Option<StackFrameIndexProto>,
+    pub(crate) stack_frame_index: Option<StackFrameIndexProto>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct HloComputationProto {
+pub(crate) struct HloComputationProto {
     #[prost(string, tag = "1")]
-    name: String,
+    pub(crate) name: String,
     #[prost(message, repeated, tag = "2")]
-    instructions: Vec<HloInstructionProto>,
+    pub(crate) instructions: Vec<HloInstructionProto>,
     #[prost(int64, tag = "5")]
-    id: i64,
+    pub(crate) id: i64,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct HloInstructionProto {
+pub(crate) struct HloInstructionProto {
     #[prost(string, tag = "1")]
-    name: String,
+    pub(crate) name: String,
     #[prost(string, tag = "2")]
-    opcode: String,
+    pub(crate) opcode: String,
+    #[prost(message, optional, tag = "3")]
+    pub(crate) shape: Option<ShapeProto>,
     #[prost(message, optional, tag = "7")]
-    metadata: Option<OpMetadata>,
+    pub(crate) metadata: Option<OpMetadata>,
     #[prost(string, tag = "11")]
-    fusion_kind: String,
+    pub(crate) fusion_kind: String,
     #[prost(int64, repeated, packed = "true", tag = "38")]
-    called_computation_ids: Vec<i64>,
+    pub(crate) called_computation_ids: Vec<i64>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct OpMetadata {
+pub(crate) struct OpMetadata {
     #[prost(string, tag = "2")]
-    op_name: String,
+    pub(crate) op_name: String,
     #[prost(string, tag = "3")]
-    source_file: String,
+    pub(crate) source_file: String,
     #[prost(int32, tag = "4")]
-    source_line: i32,
+    pub(crate) source_line: i32,
     #[prost(int32, tag = "15")]
-    stack_frame_id: i32,
+    pub(crate) stack_frame_id: i32,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct StackFrameIndexProto {
+pub(crate) struct StackFrameIndexProto {
     #[prost(string, repeated, tag = "1")]
-    file_names: Vec<String>,
+    pub(crate) file_names: Vec<String>,
     #[prost(message, repeated, tag = "3")]
-    file_locations: Vec<FileLocation>,
+    pub(crate) file_locations: Vec<FileLocation>,
     #[prost(message, repeated, tag = "4")]
-    stack_frames: Vec<StackFrame>,
+    pub(crate) stack_frames: Vec<StackFrame>,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct FileLocation {
+pub(crate) struct FileLocation {
     #[prost(int32, tag = "1")]
-    file_name_id: i32,
+    pub(crate) file_name_id: i32,
     #[prost(int32, tag = "3")]
-    line: i32,
+    pub(crate) line: i32,
 }
 
 #[derive(Clone, PartialEq, Message)]
-struct StackFrame {
+pub(crate) struct StackFrame {
     #[prost(int32, tag = "1")]
-    file_location_id: i32,
+    pub(crate) file_location_id: i32,
+}
+
+/// `xla.ShapeProto`: element type, dimensions and, for a tuple, its element shapes.
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct ShapeProto {
+    #[prost(int32, tag = "2")]
+    pub(crate) element_type: i32,
+    #[prost(int64, repeated, packed = "true", tag = "3")]
+    pub(crate) dimensions: Vec<i64>,
+    #[prost(message, repeated, tag = "4")]
+    pub(crate) tuple_shapes: Vec<ShapeProto>,
 }
 
 /// Reads every program's `HloProto` from the capture's metadata plane.
 pub fn hlo_index(space: &XSpace) -> HloIndex {
-    let mut index = HloIndex::default();
-    let Some(plane) = space.plane_by_name(METADATA_PLANE) else { return index };
-    let Some(stat_id) = plane.stat_metadata_by_name(HLO_PROTO_STAT).map(|m| m.id) else { return index };
+    let (modules, notes) = decode_modules(space);
+    index_of(&modules, notes)
+}
+
+/// The index of already decoded programs (`notes`: what could not be read).
+pub(crate) fn index_of(modules: &[HloModuleProto], notes: Vec<String>) -> HloIndex {
+    let mut index = HloIndex { modules: modules.len(), notes, ..HloIndex::default() };
+    for module in modules {
+        add_module(&mut index, module);
+    }
+    index
+}
+
+/// Every program's module on the capture's metadata plane, in program-id order, and what could not be read.
+pub(crate) fn decode_modules(space: &XSpace) -> (Vec<HloModuleProto>, Vec<String>) {
+    let (mut modules, mut notes) = (Vec::new(), Vec::new());
+    let Some(plane) = space.plane_by_name(METADATA_PLANE) else { return (modules, notes) };
+    let Some(stat_id) = plane.stat_metadata_by_name(HLO_PROTO_STAT).map(|m| m.id) else { return (modules, notes) };
     let mut programs: Vec<_> = plane.event_metadata.values().collect();
     programs.sort_by_key(|m| m.id);
     for program in programs {
         for stat in program.stats.iter().filter(|s| s.metadata_id == stat_id) {
             let StatValue::Bytes(bytes) = &stat.value else { continue };
             match HloProto::decode(bytes.as_slice()) {
-                Ok(HloProto { hlo_module: Some(module) }) => {
-                    index.modules += 1;
-                    add_module(&mut index, &module);
-                }
-                Ok(_) => index.notes.push(format!("program `{}`: its HloProto has no module", program.name)),
-                Err(e) => index.notes.push(format!("program `{}`: HloProto not readable ({e})", program.name)),
+                Ok(HloProto { hlo_module: Some(module) }) => modules.push(module),
+                Ok(_) => notes.push(format!("program `{}`: its HloProto has no module", program.name)),
+                Err(e) => notes.push(format!("program `{}`: HloProto not readable ({e})", program.name)),
             }
         }
     }
-    index
+    (modules, notes)
 }
 
 fn add_module(index: &mut HloIndex, module: &HloModuleProto) {

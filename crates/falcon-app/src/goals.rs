@@ -9,6 +9,7 @@ use crate::{App, AppError, Result};
 use falcon_core::ids::{ExperimentId, GoalId, SessionId};
 use falcon_core::status::{Direction, ExperimentStatus, GoalStatus};
 use falcon_core::time::Millis;
+pub use falcon_exp::progress::RunProgress;
 use falcon_exp::ExperimentRecord;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -256,13 +257,15 @@ impl App {
     }
 
     /// Expands a sweep (`load_base` reads the base specs it names) and submits it as a session
-    /// (`on_submitted` hears of it); with `wait`, runs the worker loop until every experiment ended, then the
-    /// analyses they call for. Returns the session's view and the analysis events.
+    /// (`on_submitted` hears of it); with `wait`, runs the worker loop until every experiment ended
+    /// (`on_progress` hears where each stands after every pass), then the analyses they call for. Returns the
+    /// session's view and the analysis events.
     pub async fn submit_session(
         &self,
         request: &SessionRequest<'_>,
         load_base: impl Fn(&str) -> std::result::Result<String, String>,
         on_submitted: impl FnOnce(&SessionView),
+        on_progress: impl FnMut(&[RunProgress]),
     ) -> Result<(SessionDetail, Vec<WorkerEvent>)> {
         let exp = self.exp().await?;
         let specs: Vec<_> = falcon_exp::sweep::expand_points_repeated(
@@ -285,12 +288,10 @@ impl App {
         }
         let deadline = request.timeout.map(|t| std::time::Instant::now() + t);
         let leases = exp.keep_leases().await?;
-        for e in &view.experiments {
-            exp.wait_until(e.id, deadline, |_| {}).await?;
-        }
+        let ids: Vec<ExperimentId> = view.experiments.iter().map(|e| e.id).collect();
+        exp.wait_all(&ids, deadline, on_progress).await?;
         drop(leases);
         let mut events = Vec::new();
-        let ids: Vec<ExperimentId> = view.experiments.iter().map(|e| e.id).collect();
         for chunk in ids.chunks(1000) {
             events.extend(self.analyze_completed_among(Some(chunk)).await);
         }

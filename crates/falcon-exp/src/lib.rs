@@ -14,6 +14,7 @@ pub mod history;
 pub mod housekeeping;
 pub mod lifecycle;
 pub mod metrics;
+pub mod progress;
 pub mod runs;
 pub mod sweep;
 

@@ -97,11 +97,13 @@ impl ArtifactSync {
             let Ok(meta) = std::fs::metadata(&path) else { continue }; // removed since the walk
             let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
             let settled = SystemTime::now().duration_since(modified).unwrap_or_default() >= SETTLE;
-            if !last && !settled {
+            let live = is_live(&rel);
+            // A live snapshot (logs, metrics) is copied while it is still being written: a file appended to every
+            // step never settles, and its readers skip a line cut mid-write. Write-once files wait to settle.
+            if !last && !settled && !live {
                 continue;
             }
             let stamp = (meta.len(), modified);
-            let live = is_live(&rel);
             let previous = self.copied.lock().expect("copy map lock").get(&(job, path.clone())).cloned();
             let previous = previous.or_else(|| self.adopt_recorded(job, &path, &rel, stamp));
             match &previous {

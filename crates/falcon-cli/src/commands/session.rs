@@ -8,6 +8,7 @@ use falcon_app::goals::{parse_goal_id, parse_session_id, SessionDetail, SessionR
 use falcon_app::render::numbers::significant;
 use falcon_app::App;
 use falcon_core::ErrorKind;
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs, app: &App, command: &SessionCommand) -> anyhow::Result<ExitCode> {
@@ -34,13 +35,27 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &SessionCommand) -> an
                 repeats: *repeats,
             };
             let json = global.json;
-            let (view, events) = app
-                .submit_session(&request, load, |view| {
-                    if !json {
-                        eprintln!("{}: {} experiment(s) submitted", view.session.id, view.experiments.len());
-                    }
-                })
-                .await?;
+            let progress = (!json && *wait && std::io::stderr().is_terminal()).then(Progress::new);
+            let result = app
+                .submit_session(
+                    &request,
+                    load,
+                    |view| {
+                        if !json {
+                            eprintln!("{}: {} experiment(s) submitted", view.session.id, view.experiments.len());
+                        }
+                    },
+                    |runs| {
+                        if let Some(p) = &progress {
+                            p.show(runs);
+                        }
+                    },
+                )
+                .await;
+            if let Some(p) = progress {
+                p.finish();
+            }
+            let (view, events) = result?;
             super::worker::report_events(false, &events)?;
             render(global, &view)?;
         }
@@ -114,4 +129,56 @@ pub async fn pools(global: &GlobalArgs, app: &App, page: &crate::cli::PageArgs) 
         print_stdout(&t.to_string())?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Progress of a session wait on a terminal (stderr; never with --json): a bar of experiments ended out of N
+/// and, below it, the live ones — each one's status, the step it reached and why it waits.
+struct Progress {
+    bars: indicatif::MultiProgress,
+    overall: indicatif::ProgressBar,
+    detail: indicatif::ProgressBar,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        let bars = indicatif::MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::stderr());
+        let style =
+            indicatif::ProgressStyle::with_template("{spinner} {pos}/{len} experiments ended {wide_bar} {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        let overall = bars.add(indicatif::ProgressBar::new(0).with_style(style));
+        let detail = bars.add(indicatif::ProgressBar::new_spinner());
+        detail.set_style(
+            indicatif::ProgressStyle::with_template("  {wide_msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        Progress { bars, overall, detail }
+    }
+
+    fn show(&self, runs: &[falcon_app::goals::RunProgress]) {
+        self.overall.set_length(runs.len() as u64);
+        self.overall.set_position(runs.iter().filter(|r| r.status.is_terminal()).count() as u64);
+        self.overall.tick();
+        let live: Vec<String> = runs
+            .iter()
+            .filter(|r| !r.status.is_terminal())
+            .take(6)
+            .map(|r| {
+                let mut s = format!("{} {}", r.experiment, r.status);
+                if let Some(step) = r.step {
+                    s.push_str(&format!(" step {step}"));
+                }
+                if let Some(reason) = r.reason.as_deref().filter(|_| r.step.is_none()) {
+                    s.push_str(&format!(" ({reason})"));
+                }
+                s
+            })
+            .collect();
+        self.detail.set_message(live.join(" · "));
+    }
+
+    fn finish(self) {
+        self.detail.finish_and_clear();
+        self.overall.finish_and_clear();
+        let _ = self.bars.clear();
+    }
 }

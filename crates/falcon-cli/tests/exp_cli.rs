@@ -151,13 +151,7 @@ fn goals_sessions_and_pools() {
         (Some("g-1"), Some("minimize"), Some("OPEN"))
     );
 
-    std::fs::write(
-        dir.path().join("base.yaml"),
-        "name: base\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'for i in $(seq 0 19); do \
-         echo \"{\\\"step\\\": $i, \\\"step_time_s\\\": 0.${config.base_ms}\"} >> $FALCON_ARTIFACT_DIR/metrics.jsonl; done']\n\
-         config: {base_ms: 100}\nresources: {accelerator: cpu}\n",
-    )
-    .unwrap();
+    common::write_base_ms_spec(dir.path());
     std::fs::write(
         dir.path().join("sweep.yaml"),
         "base: base.yaml\nsweep:\n  config.base_ms: [100, 130]\nname_template: \"run-${config.base_ms}\"\n",

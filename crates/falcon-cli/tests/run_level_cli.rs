@@ -10,13 +10,7 @@ use common::{code, falcon, json};
 fn repeats_sessions_config_hashes_goal_rows_and_history() {
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
-    std::fs::write(
-        dir.path().join("base.yaml"),
-        "name: base\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'for i in $(seq 0 19); do \
-         echo \"{\\\"step\\\": $i, \\\"step_time_s\\\": 0.${config.base_ms}\"} >> $FALCON_ARTIFACT_DIR/metrics.jsonl; done']\n\
-         config: {base_ms: 100}\nresources: {accelerator: cpu}\n",
-    )
-    .unwrap();
+    common::write_base_ms_spec(dir.path());
     std::fs::write(
         dir.path().join("sweep.yaml"),
         "base: base.yaml\nsweep:\n  config.base_ms: [100, 130]\nname_template: \"run-${config.base_ms}\"\nrepeats: 2\n",

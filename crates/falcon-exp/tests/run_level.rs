@@ -55,6 +55,21 @@ impl Env {
         self.run_with(name, tag, level, 0.06, goal, session).await
     }
 
+    /// A goal to lower `step_time_s` to 0.05 s.
+    async fn step_time_goal(&self, title: &str) -> falcon_infra::meta::GoalRecord {
+        let goal = NewGoal {
+            title: title.into(),
+            workload: None,
+            hardware: None,
+            metric: "step_time_s".into(),
+            direction: Direction::Minimize,
+            target: Some(0.05),
+            baseline: None,
+            priority: 0,
+        };
+        self.exp.create_goal(&goal).await.unwrap()
+    }
+
     async fn run_with(
         &mut self,
         name: &str,
@@ -199,20 +214,7 @@ async fn a_history_finds_a_thirty_percent_shift_after_four_runs_and_names_what_i
 #[tokio::test]
 async fn goal_rows_carry_verdicts_and_a_baseline_rerun_is_never_the_best() {
     let mut env = setup().await;
-    let goal = env
-        .exp
-        .create_goal(&NewGoal {
-            title: "faster".into(),
-            workload: None,
-            hardware: None,
-            metric: "step_time_s".into(),
-            direction: Direction::Minimize,
-            target: Some(0.05),
-            baseline: None,
-            priority: 0,
-        })
-        .await
-        .unwrap();
+    let goal = env.step_time_goal("faster").await;
     let base = env.run("base", 'a', 0.10, Some(goal.id), None).await;
     env.exp.set_goal_baseline(goal.id, Some(base)).await.unwrap();
     // A re-run of the baseline's config that happened to be faster, and a real improvement run twice.
@@ -235,20 +237,7 @@ async fn goal_rows_carry_verdicts_and_a_baseline_rerun_is_never_the_best() {
 
     // A goal whose fastest run is a re-run of the baseline's config, and whose other config is slower: the re-run
     // is not a win, so the best is the baseline itself (gap closed 0).
-    let g2 = env
-        .exp
-        .create_goal(&NewGoal {
-            title: "noise".into(),
-            workload: None,
-            hardware: None,
-            metric: "step_time_s".into(),
-            direction: Direction::Minimize,
-            target: Some(0.05),
-            baseline: None,
-            priority: 0,
-        })
-        .await
-        .unwrap();
+    let g2 = env.step_time_goal("noise").await;
     let base = env.run_with("b", 'x', 0.10, 0.0, Some(g2.id), None).await;
     env.exp.set_goal_baseline(g2.id, Some(base)).await.unwrap();
     let lucky = env.run_with("b-again", 'x', 0.08, 0.0, Some(g2.id), None).await;

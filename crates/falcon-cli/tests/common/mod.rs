@@ -39,3 +39,15 @@ pub fn json(out: &Output) -> Value {
 pub fn code(out: &Output) -> i32 {
     out.status.code().expect("exited normally")
 }
+
+/// Writes `base.yaml` in `dir`: a shell workload logging 20 steps whose `step_time_s` is `0.<config.base_ms>`
+/// (default 100, i.e. 0.100 s), for sweeps over `config.base_ms`.
+pub fn write_base_ms_spec(dir: &Path) {
+    std::fs::write(
+        dir.join("base.yaml"),
+        "name: base\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'for i in $(seq 0 19); do \
+         echo \"{\\\"step\\\": $i, \\\"step_time_s\\\": 0.${config.base_ms}\"} >> $FALCON_ARTIFACT_DIR/metrics.jsonl; done']\n\
+         config: {base_ms: 100}\nresources: {accelerator: cpu}\n",
+    )
+    .unwrap();
+}

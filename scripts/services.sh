@@ -626,7 +626,8 @@ AuthType=auth/none
 CredType=cred/none
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=task=1
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/filetxt
 JobCompLoc=$SLURM_LOG_DIR/jobcomp.txt

@@ -38,6 +38,16 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
             get(|| async { Json(resource_list("jobset.x-k8s.io/v1alpha2", &[Res::JobSet])) }),
         )
         .route(
+            "/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods",
+            get(|State(s): S, Path(ns): Path<String>, Query(q): Q| async move { pod_metrics(&s, &ns, None, &q) }),
+        )
+        .route(
+            "/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods/{name}",
+            get(|State(s): S, Path((ns, name)): Path<(String, String)>, Query(q): Q| async move {
+                pod_metrics(&s, &ns, Some(&name), &q)
+            }),
+        )
+        .route(
             "/api/v1/namespaces/{ns}/pods/{name}/log",
             get(|State(s): S, Path((ns, name)): Path<(String, String)>, Query(q): Q| async move {
                 pod_log(&s, &ns, &name, &q)
@@ -206,6 +216,70 @@ fn list_or_watch(s: Arc<Shared>, res: Res, ns: Option<String>, q: HashMap<String
         "items": items,
     }))
     .into_response()
+}
+
+/// `metrics.k8s.io/v1beta1` PodMetrics of running pods whose usage a test set ([`crate::FakeCluster::set_pod_usage`]),
+/// like metrics-server (a pod without metrics yet is left out of a list, 404 alone); 404 for everything when the
+/// cluster serves no metrics API ([`crate::FakeCluster::serve_metrics`]).
+fn pod_metrics(s: &Shared, ns: &str, name: Option<&str>, q: &HashMap<String, String>) -> Response {
+    let (label, _) = match selectors(q) {
+        Ok(x) => x,
+        Err(e) => return e.into_response(),
+    };
+    let inner = s.lock();
+    if !inner.metrics_served {
+        return ApiError::new(404, "the server could not find the requested resource").into_response();
+    }
+    let now = crate::util::now_rfc3339();
+    let items: Vec<Value> = inner
+        .list(Res::Pod, Some(ns))
+        .into_iter()
+        .filter(|p| name.is_none_or(|n| p.pointer("/metadata/name").and_then(Value::as_str) == Some(n)))
+        .filter(|p| label.matches_object(p))
+        .filter(|p| p.pointer("/status/phase").and_then(Value::as_str) == Some("Running"))
+        .filter_map(|p| {
+            let uid = p.pointer("/metadata/uid").and_then(Value::as_str)?;
+            let (cpu, memory) = inner.pods_rt.get(uid)?.usage.clone()?;
+            let containers: Vec<Value> = p
+                .pointer("/spec/containers")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, c)| {
+                    // The whole usage on the first container, none on the others.
+                    let (cpu, memory) = if i == 0 { (cpu.as_str(), memory.as_str()) } else { ("0", "0") };
+                    json!({"name": c.get("name").cloned().unwrap_or(Value::Null), "usage": {"cpu": cpu, "memory": memory}})
+                })
+                .collect();
+            Some(json!({
+                "kind": "PodMetrics",
+                "apiVersion": "metrics.k8s.io/v1beta1",
+                "metadata": {
+                    "name": p.pointer("/metadata/name").cloned().unwrap_or(Value::Null),
+                    "namespace": ns,
+                    "labels": p.pointer("/metadata/labels").cloned().unwrap_or(json!({})),
+                    "creationTimestamp": now,
+                },
+                "timestamp": now,
+                "window": "10s",
+                "containers": containers,
+            }))
+        })
+        .collect();
+    match name {
+        Some(n) => match items.into_iter().next() {
+            Some(item) => Json(item).into_response(),
+            None => ApiError::new(404, format!("podmetrics.metrics.k8s.io \"{n}\" not found")).into_response(),
+        },
+        None => Json(json!({
+            "kind": "PodMetricsList",
+            "apiVersion": "metrics.k8s.io/v1beta1",
+            "metadata": {},
+            "items": items,
+        }))
+        .into_response(),
+    }
 }
 
 fn get_one(s: &Shared, res: Res, ns: &str, name: &str) -> Response {

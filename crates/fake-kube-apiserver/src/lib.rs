@@ -19,6 +19,9 @@
 //!   cluster-wide lists (`/apis/batch/v1/jobs`, `/api/v1/pods`, …)
 //! - `GET /api/v1/namespaces/{ns}/pods/{name}/log` (`container`, `tailLines`,
 //!   `limitBytes`; `follow` returns the current content and closes)
+//! - `GET /apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods[/{name}]` (PodMetrics, with
+//!   `labelSelector`), only after [`FakeCluster::serve_metrics`]: the usage a test set with
+//!   [`FakeCluster::set_pod_usage`], for running pods (no container runs, so nothing is measured)
 //!
 //! See the crate's README.md for what is *not* simulated.
 //!
@@ -201,6 +204,30 @@ impl FakeCluster {
             Some(log) => log.push_str(text),
             None => panic!("fake-kube-apiserver: append_log: no pod named {pod:?}"),
         }
+    }
+
+    /// `true` serves the metrics API (`metrics.k8s.io/v1beta1` PodMetrics), as a cluster with metrics-server
+    /// does; `false` (the default, a bare cluster) answers 404 there.
+    pub fn serve_metrics(&self, yes: bool) {
+        self.shared.lock().metrics_served = yes;
+    }
+
+    /// Sets what the metrics API reports for the pods matching a label selector, as Kubernetes quantities
+    /// (`cpu` e.g. `"250m"`, `memory` e.g. `"512Mi"`; the first container carries it all). Returns how many pods
+    /// changed. Panics on an unparsable selector.
+    pub fn set_pod_usage(&self, selector: &str, cpu: &str, memory: &str) -> usize {
+        let sel = parse_selector(selector);
+        let mut inner = self.shared.lock();
+        let uids: Vec<String> = inner
+            .list(Res::Pod, None)
+            .into_iter()
+            .filter(|p| sel.matches_object(p))
+            .filter_map(|p| p.pointer("/metadata/uid").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        for uid in &uids {
+            inner.pods_rt.entry(uid.clone()).or_default().usage = Some((cpu.to_string(), memory.to_string()));
+        }
+        uids.len()
     }
 
     /// Snapshot of all pods (all namespaces, ordered by namespace then name).

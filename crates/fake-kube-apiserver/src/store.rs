@@ -93,6 +93,8 @@ pub(crate) struct PodRuntime {
     pub started_at: Option<String>,
     /// container name -> log text
     pub logs: BTreeMap<String, String>,
+    /// What the fake metrics API reports for the pod's containers: (cpu, memory) quantities.
+    pub usage: Option<(String, String)>,
 }
 
 /// What the fake Job controller tracks per Job (uid) — like the real
@@ -121,6 +123,8 @@ pub(crate) struct Inner {
     pub fail_next: usize,
     pub fail_status: u16,
     pub node_counter: usize,
+    /// Whether `metrics.k8s.io/v1beta1` is served (a cluster with metrics-server).
+    pub metrics_served: bool,
     pub history: VecDeque<Arc<Event>>,
     /// Lowest resourceVersion from which history is complete.
     pub history_floor: u64,
@@ -142,6 +146,7 @@ impl Inner {
             fail_next: 0,
             fail_status: 500,
             node_counter: 0,
+            metrics_served: false,
             history: VecDeque::new(),
             history_floor: 1,
             events,

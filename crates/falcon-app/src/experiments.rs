@@ -192,7 +192,7 @@ impl App {
         }
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
         // The embedded worker keeps its leases on their own timer, like `falcon worker`.
-        let leases = exp.keep_leases().await?;
+        let leases = exp.start_background().await?;
         let rec = exp.wait_until(rec.id, deadline, |r| progress(SubmitProgress::Status(r))).await?;
         drop(leases);
         let events = if rec.status == ExperimentStatus::Completed {
@@ -285,7 +285,7 @@ impl App {
     ) -> Result<ExperimentStatus> {
         let exp = self.exp().await?;
         let mut printed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        let _leases = exp.keep_leases().await?;
+        let _leases = exp.start_background().await?;
         loop {
             let _ = exp.work().await?;
             let status = exp.show(id).await?.record.status;

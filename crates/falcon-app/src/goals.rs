@@ -287,7 +287,7 @@ impl App {
             return Ok((self.session_detail(view).await?, Vec::new()));
         }
         let deadline = request.timeout.map(|t| std::time::Instant::now() + t);
-        let leases = exp.keep_leases().await?;
+        let leases = exp.start_background().await?;
         let ids: Vec<ExperimentId> = view.experiments.iter().map(|e| e.id).collect();
         exp.wait_all(&ids, deadline, on_progress).await?;
         drop(leases);

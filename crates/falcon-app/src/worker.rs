@@ -1,17 +1,18 @@
 //! The worker loop, one pass at a time: the Job module's tick and EXP's reconcile (through
 //! [`falcon_exp::Exp::work`]), then the analyses completed experiments call for (profile, trace, kernel bench,
-//! accuracy). `falcon worker`, `exp submit --wait`, `session submit --wait` and the server's embedded worker
-//! all run this code.
+//! accuracy, memory). `falcon worker`, `exp submit --wait`, `session submit --wait` and the server's embedded
+//! worker all run this code.
 //!
-//! Leases are renewed on their own timer while a loop runs, not by its passes: [`App::start_worker`] (and the
-//! embedded loops of `--wait` and `exp logs -f`) hold a [`LeaseKeeper`], so an analysis of large profiles or a
-//! multi-GB upload that outlasts `[jobs] lease_s` keeps its jobs; when the loop stops, renewal stops with it
-//! and the leases lapse for another worker to take over.
+//! Leases are renewed, and running jobs' resource use sampled, on timers of their own while a loop runs, not
+//! by its passes: [`App::start_worker`] (and the embedded loops of `--wait` and `exp logs -f`) hold a
+//! [`Background`], so an analysis of large profiles or a multi-GB upload that outlasts `[jobs] lease_s` keeps its
+//! jobs and leaves no gap in a memory curve; when the loop stops, both stop with it and the leases lapse for
+//! another worker to take over.
 
 use crate::{App, Result};
 use falcon_core::ids::ExperimentId;
 use falcon_core::status::ExperimentStatus;
-pub use falcon_exp::housekeeping::LeaseKeeper;
+pub use falcon_exp::housekeeping::Background;
 use serde::Serialize;
 
 /// How many completed experiments one pass analyses at most.
@@ -34,7 +35,7 @@ pub enum WorkerEvent {
 /// A worker loop in progress: its passes run with the leases renewed in the background until it is dropped.
 pub struct Worker<'a> {
     app: &'a App,
-    _leases: LeaseKeeper,
+    _background: Background,
 }
 
 impl Worker<'_> {
@@ -47,7 +48,7 @@ impl Worker<'_> {
 impl App {
     /// Starts a worker loop: lease renewal runs from now until the returned [`Worker`] is dropped.
     pub async fn start_worker(&self) -> Result<Worker<'_>> {
-        Ok(Worker { app: self, _leases: self.exp().await?.keep_leases().await? })
+        Ok(Worker { app: self, _background: self.exp().await?.start_background().await? })
     }
 
     /// One pass of the loop; every event it produced, in order. A loop of passes should run inside

@@ -18,6 +18,9 @@ pub enum ArtifactKind {
     Config,
     /// Kernel-bench results.
     KernelBench,
+    /// The resource use (memory, CPU time) the Job module sampled while the job ran: `resources/<attempt>/*.jsonl`
+    /// ([`crate::resources`]).
+    Resources,
     /// Generated reports.
     Report,
     /// Anything else.
@@ -34,6 +37,7 @@ impl ArtifactKind {
             Self::Trace => "trace",
             Self::Config => "config",
             Self::KernelBench => "kernel_bench",
+            Self::Resources => "resources",
             Self::Report => "report",
             Self::Other => "other",
         }
@@ -48,6 +52,7 @@ impl ArtifactKind {
             Self::Trace,
             Self::Config,
             Self::KernelBench,
+            Self::Resources,
             Self::Report,
             Self::Other,
         ]
@@ -56,10 +61,14 @@ impl ArtifactKind {
     }
 
     /// Recognises the kind of a file from its path relative to the artifact dir (only the file name counts,
-    /// except that anything under a top-level `logs/` folder is logs).
+    /// except that anything under a top-level `logs/` folder is logs, and JSONL under a top-level `resources/`
+    /// folder is the sampled resource use).
     pub fn recognise(path: &str) -> Self {
         if path.starts_with("logs/") {
             return Self::Logs;
+        }
+        if path.starts_with(crate::resources::FOLDER) && path.ends_with(".jsonl") {
+            return Self::Resources;
         }
         let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
         let ext_in = |exts: &[&str]| exts.iter().any(|e| name.ends_with(e));
@@ -129,6 +138,8 @@ mod tests {
             ("config_effective.json", ArtifactKind::Config),
             ("kernel_bench_results.jsonl", ArtifactKind::KernelBench),
             ("logs/1/proc.log", ArtifactKind::Logs),
+            ("resources/1/usage.jsonl", ArtifactKind::Resources),
+            ("sub/resources/1/usage.jsonl", ArtifactKind::Other),
             ("notes.txt", ArtifactKind::Other),
             ("metrics.csv", ArtifactKind::Other),
         ];

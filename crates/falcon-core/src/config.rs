@@ -75,11 +75,23 @@ pub struct JobsConfig {
     pub lease_s: u64,
     /// How often logs and artifacts of running jobs are copied to the artifact store, in seconds.
     pub log_interval_s: u64,
+    /// How often each running job's resource use (memory, CPU time) is sampled, in milliseconds, on a timer of
+    /// its own (independent of `poll_interval_ms`); 0 turns sampling off.
+    pub sample_interval_ms: u64,
 }
+
+/// The default [`JobsConfig::sample_interval_ms`].
+pub const DEFAULT_SAMPLE_INTERVAL_MS: u64 = 250;
 
 impl Default for JobsConfig {
     fn default() -> Self {
-        JobsConfig { poll_interval_ms: 1000, capacity_timeout_s: 60, lease_s: 30, log_interval_s: 5 }
+        JobsConfig {
+            poll_interval_ms: 1000,
+            capacity_timeout_s: 60,
+            lease_s: 30,
+            log_interval_s: 5,
+            sample_interval_ms: DEFAULT_SAMPLE_INTERVAL_MS,
+        }
     }
 }
 
@@ -99,6 +111,9 @@ pub struct JobsLayer {
     /// See [`JobsConfig::log_interval_s`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_interval_s: Option<u64>,
+    /// See [`JobsConfig::sample_interval_ms`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_interval_ms: Option<u64>,
 }
 
 /// GCS settings (used when `artifacts` is a `gs://` URI).
@@ -398,6 +413,7 @@ impl ConfigLayer {
             mine.capacity_timeout_s = j.capacity_timeout_s.or(mine.capacity_timeout_s);
             mine.lease_s = j.lease_s.or(mine.lease_s);
             mine.log_interval_s = j.log_interval_s.or(mine.log_interval_s);
+            mine.sample_interval_ms = j.sample_interval_ms.or(mine.sample_interval_ms);
         }
         if let Some(a) = over.analysis {
             let mine = self.analysis.get_or_insert_with(Default::default);
@@ -451,6 +467,7 @@ impl Config {
                     capacity_timeout_s: j.capacity_timeout_s.unwrap_or(d.capacity_timeout_s),
                     lease_s: j.lease_s.unwrap_or(d.lease_s),
                     log_interval_s: j.log_interval_s.unwrap_or(d.log_interval_s),
+                    sample_interval_ms: j.sample_interval_ms.unwrap_or(d.sample_interval_ms),
                 }
             },
             analysis: AnalysisConfig {
@@ -477,6 +494,12 @@ impl Config {
         let mut problem = |field: String, message: String| problems.push(ConfigProblem { field, message });
         if self.jobs.poll_interval_ms == 0 || self.jobs.lease_s == 0 {
             problem("jobs".into(), "poll_interval_ms and lease_s must be positive".into());
+        }
+        if self.jobs.sample_interval_ms != 0 && self.jobs.sample_interval_ms < 50 {
+            problem(
+                "jobs.sample_interval_ms".into(),
+                "sample at most every 50 ms (0 turns sampling off): faster costs the machine more than it tells".into(),
+            );
         }
         if self.jobs.lease_s * 1000 <= self.jobs.poll_interval_ms * 2 {
             problem(
@@ -632,10 +655,7 @@ mod tests {
         let flags =
             ConfigLayer { jobs: Some(JobsLayer { lease_s: Some(45), ..Default::default() }), ..Default::default() };
         let c = Config::resolve([file, flags], MACHINE);
-        assert_eq!(
-            c.jobs,
-            JobsConfig { poll_interval_ms: 1000, capacity_timeout_s: 30, lease_s: 45, log_interval_s: 5 }
-        );
+        assert_eq!(c.jobs, JobsConfig { capacity_timeout_s: 30, lease_s: 45, ..JobsConfig::default() });
         let bad = ConfigLayer::from_toml("[jobs]\nlease_s = 1\npoll_interval_ms = 1000\n", "f").unwrap();
         let fields: Vec<_> = Config::resolve([bad], MACHINE).problems().into_iter().map(|p| p.field).collect();
         assert_eq!(fields, ["jobs.lease_s"]);

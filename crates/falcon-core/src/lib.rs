@@ -11,6 +11,7 @@ pub mod config;
 pub mod error;
 pub mod ids;
 pub mod metrics_jsonl;
+pub mod resources;
 pub mod spec;
 pub mod stats;
 pub mod status;

@@ -14,6 +14,9 @@
 //! - A field name longer than [`MAX_KEY_CHARS`] characters (a metric name must fit the metadata store):
 //!   skipped, counted.
 //! - A value that is neither a number nor a non-finite spelling (text, a list): skipped, counted per field.
+//! - The [`TIME_COLUMN`] (`time`: the wall clock when the step ended, seconds since the Unix epoch) is not a
+//!   metric: a finite number there is the record's [`Record::time`], which aligns the step with series sampled
+//!   on the clock (a job's memory); anything else there is skipped, counted.
 //!
 //! Pure: text in, records and notes out.
 
@@ -26,6 +29,9 @@ pub const MAX_KEY_CHARS: usize = 255;
 
 /// Malformed lines that get a note each; beyond, one note counts the rest.
 pub const MAX_LINE_NOTES: usize = 20;
+
+/// The field that carries the wall clock at the end of a step (seconds since the Unix epoch), not a metric.
+pub const TIME_COLUMN: &str = "time";
 
 /// Step columns tried, in order, when the caller names none.
 pub const STEP_COLUMNS: [&str; 3] = ["step", "iteration", "global_step"];
@@ -122,6 +128,8 @@ pub struct Record {
     pub line: usize,
     /// The step.
     pub step: i64,
+    /// The wall clock at the end of the step ([`TIME_COLUMN`]), seconds since the Unix epoch, when given.
+    pub time: Option<f64>,
     /// `(field, value)` in the object's order.
     pub values: Vec<(String, f64)>,
 }
@@ -156,6 +164,7 @@ pub fn read(text: &str, step: StepColumn<'_>) -> MetricsText {
     let mut no_step = Counted::default();
     let mut bad_step = Counted::default();
     let mut long_keys = Counted::default();
+    let mut bad_time = Counted::default();
     let mut non_numeric: BTreeMap<String, Counted> = BTreeMap::new();
     for (line, obj) in &objects {
         let step = match obj.get(&step_key).filter(|v| !v.is_null()) {
@@ -174,8 +183,16 @@ pub fn read(text: &str, step: StepColumn<'_>) -> MetricsText {
         let mut flat = Vec::new();
         flatten(obj, "", &mut flat);
         let mut values = Vec::with_capacity(flat.len());
+        let mut time = None;
         for (name, value) in flat {
             if name == step_key || value.is_null() {
+                continue;
+            }
+            if name == TIME_COLUMN {
+                match json_number(value).filter(|t| t.is_finite()) {
+                    Some(t) => time = Some(t),
+                    None => bad_time.add(*line),
+                }
                 continue;
             }
             if name.chars().count() > MAX_KEY_CHARS {
@@ -187,11 +204,12 @@ pub fn read(text: &str, step: StepColumn<'_>) -> MetricsText {
                 None => non_numeric.entry(name).or_default().add(*line),
             }
         }
-        out.records.push(Record { line: *line, step, values });
+        out.records.push(Record { line: *line, step, time, values });
     }
     no_step.note(&mut notes, |n| format!("{n} records without {step_key:?} skipped"));
     bad_step.note(&mut notes, |n| format!("{n} records whose {step_key:?} is not an integer skipped"));
     long_keys.note(&mut notes, |n| format!("{n} fields with a name longer than {MAX_KEY_CHARS} characters skipped"));
+    bad_time.note(&mut notes, |n| format!("{n} {TIME_COLUMN:?} values that are not finite numbers skipped"));
     for (name, c) in non_numeric {
         c.note(&mut notes, |n| format!("{name:?}: {n} non-numeric values skipped"));
     }
@@ -367,7 +385,7 @@ mod tests {
             "{{\"loss\": 1}}\n{{\"step\": \"x\", \"loss\": 1}}\n{{\"step\": 4.0, \"{long}\": 1, \"loss\": 3}}\n"
         );
         let m = read(&text, StepColumn::Named("step"));
-        assert_eq!(m.records, vec![Record { line: 3, step: 4, values: vec![("loss".into(), 3.0)] }]);
+        assert_eq!(m.records, vec![Record { line: 3, step: 4, time: None, values: vec![("loss".into(), 3.0)] }]);
         let reasons: Vec<&str> = m.notes.iter().map(|n| n.reason.as_str()).collect();
         assert_eq!(
             reasons,
@@ -378,6 +396,17 @@ mod tests {
             ]
         );
         assert_eq!(m.objects, 3);
+    }
+
+    #[test]
+    fn time_is_the_step_clock_not_a_metric() {
+        let text =
+            "{\"step\": 0, \"time\": 1764662400.25, \"loss\": 2}\n{\"step\": 1, \"time\": \"late\", \"loss\": 1}\n";
+        let m = read(text, StepColumn::Named("step"));
+        assert_eq!(m.records[0].time, Some(1764662400.25));
+        assert_eq!(m.records[0].values, vec![("loss".to_string(), 2.0)]);
+        assert_eq!((m.records[1].time, m.records[1].values.len()), (None, 1));
+        assert_eq!(m.notes[0].reason, "1 \"time\" values that are not finite numbers skipped (first on line 2)");
     }
 
     #[test]

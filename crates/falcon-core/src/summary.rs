@@ -10,6 +10,8 @@ pub const TRACE_TOOL: &str = "trace";
 pub const KERNEL_BENCH_TOOL: &str = "kernel_bench";
 /// Summary-row tool name of the accuracy alignment.
 pub const ACCURACY_TOOL: &str = "accuracy";
+/// Summary-row tool name of the memory verdict (every memory series of an experiment, the leak call).
+pub const MEMORY_TOOL: &str = "memory";
 
 /// A column of the profile summary row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,17 +1,18 @@
-//! What keeps a long-running worker honest: its job leases renewed on their own timer while it works, and
-//! job folders of ended, collected jobs removed (`falcon gc`).
+//! What keeps a long-running worker honest: its job leases renewed and its jobs' resource use sampled on
+//! timers of their own while it works, and job folders of ended, collected jobs removed (`falcon gc`).
 
 use crate::{Exp, Result};
-pub use falcon_job::{JobDirCollection, LeaseKeeper};
+pub use falcon_job::{Background, JobDirCollection};
 use std::time::Duration;
 
 impl Exp {
-    /// Starts renewing the leases this process's job manager holds, every third of `[jobs] lease_s`, for as
-    /// long as the guard lives (see [`falcon_job::JobManager::keep_leases`]). The worker loop holds one, so a
-    /// long analysis or upload between or inside ticks keeps its jobs; dropping it (the worker stops) lets
-    /// the leases lapse.
-    pub async fn keep_leases(&self) -> Result<LeaseKeeper> {
-        Ok(self.jobs().await?.keep_leases())
+    /// Starts the job manager's timers for as long as the guard lives (see
+    /// [`falcon_job::JobManager::start_background`]): the leases it holds renewed every third of `[jobs]
+    /// lease_s`, and every active job's memory and CPU time sampled every `[jobs] sample_interval_ms` (the
+    /// experiment's memory curve). The worker loop holds one, so a long analysis or upload between or inside
+    /// ticks keeps its jobs; dropping it (the worker stops) lets the leases lapse.
+    pub async fn start_background(&self) -> Result<Background> {
+        Ok(self.jobs().await?.start_background())
     }
 
     /// Removes the folders under `<data_dir>/jobs` of jobs that ended more than `min_age` ago and whose

@@ -26,7 +26,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod gc;
+mod sampling;
 pub use gc::JobDirCollection;
+pub use sampling::MAX_SAMPLES;
+use sampling::{Sampling, Upload};
 
 const ACTIVE: [JobStatus; 4] = [JobStatus::Queued, JobStatus::Submitted, JobStatus::Pending, JobStatus::Running];
 
@@ -46,10 +49,13 @@ pub struct ManagerConfig {
     /// How long an ended job's outputs are tried again (at least [`COLLECT_TRIES`] times) before the job fails
     /// with its outputs uncollected.
     pub collect_patience: Duration,
+    /// How often each active job's resource use is sampled while [`JobManager::start_background`] runs; `None`
+    /// turns sampling off.
+    pub sample_interval: Option<Duration>,
 }
 
 impl ManagerConfig {
-    /// Defaults: 30 s leases, 1 s polling, 60 s capacity timeout, 5 s log copies.
+    /// Defaults: 30 s leases, 1 s polling, 60 s capacity timeout, 5 s log copies, 250 ms resource samples.
     pub fn new(owner: impl Into<String>) -> Self {
         ManagerConfig {
             owner: owner.into(),
@@ -58,6 +64,7 @@ impl ManagerConfig {
             capacity_timeout: Duration::from_secs(60),
             log_interval: Duration::from_secs(5),
             collect_patience: Duration::from_secs(300),
+            sample_interval: Some(Duration::from_millis(falcon_core::config::DEFAULT_SAMPLE_INTERVAL_MS)),
         }
     }
 
@@ -70,6 +77,7 @@ impl ManagerConfig {
             capacity_timeout: Duration::from_secs(jobs.capacity_timeout_s),
             log_interval: Duration::from_secs(jobs.log_interval_s),
             collect_patience: Duration::from_secs(300),
+            sample_interval: (jobs.sample_interval_ms > 0).then(|| Duration::from_millis(jobs.sample_interval_ms)),
         }
     }
 }
@@ -103,21 +111,24 @@ pub struct PoolUsage {
     pub waiting: u32,
 }
 
-/// Renews a manager's leases while it lives; see [`JobManager::keep_leases`]. Renewal stops when it is
-/// dropped or [`LeaseKeeper::stop`]ped.
+/// A manager's timers that run beside its ticks while it lives — lease renewal ([`JobManager::keep_leases`])
+/// and, with [`JobManager::start_background`], resource sampling. They stop when it is dropped or
+/// [`Background::stop`]ped.
 #[derive(Debug)]
-pub struct LeaseKeeper {
-    task: tokio::task::JoinHandle<()>,
+pub struct Background {
+    tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
-impl LeaseKeeper {
-    /// Stops renewing (the same as dropping it).
+impl Background {
+    /// Stops the timers (the same as dropping it).
     pub fn stop(self) {}
 }
 
-impl Drop for LeaseKeeper {
+impl Drop for Background {
     fn drop(&mut self) {
-        self.task.abort();
+        for task in &self.tasks {
+            task.abort();
+        }
     }
 }
 
@@ -149,6 +160,7 @@ pub struct JobManager {
     config: ManagerConfig,
     tracked: Mutex<HashMap<JobId, Tracked>>,
     sync: ArtifactSync,
+    sampling: Arc<Sampling>,
 }
 
 impl JobManager {
@@ -162,7 +174,16 @@ impl JobManager {
     ) -> Self {
         assert_eq!(pools.len(), backends.len(), "one backend per pool");
         let sync = ArtifactSync::new(artifacts.clone(), meta.clone());
-        JobManager { meta, artifacts, pools, backends, config, tracked: Mutex::new(HashMap::new()), sync }
+        JobManager {
+            meta,
+            artifacts,
+            pools,
+            backends,
+            config,
+            tracked: Mutex::new(HashMap::new()),
+            sync,
+            sampling: Arc::new(Sampling::default()),
+        }
     }
 
     /// A manager for the configured pools and timings: validates every pool and builds its backend (job
@@ -248,10 +269,11 @@ impl JobManager {
         self.get(id).await
     }
 
-    /// Runs ticks until `shutdown` completes, with the leases renewed on their own timer meanwhile
-    /// ([`JobManager::keep_leases`]), so a tick that outlasts the lease loses nothing.
+    /// Runs ticks until `shutdown` completes, with the leases renewed and the jobs' resource use sampled on
+    /// timers of their own meanwhile ([`JobManager::start_background`]), so a tick that outlasts the lease loses
+    /// nothing.
     pub async fn run(&self, shutdown: impl std::future::Future<Output = ()>) {
-        let _leases = self.keep_leases();
+        let _background = self.start_background();
         tokio::pin!(shutdown);
         loop {
             match self.tick().await {
@@ -278,12 +300,35 @@ impl JobManager {
     /// the returned guard lives: a tick, an analysis or an upload that takes longer than the lease then keeps
     /// its jobs. Dropping the guard (the worker stops) stops the renewals, so the leases lapse and another
     /// worker takes over. A renewal that fails is logged and tried again at the next interval.
-    pub fn keep_leases(&self) -> LeaseKeeper {
+    pub fn keep_leases(&self) -> Background {
+        Background { tasks: vec![self.lease_task()] }
+    }
+
+    /// Starts the manager's timers for as long as the returned guard lives: lease renewal
+    /// ([`JobManager::keep_leases`]) and, unless `sample_interval` is `None`, sampling every active job's
+    /// resource use (see `manager/sampling.rs`). Every worker loop holds one.
+    pub fn start_background(&self) -> Background {
+        let mut tasks = vec![self.lease_task()];
+        if let Some(every) = self.config.sample_interval {
+            let sampling = Arc::clone(&self.sampling);
+            tasks.push(tokio::spawn(async move {
+                let mut timer = tokio::time::interval(every);
+                timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+                loop {
+                    timer.tick().await;
+                    sampling.tick();
+                }
+            }));
+        }
+        Background { tasks }
+    }
+
+    fn lease_task(&self) -> tokio::task::JoinHandle<()> {
         let meta = self.meta.clone();
         let owner = self.config.owner.clone();
         let lease = self.config.lease;
         let every = (lease / 3).max(Duration::from_millis(10));
-        let task = tokio::spawn(async move {
+        tokio::spawn(async move {
             let mut timer = tokio::time::interval(every);
             timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
@@ -293,8 +338,7 @@ impl JobManager {
                     Err(e) => tracing::warn!("renewing the job leases of {owner} failed (will retry): {e}"),
                 }
             }
-        });
-        LeaseKeeper { task }
+        })
     }
 
     /// One pass over every active job.
@@ -453,6 +497,7 @@ impl JobManager {
         self.meta.set_job_placement(job.id, &pool_cfg.name, &name).await?;
         let sub = Submission { job: job.id, name, spec, resolved, attempt, pool: pool_cfg };
         let handle = self.backends[pool].submit(&sub).await?;
+        self.track_sampling(job, pool, &handle);
         let changes = JobChanges { placement: Some(Some((pool_cfg.name.clone(), handle.0))), ..Default::default() };
         self.transition(job, JobStatus::Submitted, &format!("placed on pool {}: {why}", pool_cfg.name), changes)
             .await?;
@@ -484,6 +529,7 @@ impl JobManager {
         };
         let backend = &self.backends[pool];
         let handle = BackendRef(handle.clone());
+        self.track_sampling(job, pool, &handle);
         if job.cancel_requested {
             // Copy first: on Kubernetes the delete takes the pods, and their logs, with it.
             let _ = self.copy_outputs(job, backend.as_ref(), &handle, true).await;
@@ -654,6 +700,7 @@ impl JobManager {
         self.transition(job, to, reason, changes).await?;
         self.meta.release_job(job.id, &self.config.owner).await?;
         self.tracked.lock().expect("tracked map lock").remove(&job.id);
+        self.sampling.forget(job.id);
         report.finished.push(job.id);
         Ok(())
     }
@@ -718,13 +765,44 @@ impl JobManager {
         }
         let prefix = self.prefix(job);
         for log in backend.logs(handle).await? {
-            let key = format!("{prefix}/logs/{}/{}.log", job.attempt, sanitize(&log.source));
-            self.sync.put_log(job.id, &key, log.text).await?;
+            let rel = format!("logs/{}/{}.log", job.attempt, sanitize(&log.source));
+            self.sync.put_live(job.id, &format!("{prefix}/{rel}"), &rel, log.text).await?;
         }
+        self.copy_samples(job.id, &prefix, last).await?;
         if let Some(dir) = backend.artifact_dir(handle) {
             self.sync.upload_dir(job.id, &dir, &prefix, last).await?;
         }
         Ok(())
+    }
+
+    /// Writes the job's resource-use series (or why it has none), merging what an earlier worker stored first.
+    async fn copy_samples(&self, job: JobId, prefix: &str, last: bool) -> Result<()> {
+        match self.sampling.upload(job, last) {
+            None => Ok(()),
+            Some(Upload::Skip { rel, reason }) => self.sync.record_skip_once(job, &rel, &reason).await,
+            Some(Upload::Series { rel, attempt, mut text, merge }) => {
+                let key = format!("{prefix}/{rel}");
+                if merge {
+                    let stored = match self.artifacts.get(&key).await {
+                        Ok(bytes) => falcon_core::resources::read(&String::from_utf8_lossy(&bytes)).samples,
+                        Err(InfraError::ObjectNotFound { .. }) => Vec::new(),
+                        Err(e) => return Err(e.into()),
+                    };
+                    self.sampling.merge_stored(job, attempt, &stored);
+                    if let Some(Upload::Series { text: merged, .. }) = self.sampling.upload(job, true) {
+                        text = merged;
+                    }
+                }
+                self.sync.put_live(job, &key, &rel, text).await
+            }
+        }
+    }
+
+    /// Samples an active job's resource use from now on (when sampling is on).
+    fn track_sampling(&self, job: &JobRecord, pool: usize, handle: &BackendRef) {
+        if self.config.sample_interval.is_some() {
+            self.sampling.track(job.id, job.attempt, Arc::clone(&self.backends[pool]), handle.clone());
+        }
     }
 
     /// The key prefix of a job's artifacts.

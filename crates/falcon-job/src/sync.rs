@@ -9,9 +9,9 @@
 //!   not UTF-8, which are percent-encoded (`x\y` is `x%5Cy`, never `x/y`); a segment over
 //!   [`MAX_SEGMENT_BYTES`] keeps its first part plus `~` and a hash of the whole, so the local backend's
 //!   staging name fits the file system's 255-byte limit.
-//! - Live snapshots — logs, `metrics*.jsonl`, `resources*.jsonl` — are replaced (streamed, never buffered)
-//!   each time they change while the job runs; every other file is written once, and a later change is
-//!   refused and recorded (the first stored version stays).
+//! - Live snapshots — logs, the sampled resource use (`resources/…`), `metrics*.jsonl`, `resources*.jsonl` — are
+//!   replaced each time they change while the job runs (files streamed, never buffered); every other file is
+//!   written once, and a later change is refused and recorded (the first stored version stays).
 //! - A store failure (not a bad file) fails the collection as a whole, so the caller can retry it before the
 //!   job is terminal; what was stored stays recorded.
 
@@ -68,15 +68,15 @@ impl ArtifactSync {
         }
     }
 
-    /// Replaces the stored log with the full text so far, when it grew.
-    pub(crate) async fn put_log(&self, job: JobId, key: &str, text: Vec<u8>) -> Result<()> {
+    /// Replaces a live snapshot the job does not write itself (a log, the sampled resource use) at `key` with
+    /// the full text so far, when its length changed; recorded as `rel` among the job's outputs.
+    pub(crate) async fn put_live(&self, job: JobId, key: &str, rel: &str, text: Vec<u8>) -> Result<()> {
         let len = text.len();
         if self.logs.lock().expect("log map lock").get(key) == Some(&len) {
             return Ok(());
         }
         let info = self.store.put_bytes(key, text, PutMode::Overwrite).await?;
-        let path = key.rsplit_once("/logs/").map_or(key, |(_, rest)| rest);
-        self.record(job, &format!("logs/{path}"), Some(&info), None, true).await?;
+        self.record(job, rel, Some(&info), None, true).await?;
         self.logs.lock().expect("log map lock").insert(key.to_string(), len);
         Ok(())
     }
@@ -167,7 +167,7 @@ impl ArtifactSync {
     }
 
     /// Records a skipped file once per reason (each pass finds it again).
-    async fn record_skip_once(&self, job: JobId, rel: &str, reason: &str) -> Result<()> {
+    pub(crate) async fn record_skip_once(&self, job: JobId, rel: &str, reason: &str) -> Result<()> {
         let marker = (job, rel.to_string(), reason.to_string());
         if self.skips.lock().expect("skip set lock").contains(&marker) {
             return Ok(());
@@ -220,6 +220,7 @@ impl ArtifactSync {
 pub fn is_live(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     rel.starts_with("logs/")
+        || rel.starts_with(falcon_core::resources::FOLDER)
         || ((name.starts_with("metrics") || name.starts_with("resources")) && name.ends_with(".jsonl"))
 }
 

@@ -5,9 +5,11 @@
 //!    `FALCON_UPDATE_GOLDEN=1` rewrites those that differ, and the test still fails on them). The goldens are
 //!    the program's own output, so `scripts/validate-k8s-manifests.sh` (run by `.ci/run`) checks every Job and
 //!    JobSet job template in them against Kubernetes' published schemas with `kubernetes-validate --strict`.
-//! 2. The backend alone against a fake cluster: run, fail, preempt, cancel, adopt, multi-host logs, API errors.
+//! 2. The backend alone against a fake cluster: run, fail, preempt, cancel, adopt, multi-host logs, API errors,
+//!    resource samples from the (fake) metrics API.
 //! 3. The job manager with two fake clusters: capacity failover to another zone, and a restarted manager that
-//!    adopts what the previous one submitted.
+//!    adopts what the previous one submitted; with one, the sampled series of a job on a cluster with and
+//!    without a metrics API.
 
 use fake_kube_apiserver::FakeCluster;
 use falcon_core::config::{PoolBackend, PoolConfig};
@@ -15,7 +17,7 @@ use falcon_core::ids::JobId;
 use falcon_core::status::JobStatus;
 use falcon_infra::{ArtifactStore, MetaStore};
 use falcon_job::backend::kubernetes::{manifest, KubernetesBackend};
-use falcon_job::backend::{object_name, Backend, BackendRef, BackendState, Submission};
+use falcon_job::backend::{object_name, Backend, BackendRef, BackendState, CpuUse, Sample, Submission};
 use falcon_job::{CapacityType, JobError, JobManager, JobSpec, ManagerConfig, Pool, Resources, RetryPolicy};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -346,6 +348,27 @@ async fn a_single_host_job_runs_and_its_pod_logs_are_read() {
         BackendState::Succeeded
     );
     assert_eq!(fx.backend.logs(&handle).await.unwrap().len(), 1, "a finished pod's log is still there");
+}
+
+#[tokio::test]
+async fn resource_use_comes_from_the_metrics_api_where_the_cluster_serves_one() {
+    let fx = fixture("v6e-16").await; // a JobSet of 4 hosts
+    let handle = fx.submit(&spec("measured", "v6e-16", 1), JobId(3)).await.unwrap();
+    wait_for(&fx.backend, &handle, "running", |s| *s == BackendState::Running).await;
+    // A bare cluster: no metrics API, so the backend says it cannot sample.
+    match fx.backend.sample(&handle).await.unwrap() {
+        Sample::Unsupported(why) => assert!(why.contains("no metrics API") && why.contains("404"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    fx.fake.serve_metrics(true);
+    let selector = "jobset.sigs.k8s.io/jobset-name=measured-a1-gke-east";
+    assert_eq!(fx.backend.sample(&handle).await.unwrap(), Sample::Idle, "no pod has metrics yet");
+    assert_eq!(fx.fake.set_pod_usage(selector, "250m", "512Mi"), 4);
+    assert_eq!(
+        fx.backend.sample(&handle).await.unwrap(),
+        Sample::Usage { rss_bytes: 4 * (512 << 20), cpu: CpuUse::Rate(1.0) },
+        "the four hosts' memory and CPU rate summed"
+    );
 }
 
 #[tokio::test]
@@ -872,4 +895,43 @@ async fn a_submission_whose_worker_died_before_recording_it_is_adopted() {
     tick_until(&manager, &env, job.id, "succeeded", |j| j.status.is_terminal()).await;
     assert_eq!(env.meta.get_job(job.id).await.unwrap().status, JobStatus::Succeeded);
     assert_eq!((fake.jobs().len(), posts(&fake)), (1, 1), "one object, one POST");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_manager_keeps_a_series_where_metrics_are_served_and_says_why_not_elsewhere() {
+    for served in [true, false] {
+        let fake = FakeCluster::start("sampled").await;
+        fake.serve_metrics(served);
+        let pools = [pool_on(&fake, "gke-solo", "us-east5-b", "v6e-4")];
+        let env = env().await;
+        let backend: Arc<dyn Backend> = Arc::new(KubernetesBackend::from_pool(&pools[0]).await.unwrap());
+        let mut config = ManagerConfig::new("worker-sampler");
+        config.poll_interval = Duration::from_millis(50);
+        config.log_interval = Duration::from_millis(100);
+        config.sample_interval = Some(Duration::from_millis(50));
+        let manager = JobManager::new(env.meta.clone(), env.store.clone(), pools.to_vec(), vec![backend], config);
+        let _background = manager.start_background();
+        let job = manager.submit(&spec("sampled", "v6e-4", 1)).await.unwrap();
+        tick_until(&manager, &env, job.id, "running", |j| j.status == JobStatus::Running).await;
+        fake.set_pod_usage("job-name=sampled-a1-gke-solo", "2", "1Gi");
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        fake.finish_pods("job-name=sampled-a1-gke-solo", 0);
+        tick_until(&manager, &env, job.id, "succeeded", |j| j.status.is_terminal()).await;
+        let outputs = env.meta.job_outputs(job.id).await.unwrap();
+        let row = outputs.iter().find(|o| o.path == "resources/1/usage.jsonl").expect("a series row");
+        if served {
+            let text = env.store.get("jobs/sampled/resources/1/usage.jsonl").await.unwrap();
+            let series = falcon_core::resources::read(&String::from_utf8_lossy(&text));
+            let s = &series.samples;
+            assert!(s.len() >= 4 && s.iter().all(|x| x.rss_bytes == 1 << 30), "{s:?}");
+            // 2 cores integrated over the span between the first and the last sample.
+            let span = s.last().unwrap().time - s[0].time;
+            assert!((s.last().unwrap().cpu_s - 2.0 * span).abs() < 0.01, "{s:?}");
+        // 3 decimals a line
+        } else {
+            assert!(row.stored.is_none(), "{row:?}");
+            let why = row.skip_reason.as_deref().unwrap();
+            assert!(why.starts_with("resource use not sampled: the cluster serves no metrics API"), "{why}");
+        }
+    }
 }

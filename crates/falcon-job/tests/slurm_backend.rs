@@ -11,7 +11,7 @@ use falcon_core::ids::JobId;
 use falcon_core::status::JobStatus;
 use falcon_infra::{ArtifactStore, MetaStore};
 use falcon_job::backend::slurm::{parse_squeue, SlurmBackend, SlurmJob};
-use falcon_job::backend::{object_name, Backend, BackendRef, BackendState, Submission};
+use falcon_job::backend::{object_name, Backend, BackendRef, BackendState, CpuUse, Sample, Submission};
 use falcon_job::{JobError, JobManager, JobSpec, ManagerConfig, Pool, Resources, RetryPolicy};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -207,6 +207,37 @@ async fn a_job_runs_and_succeeds_with_its_logs_and_artifacts() {
     let bare = BackendRef(id.to_string());
     assert_eq!(slurm.status(&bare).await.unwrap(), BackendState::Succeeded);
     assert_eq!(slurm.artifact_dir(&bare), Some(folder.join("artifacts")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_job_s_memory_and_cpu_time_are_sampled_with_sstat() {
+    let cluster = cluster();
+    let _node = NODE.read().await;
+    let dir = tempfile::tempdir().unwrap();
+    let pool = pool(&cluster);
+    let slurm = backend(&pool, dir.path());
+    // Keeps 160 MiB and spins for CPU time, for about 6 s; the cluster gathers accounting every second.
+    let script =
+        "python3 -c 'import time\nkeep = b\"x\" * (160 << 20)\nt = time.time()\nwhile time.time() - t < 6: pass'";
+    let job = submit(&slurm, &pool, &spec(&unique("sampled"), script, 1)).await.unwrap();
+    let mut guard = Scancel::new(&cluster);
+    guard.add(&job);
+    wait_for(&slurm, &job, Duration::from_secs(60), |s| *s == BackendState::Running).await;
+    let started = Instant::now();
+    let (rss, cpu) = loop {
+        match slurm.sample(&job).await.unwrap() {
+            Sample::Usage { rss_bytes, cpu: CpuUse::Total(cpu_s) } if rss_bytes > 150 << 20 && cpu_s >= 1.0 => {
+                break (rss_bytes, cpu_s)
+            }
+            Sample::Unsupported(why) => panic!("the test cluster gathers accounting, yet: {why}"),
+            other => assert!(started.elapsed() < Duration::from_secs(20), "still {other:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert!(rss < 1 << 30, "{rss} bytes: the batch step's memory, not the node's");
+    assert!(cpu < 60.0, "{cpu} s");
+    wait_for(&slurm, &job, Duration::from_secs(60), |s| *s == BackendState::Succeeded).await;
+    assert_eq!(slurm.sample(&job).await.unwrap(), Sample::Idle, "nothing runs after the end");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -42,6 +42,7 @@ fn toml_of(config: &falcon_core::config::Config) -> String {
             capacity_timeout_s: Some(config.jobs.capacity_timeout_s),
             lease_s: Some(config.jobs.lease_s),
             log_interval_s: Some(config.jobs.log_interval_s),
+            sample_interval_ms: Some(config.jobs.sample_interval_ms),
         }),
         analysis: Some(falcon_core::config::AnalysisLayer {
             max_decompressed_mib: Some(config.analysis.max_decompressed_mib),

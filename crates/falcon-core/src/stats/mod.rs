@@ -9,6 +9,7 @@
 //!   effect-size floors).
 //! - [`shift`]: shifts in a short history of runs (t-tests on log run values, Bonferroni; known power at
 //!   small n, and what is not yet detectable).
+//! - [`trend`]: the Theil–Sen slope with Sen's interval (a memory curve's growth).
 //! - [`mann_whitney`], [`energy`], [`special`], [`rng`]: the building blocks, public for reuse and testing.
 //!
 //! Nothing here reads the clock, the environment or the operating system's randomness: every random step
@@ -22,6 +23,7 @@ pub mod rng;
 pub mod runs;
 pub mod shift;
 pub mod special;
+pub mod trend;
 pub mod verdict;
 
 pub use change_point::{change_points, ChangePoint, ChangePointOptions};
@@ -29,6 +31,7 @@ pub use descriptive::{drop_warmup, mean, median, percentile, summarize, warmup_l
 pub use mann_whitney::{mann_whitney_u, MannWhitney};
 pub use runs::{compare_runs, NoiseEstimate, RunSample, DEFAULT_BETWEEN_RUN_CV};
 pub use shift::{shifts, Shift, ShiftOptions, ShiftReport};
+pub use trend::{theil_sen, Trend};
 pub use verdict::{
     compare, direction_for, BetweenRunCv, CompareOptions, Direction, NoiseSource, RunCounts, SampleStats, Verdict,
     VerdictKind, STANDARD_METRICS,

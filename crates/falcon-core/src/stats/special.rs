@@ -182,9 +182,40 @@ pub fn t_quantile_two_sided(p: f64, df: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
+/// The z > 0 with `normal_two_sided_p(z) == p` (bisection), for 0 < p < 1: 1.959964 for p = 0.05.
+pub fn normal_quantile_two_sided(p: f64) -> f64 {
+    if p.is_nan() || p <= 0.0 {
+        return f64::INFINITY;
+    }
+    if p >= 1.0 {
+        return 0.0;
+    }
+    let (mut lo, mut hi) = (0.0, 40.0);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if normal_two_sided_p(mid) > p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-12 * hi {
+            break;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn normal_quantiles_match_reference() {
+        // scipy.stats.norm.isf(p / 2)
+        for (p, z) in [(0.05, 1.959_963_984_540_054), (0.01, 2.575_829_303_548_900_4), (0.5, 0.674_489_750_196_081_7)] {
+            assert!((normal_quantile_two_sided(p) - z).abs() < 1e-7, "{p}");
+        }
+    }
 
     /// Reference values from SciPy 1.16.3 `scipy.special.erfc` (Cephes), printed with `repr`.
     #[test]

@@ -5,12 +5,15 @@
 //! (the job's `FALCON_ARTIFACT_DIR`). The state is on disk, so a worker that restarts adopts running jobs by
 //! reading the folder; the process runs in its own process group and survives the worker.
 
-use super::{Backend, BackendRef, BackendState, LogSnapshot, Submission};
+use super::procfs::TreeSampler;
+use super::{Backend, BackendRef, BackendState, CpuUse, LogSnapshot, Sample, Submission};
 use crate::error::{JobError, Result};
 use async_trait::async_trait;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// The wrapper: runs the command with its output in the job folder and records the exit status atomically.
@@ -19,17 +22,24 @@ rc=$?
 printf '%s' "$rc" >"$FALCON_JOB_DIR/exit_code.tmp" && mv "$FALCON_JOB_DIR/exit_code.tmp" "$FALCON_JOB_DIR/exit_code""#;
 
 /// Runs jobs as local processes.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct LocalBackend {
     root: PathBuf,
     pool: String,
     grace: Duration,
+    /// The process tree sampler of each job sampled so far, by object name (see [`super::procfs`]).
+    samplers: Mutex<HashMap<String, TreeSampler>>,
 }
 
 impl LocalBackend {
     /// A backend keeping job folders under `root`.
     pub fn new(root: impl Into<PathBuf>, pool: &str) -> Self {
-        LocalBackend { root: root.into(), pool: pool.to_string(), grace: Duration::from_secs(10) }
+        LocalBackend {
+            root: root.into(),
+            pool: pool.to_string(),
+            grace: Duration::from_secs(10),
+            samplers: Mutex::new(HashMap::new()),
+        }
     }
 
     /// How long cancel waits after SIGTERM before SIGKILL (default 10 s).
@@ -258,6 +268,26 @@ impl Backend for LocalBackend {
     async fn failure_output(&self, job: &BackendRef) -> Result<Option<Vec<u8>>> {
         let path = self.dir(job).join("stderr.log");
         crate::failure::read_tail(&path).map_err(|e| self.fail("failure output", format!("{}: {e}", path.display())))
+    }
+
+    /// The job's process tree from `/proc`: its wrapper, its process group and their descendants
+    /// ([`super::procfs`]).
+    async fn sample(&self, job: &BackendRef) -> Result<Sample> {
+        let dir = self.dir(job);
+        let Some(pid) = self.pid(&dir) else { return Ok(Sample::Idle) };
+        if dir.join("exit_code").exists() {
+            self.samplers.lock().expect("sampler map lock").remove(&job.0);
+            return Ok(Sample::Idle);
+        }
+        let mut samplers = self.samplers.lock().expect("sampler map lock");
+        let usage = samplers.entry(job.0.clone()).or_insert_with(|| TreeSampler::new(pid)).sample();
+        Ok(match usage {
+            Some(u) => Sample::Usage { rss_bytes: u.rss_bytes, cpu: CpuUse::Total(u.cpu_s) },
+            None => {
+                samplers.remove(&job.0);
+                Sample::Idle
+            }
+        })
     }
 
     fn artifact_dir(&self, job: &BackendRef) -> Option<PathBuf> {

@@ -5,6 +5,7 @@
 
 pub mod kubernetes;
 pub mod local;
+pub mod procfs;
 pub mod slurm;
 
 use crate::error::Result;
@@ -79,6 +80,27 @@ pub struct LogSnapshot {
     pub text: Vec<u8>,
 }
 
+/// A job's CPU use as a backend measures it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CpuUse {
+    /// CPU time used so far, in seconds (local `/proc`, Slurm `sstat`).
+    Total(f64),
+    /// The current rate, in cores (the Kubernetes metrics API); the sampler integrates it.
+    Rate(f64),
+}
+
+/// One sample of a running job's resource use (see [`Backend::sample`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sample {
+    /// The job's processes together: resident memory in bytes, and CPU.
+    Usage { rss_bytes: u64, cpu: CpuUse },
+    /// Nothing of the job runs right now (not started yet, or between steps): no sample this time.
+    Idle,
+    /// This backend cannot measure the job, and why (the cluster gathers no accounting, the metrics API is not
+    /// served): the sampler stops asking and records the reason with the job's outputs.
+    Unsupported(String),
+}
+
 /// A place jobs run.
 #[async_trait]
 pub trait Backend: Send + Sync {
@@ -100,6 +122,11 @@ pub trait Backend: Send + Sync {
     /// there is none, or the backend cannot read it.
     async fn failure_output(&self, _job: &BackendRef) -> Result<Option<Vec<u8>>> {
         Ok(None)
+    }
+    /// The job's resource use now, for its memory curve (called on a timer of its own, every
+    /// `[jobs] sample_interval_ms`, while the job is active). The default cannot sample.
+    async fn sample(&self, _job: &BackendRef) -> Result<Sample> {
+        Ok(Sample::Unsupported(format!("the {} backend cannot sample resource use", self.kind())))
     }
     /// A local folder whose files are the job's artifacts (the local backend's `FALCON_ARTIFACT_DIR`).
     fn artifact_dir(&self, _job: &BackendRef) -> Option<PathBuf> {

@@ -48,8 +48,16 @@
 //! file the configuration names (`JobCompLoc`), and otherwise reports [`BackendState::Missing`].
 //! Exit codes come from the raw wait status Slurm reports ([`decode_exit`]). The manager enforces the exact
 //! timeout; the Slurm `--time` limit is only a backstop one minute later.
+//!
+//! # Resource use
+//!
+//! [`Backend::sample`] asks `sstat --noconvert --allsteps` for the running steps' `TRESUsageInTot` and sums
+//! their `mem` (the steps' current resident memory, in bytes) and `cpu` (CPU time so far). It needs the cluster
+//! to gather accounting (`JobAcctGatherType=jobacct_gather/linux` or `/cgroup`, read once from `scontrol show
+//! config`): with `jobacct_gather/none`, or without `sstat` on PATH, the backend says it cannot sample. Slurm
+//! refreshes the numbers every `JobAcctGatherFrequency` (30 s by default; `task=1` for a finer curve).
 
-use super::{Backend, BackendRef, BackendState, LogSnapshot, Submission};
+use super::{Backend, BackendRef, BackendState, CpuUse, LogSnapshot, Sample, Submission};
 use crate::error::{JobError, Result};
 use crate::pool::Pool;
 use async_trait::async_trait;
@@ -63,6 +71,7 @@ const BACKEND: &str = "slurm";
 const SQUEUE_LIMIT: Duration = Duration::from_secs(60);
 const SBATCH_LIMIT: Duration = Duration::from_secs(120);
 const SCANCEL_LIMIT: Duration = Duration::from_secs(60);
+const SSTAT_LIMIT: Duration = Duration::from_secs(10);
 const SCRIPT: &str = "job.sh";
 const FINAL: &str = "final.json";
 /// Read at most this much of the end of a jobcomp file.
@@ -77,6 +86,8 @@ pub struct SlurmBackend {
     partition: Option<String>,
     account: Option<String>,
     cancel_wait: Duration,
+    /// Why the cluster cannot be sampled (`None`: it can), once known.
+    no_sampling: std::sync::Arc<tokio::sync::OnceCell<Option<String>>>,
 }
 
 /// What `sbatch --parsable` said.
@@ -177,6 +188,7 @@ impl SlurmBackend {
             partition,
             account,
             cancel_wait: Duration::from_secs(10),
+            no_sampling: Default::default(),
         })
     }
 
@@ -593,6 +605,91 @@ impl Backend for SlurmBackend {
         let (_, name) = self.locate("artifacts", job).ok()?;
         Some(self.job_dir(&name?).join("artifacts"))
     }
+
+    async fn sample(&self, job: &BackendRef) -> Result<Sample> {
+        if let Some(why) = self.no_sampling.get_or_init(|| self.sampling_check()).await {
+            return Ok(Sample::Unsupported(why.clone()));
+        }
+        let (id, _) = self.locate("sample", job)?;
+        let job_arg = id.to_string();
+        let args = ["--noheader", "--parsable2", "--noconvert", "--allsteps", "--format=JobID,TRESUsageInTot", "-j"];
+        let command = format!("sstat {} {job_arg}", args.join(" "));
+        let out = match self.run("sstat", &[&args[..], &[job_arg.as_str()]].concat(), SSTAT_LIMIT).await {
+            Ok(out) => out,
+            Err(RunError::Spawn(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Sample::Unsupported(format!("`sstat` is not installed on the worker's PATH ({e})")));
+            }
+            Err(e) => return Err(self.run_error("sample", &command, e, SSTAT_LIMIT)),
+        };
+        if !out.status.success() {
+            return Err(self.fail("sample", format!("`{command}` {}", failure_text(&out))));
+        }
+        // No step running (not started yet, or between steps): sstat says so on stderr and prints nothing.
+        Ok(match parse_sstat(&String::from_utf8_lossy(&out.stdout)).map_err(|m| self.fail("sample", m))? {
+            Some((rss_bytes, cpu_s)) => Sample::Usage { rss_bytes, cpu: CpuUse::Total(cpu_s) },
+            None => Sample::Idle,
+        })
+    }
+}
+
+impl SlurmBackend {
+    /// Why this cluster's jobs cannot be sampled, from its `JobAcctGatherType` (`None` when they can, or when
+    /// `scontrol` does not say).
+    async fn sampling_check(&self) -> Option<String> {
+        let out = self.run("scontrol", &["show", "config"], SQUEUE_LIMIT).await.ok()?;
+        no_accounting(&String::from_utf8_lossy(&out.stdout))
+    }
+}
+
+/// Why `sstat` has nothing to report, from `scontrol show config` output: its `JobAcctGatherType` is
+/// `jobacct_gather/none`. `None` otherwise (or when the line is missing).
+pub fn no_accounting(config: &str) -> Option<String> {
+    let gather = config.lines().find_map(|l| {
+        let (key, value) = l.split_once('=')?;
+        (key.trim() == "JobAcctGatherType").then(|| value.trim().to_string())
+    })?;
+    gather.ends_with("/none").then(|| {
+        format!(
+            "the cluster gathers no accounting (JobAcctGatherType={gather}), so `sstat` has nothing to report; set \
+             JobAcctGatherType=jobacct_gather/linux (or /cgroup) in slurm.conf"
+        )
+    })
+}
+
+/// The running steps' resident memory (bytes) and CPU time (seconds) summed, from `sstat --noheader
+/// --parsable2 --noconvert --format=JobID,TRESUsageInTot` (lines `<id>.<step>|cpu=00:00:02,…,mem=15282176,…`);
+/// `None` when no step is listed.
+pub fn parse_sstat(stdout: &str) -> std::result::Result<Option<(u64, f64)>, String> {
+    let mut total: Option<(u64, f64)> = None;
+    for line in stdout.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let tres = line.split_once('|').map(|(_, t)| t).ok_or_else(|| format!("sstat: unexpected line {line:?}"))?;
+        let field = |name: &str| tres.split(',').find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='));
+        let mem = field("mem").and_then(|m| m.parse::<u64>().ok());
+        let cpu = field("cpu").and_then(parse_slurm_duration);
+        let (Some(mem), Some(cpu)) = (mem, cpu) else {
+            return Err(format!("sstat: no `mem` and `cpu` usage in {line:?}"));
+        };
+        let (m, c) = total.get_or_insert((0, 0.0));
+        *m = m.saturating_add(mem);
+        *c += cpu;
+    }
+    Ok(total)
+}
+
+/// A Slurm duration in seconds: `[D-]HH:MM:SS[.fff]`, `MM:SS[.fff]` or plain seconds.
+pub fn parse_slurm_duration(text: &str) -> Option<f64> {
+    let (days, rest) = match text.split_once('-') {
+        Some((d, r)) => (d.parse::<f64>().ok()?, r),
+        None => (0.0, text),
+    };
+    let parts: Vec<f64> = rest.split(':').map(|p| p.parse::<f64>().ok()).collect::<Option<_>>()?;
+    let secs = match parts[..] {
+        [h, m, s] => h * 3600.0 + m * 60.0 + s,
+        [m, s] => m * 60.0 + s,
+        [s] => s,
+        _ => return None,
+    };
+    Some(days * 86400.0 + secs).filter(|s| s.is_finite() && *s >= 0.0)
 }
 
 /// Whether a state is an end state (Slurm will not change it).
@@ -1285,6 +1382,24 @@ mod tests {
         nul.env.insert("BAD".into(), "a\0b".into());
         let sub_nul = Submission { spec: &nul, ..sub.clone() };
         assert!(backend.script(&sub_nul, &job_dir).unwrap_err().to_string().contains("env.BAD"));
+    }
+
+    #[test]
+    fn sstat_lines_sum_over_steps() {
+        // Observed from Slurm 22.05 with jobacct_gather/linux (`sstat --noconvert`).
+        let one = "3.batch|cpu=00:00:01,energy=0,fs/disk=1690083,mem=225030144,pages=0,vmem=229339136\n";
+        assert_eq!(parse_sstat(one), Ok(Some((225_030_144, 1.0))));
+        let two = format!("{one}3.0|cpu=1-00:01:02.5,mem=100,vmem=1\n");
+        assert_eq!(parse_sstat(&two), Ok(Some((225_030_244, 86_463.5))));
+        assert_eq!(parse_sstat(""), Ok(None));
+        assert!(parse_sstat("3.batch|energy=0").unwrap_err().contains("no `mem`"));
+        assert!(parse_sstat("garbage").is_err());
+        assert_eq!(parse_slurm_duration("01:30.250"), Some(90.25));
+        assert_eq!(parse_slurm_duration("x"), None);
+        let none = "JobAcctGatherFrequency  = 30\nJobAcctGatherType       = jobacct_gather/none\n";
+        assert!(no_accounting(none).unwrap().contains("JobAcctGatherType=jobacct_gather/none"));
+        assert_eq!(no_accounting("JobAcctGatherType       = jobacct_gather/linux\n"), None);
+        assert_eq!(no_accounting(""), None);
     }
 
     #[test]

@@ -17,7 +17,11 @@
 //!   not started (the API answers 400) or are gone (404) are skipped;
 //! - [`Backend::failure_output`] reads the end of the first failed pod's `workload` log (the pod `status`
 //!   names): its last [`FAILURE_TAIL_LINES`] lines, at most [`TAIL_BYTES`] of them (the API cuts from the
-//!   start, so a cut answer is asked again for the last line alone).
+//!   start, so a cut answer is asked again for the last line alone);
+//! - [`Backend::sample`] reads the pods' `PodMetrics` from the metrics API (`metrics.k8s.io/v1beta1`, served by
+//!   metrics-server) and sums their containers' `memory` (the working set) and `cpu` (a rate, which the
+//!   sampler integrates into CPU time); a cluster that serves no metrics API (404) cannot be sampled, and pods
+//!   without metrics yet (metrics-server reports every 15–60 s) give no sample.
 //!
 //! Every API failure (a 5xx, a refused connection) is a [`JobError::Backend`] naming the pool and operation.
 //! Nothing is retried here (kube's own retry layer is turned off; connects time out after 10 s, silent
@@ -38,7 +42,7 @@ pub use manifest::{
     LABEL_JOB_ID, LABEL_NAME, REPLICATED_JOB, TTL_SECONDS_AFTER_FINISHED,
 };
 
-use crate::backend::{Backend, BackendRef, BackendState, LogSnapshot, Submission};
+use crate::backend::{Backend, BackendRef, BackendState, CpuUse, LogSnapshot, Sample, Submission};
 use crate::error::{JobError, Result};
 use crate::failure::TAIL_BYTES;
 use crate::pool::Pool;
@@ -71,6 +75,7 @@ pub struct KubernetesBackend {
     namespace: String,
     pool: String,
     jobset: ApiResource,
+    pod_metrics: ApiResource,
 }
 
 impl std::fmt::Debug for KubernetesBackend {
@@ -88,6 +93,10 @@ impl KubernetesBackend {
             namespace: namespace.into(),
             pool: pool.into(),
             jobset: ApiResource::from_gvk_with_plural(&gvk, "jobsets"),
+            pod_metrics: ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk("metrics.k8s.io", "v1beta1", "PodMetrics"),
+                "pods",
+            ),
         }
     }
 
@@ -248,11 +257,7 @@ impl KubernetesBackend {
     }
 
     async fn list_pods(&self, kind: ObjectKind, name: &str) -> std::result::Result<Vec<Pod>, kube::Error> {
-        let selector = match kind {
-            ObjectKind::Job => format!("job-name={name}"),
-            ObjectKind::JobSet => format!("jobset.sigs.k8s.io/jobset-name={name}"),
-        };
-        let mut pods = self.pods().list(&ListParams::default().labels(&selector)).await?.items;
+        let mut pods = self.pods().list(&ListParams::default().labels(&pod_selector(kind, name))).await?.items;
         pods.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         Ok(pods)
     }
@@ -504,6 +509,74 @@ impl Backend for KubernetesBackend {
         }
         Ok(tail)
     }
+
+    async fn sample(&self, job: &BackendRef) -> Result<Sample> {
+        let Some((kind, name)) = self.kind_of(job, "sample").await? else { return Ok(Sample::Idle) };
+        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &self.namespace, &self.pod_metrics);
+        let list = match api.list(&ListParams::default().labels(&pod_selector(kind, &name))).await {
+            Ok(list) => list,
+            Err(e) if status_code(&e) == Some(404) => {
+                return Ok(Sample::Unsupported(format!(
+                    "the cluster serves no metrics API (metrics.k8s.io/v1beta1 PodMetrics in namespace {}: 404); \
+                     install metrics-server to sample pods",
+                    self.namespace
+                )));
+            }
+            Err(e) => return Err(self.api_error("sample", &e)),
+        };
+        if list.items.is_empty() {
+            return Ok(Sample::Idle);
+        }
+        let (mut memory, mut cores) = (0f64, 0f64);
+        for pod in &list.items {
+            let containers = pod.data.get("containers").and_then(|c| c.as_array()).into_iter().flatten();
+            for c in containers {
+                let usage = |what: &str| c.pointer(&format!("/usage/{what}")).and_then(|q| q.as_str());
+                let pod_name = pod.metadata.name.as_deref().unwrap_or("?");
+                let bad = |what: &str| self.error("sample", format!("PodMetrics {pod_name}: no valid usage.{what}"));
+                memory += usage("memory").and_then(parse_quantity).ok_or_else(|| bad("memory"))?;
+                cores += usage("cpu").and_then(parse_quantity).ok_or_else(|| bad("cpu"))?;
+            }
+        }
+        Ok(Sample::Usage { rss_bytes: memory.round() as u64, cpu: CpuUse::Rate(cores) })
+    }
+}
+
+/// The label selector of an object's pods.
+fn pod_selector(kind: ObjectKind, name: &str) -> String {
+    match kind {
+        ObjectKind::Job => format!("job-name={name}"),
+        ObjectKind::JobSet => format!("jobset.sigs.k8s.io/jobset-name={name}"),
+    }
+}
+
+/// A Kubernetes quantity as a number: `250m` → 0.25, `128974848`, `129e6`, `123Mi` → 128974848, `5n`.
+pub fn parse_quantity(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let suffixes: [(&str, f64); 15] = [
+        ("Ki", 1024.0),
+        ("Mi", 1024f64.powi(2)),
+        ("Gi", 1024f64.powi(3)),
+        ("Ti", 1024f64.powi(4)),
+        ("Pi", 1024f64.powi(5)),
+        ("Ei", 1024f64.powi(6)),
+        ("n", 1e-9),
+        ("u", 1e-6),
+        ("m", 1e-3),
+        ("k", 1e3),
+        ("M", 1e6),
+        ("G", 1e9),
+        ("T", 1e12),
+        ("P", 1e15),
+        ("E", 1e18),
+    ];
+    let (number, scale) = suffixes
+        .iter()
+        .find_map(|(suffix, scale)| text.strip_suffix(suffix).map(|n| (n, *scale)))
+        .unwrap_or((text, 1.0));
+    // `1E3` has no suffix (it ends in a digit): the number 1000; `1E` is 10^18.
+    let value: f64 = number.parse().ok()?;
+    Some(value * scale).filter(|v| v.is_finite() && *v >= 0.0)
 }
 
 /// `job/<name>` → (Job, name); `jobset/<name>` → (JobSet, name); anything else → (unknown, as given).
@@ -570,6 +643,26 @@ fn retag(e: JobError, operation: &'static str) -> JobError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quantities_parse() {
+        for (text, value) in [
+            ("250m", 0.25),
+            ("2", 2.0),
+            ("123Mi", 123.0 * 1024.0 * 1024.0),
+            ("129e6", 129e6),
+            ("1E3", 1000.0),
+            ("5n", 5e-9),
+            ("1k", 1000.0),
+            ("3Gi", 3.0 * 1024f64.powi(3)),
+        ] {
+            let got = parse_quantity(text).unwrap_or_else(|| panic!("{text}"));
+            assert!((got - value).abs() <= value * 1e-12, "{text}: {got}");
+        }
+        for bad in ["", "Mi", "abc", "-1", "1Xi"] {
+            assert_eq!(parse_quantity(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn handles_parse() {

@@ -4,12 +4,14 @@
 Config: defaults, then the JSON snapshot at $FALCON_EXP_CONFIG (or --config PATH), then any CLI flag given
 explicitly (e.g. --batch-size 16). Keys: model, layers, d_model, heads, seq_len, batch_size, steps,
 learning_rate, remat (none|full|minimal), precision (fp32|bf16), seed, plus vocab_size, mlp_ratio, optimizer
-(adam|sgd), parallelism (every axis must be 1: this example runs on one device) and profile
-{enabled, start_step, num_steps}. Unknown keys are kept in the effective config and otherwise ignored.
+(adam|sgd), parallelism (every axis must be 1: this example runs on one device), leak_bytes_per_step (host
+memory kept alive each step, written to so that it is resident: a deliberate leak for Falcon's memory verdict;
+0 by default) and profile {enabled, start_step, num_steps}. Unknown keys are kept in the effective config and
+otherwise ignored.
 
 Writes, under $FALCON_ARTIFACT_DIR (default ./artifacts):
-  metrics.jsonl          one JSON object per step: step, loss, step_time_s, tokens_per_s, model_flops,
-                         tflops_per_device
+  metrics.jsonl          one JSON object per step: step, time (the wall clock at the step's end, seconds since
+                         the epoch), loss, step_time_s, tokens_per_s, model_flops, tflops_per_device
   config_effective.json  the config actually used, plus derived facts (parameter count, compile time, ...)
   plugins/profile/<run>/<host>.xplane.pb
                          an XProf capture of steps [start_step, start_step + num_steps) when profiling is on
@@ -44,12 +46,14 @@ DEFAULTS: dict[str, Any] = {
     "vocab_size": 256,
     "mlp_ratio": 4,
     "optimizer": "adam",
+    "leak_bytes_per_step": 0,
 }
 
 REMAT_CHOICES = ("none", "full", "minimal")
 PRECISION_ALIASES = {"fp32": "fp32", "float32": "fp32", "f32": "fp32", "bf16": "bf16", "bfloat16": "bf16"}
 OPTIMIZERS = ("adam", "sgd")
 INT_KEYS = ("layers", "d_model", "heads", "seq_len", "batch_size", "steps", "seed", "vocab_size", "mlp_ratio")
+NON_NEGATIVE_KEYS = ("seed", "leak_bytes_per_step")
 PARALLELISM_AXES = ("dp", "fsdp", "tp", "pp", "ep", "sp")
 
 
@@ -95,8 +99,8 @@ def validate(cfg: dict[str, Any]) -> dict[str, Any]:
     cfg = dict(cfg)
     if not isinstance(cfg.get("model"), str) or not cfg["model"]:
         raise ConfigError(f"`model` must be a non-empty string, not {json.dumps(cfg.get('model'))}")
-    for key in INT_KEYS:
-        cfg[key] = _int(cfg, key, 0 if key == "seed" else 1)
+    for key in (*INT_KEYS, "leak_bytes_per_step"):
+        cfg[key] = _int(cfg, key, 0 if key in NON_NEGATIVE_KEYS else 1)
     if cfg["d_model"] % cfg["heads"]:
         raise ConfigError(f"`d_model` ({cfg['d_model']}) must be divisible by `heads` ({cfg['heads']})")
     lr = cfg["learning_rate"]
@@ -175,6 +179,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     for key in INT_KEYS:
         p.add_argument("--" + key.replace("_", "-"), dest=key, type=int)
     p.add_argument("--learning-rate", dest="learning_rate", type=float)
+    p.add_argument("--leak-bytes-per-step", dest="leak_bytes_per_step", type=int)
     p.add_argument("--remat", choices=REMAT_CHOICES)
     p.add_argument("--precision", choices=sorted(PRECISION_ALIASES))
     p.add_argument("--optimizer", choices=OPTIMIZERS)
@@ -192,7 +197,7 @@ def build_config(args: argparse.Namespace, overrides: dict[str, Any] | None = No
         snapshot, spec_profile = load_snapshot(path)
         cfg.update(snapshot)
         source = path
-    for key in ("model", "learning_rate", "remat", "precision", "optimizer", *INT_KEYS):
+    for key in ("model", "learning_rate", "remat", "precision", "optimizer", "leak_bytes_per_step", *INT_KEYS):
         value = getattr(args, key, None)
         if value is not None:
             cfg[key] = value
@@ -459,6 +464,7 @@ def run(cfg: dict[str, Any], profile: tuple[int, int] | None, artifact_dir: str,
     metrics_path = os.path.join(artifact_dir, "metrics.jsonl")
     tracing = False
     losses = []
+    leaked = []  # config.leak_bytes_per_step: buffers kept alive on purpose
     with open(metrics_path, "w", encoding="utf-8") as out:
         try:
             for step in range(cfg["steps"]):
@@ -475,12 +481,16 @@ def run(cfg: dict[str, Any], profile: tuple[int, int] | None, artifact_dir: str,
                 if tracing and step == profile[0] + profile[1] - 1:
                     jax.profiler.stop_trace()
                     tracing = False
+                if cfg["leak_bytes_per_step"]:
+                    # bytes(n) is calloc'd (pages untouched, not resident); filling it makes every page resident.
+                    leaked.append(b"\x01" * cfg["leak_bytes_per_step"])
                 loss_value = float(loss)
                 if not math.isfinite(loss_value):
                     raise RuntimeError(f"loss is {loss_value} at step {step}; lower learning_rate")
                 losses.append(loss_value)
                 record = {
                     "step": step,
+                    "time": round(time.time(), 3),
                     "loss": loss_value,
                     "step_time_s": elapsed,
                     "tokens_per_s": tokens / elapsed,

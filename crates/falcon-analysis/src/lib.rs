@@ -2,7 +2,8 @@
 //!
 //! Owns profile analysis (`profile/`: the XProf tools overview/MFU, op profile, HLO stats, roofline, memory,
 //! GPU kernels, steps, XLA:CPU ops, trace export), trace analysis (`trace/`), A/B compare (`compare/`),
-//! accuracy alignment (`accuracy/`), tensor dumps (`tensors/`) and kernel-bench analysis (`kernel_bench/`),
+//! accuracy alignment (`accuracy/`), tensor dumps (`tensors/`), kernel-bench analysis (`kernel_bench/`) and the
+//! memory verdict over every memory series of an experiment (`leak/`),
 //! each returning report structs. It never manages experiment state (that is `falcon-exp`) and never renders
 //! (that is `falcon-app`).
 
@@ -11,6 +12,7 @@ pub mod compare;
 pub mod error;
 pub mod input;
 pub mod kernel_bench;
+pub mod leak;
 pub mod limits;
 pub mod profile;
 pub mod service;

@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 
+use falcon_analysis::leak::{profile_series, verdict};
 use falcon_analysis::memory::{
     leak_suspected, memory_profile, Allocation, AllocatorMemory, MemoryActivity, MemoryProfile, TimelinePoint,
     MAX_TIMELINE_POINTS,
@@ -480,4 +481,37 @@ fn step_growth_and_leak_rule() {
     assert!(!leak_suspected(&[5, 5, -1, 5, 5], 100));
     assert!(!leak_suspected(&[10, 10], 10));
     assert!(!leak_suspected(&[], 0));
+}
+
+#[test]
+fn the_memory_verdict_on_a_capture_agrees_with_the_step_growth() {
+    const MIB: i64 = 1 << 20;
+    let base = 1_000 * 1000; // line timestamp in ps
+    let ends: Vec<i128> = (1..=12).map(|i| base + i * 1000 + 500).collect();
+    let verdict_of =
+        |p: &MemoryProfile| verdict(&[profile_series(&p.step_end_in_use_bytes, Some(p.peak_bytes))], vec![]);
+
+    // 100 MiB allocated each step and never freed.
+    let kept: Vec<Ev> =
+        (1..=12).map(|i| Ev(i * 1000, true, i * 100 * MIB, 100 * MIB, i, "leak", i * 100 * MIB)).collect();
+    let p = memory_profile(&host_space(&[&kept]), &steps_ending_at(&ends));
+    assert_eq!(p.step_end_in_use_bytes, (1..=12).map(|i| i * 100 * MIB).collect::<Vec<_>>());
+    assert!(p.step_growth_bytes.iter().all(|g| *g == 100 * MIB));
+    let v = verdict_of(&p);
+    assert!(v.headline.leak_suspected && p.leak_suspected, "{}", v.headline.reason);
+    assert_eq!(v.headline.growth_bytes_per_step, Some((100 * MIB) as f64));
+
+    // The same allocations, each freed before the step ends: flat, no leak by either rule.
+    let freed: Vec<Ev> = (1..=12)
+        .flat_map(|i| {
+            [
+                Ev(i * 1000, true, 100 * MIB, 100 * MIB, i, "tmp", 100 * MIB),
+                Ev(i * 1000 + 100, false, 0, 100 * MIB, i, "tmp", 100 * MIB),
+            ]
+        })
+        .collect();
+    let p = memory_profile(&host_space(&[&freed]), &steps_ending_at(&ends));
+    let v = verdict_of(&p);
+    assert!(!v.headline.leak_suspected && !p.leak_suspected, "{}", v.headline.reason);
+    assert_eq!(v.headline.growth_bytes_per_step, Some(0.0));
 }

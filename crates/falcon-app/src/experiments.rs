@@ -1,6 +1,7 @@
 //! Experiment use cases: submit (optionally waiting, with the worker loop and its analyses embedded), list
-//! (optionally with each row's stored metric summaries, read for the whole page at once), show, cancel, logs
-//! (once or followed), artifacts, config diff, metric compare and history.
+//! (optionally with each row's stored metric summaries, read for the whole page at once), show (with the
+//! memory verdict composed in), cancel, logs (once or followed), artifacts, config diff, metric compare and
+//! history.
 
 use crate::page::Page;
 use crate::worker::WorkerEvent;
@@ -12,6 +13,7 @@ use falcon_core::status::ExperimentStatus;
 use falcon_core::ErrorKind;
 use serde::Serialize;
 
+pub use falcon_analysis::leak::{MemoryVerdict, Per, SeriesSummary, SeriesVerdict};
 pub use falcon_exp::diff::{show as show_value, split_bookkeeping, Change};
 pub use falcon_exp::experiments::{ExperimentView, MetricSummaries, MetricSummary};
 pub use falcon_exp::history::History;
@@ -117,6 +119,34 @@ impl ListQuery {
     }
 }
 
+/// `exp show`: EXP's view of an experiment (its fields at the top level of the JSON) and, composed here from
+/// its `memory` analysis row, the memory verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExperimentDetail {
+    /// Record, history, artifacts, metric summaries, analysis rows (the memory row moved to `memory`), skipped
+    /// files and notes.
+    #[serde(flatten)]
+    pub view: ExperimentView,
+    /// `{source, per, peak_bytes, growth_bytes_per_step | growth_bytes_per_s, ci, growth_over_run_bytes,
+    /// floor_bytes, points, warmup, leak_suspected, reason, series[], notes[]}`; `null` until the experiment is
+    /// analysed (or when its memory analysis failed: its row in `analysis` says why).
+    pub memory: Option<MemoryVerdict>,
+}
+
+impl ExperimentDetail {
+    /// Moves a readable `memory` row out of the analysis rows into `memory`.
+    pub fn compose(mut view: ExperimentView) -> ExperimentDetail {
+        let tool = falcon_core::summary::MEMORY_TOOL;
+        let row = view.analysis.iter().position(|a| a.tool == tool && a.details.get("error").is_none());
+        let memory = row.and_then(|i| {
+            let parsed = serde_json::from_value::<MemoryVerdict>(view.analysis[i].details.clone()).ok()?;
+            view.analysis.remove(i);
+            Some(parsed)
+        });
+        ExperimentDetail { view, memory }
+    }
+}
+
 /// What [`App::submit_experiment`] reports while it works.
 #[derive(Debug, Clone, Copy)]
 pub enum SubmitProgress<'a> {
@@ -175,20 +205,20 @@ impl App {
     /// Records an experiment from a checked spec and queues its job; with `wait`, runs the worker loop here
     /// until it ends (the embedded worker of `exp submit --wait`) and, when it completed, the analyses it
     /// calls for. `progress` hears of the submission, then of each status reached while waiting. Returns the
-    /// experiment's view and the analysis events.
+    /// experiment's detail and the analysis events.
     pub async fn submit_experiment(
         &self,
         spec: &ExperimentSpec,
         wait: bool,
         timeout: Option<std::time::Duration>,
         mut progress: impl FnMut(SubmitProgress<'_>),
-    ) -> Result<(ExperimentView, Vec<WorkerEvent>)> {
+    ) -> Result<(ExperimentDetail, Vec<WorkerEvent>)> {
         let exp = self.exp().await?;
         placeable(exp, spec, "")?;
         let rec = exp.submit(spec).await?;
         progress(SubmitProgress::Submitted(&rec));
         if !wait {
-            return Ok((exp.show(rec.id).await?, Vec::new()));
+            return Ok((ExperimentDetail::compose(exp.show(rec.id).await?), Vec::new()));
         }
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
         // The embedded worker keeps its leases on their own timer, like `falcon worker`.
@@ -200,7 +230,7 @@ impl App {
         } else {
             Vec::new()
         };
-        Ok((exp.show(rec.id).await?, events))
+        Ok((ExperimentDetail::compose(exp.show(rec.id).await?), events))
     }
 
     /// A page of the experiments matching the query, newest first. The cursor of the next page is the last
@@ -254,21 +284,21 @@ impl App {
     }
 
     /// One experiment: record, history, artifacts, metric summaries (over `warmup` dropped samples when
-    /// given), analysis summaries.
-    pub async fn show_experiment(&self, id: ExperimentId, warmup: Option<usize>) -> Result<ExperimentView> {
+    /// given), analysis summaries, the memory verdict.
+    pub async fn show_experiment(&self, id: ExperimentId, warmup: Option<usize>) -> Result<ExperimentDetail> {
         let exp = self.exp().await?;
         let mut view = exp.show(id).await?;
         if warmup.is_some() {
             view.metrics = exp.metric_summaries(view.record.id, warmup).await?;
         }
-        Ok(view)
+        Ok(ExperimentDetail::compose(view))
     }
 
-    /// Asks for an experiment to be cancelled; a worker stops its job. Returns its view after the request.
-    pub async fn cancel_experiment(&self, id: ExperimentId) -> Result<ExperimentView> {
+    /// Asks for an experiment to be cancelled; a worker stops its job. Returns its detail after the request.
+    pub async fn cancel_experiment(&self, id: ExperimentId) -> Result<ExperimentDetail> {
         let exp = self.exp().await?;
         let rec = exp.cancel(id).await?;
-        Ok(exp.show(rec.id).await?)
+        Ok(ExperimentDetail::compose(exp.show(rec.id).await?))
     }
 
     /// Every log of an experiment collected so far: (source, text).

@@ -109,4 +109,18 @@ mod tests {
         assert!(reasons[2].starts_with("1 samples without"), "{reasons:?}");
         assert_eq!(series_path(2), "resources/2/usage.jsonl");
     }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_and_keeps_samples_sorted(text in "\\PC*", lines in proptest::collection::vec((-1e12f64..1e12, 0u64..u64::MAX, -1e6f64..1e6), 0..20)) {
+            let _ = read(&text);
+            let series: String = lines
+                .iter()
+                .map(|(time, rss_bytes, cpu_s)| ResourceSample { time: *time, rss_bytes: *rss_bytes, cpu_s: *cpu_s }.to_line())
+                .collect();
+            let back = read(&series);
+            proptest::prop_assert_eq!(back.samples.len(), lines.len());
+            proptest::prop_assert!(back.samples.windows(2).all(|w| w[0].time <= w[1].time));
+        }
+    }
 }

@@ -352,7 +352,10 @@ async fn a_single_host_job_runs_and_its_pod_logs_are_read() {
 
 #[tokio::test]
 async fn resource_use_comes_from_the_metrics_api_where_the_cluster_serves_one() {
-    let fx = fixture("v6e-16").await; // a JobSet of 4 hosts
+    let mut fx = fixture("v6e-16").await; // a JobSet of 4 hosts
+    let backend = fx.backend.clone();
+    // Asked twice at once, the second read waits for metrics-server's refresh.
+    fx.backend = backend.clone().with_metrics_refresh(Duration::from_secs(3600));
     let handle = fx.submit(&spec("measured", "v6e-16", 1), JobId(3)).await.unwrap();
     wait_for(&fx.backend, &handle, "running", |s| *s == BackendState::Running).await;
     // A bare cluster: no metrics API, so the backend says it cannot sample.
@@ -360,9 +363,11 @@ async fn resource_use_comes_from_the_metrics_api_where_the_cluster_serves_one() 
         Sample::Unsupported(why) => assert!(why.contains("no metrics API") && why.contains("404"), "{why}"),
         other => panic!("{other:?}"),
     }
+    assert_eq!(fx.backend.sample(&handle).await.unwrap(), Sample::NoReading, "not asked again so soon");
+    fx.backend = backend.with_metrics_refresh(Duration::ZERO);
     fx.fake.serve_metrics(true);
     let selector = "jobset.sigs.k8s.io/jobset-name=measured-a1-gke-east";
-    assert_eq!(fx.backend.sample(&handle).await.unwrap(), Sample::Idle, "no pod has metrics yet");
+    assert_eq!(fx.backend.sample(&handle).await.unwrap(), Sample::NoReading, "no pod has metrics yet");
     assert_eq!(fx.fake.set_pod_usage(selector, "250m", "512Mi"), 4);
     assert_eq!(
         fx.backend.sample(&handle).await.unwrap(),
@@ -904,7 +909,8 @@ async fn the_manager_keeps_a_series_where_metrics_are_served_and_says_why_not_el
         fake.serve_metrics(served);
         let pools = [pool_on(&fake, "gke-solo", "us-east5-b", "v6e-4")];
         let env = env().await;
-        let backend: Arc<dyn Backend> = Arc::new(KubernetesBackend::from_pool(&pools[0]).await.unwrap());
+        let backend: Arc<dyn Backend> =
+            Arc::new(KubernetesBackend::from_pool(&pools[0]).await.unwrap().with_metrics_refresh(Duration::ZERO));
         let mut config = ManagerConfig::new("worker-sampler");
         config.poll_interval = Duration::from_millis(50);
         config.log_interval = Duration::from_millis(100);

@@ -113,5 +113,5 @@ async fn the_local_backend_samples_only_a_running_tree() {
     let dir = tempfile::tempdir().unwrap();
     let backend = LocalBackend::new(dir.path(), "local");
     let unknown = falcon_job::backend::BackendRef("never-started".into());
-    assert_eq!(backend.sample(&unknown).await.unwrap(), Sample::Idle);
+    assert_eq!(backend.sample(&unknown).await.unwrap(), Sample::NoReading);
 }

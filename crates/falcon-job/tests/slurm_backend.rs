@@ -237,7 +237,7 @@ async fn a_running_job_s_memory_and_cpu_time_are_sampled_with_sstat() {
     assert!(rss < 1 << 30, "{rss} bytes: the batch step's memory, not the node's");
     assert!(cpu < 60.0, "{cpu} s");
     wait_for(&slurm, &job, Duration::from_secs(60), |s| *s == BackendState::Succeeded).await;
-    assert_eq!(slurm.sample(&job).await.unwrap(), Sample::Idle, "nothing runs after the end");
+    assert_eq!(slurm.sample(&job).await.unwrap(), Sample::NoReading, "nothing runs after the end");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

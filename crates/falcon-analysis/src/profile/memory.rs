@@ -53,9 +53,10 @@
 //!   capacity as the largest over all allocators.
 //! * **Step growth.** With steps (from [`crate::steps::detect_steps`]), the memory in use
 //!   (`stack + heap`) at the end of each step is the state after the last snapshot at or before the
-//!   step's end (absolute time: line timestamp + offset; 0 before the allocator's first snapshot).
-//!   `step_growth_bytes[i]` is the change from the end of step `i` to the end of step `i + 1`
-//!   (empty with fewer than two steps).
+//!   step's end (absolute time: line timestamp + offset; 0 before the allocator's first snapshot):
+//!   `step_end_in_use_bytes`. `step_growth_bytes[i]` is the change from the end of step `i` to the end
+//!   of step `i + 1` (empty with fewer than two steps). The memory verdict ([`crate::leak`]) tests the
+//!   trend of `step_end_in_use_bytes`.
 //! * **Leak rule.** `leak_suspected` is true when some run of at least [`LEAK_MIN_STEPS`]
 //!   consecutive step growths is all strictly positive and adds up to more than
 //!   [`LEAK_CAPACITY_FRACTION`] of the allocator's memory capacity (of its in-window peak when the
@@ -197,6 +198,8 @@ pub struct AllocatorMemory {
     pub timeline: Vec<TimelinePoint>,
     /// Live allocations at the in-window peak, largest first.
     pub top_allocations: Vec<Allocation>,
+    /// Memory in use at the end of each step (time order).
+    pub step_end_in_use_bytes: Vec<i64>,
     /// Change of in-use memory between consecutive step ends.
     pub step_growth_bytes: Vec<i64>,
     pub leak_suspected: bool,
@@ -216,6 +219,8 @@ pub struct MemoryProfile {
     pub peak_in_window: PeakStats,
     pub timeline: Vec<TimelinePoint>,
     pub top_allocations: Vec<Allocation>,
+    /// The headline allocator's memory in use at the end of each step.
+    pub step_end_in_use_bytes: Vec<i64>,
     pub step_growth_bytes: Vec<i64>,
     pub leak_suspected: bool,
     /// Why the profile is empty, when it is (no `/host:CPU` plane, or no allocator events on it: XLA:CPU
@@ -577,19 +582,17 @@ fn active_allocations(snapshots: &[TimelinePoint], peak: &PeakStats, step_id: i6
 }
 
 /// In-use bytes at the end of each step, and their consecutive differences.
-fn step_growth(snapshots: &[TimelinePoint], steps: &StepReport) -> Vec<i64> {
+fn step_end_in_use(snapshots: &[TimelinePoint], steps: &StepReport) -> Vec<i64> {
     let mut by_time: Vec<(i128, i64)> = snapshots.iter().map(|s| (s.time_ps, s.in_use_bytes)).collect();
     by_time.sort_by_key(|&(t, _)| t);
     let mut ends: Vec<i128> = steps.steps.iter().map(|s| s.start_ps + i128::from(s.duration_ps.max(0))).collect();
     ends.sort_unstable();
-    let in_use: Vec<i64> = ends
-        .iter()
+    ends.iter()
         .map(|&end| {
             let n = by_time.partition_point(|&(t, _)| t <= end);
             n.checked_sub(1).and_then(|i| by_time.get(i)).map_or(0, |&(_, b)| b)
         })
-        .collect();
-    in_use.windows(2).map(|w| w[1].saturating_sub(w[0])).collect()
+        .collect()
 }
 
 /// The leak rule (see the module docs).
@@ -632,7 +635,8 @@ pub fn memory_profile(space: &XSpace, steps: &StepReport) -> MemoryProfile {
         let timeline = sample_timeline(&snapshots, MAX_TIMELINE_POINTS);
         let step = peak_step(peak.peak_bytes, &snapshots);
         let top_allocations = active_allocations(&snapshots, &peak, step);
-        let step_growth_bytes = step_growth(&snapshots, steps);
+        let step_end_in_use_bytes = step_end_in_use(&snapshots, steps);
+        let step_growth_bytes: Vec<i64> = step_end_in_use_bytes.windows(2).map(|w| w[1].saturating_sub(w[0])).collect();
         let leak_base = if capacity > 0 { capacity } else { peak.peak_bytes };
         let num_allocations = snapshots.iter().filter(|s| s.activity.activity == MemoryActivity::Allocation).count();
         allocators.push(AllocatorMemory {
@@ -645,6 +649,7 @@ pub fn memory_profile(space: &XSpace, steps: &StepReport) -> MemoryProfile {
             num_deallocations: snapshots.len() - num_allocations,
             timeline,
             top_allocations,
+            step_end_in_use_bytes,
             step_growth_bytes,
         });
     }
@@ -667,6 +672,7 @@ pub fn memory_profile(space: &XSpace, steps: &StepReport) -> MemoryProfile {
         profile.peak_in_window = h.peak_in_window.clone();
         profile.timeline = h.timeline.clone();
         profile.top_allocations = h.top_allocations.clone();
+        profile.step_end_in_use_bytes = h.step_end_in_use_bytes.clone();
         profile.step_growth_bytes = h.step_growth_bytes.clone();
         profile.leak_suspected = h.leak_suspected;
     }

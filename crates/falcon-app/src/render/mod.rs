@@ -12,6 +12,7 @@ pub mod goal;
 pub mod html;
 pub mod kernel;
 pub mod markup;
+pub mod memory;
 pub mod numbers;
 pub mod profile;
 pub mod profile_compare;

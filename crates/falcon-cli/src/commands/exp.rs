@@ -4,7 +4,7 @@ use crate::cli::{CompareArgs, ExpCommand, GlobalArgs, ListArgs};
 use crate::output::{print_json, print_json_line, print_stdout, CliFailure};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use falcon_app::experiments::{
-    parse_experiment_id as parse_id, split_bookkeeping, CompareRequest, ExperimentView, ListQuery, SubmitProgress,
+    parse_experiment_id as parse_id, split_bookkeeping, CompareRequest, ExperimentDetail, ListQuery, SubmitProgress,
 };
 use falcon_app::render::numbers::significant;
 use falcon_app::App;
@@ -26,7 +26,7 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
             if global.json {
                 print_json(&view)?;
             } else {
-                let rec = &view.record;
+                let rec = &view.view.record;
                 print_stdout(&format!("{}: cancel requested (status {}); a worker stops its job", rec.id, rec.status))?;
             }
             ExitCode::SUCCESS
@@ -143,7 +143,7 @@ pub(crate) async fn submit(
         .await?;
     super::worker::report_events(false, &events)?;
     render_view(global, &view)?;
-    Ok(if wait && view.record.status != falcon_core::status::ExperimentStatus::Completed {
+    Ok(if wait && view.view.record.status != falcon_core::status::ExperimentStatus::Completed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -319,10 +319,11 @@ async fn history(global: &GlobalArgs, app: &App, args: &crate::cli::HistoryArgs)
     })
 }
 
-fn render_view(global: &GlobalArgs, view: &ExperimentView) -> anyhow::Result<()> {
+fn render_view(global: &GlobalArgs, detail: &ExperimentDetail) -> anyhow::Result<()> {
     if global.json {
-        return print_json(view);
+        return print_json(detail);
     }
+    let view = &detail.view;
     let r = &view.record;
     print_stdout(&format!("{} {} — {} ({}), attempt {}", r.id, r.name, r.status, r.scenario, r.attempt))?;
     print_stdout(&format!("config {}  job {}", r.config_hash, r.job.map_or("—".into(), |j| j.to_string())))?;
@@ -377,6 +378,11 @@ fn render_view(global: &GlobalArgs, view: &ExperimentView) -> anyhow::Result<()>
             parts.push(format!("failed: {e}"));
         }
         print_stdout(&format!("{} analysis: {}", a.tool, parts.join(", ")))?;
+    }
+    if let Some(memory) = &detail.memory {
+        for line in falcon_app::render::memory::lines(memory) {
+            print_stdout(&printable(&line))?;
+        }
     }
     if !view.artifacts.is_empty() {
         print_stdout(&format!("{} artifact(s); `falcon exp artifacts {}` lists them", view.artifacts.len(), r.id))?;

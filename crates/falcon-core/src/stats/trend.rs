@@ -55,8 +55,9 @@ pub fn theil_sen(points: &[(f64, f64)], confidence: f64) -> Option<Trend> {
     for i in 0..n {
         for j in i + 1..n {
             let dx = pts[j].0 - pts[i].0;
-            if dx != 0.0 {
-                slopes.push((pts[j].1 - pts[i].1) / dx);
+            let slope = (pts[j].1 - pts[i].1) / dx;
+            if dx != 0.0 && slope.is_finite() {
+                slopes.push(slope);
             }
         }
     }
@@ -182,5 +183,15 @@ mod tests {
         assert!(theil_sen(&[(0.0, 1.0), (1.0, 2.0), (2.0, 3.0)], 0.95).is_none());
         assert!(theil_sen(&[(1.0, 1.0); 10], 0.95).is_none());
         assert!(theil_sen(&[(0.0, f64::NAN); 10], 0.95).is_none());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_points_give_an_ordered_interval_or_none(pts in proptest::collection::vec((-1e9f64..1e9, -1e12f64..1e12), 0..300)) {
+            if let Some(t) = theil_sen(&pts, 0.95) {
+                proptest::prop_assert!(t.ci_low <= t.slope && t.slope <= t.ci_high, "{:?}", t);
+                proptest::prop_assert!(t.n >= MIN_TREND_POINTS && t.n <= MAX_TREND_POINTS);
+            }
+        }
     }
 }

@@ -274,10 +274,10 @@ impl Backend for LocalBackend {
     /// ([`super::procfs`]).
     async fn sample(&self, job: &BackendRef) -> Result<Sample> {
         let dir = self.dir(job);
-        let Some(pid) = self.pid(&dir) else { return Ok(Sample::Idle) };
+        let Some(pid) = self.pid(&dir) else { return Ok(Sample::NoReading) };
         if dir.join("exit_code").exists() {
             self.samplers.lock().expect("sampler map lock").remove(&job.0);
-            return Ok(Sample::Idle);
+            return Ok(Sample::NoReading);
         }
         let mut samplers = self.samplers.lock().expect("sampler map lock");
         let usage = samplers.entry(job.0.clone()).or_insert_with(|| TreeSampler::new(pid)).sample();
@@ -285,7 +285,7 @@ impl Backend for LocalBackend {
             Some(u) => Sample::Usage { rss_bytes: u.rss_bytes, cpu: CpuUse::Total(u.cpu_s) },
             None => {
                 samplers.remove(&job.0);
-                Sample::Idle
+                Sample::NoReading
             }
         })
     }

@@ -94,8 +94,9 @@ pub enum CpuUse {
 pub enum Sample {
     /// The job's processes together: resident memory in bytes, and CPU.
     Usage { rss_bytes: u64, cpu: CpuUse },
-    /// Nothing of the job runs right now (not started yet, or between steps): no sample this time.
-    Idle,
+    /// No reading this time: nothing of the job runs right now (not started yet, between steps, ended), or the
+    /// backend has nothing newer than its last reading (Slurm refreshes every `JobAcctGatherFrequency`).
+    NoReading,
     /// This backend cannot measure the job, and why (the cluster gathers no accounting, the metrics API is not
     /// served): the sampler stops asking and records the reason with the job's outputs.
     Unsupported(String),

@@ -55,7 +55,8 @@
 //! their `mem` (the steps' current resident memory, in bytes) and `cpu` (CPU time so far). It needs the cluster
 //! to gather accounting (`JobAcctGatherType=jobacct_gather/linux` or `/cgroup`, read once from `scontrol show
 //! config`): with `jobacct_gather/none`, or without `sstat` on PATH, the backend says it cannot sample. Slurm
-//! refreshes the numbers every `JobAcctGatherFrequency` (30 s by default; `task=1` for a finer curve).
+//! refreshes the numbers every `JobAcctGatherFrequency` (30 s by default; `task=1` for a finer curve), so a job
+//! is asked no more often than that (each `sstat` costs the worker about 8 ms of CPU).
 
 use super::{Backend, BackendRef, BackendState, CpuUse, LogSnapshot, Sample, Submission};
 use crate::error::{JobError, Result};
@@ -86,8 +87,21 @@ pub struct SlurmBackend {
     partition: Option<String>,
     account: Option<String>,
     cancel_wait: Duration,
-    /// Why the cluster cannot be sampled (`None`: it can), once known.
-    no_sampling: std::sync::Arc<tokio::sync::OnceCell<Option<String>>>,
+    /// What the cluster's accounting allows, once known.
+    accounting: std::sync::Arc<tokio::sync::OnceCell<Accounting>>,
+    /// When each job was last asked with `sstat` (object name → time).
+    last_sstat: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
+}
+
+/// What the cluster's accounting allows the sampler (from `scontrol show config`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accounting {
+    /// Why jobs cannot be sampled (`JobAcctGatherType=jobacct_gather/none`); `None` when they can.
+    pub unsupported: Option<String>,
+    /// How often Slurm refreshes a step's usage (`JobAcctGatherFrequency`, its `task=` part; 30 s by default):
+    /// `sstat` is not asked more often than that (it costs the worker ~8 ms of CPU a call), and never more often
+    /// than once a second.
+    pub refresh: Duration,
 }
 
 /// What `sbatch --parsable` said.
@@ -188,7 +202,8 @@ impl SlurmBackend {
             partition,
             account,
             cancel_wait: Duration::from_secs(10),
-            no_sampling: Default::default(),
+            accounting: Default::default(),
+            last_sstat: Default::default(),
         })
     }
 
@@ -607,8 +622,17 @@ impl Backend for SlurmBackend {
     }
 
     async fn sample(&self, job: &BackendRef) -> Result<Sample> {
-        if let Some(why) = self.no_sampling.get_or_init(|| self.sampling_check()).await {
+        let accounting = self.accounting.get_or_init(|| self.accounting_check()).await;
+        if let Some(why) = &accounting.unsupported {
             return Ok(Sample::Unsupported(why.clone()));
+        }
+        {
+            let mut last = self.last_sstat.lock().expect("sstat times lock");
+            let now = std::time::Instant::now();
+            if last.get(&job.0).is_some_and(|at| now.duration_since(*at) < accounting.refresh) {
+                return Ok(Sample::NoReading); // Slurm has nothing newer yet
+            }
+            last.insert(job.0.clone(), now);
         }
         let (id, _) = self.locate("sample", job)?;
         let job_arg = id.to_string();
@@ -627,33 +651,45 @@ impl Backend for SlurmBackend {
         // No step running (not started yet, or between steps): sstat says so on stderr and prints nothing.
         Ok(match parse_sstat(&String::from_utf8_lossy(&out.stdout)).map_err(|m| self.fail("sample", m))? {
             Some((rss_bytes, cpu_s)) => Sample::Usage { rss_bytes, cpu: CpuUse::Total(cpu_s) },
-            None => Sample::Idle,
+            None => Sample::NoReading,
         })
     }
 }
 
 impl SlurmBackend {
-    /// Why this cluster's jobs cannot be sampled, from its `JobAcctGatherType` (`None` when they can, or when
-    /// `scontrol` does not say).
-    async fn sampling_check(&self) -> Option<String> {
-        let out = self.run("scontrol", &["show", "config"], SQUEUE_LIMIT).await.ok()?;
-        no_accounting(&String::from_utf8_lossy(&out.stdout))
+    /// What the cluster's accounting allows, from `scontrol show config` (the defaults when it does not say).
+    async fn accounting_check(&self) -> Accounting {
+        match self.run("scontrol", &["show", "config"], SQUEUE_LIMIT).await {
+            Ok(out) if out.status.success() => accounting(&String::from_utf8_lossy(&out.stdout)),
+            _ => accounting(""),
+        }
     }
 }
 
-/// Why `sstat` has nothing to report, from `scontrol show config` output: its `JobAcctGatherType` is
-/// `jobacct_gather/none`. `None` otherwise (or when the line is missing).
-pub fn no_accounting(config: &str) -> Option<String> {
-    let gather = config.lines().find_map(|l| {
-        let (key, value) = l.split_once('=')?;
-        (key.trim() == "JobAcctGatherType").then(|| value.trim().to_string())
-    })?;
-    gather.ends_with("/none").then(|| {
+/// What `scontrol show config` output says of sampling: `JobAcctGatherType=jobacct_gather/none` means `sstat`
+/// has nothing to report; `JobAcctGatherFrequency` (`30`, `task=1`, `task=10,energy=30`) how often a step's
+/// usage is refreshed (30 s when not said).
+pub fn accounting(config: &str) -> Accounting {
+    let value = |key: &str| {
+        config.lines().find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == key).then(|| v.trim().to_string())
+        })
+    };
+    let unsupported = value("JobAcctGatherType").filter(|g| g.ends_with("/none")).map(|gather| {
         format!(
             "the cluster gathers no accounting (JobAcctGatherType={gather}), so `sstat` has nothing to report; set \
              JobAcctGatherType=jobacct_gather/linux (or /cgroup) in slurm.conf"
         )
-    })
+    });
+    let seconds = value("JobAcctGatherFrequency").and_then(|f| {
+        f.split(',').find_map(|part| match part.trim().split_once('=') {
+            Some(("task", n)) => n.trim().parse::<u64>().ok(),
+            Some(_) => None,
+            None => part.trim().parse::<u64>().ok(),
+        })
+    });
+    Accounting { unsupported, refresh: Duration::from_secs(seconds.unwrap_or(30).max(1)) }
 }
 
 /// The running steps' resident memory (bytes) and CPU time (seconds) summed, from `sstat --noheader
@@ -1396,10 +1432,13 @@ mod tests {
         assert!(parse_sstat("garbage").is_err());
         assert_eq!(parse_slurm_duration("01:30.250"), Some(90.25));
         assert_eq!(parse_slurm_duration("x"), None);
-        let none = "JobAcctGatherFrequency  = 30\nJobAcctGatherType       = jobacct_gather/none\n";
-        assert!(no_accounting(none).unwrap().contains("JobAcctGatherType=jobacct_gather/none"));
-        assert_eq!(no_accounting("JobAcctGatherType       = jobacct_gather/linux\n"), None);
-        assert_eq!(no_accounting(""), None);
+        let none = accounting("JobAcctGatherFrequency  = 30\nJobAcctGatherType       = jobacct_gather/none\n");
+        assert!(none.unsupported.unwrap().contains("JobAcctGatherType=jobacct_gather/none"));
+        assert_eq!(none.refresh, Duration::from_secs(30));
+        let linux =
+            accounting("JobAcctGatherFrequency  = energy=60,task=1\nJobAcctGatherType = jobacct_gather/linux\n");
+        assert_eq!((linux.unsupported, linux.refresh), (None, Duration::from_secs(1)));
+        assert_eq!(accounting(""), Accounting { unsupported: None, refresh: Duration::from_secs(30) });
     }
 
     #[test]

@@ -179,7 +179,7 @@ impl Sampled {
                 thin(&mut self.series);
                 self.dirty = true;
             }
-            Sample::Idle => {}
+            Sample::NoReading => {}
             Sample::Unsupported(why) => self.unsupported = Some(why),
         }
     }

@@ -20,8 +20,9 @@
 //!   start, so a cut answer is asked again for the last line alone);
 //! - [`Backend::sample`] reads the pods' `PodMetrics` from the metrics API (`metrics.k8s.io/v1beta1`, served by
 //!   metrics-server) and sums their containers' `memory` (the working set) and `cpu` (a rate, which the
-//!   sampler integrates into CPU time); a cluster that serves no metrics API (404) cannot be sampled, and pods
-//!   without metrics yet (metrics-server reports every 15–60 s) give no sample.
+//!   sampler integrates into CPU time), at most every [`METRICS_REFRESH`] per job; a cluster that serves no
+//!   metrics API (404) cannot be sampled, and pods without metrics yet (metrics-server reports every 15–60 s)
+//!   give no sample.
 //!
 //! Every API failure (a 5xx, a refused connection) is a [`JobError::Backend`] naming the pool and operation.
 //! Nothing is retried here (kube's own retry layer is turned off; connects time out after 10 s, silent
@@ -76,7 +77,14 @@ pub struct KubernetesBackend {
     pool: String,
     jobset: ApiResource,
     pod_metrics: ApiResource,
+    /// The least time between two metrics reads of one job (see [`KubernetesBackend::with_metrics_refresh`]).
+    metrics_refresh: std::time::Duration,
+    /// When each job's metrics were last read (handle → time).
+    last_metrics: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
 }
+
+/// How often metrics-server refreshes a pod's usage at best; a job's metrics are read no more often.
+pub const METRICS_REFRESH: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl std::fmt::Debug for KubernetesBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -97,7 +105,16 @@ impl KubernetesBackend {
                 &GroupVersionKind::gvk("metrics.k8s.io", "v1beta1", "PodMetrics"),
                 "pods",
             ),
+            metrics_refresh: METRICS_REFRESH,
+            last_metrics: Default::default(),
         }
+    }
+
+    /// How long [`Backend::sample`] waits between two reads of a job's metrics (default [`METRICS_REFRESH`]:
+    /// metrics-server has nothing newer sooner, and every read is a request to the API server).
+    pub fn with_metrics_refresh(mut self, every: std::time::Duration) -> Self {
+        self.metrics_refresh = every;
+        self
     }
 
     /// A backend for a Kubernetes pool, from its settings (see the module docs). Errors name the pool and the
@@ -511,7 +528,15 @@ impl Backend for KubernetesBackend {
     }
 
     async fn sample(&self, job: &BackendRef) -> Result<Sample> {
-        let Some((kind, name)) = self.kind_of(job, "sample").await? else { return Ok(Sample::Idle) };
+        {
+            let mut last = self.last_metrics.lock().expect("metrics times lock");
+            let now = std::time::Instant::now();
+            if last.get(&job.0).is_some_and(|at| now.duration_since(*at) < self.metrics_refresh) {
+                return Ok(Sample::NoReading); // metrics-server has nothing newer yet
+            }
+            last.insert(job.0.clone(), now);
+        }
+        let Some((kind, name)) = self.kind_of(job, "sample").await? else { return Ok(Sample::NoReading) };
         let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &self.namespace, &self.pod_metrics);
         let list = match api.list(&ListParams::default().labels(&pod_selector(kind, &name))).await {
             Ok(list) => list,
@@ -525,7 +550,7 @@ impl Backend for KubernetesBackend {
             Err(e) => return Err(self.api_error("sample", &e)),
         };
         if list.items.is_empty() {
-            return Ok(Sample::Idle);
+            return Ok(Sample::NoReading);
         }
         let (mut memory, mut cores) = (0f64, 0f64);
         for pod in &list.items {

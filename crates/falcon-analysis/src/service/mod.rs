@@ -6,7 +6,11 @@
 //! a profile is read from local disk (memory-mapped) and a second analysis of the same experiment does
 //! not download it again: a cached file is reused when its size and SHA-256 match the artifact index.
 
+mod memory;
+
 use std::path::{Path, PathBuf};
+
+pub use memory::{memory_row, MAX_METRIC_SERIES};
 
 use falcon_core::artifact::ArtifactKind;
 use falcon_core::config::Config;
@@ -25,7 +29,7 @@ use crate::trace::{analyze_trace, TraceOptions, TraceReport};
 /// Summary-row tool names (the vocabulary EXP reads them with).
 pub use falcon_core::summary::{
     ACCURACY_TOOL as ACCURACY_SUMMARY_TOOL, KERNEL_BENCH_TOOL as KERNEL_BENCH_SUMMARY_TOOL,
-    PROFILE_TOOL as PROFILE_SUMMARY_TOOL, TRACE_TOOL as TRACE_SUMMARY_TOOL,
+    MEMORY_TOOL as MEMORY_SUMMARY_TOOL, PROFILE_TOOL as PROFILE_SUMMARY_TOOL, TRACE_TOOL as TRACE_SUMMARY_TOOL,
 };
 
 /// Where the trace of an input is on local disk.
@@ -490,6 +494,8 @@ impl Analysis {
         }
         out.extend(self.analyze_pending_kernel_bench(limit, among).await?);
         out.extend(self.analyze_pending_accuracy(limit, among).await?);
+        // Last: it reads the profile row written above.
+        out.extend(self.analyze_pending_memory(limit, among).await?);
         Ok(out)
     }
 
@@ -619,7 +625,7 @@ impl Analysis {
 #[derive(Debug, Clone, Serialize)]
 pub struct PendingOutcome {
     pub experiment: ExperimentId,
-    /// Which analysis: `profile`, `trace`, `kernel_bench` or `accuracy`.
+    /// Which analysis: `profile`, `trace`, `kernel_bench`, `accuracy` or `memory`.
     pub tool: &'static str,
     /// Why the analysis failed, when it did.
     pub error: Option<String>,
@@ -666,6 +672,13 @@ pub fn summary_of(report: &ProfileReport, resolved: &ResolvedProfile) -> Analysi
             "hbm_bw_utilization": o.map(|o| o.hbm_bw_utilization),
             "operational_intensity": o.map(|o| o.operational_intensity),
             "profile": resolved.remote,
+            // What the memory verdict tests (at most 1000 step ends).
+            "memory": report.memory.as_ref().map(|m| serde_json::json!({
+                "allocator": m.peak_allocator,
+                "peak_bytes": m.peak_bytes,
+                "capacity_bytes": m.memory_capacity_bytes,
+                "step_end_in_use_bytes": &m.step_end_in_use_bytes[..m.step_end_in_use_bytes.len().min(1000)],
+            })),
         }),
     }
 }
@@ -708,7 +721,7 @@ async fn download_from(store: &ArtifactStore, key: &str, local: &Path, expect: O
 }
 
 /// A summary row that has only details (no profile numbers).
-fn detail_row(tool: &str, details: serde_json::Value) -> AnalysisSummary {
+pub(crate) fn detail_row(tool: &str, details: serde_json::Value) -> AnalysisSummary {
     AnalysisSummary {
         tool: tool.into(),
         mfu: None,

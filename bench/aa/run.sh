@@ -9,15 +9,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 N="${1:-6}"
-if [[ -z "${FALCON:-}" ]]; then
-    cargo build --quiet --release --locked -p falcon-cli
-    FALCON="$ROOT/target/release/falcon"
-fi
-bash examples/jax_transformer/setup.sh >&2
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-f() { "$FALCON" --config "$WORK/falcon.toml" "$@"; }
-f init >&2
+# shellcheck source=bench/scratch-project.sh
+source "$ROOT/bench/scratch-project.sh"   # FALCON, the example venv, WORK and `f`
 echo "aa: running the baseline $N times" >&2
 start=$SECONDS
 f session submit examples/jax_transformer/repeats.yaml --repeats "$N" --wait --json >"$WORK/session.json"

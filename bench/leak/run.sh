@@ -1,23 +1,16 @@
 #!/usr/bin/env bash
 # The memory verdict on the example JAX workload, as a new user runs it: examples/jax_transformer/leak_sweep.yaml
-# runs the example for 120 steps twice — keeping 4 MiB of host memory alive each step (config.leak_bytes_per_step)
-# and not — while Falcon samples each job's RSS on its own; `exp show --json` must call a leak on the first and
-# none on the second. Prints each verdict; exits 1 when either is wrong. Runs in a scratch project (its own
+# runs the example for 120 steps twice — not leaking, and keeping 4 MiB of host memory alive each step
+# (config.leak_bytes_per_step) — while Falcon samples each job's RSS on its own; `exp show --json` must call no
+# leak on the clean run and a leak on the leaking one. Prints each verdict; exits 1 when either is wrong. Runs in a scratch project (its own
 # falcon.toml, SQLite and artifacts) so it never touches ./falcon.toml.
 #
 #   bash bench/leak/run.sh            # FALCON=path/to/falcon to use another binary (.ci/run uses the debug one)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
-if [[ -z "${FALCON:-}" ]]; then
-    cargo build --quiet --release --locked -p falcon-cli
-    FALCON="$ROOT/target/release/falcon"
-fi
-bash examples/jax_transformer/setup.sh >&2
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-f() { "$FALCON" --config "$WORK/falcon.toml" "$@"; }
-f init >&2
+# shellcheck source=bench/scratch-project.sh
+source "$ROOT/bench/scratch-project.sh"   # FALCON, the example venv, WORK and `f`
 start=$SECONDS
 f session submit examples/jax_transformer/leak_sweep.yaml --wait --json >"$WORK/session.json"
 echo "leak: 2 runs of 120 steps took $((SECONDS - start)) s" >&2

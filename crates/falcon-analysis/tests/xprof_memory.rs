@@ -5,11 +5,16 @@
 //! - GPU V100x8 TF: `gpu_v100x8_tf_xprof_memory_profile.json.gz` (XProf's `MemoryProfile`, gzipped) for
 //!   every allocator, plus consistency checks;
 //! - JAX CPU capture: no panic, consistent results;
-//! - synthetic XSpaces for the processing-order rules, step growth and the leak rule.
+//! - synthetic XSpaces for the processing-order rules, step growth and the leak rule;
+//! - the memory verdict ([`falcon_analysis::leak`]) on the TPU and GPU captures agrees with XProf's memory
+//!   profile: each holds one step of allocations (XProf puts every snapshot of the headline allocator in one
+//!   step id), so there is no growth across steps to measure, no leak, and the peak is XProf's; on synthetic
+//!   captures it calls a leak where memory is kept each step and none where it is freed.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use falcon_analysis::leak::{profile_series, verdict};
+use falcon_analysis::leak::{profile_series, verdict, MemoryVerdict};
 use falcon_analysis::memory::{
     leak_suspected, memory_profile, Allocation, AllocatorMemory, MemoryActivity, MemoryProfile, TimelinePoint,
     MAX_TIMELINE_POINTS,
@@ -514,4 +519,48 @@ fn the_memory_verdict_on_a_capture_agrees_with_the_step_growth() {
     let v = verdict_of(&p);
     assert!(!v.headline.leak_suspected && !p.leak_suspected, "{}", v.headline.reason);
     assert_eq!(v.headline.growth_bytes_per_step, Some(0.0));
+}
+
+/// Our verdict on a capture and the headline allocator it came from.
+fn ours(capture: &str) -> (String, MemoryVerdict) {
+    let space = falcon_xplane::decode_file(xplane_data(capture)).expect("decode");
+    let m = memory_profile(&space, &detect_steps(&space));
+    let id = m.peak_allocator.clone().expect("a headline allocator");
+    (id, verdict(&[profile_series(&m.step_end_in_use_bytes, Some(m.peak_bytes))], vec![]))
+}
+
+fn agrees_with_xprof(capture: &str, xprof: &str) {
+    let (id, v) = ours(capture);
+    let xprof = json_at(data(xprof));
+    let alloc = &xprof["memoryProfilePerAllocator"][&id];
+    // XProf's steps of this allocator: the step ids of its snapshots.
+    let steps: BTreeSet<i64> = alloc["memoryProfileSnapshots"]
+        .as_array()
+        .expect("snapshots")
+        .iter()
+        .map(|s| int(&s["activityMetadata"]["stepId"]))
+        .collect();
+    assert_eq!(steps.len(), 1, "{capture}: XProf sees one step of allocations ({steps:?})");
+    // One step: no growth across steps, so no trend and no leak — as XProf.
+    let h = &v.headline;
+    assert_eq!(h.source.as_deref(), Some("profile"));
+    assert!(!h.leak_suspected, "{h:?}");
+    assert_eq!((h.growth_bytes_per_step, h.ci), (None, None), "{h:?}");
+    assert!(h.reason.contains("no growth across steps"), "{}", h.reason);
+    // The peak is XProf's in-window peak of that allocator (stack + heap at the peak).
+    let peak = &alloc["profileSummary"]["peakStats"];
+    let xprof_peak = int(&peak["stackReservedBytes"]) + int(&peak["heapAllocatedBytes"]);
+    assert_eq!(h.peak_bytes, Some(xprof_peak as u64), "{capture}");
+    // The floor follows the peak: 5 % of it is above 64 MiB here.
+    assert_eq!(h.floor_bytes, Some(0.05 * xprof_peak as f64));
+}
+
+#[test]
+fn tpu_verdict_agrees_with_xprof_memory_profile() {
+    agrees_with_xprof("tpu_v6e_inference.xplane.pb", "tpu_v6e_inference_xprof_memory_profile.json");
+}
+
+#[test]
+fn gpu_verdict_agrees_with_xprof_memory_profile() {
+    agrees_with_xprof("gpu_v100x8_tf.xplane.pb", "gpu_v100x8_tf_xprof_memory_profile.json.gz");
 }

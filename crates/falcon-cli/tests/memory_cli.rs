@@ -90,3 +90,29 @@ fn a_host_leak_is_called_and_a_clean_run_is_not() {
     assert!(text.contains("memory (sampled RSS by step): LEAK SUSPECTED"), "{text}");
     assert!(text.contains("grows +8."), "{text}");
 }
+
+#[test]
+fn logged_device_memory_is_tested_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert_eq!(code(&falcon(d, &["init"])), 0);
+    // 30 steps whose logged peak HBM grows by 100 MiB a step (104857600 bytes).
+    std::fs::write(
+        d.join("hbm.yaml"),
+        "name: hbm\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'for i in $(seq 0 29); do \
+         echo \"{\\\"step\\\": $i, \\\"peak_hbm_bytes\\\": $((1073741824 + i * 104857600))}\" >> \
+         $FALCON_ARTIFACT_DIR/metrics.jsonl; done']\nresources: {accelerator: cpu}\n",
+    )
+    .unwrap();
+    let out = falcon(d, &["exp", "submit", "hbm.yaml", "--wait", "--json"]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let shown = json(&out);
+    let memory = &shown["memory"];
+    assert_eq!(memory["source"], "metrics:peak_hbm_bytes", "{memory:#}");
+    assert_eq!(memory["leak_suspected"], true, "{memory:#}");
+    assert_eq!(memory["growth_bytes_per_step"], 104857600.0, "{memory:#}");
+    assert_eq!(memory["peak_bytes"], 1073741824u64 + 29 * 104857600, "{memory:#}");
+    // The analysis rows keep the others; the memory row moved to `memory`.
+    let tools: Vec<&str> = shown["analysis"].as_array().unwrap().iter().filter_map(|a| a["tool"].as_str()).collect();
+    assert!(!tools.contains(&"memory"), "{tools:?}");
+}

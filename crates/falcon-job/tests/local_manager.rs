@@ -13,26 +13,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-struct Env {
-    manager: JobManager,
-    meta: MetaStore,
-    store: ArtifactStore,
-    _dir: tempfile::TempDir,
-}
+type Env = common::LocalEnv;
 
 async fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let meta = MetaStore::create(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
-    let store =
-        ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default())
-            .unwrap();
-    let pool = Pool::from_config(&PoolConfig::local_cpu(4)).unwrap();
-    let backend: Arc<dyn Backend> =
-        Arc::new(LocalBackend::new(dir.path().join("jobs"), "local").with_grace(Duration::from_millis(500)));
     let mut config = ManagerConfig::new("worker-test");
     config.log_interval = Duration::from_millis(100);
-    let manager = JobManager::new(meta.clone(), store.clone(), vec![pool], vec![backend], config);
-    Env { manager, meta, store, _dir: dir }
+    common::local_env(config).await
 }
 
 fn shell(name: &str, script: &str) -> JobSpec {
@@ -150,7 +136,7 @@ async fn cancel_stops_the_process_group_and_keeps_logs() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let pid: i32 =
-        std::fs::read_to_string(env._dir.path().join("jobs/sleeper-a1-local/pid")).unwrap().trim().parse().unwrap();
+        std::fs::read_to_string(env.dir.path().join("jobs/sleeper-a1-local/pid")).unwrap().trim().parse().unwrap();
     env.manager.cancel(job.id).await.unwrap();
     run_until_done(&env, &[job.id], Duration::from_secs(20)).await;
     assert_eq!(env.meta.get_job(job.id).await.unwrap().status, JobStatus::Cancelled);

@@ -4,37 +4,22 @@
 
 mod common;
 
-use falcon_core::config::PoolConfig;
 use falcon_core::ids::JobId;
 use falcon_core::resources::{read, ResourceSample};
 use falcon_core::status::JobStatus;
-use falcon_infra::{ArtifactStore, MetaStore, PutMode};
+use falcon_infra::PutMode;
 use falcon_job::backend::local::LocalBackend;
 use falcon_job::backend::{Backend, Sample};
-use falcon_job::{JobManager, JobSpec, ManagerConfig, Pool};
-use std::sync::Arc;
+use falcon_job::{JobSpec, ManagerConfig};
 use std::time::{Duration, Instant};
 
-struct Env {
-    manager: JobManager,
-    meta: MetaStore,
-    store: ArtifactStore,
-    _dir: tempfile::TempDir,
-}
+type Env = common::LocalEnv;
 
 async fn env(sample_interval: Option<Duration>) -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let meta = MetaStore::create(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
-    let store =
-        ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default())
-            .unwrap();
-    let pool = Pool::from_config(&PoolConfig::local_cpu(4)).unwrap();
-    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path().join("jobs"), "local"));
     let mut config = ManagerConfig::new("sampler-test");
     config.log_interval = Duration::from_millis(200);
     config.sample_interval = sample_interval;
-    let manager = JobManager::new(meta.clone(), store.clone(), vec![pool], vec![backend], config);
-    Env { manager, meta, store, _dir: dir }
+    common::local_env(config).await
 }
 
 /// A job whose Python child keeps `mib` MiB more every 0.1 s, `steps` times, then exits.

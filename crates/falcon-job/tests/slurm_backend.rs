@@ -162,6 +162,28 @@ impl Drop for Scancel {
     }
 }
 
+/// A one-CPU job of `script`, submitted to the test cluster under a unique name from `prefix`. Its folder, its
+/// backend, a guard that cancels it and a read hold on the node live as long as this does.
+struct OneJob {
+    slurm: SlurmBackend,
+    job: BackendRef,
+    _guard: Scancel,
+    _dir: tempfile::TempDir,
+    _node: tokio::sync::RwLockReadGuard<'static, ()>,
+}
+
+async fn one_job(prefix: &str, script: &str) -> OneJob {
+    let cluster = cluster();
+    let node = NODE.read().await;
+    let dir = tempfile::tempdir().unwrap();
+    let pool = pool(&cluster);
+    let slurm = backend(&pool, dir.path());
+    let job = submit(&slurm, &pool, &spec(&unique(prefix), script, 1)).await.unwrap();
+    let mut guard = Scancel::new(&cluster);
+    guard.add(&job);
+    OneJob { slurm, job, _guard: guard, _dir: dir, _node: node }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_runs_and_succeeds_with_its_logs_and_artifacts() {
     let cluster = cluster();
@@ -211,21 +233,15 @@ async fn a_job_runs_and_succeeds_with_its_logs_and_artifacts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_job_s_memory_and_cpu_time_are_sampled_with_sstat() {
-    let cluster = cluster();
-    let _node = NODE.read().await;
-    let dir = tempfile::tempdir().unwrap();
-    let pool = pool(&cluster);
-    let slurm = backend(&pool, dir.path());
     // Keeps 160 MiB and spins for CPU time, for about 6 s; the cluster gathers accounting every second.
     let script =
         "python3 -c 'import time\nkeep = b\"x\" * (160 << 20)\nt = time.time()\nwhile time.time() - t < 6: pass'";
-    let job = submit(&slurm, &pool, &spec(&unique("sampled"), script, 1)).await.unwrap();
-    let mut guard = Scancel::new(&cluster);
-    guard.add(&job);
-    wait_for(&slurm, &job, Duration::from_secs(60), |s| *s == BackendState::Running).await;
+    let one = one_job("sampled", script).await;
+    let (slurm, job) = (&one.slurm, &one.job);
+    wait_for(slurm, job, Duration::from_secs(60), |s| *s == BackendState::Running).await;
     let started = Instant::now();
     let (rss, cpu) = loop {
-        match slurm.sample(&job).await.unwrap() {
+        match slurm.sample(job).await.unwrap() {
             Sample::Usage { rss_bytes, cpu: CpuUse::Total(cpu_s) } if rss_bytes > 150 << 20 && cpu_s >= 1.0 => {
                 break (rss_bytes, cpu_s)
             }
@@ -236,23 +252,17 @@ async fn a_running_job_s_memory_and_cpu_time_are_sampled_with_sstat() {
     };
     assert!(rss < 1 << 30, "{rss} bytes: the batch step's memory, not the node's");
     assert!(cpu < 60.0, "{cpu} s");
-    wait_for(&slurm, &job, Duration::from_secs(60), |s| *s == BackendState::Succeeded).await;
-    assert_eq!(slurm.sample(&job).await.unwrap(), Sample::NoReading, "nothing runs after the end");
+    wait_for(slurm, job, Duration::from_secs(60), |s| *s == BackendState::Succeeded).await;
+    assert_eq!(slurm.sample(job).await.unwrap(), Sample::NoReading, "nothing runs after the end");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_job_reports_its_exit_code() {
-    let cluster = cluster();
-    let _node = NODE.read().await;
-    let dir = tempfile::tempdir().unwrap();
-    let pool = pool(&cluster);
-    let slurm = backend(&pool, dir.path());
     let script =
         "echo before failing; printf 'Traceback (most recent call last):\\nValueError: bad shard\\n\\n' >&2; exit 3";
-    let job = submit(&slurm, &pool, &spec(&unique("exit3"), script, 1)).await.unwrap();
-    let mut guard = Scancel::new(&cluster);
-    guard.add(&job);
-    let end = wait_for(&slurm, &job, Duration::from_secs(60), |s| {
+    let one = one_job("exit3", script).await;
+    let (slurm, job) = (&one.slurm, &one.job);
+    let end = wait_for(slurm, job, Duration::from_secs(60), |s| {
         !matches!(s, BackendState::Running | BackendState::Pending { .. })
     })
     .await;
@@ -262,38 +272,32 @@ async fn a_failing_job_reports_its_exit_code() {
         }
         other => panic!("expected Failed with exit code 3, got {other:?}"),
     }
-    let stdout = slurm.logs(&job).await.unwrap().into_iter().find(|l| l.source == "stdout").unwrap();
+    let stdout = slurm.logs(job).await.unwrap().into_iter().find(|l| l.source == "stdout").unwrap();
     assert_eq!(stdout.text, b"before failing\n");
-    assert_eq!(slurm.status(&job).await.unwrap(), end, "asking again gives the same answer");
+    assert_eq!(slurm.status(job).await.unwrap(), end, "asking again gives the same answer");
     // The end of its stderr.log, for the reason of the failure.
-    let said = slurm.failure_output(&job).await.unwrap().expect("stderr.log is there");
+    let said = slurm.failure_output(job).await.unwrap().expect("stderr.log is there");
     assert_eq!(falcon_job::failure::meaningful_line(&said).as_deref(), Some("ValueError: bad shard"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_stops_a_running_job() {
-    let cluster = cluster();
-    let _node = NODE.read().await;
-    let dir = tempfile::tempdir().unwrap();
-    let pool = pool(&cluster);
-    let slurm = backend(&pool, dir.path());
-    let job = submit(&slurm, &pool, &spec(&unique("cancel"), "echo started; sleep 60", 1)).await.unwrap();
-    let mut guard = Scancel::new(&cluster);
-    guard.add(&job);
-    wait_for(&slurm, &job, Duration::from_secs(60), |s| *s == BackendState::Running).await;
+    let one = one_job("cancel", "echo started; sleep 60").await;
+    let (slurm, job) = (&one.slurm, &one.job);
+    wait_for(slurm, job, Duration::from_secs(60), |s| *s == BackendState::Running).await;
     let started = Instant::now();
-    slurm.cancel(&job).await.unwrap();
+    slurm.cancel(job).await.unwrap();
     assert!(started.elapsed() < Duration::from_secs(12), "cancel took {:?}", started.elapsed());
     assert_eq!(
-        slurm.status(&job).await.unwrap(),
+        slurm.status(job).await.unwrap(),
         BackendState::Cancelled,
         "cancel returns once Slurm has ended the job"
     );
-    slurm.cancel(&job).await.unwrap();
-    assert_eq!(slurm.status(&job).await.unwrap(), BackendState::Cancelled, "cancelling again changes nothing");
-    let id = SlurmBackend::job_id(&job).unwrap();
+    slurm.cancel(job).await.unwrap();
+    assert_eq!(slurm.status(job).await.unwrap(), BackendState::Cancelled, "cancelling again changes nothing");
+    let id = SlurmBackend::job_id(job).unwrap();
     let in_slurm: Vec<_> =
-        squeue_named(&cluster, job.0.split_once('@').unwrap().1).into_iter().map(|j| (j.job_id, j.state)).collect();
+        squeue_named(&cluster(), job.0.split_once('@').unwrap().1).into_iter().map(|j| (j.job_id, j.state)).collect();
     assert_eq!(in_slurm, [(id, "CANCELLED".to_string())]);
 }
 

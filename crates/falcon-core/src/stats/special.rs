@@ -157,20 +157,29 @@ pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
 
 /// The t > 0 with `t_two_sided_p(t, df) == p` (bisection), for 0 < p < 1.
 pub fn t_quantile_two_sided(p: f64, df: f64) -> f64 {
-    if p.is_nan() || p <= 0.0 || df.is_nan() || df <= 0.0 {
+    if df.is_nan() || df <= 0.0 {
+        return f64::INFINITY;
+    }
+    quantile_of_two_sided(p, |t| t_two_sided_p(t, df))
+}
+
+/// The x > 0 where a two-sided p-value that falls as x grows, `p_of(x)`, equals `p` (bisection; the upper end
+/// doubled from 1 until it is past the answer), for 0 < p < 1: ∞ for p ≤ 0 or NaN, 0 for p ≥ 1.
+fn quantile_of_two_sided(p: f64, p_of: impl Fn(f64) -> f64) -> f64 {
+    if p.is_nan() || p <= 0.0 {
         return f64::INFINITY;
     }
     if p >= 1.0 {
         return 0.0;
     }
     let mut hi = 1.0;
-    while t_two_sided_p(hi, df) > p && hi < 1e12 {
+    while p_of(hi) > p && hi < 1e12 {
         hi *= 2.0;
     }
     let mut lo = 0.0;
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
-        if t_two_sided_p(mid, df) > p {
+        if p_of(mid) > p {
             lo = mid;
         } else {
             hi = mid;
@@ -184,25 +193,7 @@ pub fn t_quantile_two_sided(p: f64, df: f64) -> f64 {
 
 /// The z > 0 with `normal_two_sided_p(z) == p` (bisection), for 0 < p < 1: 1.959964 for p = 0.05.
 pub fn normal_quantile_two_sided(p: f64) -> f64 {
-    if p.is_nan() || p <= 0.0 {
-        return f64::INFINITY;
-    }
-    if p >= 1.0 {
-        return 0.0;
-    }
-    let (mut lo, mut hi) = (0.0, 40.0);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if normal_two_sided_p(mid) > p {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        if hi - lo <= 1e-12 * hi {
-            break;
-        }
-    }
-    0.5 * (lo + hi)
+    quantile_of_two_sided(p, normal_two_sided_p)
 }
 
 #[cfg(test)]

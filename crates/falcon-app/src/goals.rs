@@ -256,7 +256,8 @@ impl App {
         crate::goal_report::build(exp, id, top).await
     }
 
-    /// Expands a sweep (`load_base` reads the base specs it names) and submits it as a session
+    /// Expands a sweep (`load_base` reads the base spec files it names; `base: e-N` starts from that experiment,
+    /// its points' baseline) and submits it as a session
     /// (`on_submitted` hears of it); with `wait`, runs the worker loop until every experiment ended
     /// (`on_progress` hears where each stands after every pass), then the analyses they call for. Returns the
     /// session's view and the analysis events.
@@ -268,15 +269,7 @@ impl App {
         on_progress: impl FnMut(&[RunProgress]),
     ) -> Result<(SessionDetail, Vec<WorkerEvent>)> {
         let exp = self.exp().await?;
-        let specs: Vec<_> = falcon_exp::sweep::expand_points_repeated(
-            request.sweep_text,
-            request.file_label,
-            load_base,
-            request.repeats,
-        )?
-        .into_iter()
-        .map(|point| point.spec)
-        .collect();
+        let specs = exp.expand_sweep(request.sweep_text, request.file_label, load_base, request.repeats).await?;
         for (i, spec) in specs.iter().enumerate() {
             crate::experiments::placeable(exp, spec, &format!("experiment {} of the session: ", i + 1))?;
         }

@@ -31,6 +31,9 @@ pub enum ExpError {
     /// A wait ran past its deadline (the work itself goes on).
     #[error("{0}")]
     Timeout(String),
+    /// A spec or sweep file that does not parse or validate (with where, and a hint).
+    #[error(transparent)]
+    Spec(#[from] falcon_core::spec::SpecError),
 }
 
 impl ExpError {
@@ -43,6 +46,7 @@ impl ExpError {
             ExpError::State(_) => ErrorKind::Conflict,
             ExpError::NotFound(_) => ErrorKind::NotFound,
             ExpError::Io(_) | ExpError::Timeout(_) => ErrorKind::Failure,
+            ExpError::Spec(e) => e.kind(),
         }
     }
 
@@ -53,6 +57,7 @@ impl ExpError {
             ExpError::Job(falcon_job::JobError::InvalidPool { .. }) => {
                 Some("fix the [[pools]] entries in falcon.toml".into())
             }
+            ExpError::Spec(e) => e.hint.clone(),
             _ => None,
         }
     }

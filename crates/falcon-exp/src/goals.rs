@@ -340,6 +340,47 @@ impl Exp {
         Ok(value.map(|v| (v, RunSample { median: v, spread: 0.0, n_steps: 0 })))
     }
 
+    /// A sweep's specs ([`crate::sweep::expand_points_repeated`]; `load_base` reads the spec files a `base`
+    /// names), with `base: e-N` resolved here: that experiment's stored spec is the base, and every point takes
+    /// it as its `baseline` unless the sweep sets one. An unknown experiment is not found.
+    pub async fn expand_sweep(
+        &self,
+        sweep_text: &str,
+        file: &str,
+        load_base: impl Fn(&str) -> std::result::Result<String, String>,
+        repeats: Option<usize>,
+    ) -> Result<Vec<ExperimentSpec>> {
+        let Some(base) = crate::sweep::base_experiment(sweep_text, file)? else {
+            let points = crate::sweep::expand_points_repeated(sweep_text, file, load_base, repeats)?;
+            return Ok(points.into_iter().map(|p| p.spec).collect());
+        };
+        let record = self.meta.get_experiment(base).await.map_err(|e| match e.kind() {
+            falcon_core::ErrorKind::NotFound => {
+                ExpError::NotFound(format!("{file}: the sweep's `base`: experiment {base} not found"))
+            }
+            _ => e.into(),
+        })?;
+        let base_text = record.spec.to_string();
+        let inherited = record.spec.get("baseline").and_then(|b| b.as_str()).map(str::to_string);
+        let name = base.to_string();
+        let points = crate::sweep::expand_points_repeated(
+            sweep_text,
+            file,
+            |b| if b == name { Ok(base_text.clone()) } else { load_base(b) },
+            repeats,
+        )?;
+        Ok(points
+            .into_iter()
+            .map(|p| {
+                let mut spec = p.spec;
+                if spec.baseline.map(|b| b.to_string()) == inherited {
+                    spec.baseline = Some(base);
+                }
+                spec
+            })
+            .collect())
+    }
+
     /// Records a session and submits every spec of it (a sweep's expansion) under it.
     pub async fn submit_session(
         &self,

@@ -12,6 +12,9 @@
 //! The base is one of:
 //! - `base: PATH` — read through `load_base(PATH)` (EXP resolves it against the sweep file's folder and does
 //!   the I/O; this module stays pure and testable);
+//! - `base: e-N` — an experiment that ran ([`base_experiment`] names it): EXP hands its stored spec to
+//!   `load_base`, and its points take it as their `baseline` (a goal's sweep around its baseline). A spec file
+//!   whose name looks like an id is written `./e-1`;
 //! - `base: {name: …, scenario: …, …}` — the spec inline;
 //! - no `base`: the spec's fields written at the top level of the sweep file, beside `sweep`.
 //!
@@ -55,6 +58,14 @@ pub const MAX_REPEATS: usize = 100;
 
 /// The fields of a sweep file besides the spec's own.
 pub const SWEEP_FIELDS: [&str; 4] = ["base", "sweep", "name_template", "repeats"];
+
+/// The experiment a sweep's `base` names (`base: e-12`, see the module docs), when it names one.
+pub fn base_experiment(sweep_text: &str, file: &str) -> Result<Option<falcon_core::ids::ExperimentId>, SpecError> {
+    let doc = parse_document(sweep_text, file)?;
+    let Some(Value::String(base)) = doc.value.get("base") else { return Ok(None) };
+    let digits = base.strip_prefix("e-").filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    Ok(digits.and_then(|_| base.parse().ok()))
+}
 
 /// The `labels.role` of a sweep's points whose base has a role (see the module docs).
 pub const SWEEP_ROLE: &str = "sweep";
@@ -429,6 +440,16 @@ mod tests {
 
     fn no_base(_: &str) -> Result<String, String> {
         Err("no files here".into())
+    }
+
+    #[test]
+    fn an_experiment_id_base_is_recognised() {
+        let id = |text: &str| base_experiment(text, "s.yaml").unwrap().map(|e| e.to_string());
+        assert_eq!(id("base: e-12\nsweep: {config.a: [1]}\n").as_deref(), Some("e-12"));
+        assert_eq!(id("base: ./e-12\nsweep: {config.a: [1]}\n"), None, "a file whose name looks like an id");
+        assert_eq!(id("base: e-\nsweep: {config.a: [1]}\n"), None);
+        assert_eq!(id("base: spec.yaml\nsweep: {config.a: [1]}\n"), None);
+        assert_eq!(id("sweep: {config.a: [1]}\n"), None);
     }
 
     #[test]

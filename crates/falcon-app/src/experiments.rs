@@ -222,9 +222,12 @@ impl App {
         }
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
         // The embedded worker keeps its leases on their own timer, like `falcon worker`.
-        let leases = exp.start_background().await?;
-        let rec = exp.wait_until(rec.id, deadline, |r| progress(SubmitProgress::Status(r))).await?;
-        drop(leases);
+        let background = exp.start_background().await?;
+        let waited = exp.wait_until(rec.id, deadline, |r| progress(SubmitProgress::Status(r))).await;
+        // Whatever the wait came to: the samples of jobs still running written, the leases handed back.
+        let stopped = exp.stop_background(background).await;
+        let rec = waited?;
+        stopped?;
         let events = if rec.status == ExperimentStatus::Completed {
             self.analyze_completed_among(Some(&[rec.id])).await
         } else {
@@ -315,7 +318,7 @@ impl App {
     ) -> Result<ExperimentStatus> {
         let exp = self.exp().await?;
         let mut printed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        let _leases = exp.start_background().await?;
+        let background = exp.start_background().await?;
         loop {
             let _ = exp.work().await?;
             let status = exp.show(id).await?.record.status;
@@ -329,6 +332,7 @@ impl App {
                 }
             }
             if status.is_terminal() {
+                exp.stop_background(background).await?;
                 return Ok(status);
             }
             tokio::time::sleep(std::time::Duration::from_millis(500)).await;

@@ -280,10 +280,12 @@ impl App {
             return Ok((self.session_detail(view).await?, Vec::new()));
         }
         let deadline = request.timeout.map(|t| std::time::Instant::now() + t);
-        let leases = exp.start_background().await?;
+        let background = exp.start_background().await?;
         let ids: Vec<ExperimentId> = view.experiments.iter().map(|e| e.id).collect();
-        exp.wait_all(&ids, deadline, on_progress).await?;
-        drop(leases);
+        let waited = exp.wait_all(&ids, deadline, on_progress).await;
+        let stopped = exp.stop_background(background).await;
+        waited?;
+        stopped?;
         let mut events = Vec::new();
         for chunk in ids.chunks(1000) {
             events.extend(self.analyze_completed_among(Some(chunk)).await);

@@ -4,8 +4,8 @@
 //! render the struct it returns. This crate composes EXP (`falcon-exp`) and analysis (`falcon-analysis`) into
 //! the use cases those front ends offer, and holds the renderers they share (Markdown, HTML, SVG charts).
 //!
-//! - **Owns:** use cases that need both EXP and analysis (the goal report, …); the shared renderers
-//!   ([`render`]); the one error type of the layer ([`AppError`], with the kind that fixes exit codes).
+//! - **Owns:** use cases that need both EXP and analysis (the goal report, …); the agent skills embedded in the
+//!   binary ([`skills`]) and the agent's context ([`context`]); the shared renderers ([`render`]); the one error type of the layer ([`AppError`], with the kind that fixes exit codes).
 //! - **Must not:** hold business rules (a goal's progress, verdicts, lifecycle are EXP's; numbers are
 //!   analysis'); touch storage or cluster clients (`falcon-infra`, `falcon-job`, `sqlx`, `opendal`, `kube`);
 //!   print or read the terminal.
@@ -14,6 +14,7 @@
 
 pub mod accuracy;
 mod app;
+pub mod context;
 pub mod error;
 pub mod experiments;
 pub mod files;
@@ -26,6 +27,7 @@ pub mod page;
 pub mod profiles;
 pub mod render;
 pub mod setup;
+pub mod skills;
 pub mod worker;
 
 pub use app::App;

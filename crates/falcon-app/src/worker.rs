@@ -6,8 +6,9 @@
 //! Leases are renewed, and running jobs' resource use sampled, on timers of their own while a loop runs, not
 //! by its passes: [`App::start_worker`] (and the embedded loops of `--wait` and `exp logs -f`) hold a
 //! [`Background`], so an analysis of large profiles or a multi-GB upload that outlasts `[jobs] lease_s` keeps its
-//! jobs and leaves no gap in a memory curve; when the loop stops, both stop with it and the leases lapse for
-//! another worker to take over.
+//! jobs and leaves no gap in a memory curve. A loop that ends cleanly ([`Worker::stop`]) writes its running
+//! jobs' samples and hands back its leases, so the next worker takes over at once; a killed one's leases lapse
+//! after `lease_s`.
 
 use crate::{App, Result};
 use falcon_core::ids::ExperimentId;
@@ -42,6 +43,13 @@ impl Worker<'_> {
     /// One pass of the loop ([`App::worker_pass`]).
     pub async fn pass(&self) -> Result<Vec<WorkerEvent>> {
         self.app.worker_pass().await
+    }
+
+    /// Ends the loop cleanly: writes the resource samples of the jobs still running, stops the background
+    /// timers and hands back the leases, so the next worker takes the jobs over at once
+    /// ([`falcon_exp::Exp::stop_background`]).
+    pub async fn stop(self) -> Result<()> {
+        Ok(self.app.exp().await?.stop_background(self._background).await?)
     }
 }
 

@@ -75,6 +75,39 @@ pub enum Command {
     /// Kernel-bench results: analyze (achieved TFLOP/s and GB/s, % of roofline, speed-ups, fast_p), compare.
     #[command(subcommand)]
     Kernel(KernelCommand),
+    /// What an agent needs before it acts: version, stores, pools with their load and peaks, open goals, active
+    /// and recent experiments, the skills (Markdown, at most 8 KB; `--json` for the object).
+    Context(ContextArgs),
+    /// Agent skills (Agent Skills format, embedded in the binary): list, show, install.
+    #[command(subcommand)]
+    Skills(SkillsCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// Markdown (the default without --json).
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// Every skill: name, description, files.
+    List,
+    /// One skill's SKILL.md (with --json: its fields and text).
+    Show {
+        /// The skill's name (`falcon skills list`).
+        name: String,
+    },
+    /// Write every skill where an agent harness finds them, below the current folder.
+    Install {
+        /// `claude` (.claude/skills), `gemini` (.gemini/skills), `codex` or `agents` (.agents/skills), or a folder.
+        #[arg(long)]
+        target: String,
+        /// Replace installed skills that differ.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -18,8 +18,7 @@ pub struct Check {
     pub ok: bool,
     /// What was found.
     pub detail: String,
-    /// What to do, for a failed check.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// What to do, for a failed check (`null` for a passed one: the key is always there).
     pub hint: Option<String>,
     /// How long the check took.
     pub elapsed_ms: u64,

@@ -15,6 +15,23 @@ impl Exp {
         Ok(self.jobs().await?.start_background())
     }
 
+    /// A clean stop of a worker loop: writes the resource samples of its running jobs
+    /// ([`Exp::flush_samples`]), stops the background timers (`background`), then hands back every lease it
+    /// holds, so the next worker takes its jobs over at once rather than after `[jobs] lease_s`.
+    pub async fn stop_background(&self, background: Background) -> Result<()> {
+        let flushed = self.flush_samples().await;
+        drop(background);
+        self.jobs().await?.release_leases().await?;
+        flushed
+    }
+
+    /// Writes the resource samples of every job this process's job manager still samples (see
+    /// [`falcon_job::JobManager::flush_samples`]): every loop that held [`Exp::start_background`] calls it when it
+    /// ends, so stopping a worker loses no sample. Nothing to do when no job manager was built.
+    pub async fn flush_samples(&self) -> Result<()> {
+        Ok(self.jobs().await?.flush_samples().await?)
+    }
+
     /// Removes the folders under `<data_dir>/jobs` of jobs that ended more than `min_age` ago and whose
     /// outputs are in the artifact store; with `dry_run`, only says which would go. Every folder is listed,
     /// kept ones with the reason.

@@ -345,6 +345,23 @@ async fn lease_renewal_extends_only_live_leases_of_active_jobs(store: MetaStore)
     assert_eq!(store.renew_leases("nobody", Duration::from_secs(600)).await.unwrap(), 0);
 }
 
+async fn a_clean_stop_releases_every_lease_of_its_owner_only(store: MetaStore) {
+    let mut ids = Vec::new();
+    for name in ["release-a1", "release-a2", "release-b"] {
+        let new = NewJob { name: name.into(), spec: serde_json::json!({}), priority: 0, labels: BTreeMap::new() };
+        ids.push(store.insert_job(&new).await.unwrap().id);
+    }
+    assert!(store.claim_job(ids[0], "stopping", Duration::from_secs(600)).await.unwrap());
+    assert!(store.claim_job(ids[1], "stopping", Duration::from_secs(600)).await.unwrap());
+    assert!(store.claim_job(ids[2], "staying", Duration::from_secs(600)).await.unwrap());
+    assert_eq!(store.release_leases("stopping").await.unwrap(), 2);
+    let after = lease_snapshot(&store, &ids).await;
+    assert_eq!((after[0].clone(), after[1].clone()), ((None, None), (None, None)));
+    assert_eq!(after[2].0.as_deref(), Some("staying"));
+    assert!(store.claim_job(ids[0], "next", Duration::from_secs(60)).await.unwrap(), "taken over at once");
+    assert_eq!(store.release_leases("nobody").await.unwrap(), 0);
+}
+
 /// Each job's (lease owner, lease expiry).
 async fn lease_snapshot(store: &MetaStore, ids: &[JobId]) -> Vec<(Option<String>, Option<falcon_core::time::Millis>)> {
     let mut out = Vec::new();
@@ -843,6 +860,7 @@ on_both_databases!(
     goals_and_sessions_round_trip,
     jobs_record_status_history_and_leases,
     lease_renewal_extends_only_live_leases_of_active_jobs,
+    a_clean_stop_releases_every_lease_of_its_owner_only,
     artifacts_are_indexed_once,
     summaries_are_replaced_not_duplicated,
     concurrent_writers_lose_nothing,

@@ -801,8 +801,29 @@ impl JobManager {
     /// Samples an active job's resource use from now on (when sampling is on).
     fn track_sampling(&self, job: &JobRecord, pool: usize, handle: &BackendRef) {
         if self.config.sample_interval.is_some() {
-            self.sampling.track(job.id, job.attempt, Arc::clone(&self.backends[pool]), handle.clone());
+            let prefix = self.prefix(job);
+            self.sampling.track(job.id, job.attempt, Arc::clone(&self.backends[pool]), handle.clone(), prefix);
         }
+    }
+
+    /// Hands back every lease this manager holds, for a clean stop: another worker takes the jobs over at once
+    /// (they keep running on their backends). Call it after the last tick, with the background timers stopped.
+    pub async fn release_leases(&self) -> Result<u64> {
+        Ok(self.meta.release_leases(&self.config.owner).await?)
+    }
+
+    /// Writes the series of every job still sampled (running ones), so a worker that stops loses none of the
+    /// samples it took since its last copy; the next worker merges them with its own. Every worker loop calls
+    /// it when it ends. A store failure is reported after every job was tried.
+    pub async fn flush_samples(&self) -> Result<()> {
+        let mut first_error = None;
+        for (job, prefix) in self.sampling.tracked() {
+            if let Err(e) = self.copy_samples(job, &prefix, true).await {
+                tracing::warn!("job {job}: writing its resource samples failed: {e}");
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 
     /// The key prefix of a job's artifacts.

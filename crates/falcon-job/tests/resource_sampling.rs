@@ -100,3 +100,24 @@ async fn the_local_backend_samples_only_a_running_tree() {
     let unknown = falcon_job::backend::BackendRef("never-started".into());
     assert_eq!(backend.sample(&unknown).await.unwrap(), Sample::NoReading);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_worker_writes_the_samples_of_its_running_jobs() {
+    let mut config = ManagerConfig::new("stopping-worker");
+    config.log_interval = Duration::from_secs(3600); // no copy while it runs: only the flush writes
+    config.sample_interval = Some(Duration::from_millis(50));
+    let env = common::local_env(config).await;
+    let job = env.manager.submit(&keeper("long", 1, 30)).await.unwrap();
+    let background = env.manager.start_background();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_millis(1500) {
+        env.manager.tick().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!env.meta.get_job(job.id).await.unwrap().status.is_terminal(), "still running");
+    env.manager.flush_samples().await.unwrap();
+    drop(background);
+    let stored = env.store.get("jobs/long/resources/1/usage.jsonl").await.unwrap();
+    let series = read(std::str::from_utf8(&stored).unwrap());
+    assert!(series.samples.len() >= 10, "{} samples written at the stop", series.samples.len());
+}

@@ -185,7 +185,8 @@ pub fn test_series(series: &MemorySeries) -> SeriesVerdict {
         .map(|t| t.slope);
     let rate = |x: f64| format!("{}/{unit}", signed_size(x));
     let interval = format!("95 % CI {} to {}", rate(trend.ci_low), rate(trend.ci_high));
-    let during = format!("over {} {unit}{} after warm-up", fmt_span(span), if span == 1.0 { "" } else { "s" });
+    let plural = if series.per == Per::Step && span != 1.0 { "s" } else { "" };
+    let during = format!("over {} {unit}{plural} after warm-up", fmt_span(span));
     summary.reason = if trend.ci_low <= 0.0 {
         format!("no growth beyond noise: {} ({interval}) {during}", rate(trend.slope))
     } else if over_run < floor {

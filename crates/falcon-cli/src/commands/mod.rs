@@ -13,6 +13,7 @@ mod kernel;
 mod profile;
 mod profile_compare;
 mod session;
+mod skills;
 mod worker;
 
 use crate::cli::{Cli, Command, ConfigCommand};
@@ -39,6 +40,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             accuracy_tensors::run(global, &app, args).await
         }
         Command::Kernel(command) => kernel::run(global, &app, command).await,
+        Command::Context(args) => skills::context(global, &app, args).await,
+        Command::Skills(command) => skills::run(global, command),
     };
     app.close().await;
     result

@@ -33,6 +33,7 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &WorkerArgs) -> anyhow::R
             _ = tokio::time::sleep(poll) => {}
         }
     }
+    worker.stop().await?;
     Ok(ExitCode::SUCCESS)
 }
 

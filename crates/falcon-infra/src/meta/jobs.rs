@@ -431,6 +431,21 @@ impl MetaStore {
         Ok(renewed)
     }
 
+    /// Gives up every lease `owner` holds (a worker that stops cleanly), so another worker takes its jobs over
+    /// at once instead of after the lease. How many were released.
+    pub async fn release_leases(&self, owner: &str) -> Result<u64> {
+        check_short(TABLE, "lease_owner", owner)?;
+        let released = with_pool!(self, pool => {
+            sqlx::query("UPDATE jobs SET lease_owner = NULL, lease_expires_ms = NULL WHERE lease_owner = ?")
+                .bind(owner)
+                .execute(pool)
+                .await
+                .map_err(query_err("release leases"))?
+                .rows_affected()
+        });
+        Ok(released)
+    }
+
     /// Gives up `owner`'s lease on the job (no-op if it holds none).
     pub async fn release_job(&self, id: JobId, owner: &str) -> Result<()> {
         with_pool!(self, pool => {

@@ -8,8 +8,9 @@
 //! ([`falcon_core::resources`] has the line format). Invariants:
 //! - A series holds at most [`MAX_SAMPLES`] samples: when full, every other one is dropped (the first and the
 //!   newest kept), so its memory and its upload stay bounded however long the job runs.
-//! - A worker that restarts merges the samples an earlier worker stored with its own, so nothing stored is
-//!   overwritten by a shorter series.
+//! - A worker that stops writes the series of its running jobs first (`JobManager::flush_samples`), and a worker
+//!   that restarts merges the samples an earlier worker stored with its own, so nothing stored is overwritten by
+//!   a shorter series; a worker killed loses at most the samples since its last copy (`log_interval`).
 //! - A backend that cannot sample says why ([`Sample::Unsupported`]); the reason is recorded once with the
 //!   job's outputs (shown as skipped), and the job is not asked again. Failed requests are retried at the next
 //!   tick; a job with failures and no sample at its end records the last failure the same way.
@@ -31,6 +32,8 @@ struct Sampled {
     backend: Arc<dyn Backend>,
     handle: BackendRef,
     attempt: i64,
+    /// The key prefix of the job's outputs.
+    prefix: String,
     series: Vec<ResourceSample>,
     /// A request is in flight.
     busy: bool,
@@ -65,7 +68,14 @@ impl Sampling {
     }
 
     /// Starts sampling a job's attempt (a no-op when it is sampled already).
-    pub(crate) fn track(&self, job: JobId, attempt: i64, backend: Arc<dyn Backend>, handle: BackendRef) {
+    pub(crate) fn track(
+        &self,
+        job: JobId,
+        attempt: i64,
+        backend: Arc<dyn Backend>,
+        handle: BackendRef,
+        prefix: String,
+    ) {
         let mut jobs = self.lock();
         if jobs.get(&job).is_some_and(|s| s.attempt == attempt && s.handle == handle) {
             return;
@@ -76,6 +86,7 @@ impl Sampling {
                 backend,
                 handle,
                 attempt,
+                prefix,
                 series: Vec::new(),
                 busy: false,
                 dirty: false,
@@ -85,6 +96,11 @@ impl Sampling {
                 last_failure: None,
             },
         );
+    }
+
+    /// Every job sampled now, with its key prefix.
+    pub(crate) fn tracked(&self) -> Vec<(JobId, String)> {
+        self.lock().iter().map(|(id, s)| (*id, s.prefix.clone())).collect()
     }
 
     /// Stops sampling a job (it ended).

@@ -1,5 +1,21 @@
-//! The protocol front ends over `falcon-app` (DESIGN.md §1, §8): the REST API, the dashboard's pages and the
-//! MCP server. Not built yet; the crate is in the workspace so the layering test covers it from the start.
+//! The protocol front ends over `falcon-app` (DESIGN.md §1, §8): the Web API of `falcon serve` — REST under
+//! `/api/v1`, an OpenAPI 3.1 document at `/api/v1/openapi.json`, scoped bearer tokens, safe by default — and,
+//! in later issues, the dashboard and the MCP server.
 //!
-//! Like the CLI, it calls only `falcon-app` (never EXP, analysis, storage or cluster clients directly), and
-//! returns the same JSON shapes as the CLI's `--json`.
+//! - **Owns:** routing, HTTP status codes, request parsing, the security checks of every request
+//!   (`security`), the server's lifecycle (`server`).
+//! - **Must not:** hold a use case (each route calls one `falcon-app` method and returns its struct as JSON,
+//!   the same object the CLI's `--json` prints), touch storage or cluster clients, read a file a request names.
+//! - **Invariants:** errors are `{"error": {"code", "message", "hint"}}` with the status of their kind; no
+//!   route but `/healthz` and `/readyz` answers without passing `security::guard`.
+
+mod body;
+pub mod error;
+pub mod openapi;
+mod routes;
+mod security;
+pub mod server;
+mod state;
+
+pub use server::{router, serve, ServeOptions};
+pub use state::State;

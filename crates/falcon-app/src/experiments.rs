@@ -30,6 +30,8 @@ pub struct ListQuery {
     pub scenario: Option<String>,
     /// `KEY=VALUE` each.
     pub labels: Vec<String>,
+    /// Only experiments of this name.
+    pub name: Option<String>,
     /// Only experiments older than this id.
     pub before: Option<String>,
     /// Only experiments created within this duration (`90s`, `2h`, `7d`).
@@ -97,6 +99,7 @@ impl ListQuery {
                 .transpose()
                 .map_err(|e| usage(format!("--scenario: {e}")))?,
             labels: parse_labels(&self.labels)?,
+            name: self.name.clone().filter(|n| !n.is_empty()),
             before: self
                 .before
                 .as_deref()
@@ -297,11 +300,46 @@ impl App {
         Ok(ExperimentDetail::compose(view))
     }
 
+    /// An experiment's status (one small read: what a follower polls).
+    pub async fn experiment_status(&self, id: ExperimentId) -> Result<ExperimentStatus> {
+        Ok(self.exp().await?.experiment(id).await?.status)
+    }
+
     /// Asks for an experiment to be cancelled; a worker stops its job. Returns its detail after the request.
     pub async fn cancel_experiment(&self, id: ExperimentId) -> Result<ExperimentDetail> {
         let exp = self.exp().await?;
         let rec = exp.cancel(id).await?;
         Ok(ExperimentDetail::compose(exp.show(rec.id).await?))
+    }
+
+    /// What each of an experiment's logs gained since `from` (source → byte offset), read from those offsets:
+    /// what a follower asks for at each poll.
+    pub async fn experiment_logs_from(
+        &self,
+        id: ExperimentId,
+        from: &std::collections::BTreeMap<String, u64>,
+    ) -> Result<Vec<falcon_exp::outputs::LogChunk>> {
+        Ok(self.exp().await?.logs_from(id, from).await?)
+    }
+
+    /// The indexed artifact at `path` inside an experiment (a path with `..` and the like is refused).
+    pub async fn experiment_artifact(&self, id: ExperimentId, path: &str) -> Result<ArtifactRecord> {
+        Ok(self.exp().await?.artifact(id, path).await?)
+    }
+
+    /// Bytes `range` of an artifact (cut at its end).
+    pub async fn artifact_bytes(&self, artifact: &ArtifactRecord, range: std::ops::Range<u64>) -> Result<Vec<u8>> {
+        Ok(self.exp().await?.artifact_range(artifact, range).await?.to_vec())
+    }
+
+    /// A report kept for the experiment (`reports/<name>`), if one is.
+    pub async fn kept_report(&self, id: ExperimentId, name: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.exp().await?.kept_report(id, name).await?.map(|b| b.to_vec()))
+    }
+
+    /// Keeps a generated report as the experiment's `reports/<name>` artifact, for the next request.
+    pub async fn keep_report(&self, id: ExperimentId, name: &str, bytes: Vec<u8>) -> Result<ArtifactRecord> {
+        Ok(self.exp().await?.keep_report(id, name, bytes).await?)
     }
 
     /// Every log of an experiment collected so far: (source, text).

@@ -28,6 +28,7 @@ pub mod profiles;
 pub mod render;
 pub mod setup;
 pub mod skills;
+pub mod tokens;
 pub mod worker;
 
 pub use app::App;

@@ -12,6 +12,14 @@ impl App {
         Ok(falcon_exp::doctor(self.config()?).await)
     }
 
+    /// Whether the stores answer: `doctor`'s database and artifact-store checks only (what `/readyz` asks).
+    pub async fn readiness(&self) -> Result<DoctorReport> {
+        let mut report = self.doctor().await?;
+        report.checks.retain(|c| c.component == "database" || c.component == "artifacts");
+        report.ok = report.checks.iter().all(|c| c.ok);
+        Ok(report)
+    }
+
     /// Connects (creating the database and artifact directory, applying migrations) and says what to.
     pub async fn connection(&self) -> Result<Connection> {
         Ok(self.exp_creating().await?.connection().await?)

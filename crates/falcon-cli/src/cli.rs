@@ -81,6 +81,47 @@ pub enum Command {
     /// Agent skills (Agent Skills format, embedded in the binary): list, show, install.
     #[command(subcommand)]
     Skills(SkillsCommand),
+    /// Web API tokens (`falcon serve`): create (shown once), list, revoke.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// The Web API (REST under /api/v1, OpenAPI at /api/v1/openapi.json) and the worker loop, in one process.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. A non-loopback address needs a token to exist first.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub bind: std::net::SocketAddr,
+    /// Serve the API only; no worker loop in this process.
+    #[arg(long)]
+    pub no_worker: bool,
+    /// Another Host name that addresses this server (its public name behind a reverse proxy); repeatable.
+    #[arg(long = "allowed-host", value_name = "HOST[:PORT]")]
+    pub allowed_hosts: Vec<String>,
+    /// Heavy analyses (profiles, comparisons, traces) at once; beyond, requests get 429.
+    #[arg(long, default_value_t = 2)]
+    pub max_analyses: usize,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a token; its secret is printed once and stored only as a hash.
+    Create {
+        /// Who or what holds it (1–64 of A-Z a-z 0-9 . _ -); the default owner of what it claims.
+        #[arg(long)]
+        name: String,
+        /// `read` (every GET), `write` (submit, cancel, claim, close), `admin` (tokens, others' work).
+        #[arg(long)]
+        scope: String,
+    },
+    /// Every token (never a secret), revoked ones included.
+    List(PageArgs),
+    /// Revoke a token: requests carrying it get 401 from now on.
+    Revoke {
+        /// The token's name.
+        name: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -632,6 +673,9 @@ pub struct ListArgs {
     /// Only this scenario.
     #[arg(long)]
     pub scenario: Option<String>,
+    /// Only experiments of this name.
+    #[arg(long)]
+    pub name: Option<String>,
     /// Only experiments with this label (`key=value`, repeatable).
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,

@@ -16,6 +16,9 @@ pub enum ErrorKind {
     Conflict,
     /// A comparison found a regression and the caller asked to fail on it. Exit 5.
     Regression,
+    /// Input that was read but does not validate (a spec with a wrong field, a bad name). Exit 1, as any
+    /// failure of the work; the Web API answers it with 422.
+    Invalid,
 }
 
 impl ErrorKind {
@@ -27,6 +30,7 @@ impl ErrorKind {
             ErrorKind::NotFound => 3,
             ErrorKind::Conflict => 4,
             ErrorKind::Regression => 5,
+            ErrorKind::Invalid => 1,
         }
     }
 
@@ -38,6 +42,20 @@ impl ErrorKind {
             ErrorKind::NotFound => "not_found",
             ErrorKind::Conflict => "conflict",
             ErrorKind::Regression => "regression",
+            ErrorKind::Invalid => "invalid",
+        }
+    }
+
+    /// The HTTP status the Web API answers with: usage 400, not found 404, conflict 409, invalid input 422,
+    /// a failure 500; a regression is a result, not an error (200).
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorKind::Usage => 400,
+            ErrorKind::NotFound => 404,
+            ErrorKind::Conflict => 409,
+            ErrorKind::Invalid => 422,
+            ErrorKind::Failure => 500,
+            ErrorKind::Regression => 200,
         }
     }
 }
@@ -54,6 +72,7 @@ mod tests {
             (ErrorKind::NotFound, 3, "not_found"),
             (ErrorKind::Conflict, 4, "conflict"),
             (ErrorKind::Regression, 5, "regression"),
+            (ErrorKind::Invalid, 1, "invalid"),
         ];
         for (kind, code, name) in pairs {
             assert_eq!(kind.exit_code(), code);

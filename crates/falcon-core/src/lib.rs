@@ -5,6 +5,7 @@
 //! values in.
 
 pub mod artifact;
+pub mod auth;
 pub mod bound;
 pub mod catalog;
 pub mod config;

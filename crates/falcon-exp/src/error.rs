@@ -42,7 +42,7 @@ impl ExpError {
         match self {
             ExpError::Store(e) => e.kind(),
             ExpError::Job(e) => e.kind(),
-            ExpError::Invalid(_) => ErrorKind::Failure,
+            ExpError::Invalid(_) => ErrorKind::Invalid,
             ExpError::State(_) => ErrorKind::Conflict,
             ExpError::NotFound(_) => ErrorKind::NotFound,
             ExpError::Io(_) | ExpError::Timeout(_) => ErrorKind::Failure,

@@ -14,9 +14,11 @@ pub mod history;
 pub mod housekeeping;
 pub mod lifecycle;
 pub mod metrics;
+pub mod outputs;
 pub mod progress;
 pub mod runs;
 pub mod sweep;
+pub mod tokens;
 
 pub use doctor::{doctor, Check, DoctorReport};
 pub use error::{ExpError, Result};

@@ -180,6 +180,16 @@ async fn unsafe_keys_are_refused_before_any_io(store: ArtifactStore) {
     assert!(store.list("").await.unwrap().is_empty());
 }
 
+async fn ranges_read_part_of_an_object(store: ArtifactStore) {
+    let key = "experiments/e-9/logs/1/stdout.log";
+    store.put_bytes(key, &b"0123456789"[..], PutMode::Create).await.unwrap();
+    assert_eq!(store.get_range(key, 2..5).await.unwrap().as_ref(), b"234");
+    assert_eq!(store.get_range(key, 7..100).await.unwrap().as_ref(), b"789", "a range past the end is cut");
+    assert!(store.get_range(key, 10..20).await.unwrap().is_empty(), "from the end: nothing");
+    assert!(store.get_range(key, 5..5).await.unwrap().is_empty());
+    assert!(matches!(store.get_range("experiments/e-9/none", 0..1).await, Err(InfraError::ObjectNotFound { .. })));
+}
+
 async fn missing_objects_are_not_found(store: ArtifactStore) {
     let err = store.get("experiments/e-8/nope.json").await.unwrap_err();
     assert!(matches!(&err, InfraError::ObjectNotFound { uri } if uri.ends_with("nope.json")), "{err}");
@@ -189,6 +199,7 @@ async fn missing_objects_are_not_found(store: ArtifactStore) {
 
 on_every_object_store!(
     put_get_stat_round_trip,
+    ranges_read_part_of_an_object,
     artifacts_are_immutable_unless_overwrite_is_asked,
     streams_a_15_mb_file_and_verifies_it,
     readers_never_see_a_partial_object,

@@ -42,7 +42,7 @@ fn goal(title: &str, priority: i64) -> NewGoal {
 async fn migrations_are_current_and_reapplying_is_harmless(store: MetaStore) {
     let status = store.migration_status().await.unwrap();
     assert!(status.is_current(), "{status:?}");
-    assert_eq!(status.latest, 4);
+    assert_eq!(status.latest, 5);
     store.migrate().await.unwrap();
     assert_eq!(store.migration_status().await.unwrap(), status);
 }
@@ -360,6 +360,23 @@ async fn a_clean_stop_releases_every_lease_of_its_owner_only(store: MetaStore) {
     assert_eq!(after[2].0.as_deref(), Some("staying"));
     assert!(store.claim_job(ids[0], "next", Duration::from_secs(60)).await.unwrap(), "taken over at once");
     assert_eq!(store.release_leases("nobody").await.unwrap(), 0);
+}
+
+async fn tokens_are_kept_as_hashes_found_live_and_revoked(store: MetaStore) {
+    assert!(!store.any_live_token().await.unwrap());
+    let t = store.insert_token("ci-bot", "write", "hash-of-secret").await.unwrap();
+    assert_eq!((t.name.as_str(), t.scope.as_str(), t.revoked), ("ci-bot", "write", None));
+    let again = store.insert_token("ci-bot", "read", "other-hash").await;
+    assert!(matches!(again, Err(falcon_infra::InfraError::Conflict(_))), "{again:?}");
+    assert!(store.any_live_token().await.unwrap());
+    assert_eq!(store.find_live_token("hash-of-secret").await.unwrap().map(|t| t.name), Some("ci-bot".to_string()));
+    assert_eq!(store.find_live_token("unknown-hash").await.unwrap(), None);
+    let revoked = store.revoke_token("ci-bot").await.unwrap();
+    assert!(revoked.revoked.is_some());
+    assert_eq!(store.find_live_token("hash-of-secret").await.unwrap(), None, "a revoked token finds nothing");
+    assert!(!store.any_live_token().await.unwrap());
+    assert!(store.revoke_token("ci-bot").await.is_err(), "no live token of that name");
+    assert_eq!(store.list_tokens().await.unwrap(), vec![revoked], "the row stays, its name reserved");
 }
 
 /// Each job's (lease owner, lease expiry).
@@ -861,6 +878,7 @@ on_both_databases!(
     jobs_record_status_history_and_leases,
     lease_renewal_extends_only_live_leases_of_active_jobs,
     a_clean_stop_releases_every_lease_of_its_owner_only,
+    tokens_are_kept_as_hashes_found_live_and_revoked,
     artifacts_are_indexed_once,
     summaries_are_replaced_not_duplicated,
     concurrent_writers_lose_nothing,

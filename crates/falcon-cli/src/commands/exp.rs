@@ -157,6 +157,7 @@ async fn list(global: &GlobalArgs, app: &App, args: &ListArgs) -> anyhow::Result
         session: args.session.clone(),
         scenario: args.scenario.clone(),
         labels: args.labels.clone(),
+        name: args.name.clone(),
         before: args.before.clone(),
         since: args.since.clone(),
         limit: args.limit,

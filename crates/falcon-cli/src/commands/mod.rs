@@ -12,8 +12,10 @@ mod init;
 mod kernel;
 mod profile;
 mod profile_compare;
+mod serve;
 mod session;
 mod skills;
+mod token;
 mod worker;
 
 use crate::cli::{Cli, Command, ConfigCommand};
@@ -42,6 +44,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Kernel(command) => kernel::run(global, &app, command).await,
         Command::Context(args) => skills::context(global, &app, args).await,
         Command::Skills(command) => skills::run(global, command),
+        Command::Token(command) => token::run(global, &app, command).await,
+        Command::Serve(args) => serve::run(global, args).await,
     };
     app.close().await;
     result

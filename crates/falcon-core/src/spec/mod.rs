@@ -320,7 +320,7 @@ impl SpecError {
     /// How the interface reports it: an invalid file is a failure (exit 1, DESIGN.md §6: "a corrupt or invalid
     /// one is 1"); a missing one is the caller's not-found.
     pub fn kind(&self) -> ErrorKind {
-        ErrorKind::Failure
+        ErrorKind::Invalid
     }
 }
 

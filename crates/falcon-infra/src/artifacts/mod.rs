@@ -188,6 +188,27 @@ impl ArtifactStore {
         Ok(buffer.to_bytes())
     }
 
+    /// Reads the bytes `range` of an object (a range past its end reads what there is: nothing when it starts
+    /// past the end). For streaming large objects and reading logs from an offset.
+    pub async fn get_range(&self, key: &str, range: std::ops::Range<u64>) -> Result<Bytes> {
+        validate_key(key)?;
+        if range.start >= range.end {
+            return Ok(Bytes::new());
+        }
+        let size = self.stat(key).await?.size;
+        let end = range.end.min(size);
+        if range.start >= end {
+            return Ok(Bytes::new());
+        }
+        let buffer = self
+            .op
+            .read_with(key)
+            .range(range.start..end)
+            .await
+            .map_err(|e| storage_error("read", &self.uri(key), e))?;
+        Ok(buffer.to_bytes())
+    }
+
     /// Reads a whole object and checks it against the recorded size and SHA-256.
     pub async fn get_verified(&self, key: &str, size: u64, sha256: &str) -> Result<Bytes> {
         let data = self.get(key).await?;

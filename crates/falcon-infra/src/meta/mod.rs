@@ -12,6 +12,7 @@ mod jobs;
 mod outputs;
 mod rows;
 mod summaries;
+mod tokens;
 
 pub use artifacts::{ArtifactRecord, NewArtifact};
 pub use experiments::{ExperimentFilter, ExperimentRecord, NewExperiment, Transition};
@@ -19,6 +20,7 @@ pub use goals::{GoalRecord, NewGoal, NewSession, SessionRecord};
 pub use jobs::{JobChanges, JobRecord, JobTransition, NewJob};
 pub use outputs::{ExperimentNote, JobOutput, StoredOutput};
 pub use summaries::{AnalysisSummary, MetricSummary, RunNoise};
+pub use tokens::TokenRecord;
 
 use crate::error::{InfraError, Result};
 use falcon_core::config::redact_url;

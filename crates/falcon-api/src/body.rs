@@ -1,0 +1,27 @@
+//! Request bodies: at most [`MAX_BODY`] bytes (a spec is at most 1 MiB), UTF-8; JSON objects parsed with the
+//! field named in the error.
+
+use crate::error::{ApiError, ApiResult};
+use axum::body::Body;
+use axum::http::StatusCode;
+use serde::de::DeserializeOwned;
+
+/// The largest body accepted, in bytes (1 MiB): more is 413.
+pub const MAX_BODY: usize = 1 << 20;
+
+/// The whole body as text (413 past [`MAX_BODY`], 400 when not UTF-8).
+pub async fn text(body: Body) -> ApiResult<String> {
+    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
+        ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", format!("the body is over {MAX_BODY} bytes"))
+            .hint("a spec is at most 1 MiB: keep large data in artifacts")
+    })?;
+    String::from_utf8(bytes.to_vec()).map_err(|e| ApiError::usage(format!("the body is not UTF-8: {e}")))
+}
+
+/// The body as a JSON object of type `T` (an empty body is `{}`).
+pub async fn json<T: DeserializeOwned>(body: Body) -> ApiResult<T> {
+    let text = text(body).await?;
+    let text = if text.trim().is_empty() { "{}" } else { &text };
+    serde_json::from_str(text)
+        .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", format!("the body: {e}")))
+}

@@ -1,0 +1,311 @@
+//! `/api/v1/experiments`: list, submit, show, cancel, logs (JSON, or followed as Server-Sent Events), artifacts
+//! (listed, and each streamed with `Range`), diff, compare. Bodies are the CLI's `--json` objects.
+
+use super::{experiment_id, page_limit, query_pairs};
+use crate::body;
+use crate::error::{ApiError, ApiResult};
+use crate::state::State;
+use axum::body::Body;
+use axum::extract::{Path, RawQuery, State as Extract};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use falcon_app::experiments::{CompareRequest, ListQuery};
+use falcon_core::ids::ExperimentId;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub fn router() -> Router<Arc<State>> {
+    Router::new()
+        .route("/api/v1/experiments", get(list).post(submit))
+        .route("/api/v1/experiments/{id}", get(show))
+        .route("/api/v1/experiments/{id}/cancel", post(cancel))
+        .route("/api/v1/experiments/{id}/logs", get(logs))
+        .route("/api/v1/experiments/{id}/artifacts", get(artifacts))
+        .route("/api/v1/experiments/{id}/artifacts/{*path}", get(artifact))
+        .route("/api/v1/experiments/{a}/diff/{b}", get(diff))
+        .route("/api/v1/experiments/{a}/compare/{b}", get(compare))
+}
+
+/// `GET /api/v1/experiments?status&goal&session&scenario&label=k=v…&since&name&limit&cursor&with_metrics`.
+async fn list(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    let mut query = ListQuery { limit: 50, ..Default::default() };
+    let mut cursor = None;
+    for (key, value) in query_pairs(raw.as_deref())? {
+        match key.as_str() {
+            "status" => query.status = Some(value),
+            "goal" => query.goal = Some(value),
+            "session" => query.session = Some(value),
+            "scenario" => query.scenario = Some(value),
+            "label" => query.labels.push(value),
+            "since" => query.since = Some(value),
+            "name" => query.name = Some(value),
+            "limit" => query.limit = page_limit(&value)? as u32,
+            "cursor" => cursor = Some(value),
+            "with_metrics" => query.with_metrics = value == "true" || value == "1",
+            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
+        }
+    }
+    let page = state.app.list_experiments(&query, cursor.as_deref()).await?;
+    Ok(Json(page).into_response())
+}
+
+/// `POST /api/v1/experiments`: a spec, YAML or JSON; 201 with the experiment.
+async fn submit(Extract(state): Extract<Arc<State>>, body: Body) -> ApiResult<Response> {
+    let text = body::text(body).await?;
+    let spec = falcon_core::spec::parse_spec(&text, "request body")?;
+    let (detail, _) = state.app.submit_experiment(&spec, false, None, |_| {}).await?;
+    let location = format!("/api/v1/experiments/{}", detail.view.record.id);
+    let mut response = (StatusCode::CREATED, Json(detail)).into_response();
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, v);
+    }
+    Ok(response)
+}
+
+async fn show(Extract(state): Extract<Arc<State>>, Path(id): Path<String>) -> ApiResult<Response> {
+    Ok(Json(state.app.show_experiment(experiment_id(&id)?, None).await?).into_response())
+}
+
+async fn cancel(Extract(state): Extract<Arc<State>>, Path(id): Path<String>) -> ApiResult<Response> {
+    Ok(Json(state.app.cancel_experiment(experiment_id(&id)?).await?).into_response())
+}
+
+/// `GET …/{id}/logs?tail=N`: `{source: text}` (the last N lines of each with `tail`). With `Accept:
+/// text/event-stream`: `log` events (`{experiment, source, text}`) as the logs grow, read from where the last
+/// read ended, then `end` (`{experiment, status}`) once the experiment ended (or the server stops).
+async fn logs(
+    Extract(state): Extract<Arc<State>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Response> {
+    let id = experiment_id(&id)?;
+    let mut tail = None;
+    for (key, value) in query_pairs(raw.as_deref())? {
+        match key.as_str() {
+            "tail" => {
+                tail = Some(value.parse::<usize>().map_err(|_| ApiError::usage(format!("tail={value}: a count")))?)
+            }
+            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
+        }
+    }
+    let wants_stream =
+        headers.get(header::ACCEPT).and_then(|a| a.to_str().ok()).is_some_and(|a| a.contains("text/event-stream"));
+    if wants_stream {
+        state.app.show_experiment(id, None).await?; // 404 before the stream starts
+        return Ok(follow(state, id).into_response());
+    }
+    let mut out = serde_json::Map::new();
+    for (source, text) in state.app.experiment_logs(id).await? {
+        let text = match tail {
+            Some(n) => {
+                let lines: Vec<&str> = text.lines().collect();
+                lines[lines.len().saturating_sub(n)..].join("\n")
+            }
+            None => text,
+        };
+        out.insert(source, text.into());
+    }
+    Ok(Json(out).into_response())
+}
+
+/// How often a follower looks for new log text.
+const FOLLOW_EVERY: Duration = Duration::from_millis(500);
+
+fn follow(
+    state: Arc<State>,
+    id: ExperimentId,
+) -> Sse<impl futures::Stream<Item = Result<Event, std::convert::Infallible>>> {
+    struct Follower {
+        state: Arc<State>,
+        offsets: BTreeMap<String, u64>,
+        queue: std::collections::VecDeque<Event>,
+        done: bool,
+    }
+    let start = Follower { state, offsets: BTreeMap::new(), queue: Default::default(), done: false };
+    let stream = futures::stream::unfold(start, move |mut f| async move {
+        loop {
+            if let Some(event) = f.queue.pop_front() {
+                return Some((Ok(event), f));
+            }
+            if f.done {
+                return None;
+            }
+            let stopping = *f.state.stopping.borrow();
+            let status = f.state.app.experiment_status(id).await.ok();
+            let ended = status.is_some_and(|s| s.is_terminal());
+            match f.state.app.experiment_logs_from(id, &f.offsets).await {
+                Ok(chunks) => {
+                    for c in chunks {
+                        f.offsets.insert(c.source.clone(), c.next);
+                        let data = serde_json::json!({ "experiment": id, "source": c.source, "text": c.text });
+                        f.queue.push_back(Event::default().event("log").data(data.to_string()));
+                    }
+                }
+                Err(e) => {
+                    let data = serde_json::json!({ "error": { "code": e.kind().code(), "message": e.to_string() } });
+                    f.queue.push_back(Event::default().event("error").data(data.to_string()));
+                }
+            }
+            if ended || stopping {
+                let status = if ended { status.map(|s| s.to_string()) } else { None };
+                let data =
+                    serde_json::json!({ "experiment": id, "status": status, "server_stopping": stopping && !ended });
+                f.queue.push_back(Event::default().event("end").data(data.to_string()));
+                f.done = true;
+                continue;
+            }
+            if !f.queue.is_empty() {
+                continue;
+            }
+            let mut stopping = f.state.stopping.clone();
+            tokio::select! {
+                _ = tokio::time::sleep(FOLLOW_EVERY) => {}
+                _ = stopping.changed() => {}
+            }
+        }
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+async fn artifacts(
+    Extract(state): Extract<Arc<State>>,
+    Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Response> {
+    let (mut cursor, mut limit) = (None, 1000);
+    for (key, value) in query_pairs(raw.as_deref())? {
+        match key.as_str() {
+            "cursor" => cursor = Some(value),
+            "limit" => limit = page_limit(&value)?,
+            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
+        }
+    }
+    Ok(Json(state.app.experiment_artifacts(experiment_id(&id)?, cursor.as_deref(), limit).await?).into_response())
+}
+
+/// Bytes streamed a read at a time.
+const CHUNK: u64 = 4 << 20;
+
+/// `GET …/{id}/artifacts/{path}`: the object, streamed; `Range: bytes=a-b` (one range) gives 206.
+async fn artifact(
+    Extract(state): Extract<Arc<State>>,
+    Path((id, path)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let id = experiment_id(&id)?;
+    let record = state.app.experiment_artifact(id, &path).await?;
+    let size = record.size;
+    let range = match headers.get(header::RANGE).and_then(|r| r.to_str().ok()) {
+        Some(r) => Some(parse_range(r, size).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::RANGE_NOT_SATISFIABLE,
+                "range_not_satisfiable",
+                format!("Range `{r}` on {size} bytes"),
+            )
+        })?),
+        None => None,
+    };
+    let (start, end) = range.unwrap_or((0, size));
+    let app = state.app.clone();
+    let record_for_stream = record.clone();
+    let stream = futures::stream::unfold(start, move |at| {
+        let (app, record) = (app.clone(), record_for_stream.clone());
+        async move {
+            if at >= end {
+                return None;
+            }
+            let upto = (at + CHUNK).min(end);
+            match app.artifact_bytes(&record, at..upto).await {
+                Ok(bytes) if !bytes.is_empty() => Some((Ok::<_, std::io::Error>(bytes), upto)),
+                Ok(_) => None,
+                Err(e) => Some((Err(std::io::Error::other(e.to_string())), end)),
+            }
+        }
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    let h = response.headers_mut();
+    let put = |h: &mut HeaderMap, k: header::HeaderName, v: String| {
+        if let Ok(v) = HeaderValue::from_str(&v) {
+            h.insert(k, v);
+        }
+    };
+    put(h, header::CONTENT_TYPE, record.content_type.clone());
+    put(h, header::CONTENT_LENGTH, (end - start).to_string());
+    put(h, header::ACCEPT_RANGES, "bytes".into());
+    put(h, header::ETAG, format!("\"{}\"", record.sha256));
+    if range.is_some() {
+        *response.status_mut() = StatusCode::PARTIAL_CONTENT;
+        let last = end.saturating_sub(1);
+        put(response.headers_mut(), header::CONTENT_RANGE, format!("bytes {start}-{last}/{size}"));
+    }
+    Ok(response)
+}
+
+/// One `bytes=` range on an object of `size` bytes, as `[start, end)`; `None` when it cannot be served.
+pub fn parse_range(value: &str, size: u64) -> Option<(u64, u64)> {
+    let spec = value.trim().strip_prefix("bytes=")?;
+    if spec.contains(',') {
+        return None;
+    }
+    let (a, b) = spec.split_once('-')?;
+    let (a, b) = (a.trim(), b.trim());
+    let (start, end) = if a.is_empty() {
+        let n: u64 = b.parse().ok()?;
+        (size.saturating_sub(n), size)
+    } else {
+        let start: u64 = a.parse().ok()?;
+        let end = if b.is_empty() { size } else { b.parse::<u64>().ok()?.saturating_add(1).min(size) };
+        (start, end)
+    };
+    (start < end && start < size).then_some((start, end))
+}
+
+async fn diff(Extract(state): Extract<Arc<State>>, Path((a, b)): Path<(String, String)>) -> ApiResult<Response> {
+    let changes = state.app.diff_experiments(experiment_id(&a)?, experiment_id(&b)?).await?;
+    Ok(Json(serde_json::json!({ "changes": changes })).into_response())
+}
+
+/// `GET …/{a}/compare/{b}?metric=…&direction=…&warmup=…`: each side `e-1`, `e-1,e-2`, `s-3` or
+/// `config:<hash>`; a regression is a 200 with `verdict: regressed`.
+async fn compare(
+    Extract(state): Extract<Arc<State>>,
+    Path((a, b)): Path<(String, String)>,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Response> {
+    let mut request = CompareRequest { a, b, metric: "step_time_s".into(), direction: None, warmup: None };
+    for (key, value) in query_pairs(raw.as_deref())? {
+        match key.as_str() {
+            "metric" => request.metric = value,
+            "direction" => {
+                request.direction = Some(value.parse().map_err(|e| ApiError::usage(format!("direction={value}: {e}")))?)
+            }
+            "warmup" => {
+                request.warmup =
+                    Some(value.parse().map_err(|_| ApiError::usage(format!("warmup={value}: a count of steps")))?)
+            }
+            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
+        }
+    }
+    Ok(Json(state.app.compare_experiments(&request).await?).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_range;
+
+    #[test]
+    fn ranges_parse_like_http_says() {
+        assert_eq!(parse_range("bytes=0-9", 100), Some((0, 10)));
+        assert_eq!(parse_range("bytes=90-", 100), Some((90, 100)));
+        assert_eq!(parse_range("bytes=-10", 100), Some((90, 100)));
+        assert_eq!(parse_range("bytes=95-200", 100), Some((95, 100)));
+        for bad in ["bytes=100-", "bytes=5-2", "bytes=0-1,3-4", "items=0-1", "bytes=x-1", "bytes=-0"] {
+            assert_eq!(parse_range(bad, 100), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! `/api/v1/goals` (list, create, show, claim, release/achieve/abandon, compare, report), `/api/v1/sessions`
+//! (submit a sweep, show) and `/api/v1/pools`. The owner of a claim defaults to the token's name; closing a goal
+//! someone else holds needs an `admin` token.
+
+use super::{page_limit, query_pairs};
+use crate::body;
+use crate::error::{ApiError, ApiResult};
+use crate::state::State;
+use axum::body::Body;
+use axum::extract::{Path, RawQuery, State as Extract};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
+use falcon_app::goals::{parse_goal_id, parse_session_id, GoalRequest, GoalView, SessionRequest};
+use falcon_app::tokens::Principal;
+use falcon_core::auth::Scope;
+use falcon_core::status::GoalStatus;
+use serde::Deserialize;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub fn router() -> Router<Arc<State>> {
+    Router::new()
+        .route("/api/v1/goals", get(list).post(create))
+        .route("/api/v1/goals/claim", post(claim))
+        .route("/api/v1/goals/{id}", get(show))
+        .route("/api/v1/goals/{id}/release", post(release))
+        .route("/api/v1/goals/{id}/achieve", post(achieve))
+        .route("/api/v1/goals/{id}/abandon", post(abandon))
+        .route("/api/v1/goals/{id}/compare", get(compare))
+        .route("/api/v1/goals/{id}/report", get(report))
+        .route("/api/v1/sessions", post(submit_session))
+        .route("/api/v1/sessions/{id}", get(session))
+        .route("/api/v1/pools", get(pools))
+}
+
+fn paging(
+    raw: Option<&str>,
+    extra: &mut dyn FnMut(&str, String) -> ApiResult<bool>,
+) -> ApiResult<(Option<String>, usize)> {
+    let (mut cursor, mut limit) = (None, 1000);
+    for (key, value) in query_pairs(raw)? {
+        match key.as_str() {
+            "cursor" => cursor = Some(value),
+            "limit" => limit = page_limit(&value)?,
+            other => {
+                if !extra(other, value)? {
+                    return Err(ApiError::usage(format!("unknown query parameter `{other}`")));
+                }
+            }
+        }
+    }
+    Ok((cursor, limit))
+}
+
+async fn list(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    let mut status = None;
+    let (cursor, limit) = paging(raw.as_deref(), &mut |k, v| {
+        Ok(k == "status" && {
+            status = Some(v);
+            true
+        })
+    })?;
+    Ok(Json(state.app.list_goals(status.as_deref(), cursor.as_deref(), limit).await?).into_response())
+}
+
+/// The body of `POST /api/v1/goals`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewGoalBody {
+    title: String,
+    metric: String,
+    direction: Option<String>,
+    target: Option<f64>,
+    baseline: Option<String>,
+    #[serde(default)]
+    priority: i64,
+    workload: Option<String>,
+    hardware: Option<String>,
+}
+
+async fn create(Extract(state): Extract<Arc<State>>, body: Body) -> ApiResult<Response> {
+    let b: NewGoalBody = body::json(body).await?;
+    let req = GoalRequest {
+        title: b.title,
+        metric: b.metric,
+        direction: b.direction,
+        target: b.target,
+        baseline: b.baseline,
+        priority: b.priority,
+        workload: b.workload,
+        hardware: b.hardware,
+    };
+    let goal = state.app.create_goal(&req).await?;
+    Ok((StatusCode::CREATED, Json(GoalView::from(goal))).into_response())
+}
+
+async fn show(Extract(state): Extract<Arc<State>>, Path(id): Path<String>) -> ApiResult<Response> {
+    Ok(Json(GoalView::from(state.app.goal(parse_goal_id(&id)?).await?)).into_response())
+}
+
+/// The body of `POST /api/v1/goals/claim`: a goal, or the next open one; the owner (default: the token's
+/// name) and the lease (default 3600 s).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClaimBody {
+    id: Option<String>,
+    owner: Option<String>,
+    lease_s: Option<u64>,
+}
+
+async fn claim(
+    Extract(state): Extract<Arc<State>>,
+    Extension(principal): Extension<Principal>,
+    body: Body,
+) -> ApiResult<Response> {
+    let b: ClaimBody = body::json(body).await?;
+    let id = b.id.as_deref().map(parse_goal_id).transpose()?;
+    let owner = b.owner.unwrap_or(principal.name);
+    let lease = Duration::from_secs(b.lease_s.unwrap_or(3600).clamp(1, 7 * 86400));
+    Ok(Json(GoalView::from(state.app.claim_goal(id, &owner, lease).await?)).into_response())
+}
+
+/// The body of a close: why (recorded in the goal's history), and who (default: the token's name).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CloseBody {
+    #[serde(default)]
+    reason: String,
+    owner: Option<String>,
+}
+
+async fn close(state: &State, principal: Principal, id: &str, to: GoalStatus, body: Body) -> ApiResult<Response> {
+    let b: CloseBody = body::json(body).await?;
+    let id = parse_goal_id(id)?;
+    let goal = state.app.goal(id).await?;
+    let actor = b.owner.unwrap_or_else(|| principal.name.clone());
+    if let Some(owner) = goal.owner.as_deref() {
+        if owner != actor && !principal.scope.allows(Scope::Admin) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                format!("goal {id} is held by {owner}; closing another owner's goal needs an admin token"),
+            ));
+        }
+    }
+    // An admin acts for the holder.
+    let actor = match goal.owner.as_deref() {
+        Some(owner) if principal.scope.allows(Scope::Admin) => owner.to_string(),
+        _ => actor,
+    };
+    Ok(Json(GoalView::from(state.app.close_goal(id, to, &b.reason, Some(&actor)).await?)).into_response())
+}
+
+async fn release(
+    Extract(state): Extract<Arc<State>>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult<Response> {
+    close(&state, p, &id, GoalStatus::Open, body).await
+}
+
+async fn achieve(
+    Extract(state): Extract<Arc<State>>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult<Response> {
+    close(&state, p, &id, GoalStatus::Achieved, body).await
+}
+
+async fn abandon(
+    Extract(state): Extract<Arc<State>>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult<Response> {
+    close(&state, p, &id, GoalStatus::Abandoned, body).await
+}
+
+async fn compare(Extract(state): Extract<Arc<State>>, Path(id): Path<String>) -> ApiResult<Response> {
+    Ok(Json(state.app.compare_goal(parse_goal_id(&id)?).await?).into_response())
+}
+
+/// `GET …/{id}/report?format=json|md|html&top=N`.
+async fn report(
+    Extract(state): Extract<Arc<State>>,
+    Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Response> {
+    let (mut format, mut top) = ("json".to_string(), 10usize);
+    for (key, value) in query_pairs(raw.as_deref())? {
+        match key.as_str() {
+            "format" => format = value,
+            "top" => top = value.parse().map_err(|_| ApiError::usage(format!("top={value}: a count")))?,
+            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
+        }
+    }
+    let report = state.app.goal_report(parse_goal_id(&id)?, top).await?;
+    use falcon_app::render::goal::{render_html, render_md};
+    match format.as_str() {
+        "json" => Ok(Json(report).into_response()),
+        "md" => Ok(text(render_md(&report, top), "text/markdown; charset=utf-8")),
+        "html" => Ok(text(render_html(&report, top), "text/html; charset=utf-8")),
+        other => Err(ApiError::usage(format!("format={other}: json, md or html"))),
+    }
+}
+
+/// A text body with its content type.
+pub fn text(body: String, content_type: &'static str) -> Response {
+    let mut response = body.into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+/// The JSON body of `POST /api/v1/sessions`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SessionBody {
+    /// The sweep: its text (YAML or JSON) or the object.
+    sweep: serde_json::Value,
+    name: Option<String>,
+    goal: Option<String>,
+    repeats: Option<usize>,
+}
+
+/// `POST /api/v1/sessions`: a sweep as the body (YAML, or JSON `{sweep, name?, goal?, repeats?}`); its base is
+/// inline or `base: e-N` — a server-side path is refused. 201 with the session.
+async fn submit_session(
+    Extract(state): Extract<Arc<State>>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+    body: Body,
+) -> ApiResult<Response> {
+    let yaml = headers.get(header::CONTENT_TYPE).and_then(|c| c.to_str().ok()).is_some_and(|c| c.contains("yaml"));
+    let (mut name, mut goal, mut repeats) = (None, None, None);
+    for (key, value) in query_pairs(raw.as_deref())? {
+        match key.as_str() {
+            "name" => name = Some(value),
+            "goal" => goal = Some(value),
+            "repeats" => repeats = Some(value.parse().map_err(|_| ApiError::usage(format!("repeats={value}")))?),
+            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
+        }
+    }
+    let sweep_text = if yaml {
+        body::text(body).await?
+    } else {
+        let b: SessionBody = body::json(body).await?;
+        name = b.name.or(name);
+        goal = b.goal.or(goal);
+        repeats = b.repeats.or(repeats);
+        match b.sweep {
+            serde_json::Value::String(text) => text,
+            other => other.to_string(),
+        }
+    };
+    let goal = goal.as_deref().map(parse_goal_id).transpose()?;
+    let name = name.unwrap_or_else(|| "session".to_string());
+    let request = SessionRequest {
+        name: &name,
+        sweep_text: &sweep_text,
+        file_label: "request body",
+        goal,
+        wait: false,
+        timeout: None,
+        repeats,
+    };
+    let refuse = |base: &str| {
+        Err(format!(
+            "`{base}` is a file on the server: a sweep sent to the API writes its base inline or names a run (`base: e-N`)"
+        ))
+    };
+    let (detail, _) = state.app.submit_session(&request, refuse, |_| {}, |_| {}).await?;
+    Ok((StatusCode::CREATED, Json(detail)).into_response())
+}
+
+async fn session(Extract(state): Extract<Arc<State>>, Path(id): Path<String>) -> ApiResult<Response> {
+    Ok(Json(state.app.session(parse_session_id(&id)?).await?).into_response())
+}
+
+async fn pools(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    let (cursor, limit) = paging(raw.as_deref(), &mut |_, _| Ok(false))?;
+    Ok(Json(state.app.pools(cursor.as_deref(), limit).await?).into_response())
+}

@@ -1,0 +1,169 @@
+//! `/api/v1/profiles/{exp}` (the stored analysis; `?tool=` computes more), `/api/v1/profiles/{a}/compare/{b}`
+//! and `/api/v1/traces/{exp}`. Inputs are experiment ids only: the server never reads a path a request names.
+//!
+//! Computing is heavy (a capture is decoded): at most `--max-analyses` run at once, beyond which a request gets
+//! 429 with `Retry-After`; each result is kept as the experiment's `report` artifact (`reports/…`), so the same
+//! request is then served from the store without decoding anything.
+
+use super::goals::text;
+use super::{experiment_id, query_pairs};
+use crate::error::{ApiError, ApiResult};
+use crate::state::State;
+use axum::extract::{Path, RawQuery, State as Extract};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use falcon_app::profiles::{AnalyzeOptions, CompareOptions, Tool, TraceOptions};
+use falcon_app::render::profile_compare;
+use falcon_app::render::Format;
+use falcon_core::ids::ExperimentId;
+use std::sync::Arc;
+
+pub fn router() -> Router<Arc<State>> {
+    Router::new()
+        .route("/api/v1/profiles/{exp}", get(profile))
+        .route("/api/v1/profiles/{a}/compare/{b}", get(compare))
+        .route("/api/v1/traces/{exp}", get(trace))
+}
+
+/// A heavy analysis' permit, or 429.
+fn permit(state: &State) -> ApiResult<tokio::sync::OwnedSemaphorePermit> {
+    state.heavy.clone().try_acquire_owned().map_err(|_| {
+        let mut e = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_requests",
+            "the server is running as many analyses as it allows; try again shortly",
+        );
+        e.retry_after = Some(5);
+        e
+    })
+}
+
+/// A report kept for the experiment, or computed (under a permit) and kept.
+async fn kept_or<F, Fut>(state: &State, id: ExperimentId, name: &str, compute: F) -> ApiResult<Vec<u8>>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = ApiResult<Vec<u8>>>,
+{
+    if let Some(bytes) = state.app.kept_report(id, name).await? {
+        return Ok(bytes);
+    }
+    let _permit = permit(state)?;
+    let bytes = compute().await?;
+    if let Err(e) = state.app.keep_report(id, name, bytes.clone()).await {
+        tracing::warn!("keeping the report {name} of {id} failed (it is computed again next time): {e}");
+    }
+    Ok(bytes)
+}
+
+fn json_bytes(body: Vec<u8>) -> Response {
+    text(String::from_utf8_lossy(&body).into_owned(), "application/json")
+}
+
+/// `GET /api/v1/profiles/{exp}?tool=overview,ops,…`: without `tool`, the stored analysis summary rows
+/// (`{experiment, analysis[]}`); with it, those tools computed (`all` for every one).
+async fn profile(
+    Extract(state): Extract<Arc<State>>,
+    Path(exp): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Response> {
+    let id = experiment_id(&exp)?;
+    let mut tools = None;
+    for (key, value) in query_pairs(raw.as_deref())? {
+        match key.as_str() {
+            "tool" => tools = Some(parse_tools(&value)?),
+            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
+        }
+    }
+    let Some((names, tools)) = tools else {
+        let detail = state.app.show_experiment(id, None).await?;
+        let body = serde_json::json!({ "experiment": id, "analysis": detail.view.analysis, "memory": detail.memory });
+        return Ok(Json(body).into_response());
+    };
+    let app = state.app.clone();
+    let bytes = kept_or(&state, id, &format!("profile-{names}.json"), || async move {
+        let options = AnalyzeOptions { tools, ..AnalyzeOptions::default() };
+        let (_, report) = app.analyze_profile(&id.to_string(), None, &options).await?;
+        serde_json::to_vec(&report)
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failure", e.to_string()))
+    })
+    .await?;
+    Ok(json_bytes(bytes))
+}
+
+/// The tools of `?tool=`, and their name for the kept report.
+fn parse_tools(text: &str) -> ApiResult<(String, Vec<Tool>)> {
+    let mut names: Vec<&str> = text.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() || names.contains(&"all") {
+        return Ok(("all".into(), Vec::new()));
+    }
+    let tools = names
+        .iter()
+        .map(|n| match *n {
+            "overview" => Ok(Tool::Overview),
+            "ops" => Ok(Tool::Ops),
+            "hlo" => Ok(Tool::Hlo),
+            "roofline" => Ok(Tool::Roofline),
+            "memory" => Ok(Tool::Memory),
+            "kernels" => Ok(Tool::Kernels),
+            "steps" => Ok(Tool::Steps),
+            other => Err(ApiError::usage(format!(
+                "tool={other}: overview, ops, hlo, roofline, memory, kernels, steps or all"
+            ))),
+        })
+        .collect::<ApiResult<Vec<_>>>()?;
+    Ok((names.join("+"), tools))
+}
+
+/// `GET /api/v1/profiles/{a}/compare/{b}?format=json|md|html&top=N`: A is the baseline.
+async fn compare(
+    Extract(state): Extract<Arc<State>>,
+    Path((a, b)): Path<(String, String)>,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Response> {
+    let (a, b) = (experiment_id(&a)?, experiment_id(&b)?);
+    let (mut format, mut top) = (Format::Json, 20usize);
+    for (key, value) in query_pairs(raw.as_deref())? {
+        match key.as_str() {
+            "format" => {
+                format = match value.as_str() {
+                    "json" => Format::Json,
+                    "md" => Format::Md,
+                    "html" => Format::Html,
+                    other => return Err(ApiError::usage(format!("format={other}: json, md or html"))),
+                }
+            }
+            "top" => top = value.parse().map_err(|_| ApiError::usage(format!("top={value}: a count")))?,
+            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
+        }
+    }
+    let (ext, content_type) = match format {
+        Format::Json => ("json", "application/json"),
+        Format::Md => ("md", "text/markdown; charset=utf-8"),
+        _ => ("html", "text/html; charset=utf-8"),
+    };
+    let app = state.app.clone();
+    let bytes = kept_or(&state, a, &format!("profile-compare-{b}-top{top}.{ext}"), || async move {
+        let result = app.compare_profiles(&a.to_string(), &b.to_string(), None, &CompareOptions::default()).await?;
+        profile_compare::render(&result, format, top)
+            .map(String::into_bytes)
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failure", e.to_string()))
+    })
+    .await?;
+    Ok(text(String::from_utf8_lossy(&bytes).into_owned(), content_type))
+}
+
+/// `GET /api/v1/traces/{exp}`: where each step's time goes (as `falcon profile trace --json`).
+async fn trace(Extract(state): Extract<Arc<State>>, Path(exp): Path<String>) -> ApiResult<Response> {
+    let id = experiment_id(&exp)?;
+    let app = state.app.clone();
+    let bytes = kept_or(&state, id, "trace.json", || async move {
+        let run = app.analyze_trace(&id.to_string(), None, &TraceOptions::default()).await?;
+        serde_json::to_vec(&run).map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failure", e.to_string()))
+    })
+    .await?;
+    Ok(json_bytes(bytes))
+}

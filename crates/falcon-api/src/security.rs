@@ -1,0 +1,147 @@
+//! What every request passes before a handler runs, in this order:
+//!
+//! 1. **Access log**: one line on stderr per request — method, path (never the query or a header, so never a
+//!    token), status, duration.
+//! 2. **Host**: the `Host` header must name this server (its bound address, `localhost`/`127.0.0.1`/`[::1]` with
+//!    its port on a loopback bind, or a name given with `--allowed-host`), else 403: a web page the user visits
+//!    cannot reach a local server through DNS rebinding. Health checks are exempt.
+//! 3. **Origin**: when a request carries one (browsers always do on cross-site writes; curl and SDKs do not), it
+//!    must be this server's own (`http(s)://` + an allowed host), else 403. No CORS headers are ever sent.
+//! 4. **Content type**: a request with a body (POST) must say JSON or YAML (`application/json`,
+//!    `application/yaml`, `application/x-yaml`, `text/yaml`), else 415 — a form or `text/plain` post, which a
+//!    page may send cross-site without asking, never reaches a handler.
+//! 5. **Token**: with no live token defined and a loopback bind, the API is open (one person on their machine);
+//!    otherwise every route but `/healthz` and `/readyz` needs `Authorization: Bearer <token>`: 401 without one
+//!    or with an unknown or revoked one, 403 when its scope is too small (GET needs `read`, POST `write`;
+//!    handlers ask `admin` for other owners' goals). The request then carries its [`Principal`].
+
+use crate::error::ApiError;
+use crate::state::State;
+use axum::extract::{Request, State as Extract};
+use axum::http::{header, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use falcon_app::tokens::Principal;
+use falcon_core::auth::Scope;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The principal of an open server (no token defined, loopback bind).
+pub fn local_principal() -> Principal {
+    Principal { name: "local".into(), scope: Scope::Admin }
+}
+
+fn exempt(path: &str) -> bool {
+    path == "/healthz" || path == "/readyz"
+}
+
+/// Step 1: the access log line.
+pub async fn access_log(req: Request, next: Next) -> Response {
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let started = Instant::now();
+    let response = next.run(req).await;
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    let path: String = path.chars().map(|c| if c.is_control() { '?' } else { c }).collect();
+    eprintln!("falcon serve: {method} {path} {} {ms:.1} ms", response.status().as_u16());
+    response
+}
+
+/// Steps 2–5 (see the module docs).
+pub async fn guard(Extract(state): Extract<Arc<State>>, mut req: Request, next: Next) -> Response {
+    let seen = Seen::of(&req);
+    match check(&state, seen).await {
+        Ok(principal) => {
+            if let Some(p) = principal {
+                req.extensions_mut().insert(p);
+            }
+            next.run(req).await
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// What the checks read of a request (owned, so the checks can wait on the database).
+struct Seen {
+    path: String,
+    writes: bool,
+    host: Option<String>,
+    origin: Option<String>,
+    content_type: String,
+    authorization: Option<String>,
+}
+
+impl Seen {
+    fn of(req: &Request) -> Seen {
+        let h = |name: header::HeaderName| req.headers().get(name).map(|v| v.to_str().unwrap_or("").to_string());
+        Seen {
+            path: req.uri().path().to_string(),
+            writes: req.method() != Method::GET && req.method() != Method::HEAD,
+            host: h(header::HOST).map(|v| v.to_ascii_lowercase()),
+            origin: h(header::ORIGIN).map(|v| v.to_ascii_lowercase()),
+            content_type: h(header::CONTENT_TYPE).unwrap_or_default(),
+            authorization: h(header::AUTHORIZATION),
+        }
+    }
+}
+
+async fn check(state: &State, seen: Seen) -> Result<Option<Principal>, ApiError> {
+    if exempt(&seen.path) {
+        return Ok(None);
+    }
+    let forbidden = |m: String| ApiError::new(StatusCode::FORBIDDEN, "forbidden", m);
+    let host = seen.host.ok_or_else(|| forbidden("the request has no Host header".into()))?;
+    if !state.hosts.contains(&host) {
+        return Err(forbidden(format!("Host `{host}` does not name this server"))
+            .hint(format!("this server answers to {}; add a name with --allowed-host", state.hosts.join(", "))));
+    }
+    if let Some(origin) = seen.origin {
+        let ours = ["http://", "https://"]
+            .iter()
+            .any(|s| origin.strip_prefix(s).is_some_and(|h| state.hosts.iter().any(|a| a == h)));
+        if !ours {
+            return Err(forbidden(format!("a request from the page at `{origin}` may not use this server")));
+        }
+    }
+    let writes = seen.writes;
+    if writes {
+        let kind = seen.content_type.as_str();
+        let essence = kind.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let allowed = ["application/json", "application/yaml", "application/x-yaml", "text/yaml"];
+        if !allowed.contains(&essence.as_str()) {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                format!("a request body must be JSON or YAML, not `{kind}`"),
+            )
+            .hint("send Content-Type: application/json (or application/yaml for a spec)"));
+        }
+    }
+    let needed = if writes { Scope::Write } else { Scope::Read };
+    let unauthorized = |m: &str| {
+        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", m)
+            .hint("send Authorization: Bearer <token> (`falcon token create --name NAME --scope read|write|admin`)")
+    };
+    let principal = match seen.authorization.as_deref() {
+        Some(value) => {
+            let secret = value
+                .strip_prefix("Bearer ")
+                .map(str::trim)
+                .ok_or_else(|| unauthorized("the Authorization header is not `Bearer <token>`"))?;
+            state.app.authenticate(secret).await?.ok_or_else(|| unauthorized("unknown or revoked token"))?
+        }
+        None => {
+            if state.loopback() && !state.tokens_exist().await? {
+                local_principal()
+            } else {
+                return Err(unauthorized("this server needs a token"));
+            }
+        }
+    };
+    if !principal.scope.allows(needed) {
+        return Err(forbidden(format!(
+            "token `{}` has scope {}; this request needs {needed}",
+            principal.name, principal.scope
+        )));
+    }
+    Ok(Some(principal))
+}

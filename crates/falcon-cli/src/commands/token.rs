@@ -1,0 +1,51 @@
+//! `falcon token …`: the Web API's bearer tokens through `falcon-app`.
+
+use crate::cli::{GlobalArgs, TokenCommand};
+use crate::output::{print_json, print_page, print_stdout};
+use falcon_app::tokens::parse_scope;
+use falcon_app::App;
+use std::process::ExitCode;
+
+pub async fn run(global: &GlobalArgs, app: &App, command: &TokenCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        TokenCommand::Create { name, scope } => {
+            let created = app.create_token(name, parse_scope(scope)?).await?;
+            if global.json {
+                print_json(&created)?;
+            } else {
+                print_stdout(&created.token)?;
+                eprintln!(
+                    "token `{}` ({}) created: the line above is its secret, shown this once; send it as \
+                     `Authorization: Bearer …`",
+                    created.name, created.scope
+                );
+            }
+        }
+        TokenCommand::List(page) => {
+            let tokens = app.tokens(page.cursor.as_deref(), page.limit).await?;
+            if global.json {
+                print_page(&tokens)?;
+            } else {
+                let mut table = super::exp::table(["name", "scope", "created", "revoked"]);
+                for t in &tokens.items {
+                    table.add_row([
+                        t.name.clone(),
+                        t.scope.clone(),
+                        t.created.to_rfc3339(),
+                        t.revoked.map_or("—".into(), |r| r.to_rfc3339()),
+                    ]);
+                }
+                print_stdout(&table.to_string())?;
+            }
+        }
+        TokenCommand::Revoke { name } => {
+            let revoked = app.revoke_token(name).await?;
+            if global.json {
+                print_json(&revoked)?;
+            } else {
+                print_stdout(&format!("token `{}` revoked", revoked.name))?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -29,7 +29,7 @@ use crate::error::{AnalysisError, Result};
 pub const XPLANE_SUFFIX: &str = ".xplane.pb";
 
 /// One host's profile file.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct HostFile {
     /// Host name (file name without `.xplane.pb`).
     pub host: String,
@@ -202,7 +202,7 @@ fn looks_like_json(head: &[u8]) -> bool {
 }
 
 /// What a trace analysis reads: the XSpace files of a capture, or one Chrome trace JSON file.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "files")]
 pub enum TraceFiles {
     /// `<host>.xplane.pb` files (one per host).

@@ -17,7 +17,7 @@ pub const MARKDOWN_LIMIT: usize = 8 * 1024;
 const MOST: usize = 10;
 
 /// What `falcon context` gives.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Context {
     pub falcon: Version,
     pub stores: Stores,
@@ -32,14 +32,14 @@ pub struct Context {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Version {
     pub name: &'static str,
     pub version: &'static str,
 }
 
 /// Where Falcon keeps its state (passwords and secret keys removed).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Stores {
     pub data_dir: String,
     pub db: String,
@@ -47,7 +47,7 @@ pub struct Stores {
 }
 
 /// A pool, its load now, and its accelerators' peaks.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PoolContext {
     pub name: String,
     pub backend: String,
@@ -65,7 +65,7 @@ pub struct PoolContext {
 }
 
 /// The peaks of one accelerator type, per chip (dense bf16, never the sparse figure).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Peak {
     pub accelerator: String,
     pub chip: &'static str,
@@ -75,7 +75,7 @@ pub struct Peak {
     pub hbm_bytes: Option<u64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct GoalContext {
     pub id: GoalId,
     pub title: String,
@@ -86,11 +86,12 @@ pub struct GoalContext {
     pub priority: i64,
     pub status: GoalStatus,
     pub owner: Option<String>,
+    #[schemars(with = "Option<String>")]
     #[serde(serialize_with = "falcon_core::time::rfc3339_opt")]
     pub lease_expires_iso: Option<Millis>,
 }
 
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, schemars::JsonSchema)]
 pub struct Experiments {
     /// Running or waiting to run (at most 10, newest first).
     pub active: Vec<ExperimentLine>,
@@ -98,17 +99,18 @@ pub struct Experiments {
     pub recent: Vec<ExperimentLine>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ExperimentLine {
     pub id: ExperimentId,
     pub name: String,
     pub status: ExperimentStatus,
     pub scenario: String,
+    #[schemars(with = "String")]
     #[serde(serialize_with = "falcon_core::time::rfc3339")]
     pub created_iso: Millis,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SkillLine {
     pub name: String,
     pub description: String,

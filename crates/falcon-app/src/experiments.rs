@@ -18,6 +18,7 @@ pub use falcon_exp::diff::{show as show_value, split_bookkeeping, Change};
 pub use falcon_exp::experiments::{ExperimentView, MetricSummaries, MetricSummary};
 pub use falcon_exp::history::History;
 pub use falcon_exp::runs::{RunComparison, RunSet};
+pub use falcon_exp::AnalysisSummary;
 pub use falcon_exp::{ArtifactRecord, ExperimentFilter, ExperimentRecord};
 
 /// A list query as a front end receives it: every filter as text (flags, query parameters, tool arguments),
@@ -43,10 +44,11 @@ pub struct ListQuery {
 
 /// One row of an experiment list: the record (in JSON with `created_iso` and `updated_iso` beside the
 /// milliseconds) and, when the query asked for them, its metric summaries.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ExperimentItem {
     /// The stored experiment.
     #[serde(flatten, serialize_with = "falcon_exp::experiments::serialize_record")]
+    #[schemars(with = "falcon_exp::experiments::RecordSchema")]
     pub record: ExperimentRecord,
     /// With [`ListQuery::with_metrics`]: the stored summaries by metric name (`{count, mean, median, p90, min,
     /// max, last, spread}`, as `exp show` gives them; `{}` for an experiment without any yet). Left out of the
@@ -124,7 +126,7 @@ impl ListQuery {
 
 /// `exp show`: EXP's view of an experiment (its fields at the top level of the JSON) and, composed here from
 /// its `memory` analysis row, the memory verdict.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ExperimentDetail {
     /// Record, history, artifacts, metric summaries, analysis rows (the memory row moved to `memory`), skipped
     /// files and notes.
@@ -191,7 +193,7 @@ pub use falcon_exp::HISTORY_READS;
 
 /// `exp history`: EXP's [`History`] (its fields at the top level of the JSON) and whether it covers the whole
 /// series, so a series longer than [`HISTORY_READS`] is never cut short silently.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct HistoryView {
     /// The metric, its points and change points.
     #[serde(flatten)]

@@ -41,7 +41,7 @@ impl Default for GcRequest {
 }
 
 /// One thing removed (or, in a dry run, to be removed), or kept with the reason.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct GcItem {
     /// `job_dir` or `cache_file`.
     pub kind: &'static str,
@@ -56,7 +56,7 @@ pub struct GcItem {
 }
 
 /// What `falcon gc` did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct GcReport {
     pub dry_run: bool,
     /// Removed, or in a dry run to be removed.
@@ -70,7 +70,7 @@ pub struct GcReport {
 }
 
 /// The profile cache's size around a collection.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CacheUsage {
     pub path: PathBuf,
     pub bytes_before: u64,

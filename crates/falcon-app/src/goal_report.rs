@@ -49,7 +49,7 @@ use falcon_exp::{Exp, GoalRecord};
 use serde::Serialize;
 
 /// Everything `goal report` says about a goal (see the module documentation for the JSON shape).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct GoalReport {
     /// The goal.
     pub goal: GoalRecord,

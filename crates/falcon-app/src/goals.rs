@@ -52,6 +52,26 @@ impl std::ops::Deref for GoalView {
     }
 }
 
+/// The schema of a [`GoalView`] (its JSON, for the API's OpenAPI document).
+#[derive(schemars::JsonSchema)]
+#[schemars(rename = "GoalView")]
+pub struct GoalViewSchema {
+    #[serde(flatten)]
+    pub goal: GoalRecord,
+    pub created_iso: String,
+    pub updated_iso: String,
+    pub lease_expires_iso: Option<String>,
+}
+
+impl schemars::JsonSchema for GoalView {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GoalView".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        GoalViewSchema::json_schema(generator)
+    }
+}
+
 impl Serialize for GoalView {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         #[derive(Serialize)]
@@ -86,7 +106,7 @@ pub struct SessionDetail {
 }
 
 /// What `session show` adds to one experiment of the session.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SessionRow {
     /// Its stored metric summaries by name (`{}` before it finished, or when it logged none).
     pub metrics: MetricSummaries,
@@ -103,6 +123,35 @@ impl SessionDetail {
     }
 }
 
+/// The schema of a [`SessionDetail`] (its JSON, for the API's OpenAPI document).
+#[derive(schemars::JsonSchema)]
+pub struct SessionDetailSchema {
+    #[serde(flatten)]
+    pub session: falcon_exp::SessionRecord,
+    pub created_iso: String,
+    pub status: ExperimentStatus,
+    pub experiments: Vec<SessionExperimentSchema>,
+    pub differences: Vec<falcon_exp::diff::NwayRow>,
+}
+
+/// One experiment of a [`SessionDetailSchema`].
+#[derive(schemars::JsonSchema)]
+pub struct SessionExperimentSchema {
+    #[serde(flatten)]
+    pub record: falcon_exp::experiments::RecordSchema,
+    #[serde(flatten)]
+    pub row: SessionRow,
+}
+
+impl schemars::JsonSchema for SessionDetail {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionDetail".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        SessionDetailSchema::json_schema(generator)
+    }
+}
+
 impl Serialize for SessionDetail {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         #[derive(Serialize)]
@@ -112,7 +161,7 @@ impl Serialize for SessionDetail {
             #[serde(flatten)]
             row: &'a SessionRow,
         }
-        // Generic over the session record, whose type EXP does not re-export.
+        // Generic over the session record.
         #[derive(Serialize)]
         struct Json<'a, R> {
             #[serde(flatten)]

@@ -36,7 +36,7 @@ pub struct InitRequest {
 }
 
 /// What `init` did: the file (written or kept) and the stores it connected to, created where missing.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct InitReport {
     /// The configuration file.
     pub config_file: PathBuf,

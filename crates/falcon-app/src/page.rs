@@ -6,7 +6,7 @@ use crate::{AppError, Result};
 use serde::Serialize;
 
 /// One page of a list.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Page<T> {
     /// The rows of this page.
     pub items: Vec<T>,

@@ -19,7 +19,7 @@ mod embedded {
 }
 
 /// One skill as `skills list` gives it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SkillSummary {
     /// The folder name (= the frontmatter's `name`).
     pub name: String,
@@ -30,7 +30,7 @@ pub struct SkillSummary {
 }
 
 /// One skill with its procedure.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Skill {
     #[serde(flatten)]
     pub summary: SkillSummary,
@@ -74,7 +74,7 @@ impl InstallTarget {
 }
 
 /// What `skills install` did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct InstallReport {
     /// The skills directory written to.
     pub target: PathBuf,
@@ -83,7 +83,7 @@ pub struct InstallReport {
 }
 
 /// One skill's folder after `skills install`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct InstalledSkill {
     pub name: String,
     pub path: PathBuf,

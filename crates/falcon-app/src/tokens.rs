@@ -8,7 +8,7 @@ use falcon_core::time::Millis;
 use serde::Serialize;
 
 /// A token just created: the only time its secret is shown.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CreatedToken {
     pub name: String,
     pub scope: Scope,
@@ -17,14 +17,16 @@ pub struct CreatedToken {
 }
 
 /// A token as listed (never its secret).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TokenView {
     pub name: String,
     pub scope: String,
     pub created: Millis,
+    #[schemars(with = "String")]
     #[serde(serialize_with = "falcon_core::time::rfc3339")]
     pub created_iso: Millis,
     pub revoked: Option<Millis>,
+    #[schemars(with = "Option<String>")]
     #[serde(serialize_with = "falcon_core::time::rfc3339_opt")]
     pub revoked_iso: Option<Millis>,
 }
@@ -43,7 +45,7 @@ impl From<falcon_exp::tokens::TokenRecord> for TokenView {
 }
 
 /// Who a request comes from, once its token checked out.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Principal {
     /// The token's name (the default owner of what the request claims).
     pub name: String,

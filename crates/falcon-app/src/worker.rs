@@ -20,7 +20,7 @@ use serde::Serialize;
 pub const ANALYSES_PER_PASS: u32 = 4;
 
 /// Something a pass did or ran into.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum WorkerEvent {
     /// An experiment's status moved.

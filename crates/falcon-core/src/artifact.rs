@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What an artifact is. The kind lives in the metadata row only; the key keeps the path the workload wrote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ArtifactKind {
     /// An XProf profile (`*.xplane.pb`).

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// A token's scope, each including the ones before it: `read` (every GET), `write` (submit, cancel, claim,
 /// close — what changes experiments and goals), `admin` (token management, and cancelling or closing other owners'
 /// work).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     Read,

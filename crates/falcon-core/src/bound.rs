@@ -34,7 +34,7 @@ pub const HOST_BOUND_THRESHOLD: f64 = 0.20;
 pub const PARTLY_HOST_BOUND_THRESHOLD: f64 = 0.05;
 
 /// What limits a program (see the module doc). Unknown is `None`, never a variant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BoundBy {
     /// The compute roof.
@@ -91,7 +91,7 @@ impl std::str::FromStr for BoundBy {
 /// The host check's answer: the device is host-bound, partly host-bound, or not host-bound. The first two
 /// serialize exactly as [`BoundBy::Host`] and [`BoundBy::PartlyHost`] (`host`, `partly_host`); the third is
 /// `not_host`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HostVerdict {
     Host,

@@ -16,7 +16,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// One accelerator chip and its peak figures.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Chip {
     /// Short name (`v5e`, `h100-80gb`, `cpu`).
     pub name: &'static str,
@@ -109,7 +109,7 @@ pub static H200_141GB: Chip = Chip {
 pub static CPU: Chip = Chip { name: "cpu", peak_bf16_tflops: None, hbm_bytes: None, hbm_gbps: None, tensorcores: 0 };
 
 /// One accelerator type: a slice shape a job can ask for.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AcceleratorType {
     /// Canonical name (`v5litepod-16`, `h100-80gb-8`, `cpu`).
     pub name: String,

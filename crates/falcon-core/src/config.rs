@@ -14,7 +14,7 @@ pub const CONFIG_FILE_NAME: &str = "falcon.toml";
 pub const DEFAULT_DATA_DIR: &str = ".falcon";
 
 /// The effective configuration every service is built from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Config {
     /// Where local state lives (the SQLite file, the local artifact directory).
     pub data_dir: PathBuf,
@@ -39,7 +39,7 @@ pub struct Config {
 pub const DEFAULT_MAX_DECOMPRESSED_MIB: u64 = 4096;
 
 /// Limits of the analyses (`[analysis]` in falcon.toml), what the worker's automatic analysis uses too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AnalysisConfig {
     /// The most MiB a compressed input (a gzipped trace, a deflated `.npz` member) may inflate to; beyond it
@@ -54,7 +54,7 @@ impl Default for AnalysisConfig {
 }
 
 /// The `[analysis]` part of a layer.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AnalysisLayer {
     /// See [`AnalysisConfig::max_decompressed_mib`].
@@ -63,7 +63,7 @@ pub struct AnalysisLayer {
 }
 
 /// Timings of the job worker (`[jobs]` in falcon.toml).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobsConfig {
     /// Pause between worker passes, in milliseconds.
@@ -96,7 +96,7 @@ impl Default for JobsConfig {
 }
 
 /// The `[jobs]` part of a layer: fields merge one by one.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobsLayer {
     /// See [`JobsConfig::poll_interval_ms`].
@@ -117,7 +117,7 @@ pub struct JobsLayer {
 }
 
 /// GCS settings (used when `artifacts` is a `gs://` URI).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GcsConfig {
     /// API endpoint; unset means Google's. Set it to a local emulator's URL for tests.
@@ -132,7 +132,7 @@ pub struct GcsConfig {
 }
 
 /// S3 settings (used when `artifacts` is an `s3://` URI).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct S3Config {
     /// API endpoint; unset means AWS's.
@@ -154,7 +154,7 @@ pub struct S3Config {
 }
 
 /// Which backend runs a pool's jobs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PoolBackend {
     /// Child processes on this machine.
@@ -166,7 +166,7 @@ pub enum PoolBackend {
 }
 
 /// The accelerator platform of a pool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Platform {
     /// Cloud TPU.
@@ -178,7 +178,7 @@ pub enum Platform {
 }
 
 /// A resource pool as configured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PoolConfig {
     /// Unique name.
@@ -214,7 +214,7 @@ impl PoolConfig {
 }
 
 /// One layer of configuration: every field optional; a set field overrides the layers below it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigLayer {
     /// See [`Config::data_dir`].
@@ -244,7 +244,7 @@ pub struct ConfigLayer {
 }
 
 /// The GCS part of a layer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GcsLayer {
     /// See [`GcsConfig::endpoint`].
@@ -259,7 +259,7 @@ pub struct GcsLayer {
 }
 
 /// The S3 part of a layer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct S3Layer {
     /// See [`S3Config::endpoint`].
@@ -290,7 +290,7 @@ pub struct ConfigError {
 }
 
 /// A configured value that parses but cannot work (a duplicate pool name, a zero capacity).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ConfigProblem {
     /// Dotted path of the offending setting, e.g. `pools[1].capacity`.
     pub field: String,

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 /// The kind of a failure, as the interface reports it: a stable code in JSON and an exit status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// Anything that went wrong while doing the work: a dead backend, a corrupt file. Exit 1.

@@ -37,7 +37,7 @@ pub const TIME_COLUMN: &str = "time";
 pub const STEP_COLUMNS: [&str; 3] = ["step", "iteration", "global_step"];
 
 /// Something the reader skipped: a line (`line` is 1-based) or a count over the file (`line` is `None`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Note {
     /// The line, when the note is about one line.
     pub line: Option<usize>,

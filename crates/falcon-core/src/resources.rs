@@ -31,7 +31,7 @@ pub fn series_path(attempt: i64) -> String {
 }
 
 /// One sample.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ResourceSample {
     /// Seconds since the Unix epoch.
     pub time: f64,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 
 /// A point in time, in milliseconds since 1970-01-01T00:00:00Z.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Millis(pub i64);
 
@@ -74,13 +74,16 @@ mod tests {
 
     #[test]
     fn iso_siblings_serialize_beside_the_milliseconds() {
-        #[derive(Serialize)]
+        #[derive(Serialize, schemars::JsonSchema)]
         struct View {
             created: Millis,
+            #[schemars(with = "String")]
             #[serde(serialize_with = "rfc3339")]
             created_iso: Millis,
+            #[schemars(with = "Option<String>")]
             #[serde(serialize_with = "rfc3339_opt")]
             lease_iso: Option<Millis>,
+            #[schemars(with = "Option<String>")]
             #[serde(serialize_with = "rfc3339_opt")]
             none_iso: Option<Millis>,
         }

@@ -36,7 +36,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 /// How a path changed between `a` and `b`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ChangeKind {
     /// Only in `b`.
@@ -48,7 +48,7 @@ pub enum ChangeKind {
 }
 
 /// What part of an experiment a path belongs to (see the module docs for the mapping).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Group {
     /// The model and its architecture.
@@ -101,7 +101,7 @@ impl fmt::Display for Group {
 }
 
 /// One difference between two values.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Change {
     /// Dotted path (`config.parallelism.fsdp`, `workload.command.3`).
     pub path: String,
@@ -143,7 +143,7 @@ pub fn show(value: Option<&Value>) -> String {
 }
 
 /// One row of an N-way comparison: a path whose values are not all equal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NwayRow {
     /// Dotted path.
     pub path: String,

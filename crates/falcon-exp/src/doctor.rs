@@ -8,7 +8,7 @@ use serde::Serialize;
 use std::time::{Duration, Instant};
 
 /// The result of one check.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Check {
     /// Component checked: `config`, `database`, `artifacts`.
     pub component: String,
@@ -25,7 +25,7 @@ pub struct Check {
 }
 
 /// All checks.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DoctorReport {
     /// Whether every check passed.
     pub ok: bool,

@@ -28,14 +28,16 @@ pub use falcon_infra::meta::MetricSummary;
 pub type MetricSummaries = BTreeMap<String, MetricSummary>;
 
 /// Everything `exp show` prints.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ExperimentView {
     /// The stored experiment (id, name, status, scenario, config_hash, spec, …), with `created_iso` and
     /// `updated_iso` in JSON ([`serialize_record`]).
     #[serde(flatten, serialize_with = "serialize_record")]
+    #[schemars(with = "RecordSchema")]
     pub record: ExperimentRecord,
     /// The audit log; each entry with `at_iso` in JSON ([`serialize_history`]).
     #[serde(serialize_with = "serialize_history")]
+    #[schemars(with = "Vec<TransitionSchema>")]
     pub history: Vec<Transition>,
     /// Indexed artifacts.
     pub artifacts: Vec<ArtifactRecord>,
@@ -74,6 +76,26 @@ struct TransitionJson<'a> {
     at_iso: Millis,
 }
 
+/// The schema of a record as [`serialize_record`] writes it (for the API's OpenAPI document).
+#[derive(schemars::JsonSchema)]
+pub struct RecordSchema {
+    #[serde(flatten)]
+    pub record: ExperimentRecord,
+    /// `created` as RFC 3339 (UTC).
+    pub created_iso: String,
+    /// `updated` as RFC 3339 (UTC).
+    pub updated_iso: String,
+}
+
+/// The schema of a transition as [`serialize_history`] writes it.
+#[derive(schemars::JsonSchema)]
+pub struct TransitionSchema {
+    #[serde(flatten)]
+    pub transition: Transition,
+    /// `at` as RFC 3339 (UTC).
+    pub at_iso: String,
+}
+
 /// `serialize_with` for an [`ExperimentRecord`] field (usually `flatten`ed): the record with the RFC 3339
 /// siblings of its timestamps, `created_iso` and `updated_iso`. Every view that shows a record uses it, so
 /// `exp show`, `exp list` and `session show` write a record alike.
@@ -87,7 +109,7 @@ pub fn serialize_history<S: serde::Serializer>(history: &[Transition], serialize
 }
 
 /// A file the job wrote that is not among the artifacts as written, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SkippedOutput {
     /// Its path relative to the job's artifact folder.
     pub path: String,
@@ -96,7 +118,7 @@ pub struct SkippedOutput {
 }
 
 /// Something a reader skipped in one of the experiment's files.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Note {
     /// The file (artifact URI).
     pub file: String,
@@ -110,7 +132,7 @@ pub struct Note {
 const METRICS_NOTES: &str = "metrics";
 
 /// What one reconcile pass changed.
-#[derive(Debug, Default, Clone, Serialize)]
+#[derive(Debug, Default, Clone, Serialize, schemars::JsonSchema)]
 pub struct ReconcileReport {
     /// Experiments whose status moved.
     pub moved: Vec<(ExperimentId, ExperimentStatus)>,

@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 pub const HISTORY_READS: u64 = 100_000;
 
 /// A metric across experiments, and where it shifted.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct History {
     /// The metric.
     pub metric: String,
@@ -40,7 +40,7 @@ pub struct History {
 }
 
 /// One experiment's value in a history.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct HistoryPoint {
     /// The experiment.
     pub experiment: ExperimentId,
@@ -51,6 +51,7 @@ pub struct HistoryPoint {
     /// When it was recorded (ms since the epoch).
     pub created: falcon_core::time::Millis,
     /// The same, RFC 3339 UTC.
+    #[schemars(with = "String")]
     #[serde(rename = "created_iso", serialize_with = "falcon_core::time::rfc3339")]
     pub created_iso: falcon_core::time::Millis,
     /// Median of the metric after warm-up (the run's value).
@@ -62,7 +63,7 @@ pub struct HistoryPoint {
 }
 
 /// A shift in a history.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct HistoryChange {
     /// The first experiment of the new level.
     pub experiment: ExperimentId,

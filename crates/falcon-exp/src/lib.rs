@@ -23,7 +23,9 @@ pub mod tokens;
 pub use doctor::{doctor, Check, DoctorReport};
 pub use error::{ExpError, Result};
 pub use experiments::PENDING_GRACE;
-pub use falcon_infra::meta::{ArtifactRecord, ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal};
+pub use falcon_infra::meta::{
+    AnalysisSummary, ArtifactRecord, ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal, SessionRecord,
+};
 pub use falcon_job::PoolUsage;
 pub use history::HISTORY_READS;
 
@@ -52,7 +54,7 @@ fn hostname() -> String {
 }
 
 /// What an [`Exp`] is connected to, for `falcon init` and status displays.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Connection {
     /// `sqlite` or `mysql`.
     pub database_backend: falcon_infra::DbBackend,

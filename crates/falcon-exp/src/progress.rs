@@ -13,7 +13,7 @@ use serde::Serialize;
 const MAX_SNAPSHOT_BYTES: u64 = 8 << 20;
 
 /// Where one experiment of a wait stands.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RunProgress {
     /// The experiment.
     pub experiment: ExperimentId,

@@ -83,7 +83,7 @@ impl fmt::Display for RunSet {
 }
 
 /// One run of a side, as the verdict saw it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RunRow {
     /// The experiment.
     pub experiment: ExperimentId,
@@ -102,7 +102,7 @@ pub struct RunRow {
 }
 
 /// The history of one config hash that went into the between-run noise (the compared runs taken out).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ConfigNoise {
     /// Config hash.
     pub config_hash: String,
@@ -113,7 +113,7 @@ pub struct ConfigNoise {
 }
 
 /// The runs of both sides.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Sides {
     /// Baseline runs.
     pub a: Vec<RunRow>,
@@ -123,7 +123,7 @@ pub struct Sides {
 
 /// `exp compare`: the verdict object (its fields at the top level), the runs behind it and the histories
 /// its noise estimate used.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RunComparison {
     /// The verdict (DESIGN.md §2).
     #[serde(flatten)]

@@ -71,7 +71,7 @@ pub fn base_experiment(sweep_text: &str, file: &str) -> Result<Option<falcon_cor
 pub const SWEEP_ROLE: &str = "sweep";
 
 /// One combination of a sweep: the checked spec and the values the sweep put into it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SweepPoint {
     /// The spec of this combination, checked, with its name filled in.
     pub spec: ExperimentSpec,

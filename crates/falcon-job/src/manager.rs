@@ -83,7 +83,7 @@ impl ManagerConfig {
 }
 
 /// What one tick did.
-#[derive(Debug, Default, Clone, Serialize)]
+#[derive(Debug, Default, Clone, Serialize, schemars::JsonSchema)]
 pub struct TickReport {
     /// Jobs this manager holds after claiming.
     pub held: usize,
@@ -98,7 +98,7 @@ pub struct TickReport {
 }
 
 /// A pool and what it carries now.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PoolUsage {
     /// The pool.
     #[serde(flatten)]

@@ -46,7 +46,7 @@ pub struct PoolLoad {
 }
 
 /// The decision for one job.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum Decision {
     /// Submit to this pool.

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 pub const MAX_NAME_LEN: usize = 40;
 
 /// A job as submitted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobSpec {
     /// Unique, deterministic name: lowercase letters, digits and `-`, at most 40 characters.
@@ -53,7 +53,7 @@ pub struct JobSpec {
 }
 
 /// What a job asks for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Resources {
     /// Accelerator type from the catalog (`v5litepod-16`, `h100-80gb-8`, `cpu`; aliases such as `v5e-16`).
@@ -78,7 +78,7 @@ pub use falcon_core::spec::Capacity as CapacityType;
 
 /// Retries owned by the Job module: a preempted attempt or a retryable exit code is resubmitted until the
 /// attempts are spent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetryPolicy {
     /// Attempts in all, including the first.

@@ -42,7 +42,7 @@ pub struct AlignOptions {
 }
 
 /// A verdict: of one metric, or of the whole comparison (`pass` or `fail` only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Pass,
@@ -62,7 +62,7 @@ impl Verdict {
 }
 
 /// One input of the comparison.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SideInfo {
     /// The input as read.
     pub path: String,
@@ -74,19 +74,23 @@ pub struct SideInfo {
 }
 
 /// One compared step.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AlignedPoint {
     /// The step, in the shifted numbering.
     pub step: i64,
     /// A's value (after unit conversion, and averaging over B's window when B's value is a mean).
+    #[schemars(with = "Option<f64>")]
     #[serde(serialize_with = "finite_or_null")]
     pub a: f64,
+    #[schemars(with = "Option<f64>")]
     #[serde(serialize_with = "finite_or_null")]
     pub b: f64,
     /// `|b − a|`.
+    #[schemars(with = "Option<f64>")]
     #[serde(serialize_with = "finite_or_null")]
     pub abs_err: f64,
     /// `|b − a| / |a|` (infinite when `a` is 0 and `b` is not).
+    #[schemars(with = "Option<f64>")]
     #[serde(serialize_with = "finite_or_null")]
     pub rel_err: f64,
     /// `|b − a| ≤ atol + rtol·|a|`, both finite.
@@ -94,7 +98,7 @@ pub struct AlignedPoint {
 }
 
 /// The comparison of one metric.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct MetricAlignment {
     /// Canonical name (`lm loss`, `grad norm`, …; a user-mapped pair is named by its A name).
     pub name: String,
@@ -105,12 +109,15 @@ pub struct MetricAlignment {
     pub requested: bool,
     pub steps_compared: usize,
     /// Largest `|b − a|`; null (`None`) when nothing was compared or an error is not finite.
+    #[schemars(with = "Option<f64>")]
     #[serde(serialize_with = "opt_finite_or_null")]
     pub max_abs_err: Option<f64>,
     pub max_abs_err_step: Option<i64>,
+    #[schemars(with = "Option<f64>")]
     #[serde(serialize_with = "opt_finite_or_null")]
     pub max_rel_err: Option<f64>,
     pub max_rel_err_step: Option<i64>,
+    #[schemars(with = "Option<f64>")]
     #[serde(serialize_with = "opt_finite_or_null")]
     pub mean_rel_err: Option<f64>,
     pub rtol: f64,
@@ -126,7 +133,7 @@ pub struct MetricAlignment {
 }
 
 /// The result of `accuracy compare`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct AccuracyReport {
     pub a: SideInfo,
     pub b: SideInfo,

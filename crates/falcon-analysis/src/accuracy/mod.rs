@@ -14,7 +14,7 @@ pub mod read;
 pub mod tfevents;
 
 /// The format a series was read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceFormat {
     /// MaxText `metrics_file` JSONL (one object per step, `step` plus `learning/*`, `perf/*` keys).
@@ -34,7 +34,7 @@ pub enum SourceFormat {
 }
 
 /// One metric over steps.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Series {
     /// The metric's name as the source spells it (`learning/lm_loss`, `lm loss`, …).
     pub name: String,
@@ -46,7 +46,7 @@ pub struct Series {
 }
 
 /// Everything read from one input (a file, or a directory of event files).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RunSeries {
     /// The input as given.
     pub path: String,

@@ -135,7 +135,7 @@ pub(crate) struct OpPoint {
 }
 
 /// Which tier matched a pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchedBy {
     /// Program + op name (+ the same opcode, fusion kind and framework op where known).

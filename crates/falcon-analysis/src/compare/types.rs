@@ -8,7 +8,7 @@ use crate::compare::MatchedBy;
 use crate::input::HostFile;
 
 /// Where the op times came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OpSource {
     /// Device (TPU/GPU) op databases: self times, FLOPs, bytes, roofline.
@@ -18,7 +18,7 @@ pub enum OpSource {
 }
 
 /// One capture, as compared.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Side {
     /// The input as given (experiment id, file or directory).
     pub input: String,
@@ -45,7 +45,7 @@ pub struct Side {
 }
 
 /// A quantity in A and B.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TimeDelta {
     pub a_us: f64,
     pub b_us: f64,
@@ -69,7 +69,7 @@ impl TimeDelta {
 }
 
 /// Total op time, idle time and device time in A and B.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Totals {
     pub op_time: TimeDelta,
     /// Device profiles only.
@@ -79,7 +79,7 @@ pub struct Totals {
 }
 
 /// MFU in A and B.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct MfuDelta {
     pub a: Option<f64>,
     pub b: Option<f64>,
@@ -90,7 +90,7 @@ pub struct MfuDelta {
 }
 
 /// `matched`, `added` (B only) or `removed` (A only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OpStatus {
     Matched,
@@ -99,7 +99,7 @@ pub enum OpStatus {
 }
 
 /// One op in A and/or B.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct OpChange {
     /// B's name (A's for a removed op).
     pub name: String,
@@ -141,7 +141,7 @@ pub struct OpChange {
 }
 
 /// Self time (and costs) of one category in A and B.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CategoryChange {
     pub category: String,
     pub a_self_time_us: f64,
@@ -161,7 +161,7 @@ pub struct CategoryChange {
 }
 
 /// A matched op's roofline point in A and in B.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RooflineChange {
     pub name: String,
     pub category: String,
@@ -180,7 +180,7 @@ pub struct RooflineChange {
 }
 
 /// The roofline frame of each side: peaks and ridge point.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RooflinePeaks {
     /// GFLOP/s.
     pub a_peak_flop_rate: f64,
@@ -194,7 +194,7 @@ pub struct RooflinePeaks {
 }
 
 /// Memory of the headline allocator in A and B.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct MemoryDelta {
     pub a_peak_bytes: i64,
     pub b_peak_bytes: i64,
@@ -208,7 +208,7 @@ pub struct MemoryDelta {
 }
 
 /// How the ops were paired.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct MatchSummary {
     pub matched: usize,
     pub by_name: usize,
@@ -224,7 +224,7 @@ pub struct MatchSummary {
 }
 
 /// The result of `profile compare`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ProfileComparison {
     pub a: Side,
     pub b: Side,

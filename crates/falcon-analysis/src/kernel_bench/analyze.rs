@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 const EXCESSIVE_SPEEDUP: f64 = 10.0;
 
 /// Options of [`analyze`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct KernelOptions {
     /// `fast_p` threshold: a row counts when it is correct and its speed-up is greater than `p` (default 1.0).
@@ -30,7 +30,7 @@ impl Default for KernelOptions {
 }
 
 /// Where a row's peaks came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PeakSource {
     /// The hardware catalog (`falcon_core::catalog`, dense bf16 per chip).
@@ -42,7 +42,7 @@ pub enum PeakSource {
 }
 
 /// Which roof limits a row at its arithmetic intensity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RooflineBound {
     /// Peak FLOP/s is the lower roof.
@@ -52,7 +52,7 @@ pub enum RooflineBound {
 }
 
 /// One analysed row.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct KernelRow {
     pub kernel: String,
     pub variant: String,
@@ -106,7 +106,7 @@ pub struct KernelRow {
 
 /// KernelBench's `fast_p`: the fraction of non-reference rows that are correct and faster than their
 /// reference by more than `p`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FastP {
     pub p: f64,
     /// count / n; `null` when there are no non-reference rows.
@@ -118,7 +118,7 @@ pub struct FastP {
 }
 
 /// The analysis of one results file.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct KernelReport {
     /// The file analysed.
     pub path: String,

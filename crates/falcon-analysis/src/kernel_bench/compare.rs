@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// What rows are matched by.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RowKey {
     pub kernel: String,
     pub variant: String,
@@ -18,7 +18,7 @@ pub struct RowKey {
 }
 
 /// One matched row: base vs new timing samples.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct KernelDelta {
     pub kernel: String,
     pub variant: String,
@@ -46,7 +46,7 @@ impl KernelDelta {
 }
 
 /// Two runs compared (base is the baseline).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct KernelComparison {
     /// The base file.
     pub base: String,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Which syntax a results file was read as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ResultsFormat {
     /// One JSON object per line.
@@ -18,7 +18,7 @@ pub enum ResultsFormat {
 }
 
 /// One measurement: a variant of a kernel at one shape and dtype on one hardware type.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct KernelResult {
     /// The problem (`matmul`).
     pub kernel: String,
@@ -47,7 +47,7 @@ pub struct KernelResult {
 }
 
 /// A results file, read.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct KernelResults {
     /// The file read.
     pub path: PathBuf,

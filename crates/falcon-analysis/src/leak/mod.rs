@@ -45,7 +45,7 @@ pub const LATE_SLOPE_FRACTION: f64 = 0.5;
 pub const CURVE_POINTS: usize = 200;
 
 /// What the x of a series counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Per {
     /// Training steps.
@@ -70,7 +70,7 @@ pub struct MemorySeries {
 }
 
 /// The verdict on one series, without its curve.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SeriesSummary {
     /// `profile`, `metrics:<name>` or `sampled_rss`.
     pub source: Option<String>,
@@ -98,7 +98,7 @@ pub struct SeriesSummary {
 }
 
 /// One series' verdict with its curve.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SeriesVerdict {
     #[serde(flatten)]
     pub summary: SeriesSummary,
@@ -113,7 +113,7 @@ pub struct SeriesVerdict {
 }
 
 /// The memory verdict of an experiment: the headline series' summary, then every series.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MemoryVerdict {
     #[serde(flatten)]
     pub headline: SeriesSummary,

@@ -27,10 +27,11 @@ use crate::op_metrics::OpMetricsDb;
 use crate::roofline::{roofline_point_for_op, sorted_ops};
 
 /// One HLO stats row.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct HloStatsRow {
     pub rank: u64,
     /// Serialized as a decimal string (as XProf).
+    #[schemars(with = "String")]
     #[serde(serialize_with = "as_string")]
     pub program_id: u64,
     pub name: String,

@@ -97,7 +97,7 @@ const TENSOR_CORE_KERNEL_PATTERNS: [&str; 19] = [
 ];
 
 /// One XProf kernel_stats row: a kernel with one launch configuration under one op.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct KernelStat {
     pub name: String,
     pub op_name: String,
@@ -117,7 +117,7 @@ pub struct KernelStat {
 }
 
 /// Device time of one step by event class (see the module docs).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StepKernelBreakdown {
     pub step_num: i64,
     /// Step start, picoseconds since the Unix epoch.
@@ -140,7 +140,7 @@ pub struct StepKernelBreakdown {
 }
 
 /// Kernel statistics of one capture.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct KernelReport {
     /// XProf kernel_stats rows, longest total first, at most [`MAX_KERNEL_ROWS`].
     pub kernels: Vec<KernelStat>,

@@ -88,7 +88,7 @@ pub const LEAK_CAPACITY_FRACTION: f64 = 0.01;
 const INVALID_STEP_ID: i64 = -1;
 
 /// Allocation or deallocation.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MemoryActivity {
     #[default]
@@ -97,7 +97,7 @@ pub enum MemoryActivity {
 }
 
 /// Allocator state reported with one event (XProf `MemoryAggregationStats`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MemoryStats {
     /// `bytes_reserved`.
     pub stack_reserved_bytes: i64,
@@ -119,7 +119,7 @@ impl MemoryStats {
 }
 
 /// What one event did (XProf `MemoryActivityMetadata`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ActivityMetadata {
     pub activity: MemoryActivity,
     pub requested_bytes: i64,
@@ -133,7 +133,7 @@ pub struct ActivityMetadata {
 }
 
 /// One point of an allocator's timeline (XProf `MemoryProfileSnapshot`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TimelinePoint {
     /// XProf `time_offset_ps`: the event's offset from its line's start.
     pub time_offset_ps: i64,
@@ -146,7 +146,7 @@ pub struct TimelinePoint {
 }
 
 /// The in-window peak (XProf `MemoryProfileSummary.peak_stats` and `peak_stats_time_ps`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PeakStats {
     /// XProf `peak_stats_time_ps` (an event offset within its line, like `time_offset_ps`).
     pub timestamp_ps: i64,
@@ -161,7 +161,7 @@ pub struct PeakStats {
 }
 
 /// One row of the live allocations at the peak (XProf `ActiveAllocation` with its metadata).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Allocation {
     /// Allocated bytes (`allocation_bytes`).
     pub bytes: i64,
@@ -182,7 +182,7 @@ pub struct Allocation {
 }
 
 /// The memory profile of one allocator (XProf `PerAllocatorMemoryProfile`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AllocatorMemory {
     /// XProf memory id (`index_on_host` / `device_ordinal` printed, or `allocator_name`).
     pub id: String,
@@ -206,7 +206,7 @@ pub struct AllocatorMemory {
 }
 
 /// The memory profile of a capture.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MemoryProfile {
     /// One per memory id, sorted by id (XProf `memory_ids`).
     pub allocators: Vec<AllocatorMemory>,

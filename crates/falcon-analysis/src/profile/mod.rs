@@ -51,7 +51,7 @@ use crate::roofline::{roofline, Roofline};
 use crate::steps::{detect_steps, StepReport};
 
 /// One profile tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Tool {
     /// Device type, step time, duty cycle, utilizations, bound-by, MFU.
@@ -111,7 +111,7 @@ impl AnalyzeOptions {
 }
 
 /// Op profile trees.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct OpProfileTrees {
     pub by_program: OpProfileNode,
     pub by_program_exclude_idle: OpProfileNode,
@@ -120,7 +120,7 @@ pub struct OpProfileTrees {
 }
 
 /// The result of `profile analyze`. Sections of tools not asked for are absent.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ProfileReport {
     /// The tools run, in report order (every tool when none was asked for).
     pub tools: Vec<Tool>,

@@ -68,7 +68,7 @@ const OP_READ: u64 = 1;
 const OP_WRITE: u64 = 2;
 
 /// How the op profile tree is grouped (XProf `OpProfileGrouping`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GroupBy {
     /// root -> program -> category -> dedup group -> op (XProf's default).
@@ -103,7 +103,7 @@ impl GroupBy {
 }
 
 /// What a node of the tree stands for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NodeKind {
     #[default]
@@ -123,7 +123,7 @@ pub enum NodeKind {
 }
 
 /// XLA details of an op node (XProf `Node.XLAInstruction`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct XlaInstruction {
     /// HLO text of the op (`long_name`).
     pub expression: String,
@@ -135,7 +135,7 @@ pub struct XlaInstruction {
 }
 
 /// Metrics of one node (XProf `op_profile.Metrics`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct NodeMetrics {
     /// Total time, ps (root: the tree's total time).
     pub raw_time_ps: u64,
@@ -158,7 +158,7 @@ pub struct NodeMetrics {
 }
 
 /// One node of an op profile tree (XProf `op_profile.Node`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct OpProfileNode {
     pub name: String,
     pub kind: NodeKind,
@@ -171,7 +171,7 @@ pub struct OpProfileNode {
 }
 
 /// Both trees of one grouping, as XProf's `op_profile` tool returns them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct OpProfile {
     /// XProf `HardwareType` name: `TPU`, `GPU`, `CPU_ONLY`.
     pub device_type: String,

@@ -53,7 +53,7 @@ use crate::roofline::Roofline;
 use crate::steps::{StepReport, StepTimeStats};
 
 /// The overview of one capture.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Overview {
     pub device_type: String,
     pub device_cores: u32,

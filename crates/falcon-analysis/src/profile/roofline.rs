@@ -45,7 +45,7 @@ use crate::steps::StepReport;
 const MAX_RECORDS: usize = 1000;
 
 /// One roofline record.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RooflinePoint {
     /// Op name, or `Program`.
     pub name: String,
@@ -98,7 +98,7 @@ pub struct RooflinePoint {
 }
 
 /// The roofline of one capture.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Roofline {
     /// False for CPU-only captures (everything else empty / 0).
     pub available: bool,

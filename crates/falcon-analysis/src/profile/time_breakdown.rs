@@ -26,7 +26,7 @@ use super::hlo_metadata::HloIndex;
 pub const ROWS: usize = 25;
 
 /// One row of a breakdown.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Share {
     /// Category, name scope or `file:line`; `(unknown)` when the capture does not say, `(other)` for the
     /// rows beyond [`ROWS`].
@@ -40,7 +40,7 @@ pub struct Share {
 }
 
 /// Where the op time of a CPU capture goes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TimeBreakdown {
     /// Summed self time of every op event, all threads, microseconds.
     pub op_time_us: f64,

@@ -307,7 +307,7 @@ mod tests {
 }
 
 /// What [`export_trace_file`] wrote.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct TraceFileExport {
     /// Host the profile file belongs to.
     pub host: String,

@@ -33,7 +33,7 @@ pub use falcon_core::summary::{
 };
 
 /// Where the trace of an input is on local disk.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ResolvedTrace {
     /// The input as given.
     pub input: String,
@@ -44,7 +44,7 @@ pub struct ResolvedTrace {
 }
 
 /// The result of `profile trace`: what was read, and the analysis.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TraceRun {
     #[serde(flatten)]
     pub resolved: ResolvedTrace,
@@ -62,7 +62,7 @@ pub struct Analysis {
 }
 
 /// Where the profile files of an input are on local disk.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ResolvedProfile {
     /// The input as given.
     pub input: String,
@@ -622,7 +622,7 @@ impl Analysis {
 }
 
 /// One experiment handled by [`Analysis::analyze_pending`].
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PendingOutcome {
     pub experiment: ExperimentId,
     /// Which analysis: `profile`, `trace`, `kernel_bench`, `accuracy` or `memory`.

@@ -53,7 +53,7 @@ pub struct TensorOptions {
 }
 
 /// The comparison of two dumps.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct TensorReport {
     /// The reference dump, as given.
     pub a: String,
@@ -91,7 +91,7 @@ impl TensorReport {
 }
 
 /// One compared tensor.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct TensorDiff {
     /// The name in B.
     pub name: String,
@@ -139,7 +139,7 @@ pub struct TensorDiff {
 }
 
 /// A matched pair with different shapes.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ShapeMismatch {
     pub name: String,
     pub a_name: String,

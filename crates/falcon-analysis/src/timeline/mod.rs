@@ -18,7 +18,7 @@ pub mod xspace;
 pub type NameId = u32;
 
 /// What an event on a device track does, decided by the reader from names/categories/lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EventClass {
     /// A compute op / kernel (XLA op, CUDA compute kernel, PyTorch CPU op on an executor thread).
@@ -39,7 +39,7 @@ pub enum EventClass {
 }
 
 /// Kinds of collective communication.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CollectiveKind {
     AllReduce,
@@ -67,7 +67,7 @@ impl CollectiveKind {
 }
 
 /// One event (slice): `[start_ps, start_ps + dur_ps)` relative to [`Timeline::origin_ps`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Event {
     pub start_ps: i64,
     pub dur_ps: i64,
@@ -82,7 +82,7 @@ impl Event {
 }
 
 /// What kind of executor a device track is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DeviceKind {
     Tpu,
@@ -93,7 +93,7 @@ pub enum DeviceKind {
 }
 
 /// One device: all its op events (several lines/streams merged), sorted by start.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Device {
     /// Stable id within the trace (plane id / pid).
     pub id: u32,
@@ -110,7 +110,7 @@ pub struct Device {
 }
 
 /// One host thread (or host-side line): its events sorted by start (may nest).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct HostThread {
     pub id: u64,
     pub name: String,
@@ -119,7 +119,7 @@ pub struct HostThread {
 }
 
 /// Where a step marker came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StepSource {
     /// A device `Steps` line.
@@ -132,7 +132,7 @@ pub enum StepSource {
 
 /// A step marker as found in the trace (steps may also be derived from module executions by the
 /// analysis when there are none).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct StepMarker {
     pub step: i64,
     pub start_ps: i64,
@@ -143,7 +143,7 @@ pub struct StepMarker {
 }
 
 /// Which reader produced the timeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TimelineSource {
     #[serde(rename = "xspace")]
@@ -154,7 +154,7 @@ pub enum TimelineSource {
 }
 
 /// The whole trace.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Timeline {
     pub source: TimelineSource,
     /// Absolute time of `start_ps == 0`, picoseconds since the Unix epoch when known (else 0).

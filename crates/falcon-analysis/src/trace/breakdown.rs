@@ -41,7 +41,7 @@ use super::sweep::{clipped, Segment, F_COLLECTIVE_ANY, F_COMPUTE, F_HOST_WAIT, F
 use crate::timeline::{CollectiveKind, Event};
 
 /// The partition of a window, in picoseconds (exact).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct BreakdownPs {
     pub duration: i64,
     pub compute: i64,
@@ -164,7 +164,7 @@ impl KindOverlapPs {
 }
 
 /// Overlap of one collective kind with compute.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct OverlapRow {
     /// `all-reduce`, `all-gather`, … ([`CollectiveKind::as_str`]).
     pub kind: String,

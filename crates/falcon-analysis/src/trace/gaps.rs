@@ -16,7 +16,7 @@ use super::sweep::us;
 use crate::timeline::{Device, Timeline};
 
 /// A host event overlapping an idle gap.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct HostActivity {
     pub thread: String,
     pub name: String,
@@ -31,7 +31,7 @@ pub struct HostActivity {
 }
 
 /// One idle gap of a device.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Gap {
     pub device: u32,
     pub device_name: String,

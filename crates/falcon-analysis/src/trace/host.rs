@@ -61,7 +61,7 @@ pub fn is_cpu_runtime_name(name: &str) -> bool {
 }
 
 /// A host event (aggregated by thread and name) seen while the device was idle.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct HostEvidence {
     pub thread: String,
     pub name: String,
@@ -72,7 +72,7 @@ pub struct HostEvidence {
 }
 
 /// The host-bound check (one device, or all devices together).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct HostBound {
     /// `host_wait_us / step_time_us`.
     pub fraction: f64,
@@ -156,7 +156,7 @@ impl StepSpans {
 }
 
 /// What an innermost host event is doing (see the module doc).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HostActivityKind {
     /// Host work the device may wait for (input, dispatch).

@@ -51,7 +51,7 @@ use sweep::{intersection_len, merge, us};
 pub use breakdown::breakdown_window;
 
 /// One analysis of [`analyze_trace`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceAnalysis {
     /// Per-step temporal breakdown (`steps[]`, `total`, `devices[].steps`).
@@ -98,7 +98,7 @@ impl std::str::FromStr for TraceAnalysis {
 }
 
 /// What [`analyze_trace`] computes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct TraceOptions {
     /// Analyses to run; empty = all.
@@ -127,7 +127,7 @@ impl TraceOptions {
 
 /// A temporal breakdown in µs. `compute + collective + memcpy + host_wait + other + idle == duration`
 /// (exact in ps; up to float rounding here, and for means over devices).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct BreakdownUs {
     pub duration_us: f64,
     pub compute_us: f64,
@@ -167,7 +167,7 @@ impl BreakdownUs {
 }
 
 /// One step's breakdown (one device, or the mean over devices).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StepRow {
     pub step: i64,
     pub start_us: f64,
@@ -178,7 +178,7 @@ pub struct StepRow {
 }
 
 /// How steps were found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StepDetection {
     /// The rule (`mixed` at top level when devices differ).
     pub rule: StepRule,
@@ -191,7 +191,7 @@ pub struct StepDetection {
 }
 
 /// One device's results.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DeviceReport {
     pub device: u32,
     pub name: String,
@@ -213,7 +213,7 @@ pub struct DeviceReport {
 }
 
 /// The result of [`analyze_trace`] (see the module doc for the multi-device rules).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TraceReport {
     pub source: TimelineSource,
     /// The analyses run.
@@ -232,7 +232,7 @@ pub struct TraceReport {
 }
 
 /// The experiment's summary row.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TraceSummary {
     /// [`BreakdownUs::duty_cycle`] of `total` (a fraction).
     pub duty_cycle: Option<f64>,

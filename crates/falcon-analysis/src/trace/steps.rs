@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::timeline::{Device, StepMarker, StepSource, Timeline};
 
 /// Which rule gave a device its steps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StepRule {
     DeviceMarkers,

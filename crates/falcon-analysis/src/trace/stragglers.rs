@@ -17,7 +17,7 @@ use super::breakdown::BreakdownPs;
 use super::sweep::us;
 
 /// One step across devices.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StragglerStep {
     pub step: i64,
     /// Devices that have this step.
@@ -33,7 +33,7 @@ pub struct StragglerStep {
 }
 
 /// One device over all its steps.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StragglerDevice {
     pub device: u32,
     pub name: String,
@@ -45,7 +45,7 @@ pub struct StragglerDevice {
 }
 
 /// The straggler analysis.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Stragglers {
     /// How `work_us` is defined.
     pub metric: String,

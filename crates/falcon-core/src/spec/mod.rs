@@ -56,7 +56,7 @@ use std::fmt;
 pub type FieldPath = Vec<String>;
 
 /// One experiment, as DESIGN.md §2 describes it. Built by [`parse_spec`], which also checks it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExperimentSpec {
     /// Readable name (not an id; several experiments may share it).
@@ -102,7 +102,7 @@ pub struct ExperimentSpec {
 }
 
 /// What runs: a command in an image.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
     /// Free text (`maxtext`, `megatron`, `jax`).
@@ -120,7 +120,7 @@ pub struct Workload {
 }
 
 /// What an experiment runs on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Resources {
     /// Accelerator type from the catalog; stored under its canonical name (`v5e-16` becomes `v5litepod-16`).
@@ -146,7 +146,7 @@ pub struct Resources {
 }
 
 /// How capacity is obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Capacity {
     /// Regular on-demand capacity.
@@ -162,7 +162,7 @@ pub enum Capacity {
 
 /// Profile capture. Without a `profile` block, profiling is off; a block that does not say `enabled`
 /// turns it on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     /// Whether to capture a profile.
@@ -281,7 +281,7 @@ pub fn falcon_env(
 }
 
 /// A spec that cannot be used, and where: file, 1-based line and column, and the field's dotted path.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SpecError {
     /// The file, as the caller named it.
     pub file: String,

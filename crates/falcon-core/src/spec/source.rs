@@ -18,7 +18,7 @@ const MAX_DEPTH: usize = 128;
 pub const MAX_BYTES: usize = 1 << 20;
 
 /// A place in a source file: 1-based line and column, counted in characters.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, schemars::JsonSchema)]
 pub struct Spot {
     /// The file, as the caller named it.
     pub file: String,

@@ -45,7 +45,7 @@ use super::mann_whitney::mann_whitney_u;
 use super::rng::Rng;
 
 /// Parameters of [`change_points`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct ChangePointOptions {
     /// Window length of the candidate search (default 50, Otava's default).
@@ -82,7 +82,7 @@ impl Default for ChangePointOptions {
 }
 
 /// One detected change.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChangePoint {
     /// Index (in the input series) of the first point of the new segment.
     pub index: usize,

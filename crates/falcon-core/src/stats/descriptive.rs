@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Summary of a series of per-step values.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     /// Finite values summarised (non-finite ones are skipped).
     pub count: usize,

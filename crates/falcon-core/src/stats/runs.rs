@@ -88,7 +88,7 @@ pub const MAX_REPEATS: usize = 1_000;
 pub const TARGET_POWER: f64 = 0.8;
 
 /// One run of a config, summarised.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunSample {
     /// Median of the run's post-warm-up steps.
     pub median: f64,
@@ -111,7 +111,7 @@ impl RunSample {
 }
 
 /// A between-run noise estimate from history: runs of the same config hash.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NoiseEstimate {
     /// Standard deviation of the log run medians (≈ the CV of run medians).
     pub cv: f64,

@@ -44,7 +44,7 @@ use super::special::{t_quantile_two_sided, t_two_sided_p};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of [`shifts`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct ShiftOptions {
     /// Family-wise level of each segment's test (Bonferroni over its splits; default 0.05).
@@ -78,7 +78,7 @@ impl Default for ShiftOptions {
 }
 
 /// Scale the test ran on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Scale {
     /// Natural log of the values (all positive).
@@ -88,7 +88,7 @@ pub enum Scale {
 }
 
 /// One detected shift.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Shift {
     /// Index (in the input) of the first run of the new level.
     pub index: usize,
@@ -113,7 +113,7 @@ pub struct Shift {
 }
 
 /// The smallest shift that `runs_after` new runs would reveal.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Detectable {
     /// Runs after the (hypothetical) shift.
     pub runs_after: usize,
@@ -123,7 +123,7 @@ pub struct Detectable {
 }
 
 /// What [`shifts`] found, and what it could not see yet.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ShiftReport {
     /// Finite values used.
     pub runs: usize,

@@ -25,7 +25,7 @@ pub const MAX_TREND_POINTS: usize = 200;
 pub const MIN_TREND_POINTS: usize = 4;
 
 /// A fitted trend `y ≈ intercept + slope·x`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Trend {
     /// The Theil–Sen slope (units of y per unit of x).
     pub slope: f64,

@@ -45,7 +45,7 @@ use super::rng::Rng;
 use crate::status::UnknownValue;
 
 /// Which way a metric is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// Larger is better (throughput, MFU).
@@ -126,7 +126,7 @@ pub fn direction_for(metric: &str) -> Option<Direction> {
 }
 
 /// The outcome word of a verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VerdictKind {
     /// B is better than A by at least `min_effect`, significantly.
@@ -158,7 +158,7 @@ impl fmt::Display for VerdictKind {
 }
 
 /// Size and centre of one side of a comparison (after non-finite values are dropped).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SampleStats {
     /// Number of finite values.
     pub n: usize,
@@ -169,7 +169,7 @@ pub struct SampleStats {
 }
 
 /// Runs per side of a run-level verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunCounts {
     /// Runs of the baseline side that entered the comparison.
     pub a: usize,
@@ -178,7 +178,7 @@ pub struct RunCounts {
 }
 
 /// Where a run-level verdict's between-run noise estimate came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NoiseSource {
     /// The compared runs themselves (a side has ≥ 2 runs), pooled with the prior.
@@ -190,7 +190,7 @@ pub enum NoiseSource {
 }
 
 /// The between-run coefficient of variation a run-level verdict used.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BetweenRunCv {
     /// The estimate: the standard deviation of log run medians (≈ the CV of run medians).
     pub cv: f64,
@@ -202,7 +202,7 @@ pub struct BetweenRunCv {
 
 /// The one shape every two-sample comparison returns (DESIGN §2). See the module documentation for the
 /// method and the decision rule.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     /// Metric name as given.
     pub metric: String,
@@ -249,7 +249,7 @@ impl Verdict {
 }
 
 /// Parameters of [`compare`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct CompareOptions {
     /// Significance level of the Mann–Whitney test. Default 0.01: the false-positive rate of a change

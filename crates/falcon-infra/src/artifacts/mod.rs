@@ -36,7 +36,7 @@ pub enum PutMode {
 }
 
 /// What a put wrote.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ObjectInfo {
     /// Key inside the store.
     pub key: String,
@@ -51,7 +51,7 @@ pub struct ObjectInfo {
 }
 
 /// What the backend says about an object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ObjectMeta {
     /// Key inside the store.
     pub key: String,

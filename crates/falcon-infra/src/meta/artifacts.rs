@@ -32,7 +32,7 @@ pub struct NewArtifact {
 }
 
 /// An index row as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ArtifactRecord {
     /// Row id.
     pub id: i64,

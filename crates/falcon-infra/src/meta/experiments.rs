@@ -35,7 +35,7 @@ pub struct NewExperiment {
 }
 
 /// An experiment as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ExperimentRecord {
     /// Id.
     pub id: ExperimentId,
@@ -68,7 +68,7 @@ pub struct ExperimentRecord {
 }
 
 /// One entry of an experiment's audit log.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Transition {
     /// Status before (none for the first entry).
     pub from: Option<ExperimentStatus>,

@@ -34,7 +34,7 @@ pub struct NewGoal {
 }
 
 /// A goal as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct GoalRecord {
     /// Id.
     pub id: GoalId,
@@ -78,7 +78,7 @@ pub struct NewSession {
 }
 
 /// A session as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SessionRecord {
     /// Id.
     pub id: SessionId,

@@ -29,7 +29,7 @@ pub struct NewJob {
 }
 
 /// A job as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct JobRecord {
     /// Id.
     pub id: JobId,
@@ -85,7 +85,7 @@ pub struct JobChanges {
 }
 
 /// One entry of a job's status log.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct JobTransition {
     /// Before (none for the first entry).
     pub from: Option<JobStatus>,

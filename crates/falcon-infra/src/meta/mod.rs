@@ -54,7 +54,7 @@ pub fn column_limit(table: &str, column: &str) -> usize {
 }
 
 /// Which SQL engine a store runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DbBackend {
     /// SQLite (embedded).
@@ -121,7 +121,7 @@ impl Default for ConnectOptions {
 }
 
 /// Applied versus known schema migrations.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct MigrationStatus {
     /// Highest version applied to the database.
     pub applied: Option<i64>,

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 const MAX_REASON_CHARS: usize = 2000;
 
 /// One file a job wrote: the object it is stored as, or why it is not.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct JobOutput {
     /// The file's path relative to the job's output folder, as written (lossy UTF-8 for display).
     pub path: String,
@@ -28,7 +28,7 @@ pub struct JobOutput {
 }
 
 /// The object a job output is stored as.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct StoredOutput {
     /// Key in the artifact store.
     pub key: String,
@@ -39,7 +39,7 @@ pub struct StoredOutput {
 }
 
 /// A note about one of an experiment's files: something a reader skipped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ExperimentNote {
     /// What read the file (`metrics`).
     pub source: String,

@@ -8,7 +8,7 @@ use falcon_core::ids::ExperimentId;
 use serde::{Deserialize, Serialize};
 
 /// Statistics of one numeric metric of one experiment (warm-up excluded by the caller).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MetricSummary {
     /// Metric name (`step_time_s`).
     pub metric: String,
@@ -34,7 +34,7 @@ pub struct MetricSummary {
 
 /// The between-run noise of one config (config hash) for one metric, from the medians of its completed runs
 /// (each experiment is one run), kept so comparisons never re-read metrics artifacts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunNoise {
     /// The config hash the runs share.
     pub config_hash: String,
@@ -50,7 +50,7 @@ pub struct RunNoise {
 }
 
 /// The summary row of one analysis tool's result for an experiment.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AnalysisSummary {
     /// Tool (`overview`, `trace`, `accuracy`, …).
     pub tool: String,

@@ -11,7 +11,7 @@ use serde::Serialize;
 const TABLE: &str = "api_tokens";
 
 /// A token as stored (its hash stays here: it is not part of what is shown).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct TokenRecord {
     /// Unique name (who or what holds it).
     pub name: String,

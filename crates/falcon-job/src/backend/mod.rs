@@ -34,11 +34,11 @@ pub struct Submission<'a> {
 }
 
 /// A backend's handle on a submitted job (pid directory, Slurm job id, Kubernetes object name).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct BackendRef(pub String);
 
 /// What the backend says about a job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum BackendState {
     /// Accepted, not running. `unschedulable` marks a capacity stockout (pods unschedulable, Slurm pending on

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// One job folder and what [`JobManager::collect_job_dirs`] did with it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct JobDirCollection {
     /// The folder.
     pub path: PathBuf,

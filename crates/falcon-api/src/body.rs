@@ -18,10 +18,14 @@ pub async fn text(body: Body) -> ApiResult<String> {
     String::from_utf8(bytes.to_vec()).map_err(|e| ApiError::usage(format!("the body is not UTF-8: {e}")))
 }
 
-/// The body as a JSON object of type `T` (an empty body is `{}`).
+/// The body as a JSON object of type `T` (an empty body is `{}`; an array or a scalar is refused, though
+/// serde would read an array as a struct's fields in order).
 pub async fn json<T: DeserializeOwned>(body: Body) -> ApiResult<T> {
     let text = text(body).await?;
     let text = if text.trim().is_empty() { "{}" } else { &text };
-    serde_json::from_str(text)
-        .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", format!("the body: {e}")))
+    let invalid = |m: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", m);
+    if !text.trim_start().starts_with('{') {
+        return Err(invalid("the body must be a JSON object".into()));
+    }
+    serde_json::from_str(text).map_err(|e| invalid(format!("the body: {e}")))
 }

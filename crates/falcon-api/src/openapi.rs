@@ -4,6 +4,7 @@
 //! come from too. Schemas are JSON Schema 2020-12 (OpenAPI 3.1's dialect), written for what the server sends
 //! (serialization); every number may also be `null`, since a non-finite float is written as `null`.
 
+use crate::routes::bodies::{ClaimBody, CloseBody, NewGoalBody, SessionBody};
 use falcon_app::experiments::{
     AnalysisSummary, ArtifactRecord, Change, ExperimentDetail, ExperimentItem, MemoryVerdict, RunComparison,
 };
@@ -56,58 +57,6 @@ pub struct Health {
     pub status: String,
 }
 
-/// The body of `POST /api/v1/goals`.
-#[derive(serde::Deserialize, JsonSchema)]
-#[allow(dead_code, reason = "the schema of the request; the handler reads the same fields")]
-pub struct NewGoalRequest {
-    pub title: String,
-    /// `mfu`, `step_time_s`, `tokens_per_s`, …
-    pub metric: String,
-    /// `maximize` or `minimize` (default: the metric's standard direction).
-    pub direction: Option<String>,
-    pub target: Option<f64>,
-    /// The baseline experiment (`e-N`).
-    pub baseline: Option<String>,
-    pub priority: Option<i64>,
-    pub workload: Option<String>,
-    pub hardware: Option<String>,
-}
-
-/// The body of `POST /api/v1/goals/claim`.
-#[derive(serde::Deserialize, JsonSchema)]
-#[allow(dead_code, reason = "the schema of the request")]
-pub struct ClaimRequest {
-    /// A goal (`g-N`); without it, the next open goal of highest priority.
-    pub id: Option<String>,
-    /// Who claims (default: the token's name).
-    pub owner: Option<String>,
-    /// The lease, in seconds (default 3600).
-    pub lease_s: Option<u64>,
-}
-
-/// The body of `POST /api/v1/goals/{id}/release|achieve|abandon`.
-#[derive(serde::Deserialize, JsonSchema)]
-#[allow(dead_code, reason = "the schema of the request")]
-pub struct CloseRequest {
-    /// Why (kept in the goal's history).
-    pub reason: Option<String>,
-    /// Who (default: the token's name).
-    pub owner: Option<String>,
-}
-
-/// The JSON body of `POST /api/v1/sessions` (a YAML body is the sweep itself).
-#[derive(serde::Deserialize, JsonSchema)]
-#[allow(dead_code, reason = "the schema of the request")]
-pub struct SessionRequestBody {
-    /// The sweep: its YAML/JSON text or the object (`base` inline or `base: e-N`, `sweep`, `name_template`,
-    /// `repeats`).
-    pub sweep: Value,
-    pub name: Option<String>,
-    /// The goal its experiments serve (`g-N`).
-    pub goal: Option<String>,
-    pub repeats: Option<usize>,
-}
-
 /// A response: its status, what it means, and its bodies by content type.
 type Answer = (u16, &'static str, Vec<(&'static str, Value)>);
 
@@ -117,10 +66,10 @@ struct Op {
     summary: &'static str,
     /// `read` or `write`; `None`: no token needed.
     scope: Option<&'static str>,
-    /// (name, in, required, type, description)
-    params: Vec<(&'static str, &'static str, bool, &'static str, &'static str)>,
-    /// (content types, schema)
-    body: Option<(Vec<&'static str>, Value)>,
+    /// (name, in, required, schema, description)
+    params: Vec<(&'static str, &'static str, bool, Value, &'static str)>,
+    /// (content types, schema, required)
+    body: Option<(Vec<&'static str>, Value, bool)>,
     /// (status, description, [(content type, schema)])
     ok: Vec<Answer>,
 }
@@ -140,17 +89,27 @@ impl Op {
         name: &'static str,
         place: &'static str,
         required: bool,
-        ty: &'static str,
+        schema: Value,
         doc: &'static str,
     ) -> Op {
-        self.params.push((name, place, required, ty, doc));
+        self.params.push((name, place, required, schema, doc));
         self
     }
-    fn id(self, name: &'static str, doc: &'static str) -> Op {
-        self.param(name, "path", true, "string", doc)
+    /// An optional query parameter.
+    fn query(self, name: &'static str, schema: Value, doc: &'static str) -> Op {
+        self.param(name, "query", false, schema, doc)
+    }
+    /// A path segment that is an id `{prefix}N`.
+    fn id(self, name: &'static str, prefix: &str, doc: &'static str) -> Op {
+        self.param(name, "path", true, id_schema(prefix), doc)
     }
     fn body(mut self, types: Vec<&'static str>, schema: Value) -> Op {
-        self.body = Some((types, schema));
+        self.body = Some((types, schema, true));
+        self
+    }
+    /// A JSON body that may be left out (an empty body is `{}`).
+    fn optional_body(mut self, schema: Value) -> Op {
+        self.body = Some((vec!["application/json"], schema, false));
         self
     }
     fn json(mut self, status: u16, doc: &'static str, schema: Value) -> Op {
@@ -163,42 +122,83 @@ impl Op {
     }
 }
 
+/// An id as the API takes it: `e-N`, `g-N`, `s-N`.
+fn id_schema(prefix: &str) -> Value {
+    json!({ "type": "string", "pattern": format!("^{prefix}[0-9]{{1,18}}$") })
+}
+
+/// An artifact path as `check_path` takes it: segments of no control character, `/` or backslash, none empty, `.`
+/// or `..`.
+fn artifact_path() -> Value {
+    let c = r"[^/\\\u0000-\u001f\u007f-\u009f]";
+    let d = r"[^/\\\u0000-\u001f\u007f-\u009f.]";
+    let segment = format!(r"({c}*{d}{c}*|\.{{3,}})");
+    matching(&format!("^{segment}(/{segment})*$"))
+}
+
+/// One of `values`.
+fn one_of(values: &[&str]) -> Value {
+    json!({ "type": "string", "enum": values })
+}
+
+/// An integer from `min` to `max`.
+fn int(min: u64, max: u64) -> Value {
+    json!({ "type": "integer", "minimum": min, "maximum": max })
+}
+
+/// A string matching `pattern`.
+fn matching(pattern: &str) -> Value {
+    json!({ "type": "string", "pattern": pattern })
+}
+
 fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
-    let page = |q: Op| {
-        q.param("cursor", "query", false, "string", "the next_cursor of the previous page").param(
+    // Request bodies are described as they are read (fields with defaults optional), inline.
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.inline_subschemas = true;
+    settings.meta_schema = None;
+    settings.contract = Contract::Deserialize;
+    let mut reads = settings.into_generator();
+    let mut request = |f: fn(&mut SchemaGenerator) -> schemars::Schema| f(&mut reads).to_value();
+    let page = |q: Op, cursor: &str| {
+        q.query("cursor", matching(cursor), "the next_cursor of the previous page").query(
             "limit",
-            "query",
-            false,
-            "integer",
-            "page size, 0 to 1000",
+            int(0, 1000),
+            "page size, 0 to 1000 (default 50)",
         )
     };
+    let offsets = "^o[0-9]{1,18}$";
     let text = json!({ "type": "string" });
     let binary = json!({ "type": "string", "contentEncoding": "binary" });
     let exp_id = "an experiment id, e-N";
+    let runs = matching("^(e-[0-9]{1,18}(,e-[0-9]{1,18})*|s-[0-9]{1,18}|config:[0-9a-f]{6,64})$");
+    let report_format = one_of(&["json", "md", "html"]);
     vec![
-        page(op("get", "/api/v1/experiments", "Experiments, newest first (filters combine)"))
-            .param("status", "query", false, "string", "PENDING, PROVISIONING, RUNNING, COMPLETED, FAILED, CANCELLED")
-            .param("goal", "query", false, "string", "g-N")
-            .param("session", "query", false, "string", "s-N")
-            .param("scenario", "query", false, "string", "algorithm, benchmark, accuracy, profiling, kernel_bench")
-            .param("label", "query", false, "string", "KEY=VALUE; repeatable, all must match")
-            .param("since", "query", false, "string", "created within this duration: 90s, 2h, 7d")
-            .param("name", "query", false, "string", "the experiments' name")
-            .param("with_metrics", "query", false, "boolean", "each item with its metric summaries")
+        page(op("get", "/api/v1/experiments", "Experiments, newest first (filters combine)"), "^e-[0-9]{1,18}$")
+            .query(
+                "status",
+                one_of(&["PENDING", "PROVISIONING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]),
+                "one status",
+            )
+            .query("goal", id_schema("g-"), "g-N")
+            .query("session", id_schema("s-"), "s-N")
+            .query("scenario", one_of(&["algorithm", "benchmark", "accuracy", "profiling", "kernel_bench"]), "one scenario")
+            .query("label", matching("^[^=]+=.*$"), "KEY=VALUE; repeatable, all must match")
+            .query("since", matching("^[1-9][0-9]{0,8}[dhms]$"), "created within this duration: 90s, 2h, 7d")
+            .query("name", text.clone(), "the experiments' name")
+            .query("with_metrics", json!({ "type": "boolean" }), "each item with its metric summaries")
             .json(200, "a page of experiments", g.subschema_for::<Page<ExperimentItem>>().to_value()),
         op("post", "/api/v1/experiments", "Submit an experiment spec (YAML or JSON); a worker runs it")
-            .body(vec!["application/yaml", "application/json"], g.subschema_for::<ExperimentSpec>().to_value())
+            .body(vec!["application/yaml", "application/json"], request(|g| g.root_schema_for::<ExperimentSpec>()))
             .json(201, "the experiment", g.subschema_for::<ExperimentDetail>().to_value()),
         op("get", "/api/v1/experiments/{id}", "One experiment: record, history, artifacts, metrics, analyses, memory")
-            .id("id", exp_id)
+            .id("id", "e-", exp_id)
             .json(200, "the experiment", g.subschema_for::<ExperimentDetail>().to_value()),
         op("post", "/api/v1/experiments/{id}/cancel", "Ask for an experiment to be cancelled")
-            .id("id", exp_id)
+            .id("id", "e-", exp_id)
             .json(200, "the experiment after the request", g.subschema_for::<ExperimentDetail>().to_value()),
         op("get", "/api/v1/experiments/{id}/logs", "Its logs; with Accept: text/event-stream, followed until it ends")
-            .id("id", exp_id)
-            .param("tail", "query", false, "integer", "the last N lines of each log")
+            .id("id", "e-", exp_id)
+            .query("tail", int(0, 1_000_000_000), "the last N lines of each log")
             .content(
                 200,
                 "{source: text}, or Server-Sent Events `log` {experiment, source, text} then `end` {experiment, status}",
@@ -207,57 +207,68 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
                     ("text/event-stream", text.clone()),
                 ],
             ),
-        page(op("get", "/api/v1/experiments/{id}/artifacts", "Its indexed artifacts"))
-            .id("id", exp_id)
+        page(op("get", "/api/v1/experiments/{id}/artifacts", "Its indexed artifacts"), offsets)
+            .id("id", "e-", exp_id)
             .json(200, "a page of artifacts", g.subschema_for::<Page<ArtifactRecord>>().to_value()),
         op("get", "/api/v1/experiments/{id}/artifacts/{path}", "One artifact's bytes, streamed; Range: bytes=a-b")
-            .id("id", exp_id)
-            .id("path", "its path inside the experiment (no `..`)")
-            .param("Range", "header", false, "string", "one range: bytes=a-b, bytes=a-, bytes=-n")
+            .id("id", "e-", exp_id)
+            .param("path", "path", true, artifact_path(), "its path inside the experiment (no `..`, `.` or empty segments)")
+            .param(
+                "Range",
+                "header",
+                false,
+                matching("^bytes=([0-9]{1,18}-[0-9]{0,18}|-[0-9]{1,18})$"),
+                "one range: bytes=a-b, bytes=a-, bytes=-n",
+            )
             .content(200, "the object", vec![("application/octet-stream", binary.clone())])
-            .content(206, "the range asked for", vec![("application/octet-stream", binary)]),
+            .content(206, "the range asked for", vec![("application/octet-stream", binary)])
+            .json(416, "a range past the end", g.subschema_for::<ErrorBody>().to_value()),
         op("get", "/api/v1/experiments/{a}/diff/{b}", "The config diff A → B")
-            .id("a", exp_id)
-            .id("b", exp_id)
+            .id("a", "e-", exp_id)
+            .id("b", "e-", exp_id)
             .json(200, "the changes", g.subschema_for::<DiffBody>().to_value()),
         op("get", "/api/v1/experiments/{a}/compare/{b}", "The run-level verdict on a metric, A the baseline")
-            .id("a", "runs: e-1, e-1,e-2, s-3 or config:<hash prefix>")
-            .id("b", "runs, as A")
-            .param("metric", "query", false, "string", "default step_time_s")
-            .param("direction", "query", false, "string", "maximize or minimize, for a metric without a standard one")
-            .param("warmup", "query", false, "integer", "steps dropped from each run's start")
+            .param("a", "path", true, runs.clone(), "runs: e-1, e-1,e-2, s-3 or config:<hash prefix>")
+            .param("b", "path", true, runs, "runs, as A")
+            .query("metric", matching("^[A-Za-z0-9_.:/-]{1,128}$"), "default step_time_s")
+            .query(
+                "direction",
+                one_of(&["maximize", "minimize"]),
+                "for a metric without a standard direction",
+            )
+            .query("warmup", int(0, 1_000_000_000), "steps dropped from each run's start")
             .json(200, "the verdict (a regression is a 200 too)", g.subschema_for::<RunComparison>().to_value()),
-        page(op("get", "/api/v1/goals", "Goals, highest priority first"))
-            .param("status", "query", false, "string", "OPEN, CLAIMED, ACHIEVED, ABANDONED")
+        page(op("get", "/api/v1/goals", "Goals, highest priority first"), offsets)
+            .query("status", one_of(&["OPEN", "CLAIMED", "ACHIEVED", "ABANDONED"]), "one status")
             .json(200, "a page of goals", g.subschema_for::<Page<GoalView>>().to_value()),
         op("post", "/api/v1/goals", "Create a goal")
-            .body(vec!["application/json"], g.subschema_for::<NewGoalRequest>().to_value())
+            .body(vec!["application/json"], request(|g| g.root_schema_for::<NewGoalBody>()))
             .json(201, "the goal", g.subschema_for::<GoalView>().to_value()),
         op("post", "/api/v1/goals/claim", "Claim a goal (or the next open one) with a lease")
-            .body(vec!["application/json"], g.subschema_for::<ClaimRequest>().to_value())
+            .optional_body(request(|g| g.root_schema_for::<ClaimBody>()))
             .json(200, "the claimed goal", g.subschema_for::<GoalView>().to_value()),
         op("get", "/api/v1/goals/{id}", "One goal")
-            .id("id", "g-N")
+            .id("id", "g-", "g-N")
             .json(200, "the goal", g.subschema_for::<GoalView>().to_value()),
         op("post", "/api/v1/goals/{id}/release", "Give a claimed goal back (another owner's: admin)")
-            .id("id", "g-N")
-            .body(vec!["application/json"], g.subschema_for::<CloseRequest>().to_value())
+            .id("id", "g-", "g-N")
+            .optional_body(request(|g| g.root_schema_for::<CloseBody>()))
             .json(200, "the goal", g.subschema_for::<GoalView>().to_value()),
         op("post", "/api/v1/goals/{id}/achieve", "Mark a goal achieved (another owner's: admin)")
-            .id("id", "g-N")
-            .body(vec!["application/json"], g.subschema_for::<CloseRequest>().to_value())
+            .id("id", "g-", "g-N")
+            .optional_body(request(|g| g.root_schema_for::<CloseBody>()))
             .json(200, "the goal", g.subschema_for::<GoalView>().to_value()),
         op("post", "/api/v1/goals/{id}/abandon", "Give a goal up (another owner's: admin)")
-            .id("id", "g-N")
-            .body(vec!["application/json"], g.subschema_for::<CloseRequest>().to_value())
+            .id("id", "g-", "g-N")
+            .optional_body(request(|g| g.root_schema_for::<CloseBody>()))
             .json(200, "the goal", g.subschema_for::<GoalView>().to_value()),
         op("get", "/api/v1/goals/{id}/compare", "The goal's experiments ranked against its baseline")
-            .id("id", "g-N")
+            .id("id", "g-", "g-N")
             .json(200, "the ranking", g.subschema_for::<GoalComparison>().to_value()),
         op("get", "/api/v1/goals/{id}/report", "The goal report")
-            .id("id", "g-N")
-            .param("format", "query", false, "string", "json (default), md or html")
-            .param("top", "query", false, "integer", "rows per ranked table")
+            .id("id", "g-", "g-N")
+            .query("format", report_format.clone(), "json (default), md or html")
+            .query("top", int(1, 1000), "rows per ranked table")
             .content(
                 200,
                 "the report",
@@ -268,29 +279,33 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
                 ],
             ),
         op("post", "/api/v1/sessions", "Submit a sweep (base inline or base: e-N; a server path is refused)")
-            .param("name", "query", false, "string", "the session's name (YAML body)")
-            .param("goal", "query", false, "string", "g-N (YAML body)")
-            .param("repeats", "query", false, "integer", "runs per point (YAML body)")
-            .body(vec!["application/json", "application/yaml"], g.subschema_for::<SessionRequestBody>().to_value())
+            .query("name", matching(r"\S"), "the session's name (YAML body)")
+            .query("goal", id_schema("g-"), "g-N (YAML body)")
+            .query("repeats", int(1, 100), "runs per point (YAML body)")
+            .body(vec!["application/json", "application/yaml"], request(|g| g.root_schema_for::<SessionBody>()))
             .json(201, "the session", g.subschema_for::<SessionDetail>().to_value()),
         op("get", "/api/v1/sessions/{id}", "One session with its experiments and metrics")
-            .id("id", "s-N")
+            .id("id", "s-", "s-N")
             .json(200, "the session", g.subschema_for::<SessionDetail>().to_value()),
-        page(op("get", "/api/v1/pools", "The configured pools and their load"))
+        page(op("get", "/api/v1/pools", "The configured pools and their load"), offsets)
             .json(200, "a page of pools", g.subschema_for::<Page<PoolUsage>>().to_value()),
         op("get", "/api/v1/profiles/{exp}", "The stored analysis; with ?tool=, those profile tools computed")
-            .id("exp", exp_id)
-            .param("tool", "query", false, "string", "overview, ops, hlo, roofline, memory, kernels, steps, all (comma-separated)")
+            .id("exp", "e-", exp_id)
+            .query(
+                "tool",
+                matching("^(overview|ops|hlo|roofline|memory|kernels|steps|all)(,(overview|ops|hlo|roofline|memory|kernels|steps|all))*$"),
+                "overview, ops, hlo, roofline, memory, kernels, steps, all (comma-separated)",
+            )
             .json(
                 200,
                 "the stored analysis, or the report of the tools",
                 json!({ "oneOf": [g.subschema_for::<StoredAnalysis>().to_value(), g.subschema_for::<ProfileReport>().to_value()] }),
             ),
         op("get", "/api/v1/profiles/{a}/compare/{b}", "The A/B profile comparison (A the baseline)")
-            .id("a", exp_id)
-            .id("b", exp_id)
-            .param("format", "query", false, "string", "json (default), md or html")
-            .param("top", "query", false, "integer", "rows per ranked table")
+            .id("a", "e-", exp_id)
+            .id("b", "e-", exp_id)
+            .query("format", report_format, "json (default), md or html")
+            .query("top", int(1, 1000), "rows per ranked table")
             .content(
                 200,
                 "the comparison (with config_diff)",
@@ -301,7 +316,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
                 ],
             ),
         op("get", "/api/v1/traces/{exp}", "Where each step's time goes")
-            .id("exp", exp_id)
+            .id("exp", "e-", exp_id)
             .json(200, "the trace analysis", g.subschema_for::<TraceRun>().to_value()),
         op("get", "/healthz", "The process answers").json(200, "up", g.subschema_for::<Health>().to_value()),
         op("get", "/readyz", "The database and the artifact store answer")
@@ -374,8 +389,8 @@ pub fn document() -> Value {
         let params: Vec<Value> = o
             .params
             .iter()
-            .map(|(name, place, required, ty, doc)| {
-                json!({ "name": name, "in": place, "required": required, "description": doc, "schema": { "type": ty } })
+            .map(|(name, place, required, schema, doc)| {
+                json!({ "name": name, "in": place, "required": required, "description": doc, "schema": schema })
             })
             .collect();
         let mut operation = json!({
@@ -384,10 +399,10 @@ pub fn document() -> Value {
             "parameters": params,
             "responses": responses,
         });
-        if let Some((types, schema)) = &o.body {
+        if let Some((types, schema, required)) = &o.body {
             let content: Map<String, Value> =
                 types.iter().map(|t| (t.to_string(), json!({ "schema": schema }))).collect();
-            operation["requestBody"] = json!({ "required": true, "content": content });
+            operation["requestBody"] = json!({ "required": required, "content": content });
         }
         operation["security"] = match o.scope {
             Some(scope) => json!([{ "bearer": [scope] }, {}]),

@@ -1,4 +1,5 @@
-//! What every request passes before a handler runs, in this order:
+//! What every request to a route passes before its handler runs, in this order (a path with no route is a 404
+//! and a method the route lacks a 405, before any of it):
 //!
 //! 1. **Access log**: one line on stderr per request — method, path (never the query or a header, so never a
 //!    token), status, duration.
@@ -7,9 +8,10 @@
 //!    cannot reach a local server through DNS rebinding. Health checks are exempt.
 //! 3. **Origin**: when a request carries one (browsers always do on cross-site writes; curl and SDKs do not), it
 //!    must be this server's own (`http(s)://` + an allowed host), else 403. No CORS headers are ever sent.
-//! 4. **Content type**: a request with a body (POST) must say JSON or YAML (`application/json`,
-//!    `application/yaml`, `application/x-yaml`, `text/yaml`), else 415 — a form or `text/plain` post, which a
-//!    page may send cross-site without asking, never reaches a handler.
+//! 4. **Content type**: a request with a body or a content type (POST) must say JSON or YAML
+//!    (`application/json`, `application/yaml`, `application/x-yaml`, `text/yaml`), else 415 — a form or
+//!    `text/plain` post, which a page may send cross-site without asking, never reaches a handler. An empty
+//!    POST with no content type (a cancel) passes: a form always sends one.
 //! 5. **Token**: with no live token defined and a loopback bind, the API is open (one person on their machine);
 //!    otherwise every route but `/healthz` and `/readyz` needs `Authorization: Bearer <token>`: 401 without one
 //!    or with an unknown or revoked one, 403 when its scope is too small (GET needs `read`, POST `write`;
@@ -64,6 +66,8 @@ pub async fn guard(Extract(state): Extract<Arc<State>>, mut req: Request, next: 
 struct Seen {
     path: String,
     writes: bool,
+    /// POST, PUT or PATCH with a body (or a content type): the body must be JSON or YAML.
+    sends_body: bool,
     host: Option<String>,
     origin: Option<String>,
     content_type: String,
@@ -76,6 +80,12 @@ impl Seen {
         Seen {
             path: req.uri().path().to_string(),
             writes: req.method() != Method::GET && req.method() != Method::HEAD,
+            // A request with a body must say it is JSON or YAML (an HTML form cannot); an empty one, such as a
+            // cancel, need not say anything — a form always sends a content type.
+            sends_body: [Method::POST, Method::PUT, Method::PATCH].contains(req.method())
+                && (req.headers().contains_key(header::CONTENT_TYPE)
+                    || req.headers().contains_key(header::TRANSFER_ENCODING)
+                    || req.headers().get(header::CONTENT_LENGTH).is_some_and(|v| v.as_bytes() != b"0")),
             host: h(header::HOST).map(|v| v.to_ascii_lowercase()),
             origin: h(header::ORIGIN).map(|v| v.to_ascii_lowercase()),
             content_type: h(header::CONTENT_TYPE).unwrap_or_default(),
@@ -103,7 +113,7 @@ async fn check(state: &State, seen: Seen) -> Result<Option<Principal>, ApiError>
         }
     }
     let writes = seen.writes;
-    if writes {
+    if seen.sends_body {
         let kind = seen.content_type.as_str();
         let essence = kind.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
         let allowed = ["application/json", "application/yaml", "application/x-yaml", "text/yaml"];

@@ -18,14 +18,16 @@ const OFFSET_PREFIX: &str = "o";
 
 impl<T> Page<T> {
     /// A page of `limit` rows of a list held whole, from the offset `cursor` encodes (the start without one).
+    /// An offset past the end (the list shrank since) is an empty last page.
     pub fn of_all(all: Vec<T>, cursor: Option<&str>, limit: usize) -> Result<Page<T>> {
         let start = match cursor {
             None => 0,
             Some(c) => c
                 .strip_prefix(OFFSET_PREFIX)
+                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
                 .and_then(|n| n.parse::<usize>().ok())
-                .filter(|n| *n <= all.len())
-                .ok_or_else(|| bad_cursor(c))?,
+                .ok_or_else(|| bad_cursor(c))?
+                .min(all.len()),
         };
         let end = start.saturating_add(limit).min(all.len());
         let next_cursor = (end < all.len() && limit > 0).then(|| format!("{OFFSET_PREFIX}{end}"));
@@ -60,7 +62,9 @@ mod tests {
         assert_eq!(seen, all);
         assert_eq!(Page::of_all(all.clone(), None, 0).unwrap(), Page { items: vec![], next_cursor: None });
         assert_eq!(Page::of_all(all.clone(), None, 7).unwrap().next_cursor, None);
-        assert!(Page::of_all(all.clone(), Some("o99"), 3).is_err());
-        assert!(Page::of_all(all, Some("nonsense"), 3).is_err());
+        // A list that shrank under a cursor: an empty last page, not an error.
+        assert_eq!(Page::of_all(all.clone(), Some("o99"), 3).unwrap(), Page { items: vec![], next_cursor: None });
+        assert!(Page::of_all(all.clone(), Some("nonsense"), 3).is_err());
+        assert!(Page::of_all(all, Some("o+1"), 3).is_err());
     }
 }

@@ -378,10 +378,30 @@ async fn pages_elsewhere_cannot_drive_the_server_and_odd_input_is_refused() {
             assert!(status < 500, "{method} {concrete}: {status} {text}");
             if status == 404 {
                 let e: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-                assert_eq!(e["error"]["code"], "not_found", "{method} {concrete} is routed: {text}");
+                assert_eq!(e["error"]["code"], "not_found", "{method} {concrete}: {text}");
+                let message = e["error"]["message"].as_str().unwrap_or("");
+                assert!(!message.starts_with("no route"), "{method} {concrete} is routed: {text}");
             }
         }
     }
+    // What is not routed answers with the error body too: 404 for a path, 405 (with Allow) for a method.
+    let (s, e) = get_json(&c, &server.url("/api/v2/nothing")).await;
+    assert_eq!((s, e["error"]["code"].as_str()), (404, Some("not_found")));
+    for method in ["PUT", "DELETE", "PATCH", "TRACE"] {
+        let r = c.request(method.parse().unwrap(), server.url("/api/v1/experiments")).send().await.unwrap();
+        assert_eq!(r.status(), 405, "{method}");
+        assert!(r.headers().get("allow").is_some(), "{method}");
+        let e: Value = r.json().await.unwrap();
+        assert_eq!(e["error"]["code"], "method_not_allowed", "{method}");
+    }
+    // An empty POST needs no content type (a form always sends one); a body without one is refused.
+    let r = c.post(server.url("/api/v1/experiments/e-999/cancel")).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    let r = c.post(server.url("/api/v1/experiments/e-999/cancel")).body("x").send().await.unwrap();
+    assert_eq!(r.status(), 415);
+    // JSON bodies are objects: an array is not read as the fields in order.
+    let (s, e) = post(&c, &server.url("/api/v1/goals/claim"), "application/json", "[null, null]".into()).await;
+    assert_eq!((s, e["error"]["code"].as_str()), (422, Some("invalid")), "{e:#}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

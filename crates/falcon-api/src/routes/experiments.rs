@@ -1,7 +1,7 @@
 //! `/api/v1/experiments`: list, submit, show, cancel, logs (JSON, or followed as Server-Sent Events), artifacts
 //! (listed, and each streamed with `Range`), diff, compare. Bodies are the CLI's `--json` objects.
 
-use super::{experiment_id, page_limit, query_pairs};
+use super::{count, experiment_id, flag, page_limit, query_pairs};
 use crate::body;
 use crate::error::{ApiError, ApiResult};
 use crate::state::State;
@@ -37,20 +37,29 @@ async fn list(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> A
     for (key, value) in query_pairs(raw.as_deref())? {
         match key.as_str() {
             "status" => query.status = Some(value),
-            "goal" => query.goal = Some(value),
-            "session" => query.session = Some(value),
+            "goal" => query.goal = Some(id_param("goal", value, "g-")?),
+            "session" => query.session = Some(id_param("session", value, "s-")?),
             "scenario" => query.scenario = Some(value),
             "label" => query.labels.push(value),
             "since" => query.since = Some(value),
             "name" => query.name = Some(value),
             "limit" => query.limit = page_limit(&value)? as u32,
-            "cursor" => cursor = Some(value),
-            "with_metrics" => query.with_metrics = value == "true" || value == "1",
+            "cursor" => cursor = Some(id_param("cursor", value, "e-")?),
+            "with_metrics" => query.with_metrics = flag("with_metrics", &value)?,
             other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
         }
     }
     let page = state.app.list_experiments(&query, cursor.as_deref()).await?;
     Ok(Json(page).into_response())
+}
+
+/// A query parameter that must be an id `{prefix}N`.
+fn id_param(name: &str, value: String, prefix: &str) -> ApiResult<String> {
+    if super::bodies::is_id(&value, prefix) {
+        Ok(value)
+    } else {
+        Err(ApiError::usage(format!("{name}={value}: an id {prefix}N")))
+    }
 }
 
 /// `POST /api/v1/experiments`: a spec, YAML or JSON; 201 with the experiment.
@@ -87,9 +96,7 @@ async fn logs(
     let mut tail = None;
     for (key, value) in query_pairs(raw.as_deref())? {
         match key.as_str() {
-            "tail" => {
-                tail = Some(value.parse::<usize>().map_err(|_| ApiError::usage(format!("tail={value}: a count")))?)
-            }
+            "tail" => tail = Some(count("tail", &value, 0, 1_000_000_000)?),
             other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
         }
     }
@@ -280,14 +287,12 @@ async fn compare(
     let mut request = CompareRequest { a, b, metric: "step_time_s".into(), direction: None, warmup: None };
     for (key, value) in query_pairs(raw.as_deref())? {
         match key.as_str() {
-            "metric" => request.metric = value,
+            "metric" if super::bodies::is_metric(&value) => request.metric = value,
+            "metric" => return Err(ApiError::usage(format!("metric={value}: 1 to 128 letters, digits or `_.:/-`"))),
             "direction" => {
                 request.direction = Some(value.parse().map_err(|e| ApiError::usage(format!("direction={value}: {e}")))?)
             }
-            "warmup" => {
-                request.warmup =
-                    Some(value.parse().map_err(|_| ApiError::usage(format!("warmup={value}: a count of steps")))?)
-            }
+            "warmup" => request.warmup = Some(count("warmup", &value, 0, 1_000_000_000)?),
             other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
         }
     }

@@ -2,6 +2,7 @@
 //! (submit a sweep, show) and `/api/v1/pools`. The owner of a claim defaults to the token's name; closing a goal
 //! someone else holds needs an `admin` token.
 
+use super::bodies::{ClaimBody, CloseBody, NewGoalBody, SessionBody};
 use super::{page_limit, query_pairs};
 use crate::body;
 use crate::error::{ApiError, ApiResult};
@@ -16,7 +17,6 @@ use falcon_app::goals::{parse_goal_id, parse_session_id, GoalRequest, GoalView, 
 use falcon_app::tokens::Principal;
 use falcon_core::auth::Scope;
 use falcon_core::status::GoalStatus;
-use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -65,23 +65,9 @@ async fn list(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> A
     Ok(Json(state.app.list_goals(status.as_deref(), cursor.as_deref(), limit).await?).into_response())
 }
 
-/// The body of `POST /api/v1/goals`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NewGoalBody {
-    title: String,
-    metric: String,
-    direction: Option<String>,
-    target: Option<f64>,
-    baseline: Option<String>,
-    #[serde(default)]
-    priority: i64,
-    workload: Option<String>,
-    hardware: Option<String>,
-}
-
 async fn create(Extract(state): Extract<Arc<State>>, body: Body) -> ApiResult<Response> {
     let b: NewGoalBody = body::json(body).await?;
+    b.check()?;
     let req = GoalRequest {
         title: b.title,
         metric: b.metric,
@@ -100,39 +86,22 @@ async fn show(Extract(state): Extract<Arc<State>>, Path(id): Path<String>) -> Ap
     Ok(Json(GoalView::from(state.app.goal(parse_goal_id(&id)?).await?)).into_response())
 }
 
-/// The body of `POST /api/v1/goals/claim`: a goal, or the next open one; the owner (default: the token's
-/// name) and the lease (default 3600 s).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ClaimBody {
-    id: Option<String>,
-    owner: Option<String>,
-    lease_s: Option<u64>,
-}
-
 async fn claim(
     Extract(state): Extract<Arc<State>>,
     Extension(principal): Extension<Principal>,
     body: Body,
 ) -> ApiResult<Response> {
     let b: ClaimBody = body::json(body).await?;
+    b.check()?;
     let id = b.id.as_deref().map(parse_goal_id).transpose()?;
     let owner = b.owner.unwrap_or(principal.name);
     let lease = Duration::from_secs(b.lease_s.unwrap_or(3600).clamp(1, 7 * 86400));
     Ok(Json(GoalView::from(state.app.claim_goal(id, &owner, lease).await?)).into_response())
 }
 
-/// The body of a close: why (recorded in the goal's history), and who (default: the token's name).
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CloseBody {
-    #[serde(default)]
-    reason: String,
-    owner: Option<String>,
-}
-
 async fn close(state: &State, principal: Principal, id: &str, to: GoalStatus, body: Body) -> ApiResult<Response> {
     let b: CloseBody = body::json(body).await?;
+    b.check()?;
     let id = parse_goal_id(id)?;
     let goal = state.app.goal(id).await?;
     let actor = b.owner.unwrap_or_else(|| principal.name.clone());
@@ -194,7 +163,7 @@ async fn report(
     for (key, value) in query_pairs(raw.as_deref())? {
         match key.as_str() {
             "format" => format = value,
-            "top" => top = value.parse().map_err(|_| ApiError::usage(format!("top={value}: a count")))?,
+            "top" => top = super::count("top", &value, 1, 1000)?,
             other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
         }
     }
@@ -215,17 +184,6 @@ pub fn text(body: String, content_type: &'static str) -> Response {
     response
 }
 
-/// The JSON body of `POST /api/v1/sessions`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SessionBody {
-    /// The sweep: its text (YAML or JSON) or the object.
-    sweep: serde_json::Value,
-    name: Option<String>,
-    goal: Option<String>,
-    repeats: Option<usize>,
-}
-
 /// `POST /api/v1/sessions`: a sweep as the body (YAML, or JSON `{sweep, name?, goal?, repeats?}`); its base is
 /// inline or `base: e-N` — a server-side path is refused. 201 with the session.
 async fn submit_session(
@@ -240,7 +198,10 @@ async fn submit_session(
         match key.as_str() {
             "name" => name = Some(value),
             "goal" => goal = Some(value),
-            "repeats" => repeats = Some(value.parse().map_err(|_| ApiError::usage(format!("repeats={value}")))?),
+            "repeats" => match value.parse::<u64>() {
+                Ok(n @ 1..=100) => repeats = Some(n),
+                _ => return Err(ApiError::usage(format!("repeats={value}: runs per point, 1 to 100"))),
+            },
             other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
         }
     }
@@ -248,6 +209,7 @@ async fn submit_session(
         body::text(body).await?
     } else {
         let b: SessionBody = body::json(body).await?;
+        b.check()?;
         name = b.name.or(name);
         goal = b.goal.or(goal);
         repeats = b.repeats.or(repeats);
@@ -265,7 +227,7 @@ async fn submit_session(
         goal,
         wait: false,
         timeout: None,
-        repeats,
+        repeats: repeats.map(|n| n as usize),
     };
     let refuse = |base: &str| {
         Err(format!(

@@ -1,6 +1,7 @@
 //! The routes, one module per noun: `experiments`, `goals` (with sessions and pools), `profiles` (and traces),
 //! `health` (health, readiness, the OpenAPI document). Shared here: parsing ids and query strings.
 
+pub mod bodies;
 pub mod experiments;
 pub mod goals;
 pub mod health;
@@ -8,13 +9,30 @@ pub mod profiles;
 
 use crate::error::{ApiError, ApiResult};
 use crate::state::State;
+use axum::http::{Method, StatusCode};
 use axum::Router;
 use falcon_core::ids::ExperimentId;
 use std::sync::Arc;
 
-/// Every route.
+/// Every route; a path no route has is a 404 and a method a path does not take a 405, both with the error body.
 pub fn router() -> Router<Arc<State>> {
-    Router::new().merge(experiments::router()).merge(goals::router()).merge(profiles::router()).merge(health::router())
+    Router::new()
+        .merge(experiments::router())
+        .merge(goals::router())
+        .merge(profiles::router())
+        .merge(health::router())
+        .fallback(|uri: axum::http::Uri| async move {
+            ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no route `{}`", uri.path()))
+                .hint("the routes are listed in /api/v1/openapi.json")
+        })
+        .method_not_allowed_fallback(|method: Method, uri: axum::http::Uri| async move {
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                format!("`{}` does not take {method}", uri.path()),
+            )
+            .hint("the methods of each route are listed in /api/v1/openapi.json")
+        })
 }
 
 /// An experiment id as the API takes it: `e-N` only (a path is never read on the server's disk).
@@ -30,6 +48,23 @@ pub fn page_limit(text: &str) -> ApiResult<usize> {
     match text.parse::<usize>() {
         Ok(n) if n <= 1000 => Ok(n),
         _ => Err(ApiError::usage(format!("limit={text}: a page size from 0 to 1000"))),
+    }
+}
+
+/// A count parameter `name=value` from `lo` to `hi`.
+pub fn count(name: &str, value: &str, lo: usize, hi: usize) -> ApiResult<usize> {
+    match value.parse::<usize>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(ApiError::usage(format!("{name}={value}: a count from {lo} to {hi}"))),
+    }
+}
+
+/// A boolean parameter: `true`/`1` or `false`/`0`.
+pub fn flag(name: &str, value: &str) -> ApiResult<bool> {
+    match value {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        _ => Err(ApiError::usage(format!("{name}={value}: true or false"))),
     }
 }
 

@@ -136,7 +136,7 @@ async fn compare(
                     other => return Err(ApiError::usage(format!("format={other}: json, md or html"))),
                 }
             }
-            "top" => top = value.parse().map_err(|_| ApiError::usage(format!("top={value}: a count")))?,
+            "top" => top = super::count("top", &value, 1, 1000)?,
             other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
         }
     }

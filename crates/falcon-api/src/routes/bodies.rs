@@ -1,0 +1,215 @@
+//! The JSON request bodies, one type each: the handlers parse them and the OpenAPI document derives their
+//! schemas from the same types, with the rules a schema can carry (id patterns, enums, ranges, unknown fields
+//! refused). Integers are JSON numbers with no fraction: `3` and `3.0` are the same count.
+
+use crate::error::{ApiError, ApiResult};
+use axum::http::StatusCode;
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer};
+
+/// A field that breaks its schema's rule: 422 naming the field.
+fn invalid(field: &str, why: &str) -> ApiError {
+    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", format!("the body: `{field}` {why}"))
+}
+
+/// `Some` text must not be blank.
+fn not_blank(field: &str, value: Option<&str>) -> ApiResult<()> {
+    match value {
+        Some(v) if v.trim().is_empty() => Err(invalid(field, "must not be blank")),
+        _ => Ok(()),
+    }
+}
+
+/// `Some` text must be `{prefix}N`.
+fn id_like(field: &str, value: Option<&str>, prefix: &str) -> ApiResult<()> {
+    match value {
+        Some(v) if !is_id(v, prefix) => Err(invalid(field, &format!("must be an id {prefix}N, not `{v}`"))),
+        _ => Ok(()),
+    }
+}
+
+/// `{prefix}` and 1 to 18 digits.
+pub fn is_id(text: &str, prefix: &str) -> bool {
+    text.strip_prefix(prefix).is_some_and(|d| (1..=18).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A metric name: 1 to 128 of letters, digits and `_.:/-`.
+pub fn is_metric(text: &str) -> bool {
+    (1..=128).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:/-".contains(&b))
+}
+
+/// `Some` number must lie in `range`.
+fn within<T: PartialOrd + std::fmt::Display>(field: &str, value: Option<T>, lo: T, hi: T) -> ApiResult<()> {
+    match value {
+        Some(v) if v < lo || v > hi => Err(invalid(field, &format!("must be from {lo} to {hi}, not {v}"))),
+        _ => Ok(()),
+    }
+}
+
+/// The body of `POST /api/v1/goals`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewGoalBody {
+    /// What the goal is (not blank).
+    #[schemars(regex(pattern = r"\S"))]
+    pub title: String,
+    /// `mfu`, `step_time_s`, `tokens_per_s`, … (a metric with no standard direction needs `direction`).
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_.:/-]{1,128}$"))]
+    pub metric: String,
+    /// `maximize` or `minimize` (default: the metric's standard direction).
+    #[schemars(extend("enum" = ["maximize", "minimize", null]))]
+    pub direction: Option<String>,
+    pub target: Option<f64>,
+    /// The baseline experiment (`e-N`).
+    #[schemars(regex(pattern = r"^e-[0-9]{1,18}$"))]
+    pub baseline: Option<String>,
+    /// Higher first (default 0).
+    #[serde(default, deserialize_with = "whole_i64")]
+    #[schemars(range(min = -1_000_000, max = 1_000_000))]
+    pub priority: i64,
+    pub workload: Option<String>,
+    pub hardware: Option<String>,
+}
+
+impl NewGoalBody {
+    /// The rules of its schema.
+    pub fn check(&self) -> ApiResult<()> {
+        not_blank("title", Some(&self.title))?;
+        if !is_metric(&self.metric) {
+            return Err(invalid("metric", "must be 1 to 128 letters, digits or `_.:/-`"));
+        }
+        if let Some(d) = self.direction.as_deref().filter(|d| !["maximize", "minimize"].contains(d)) {
+            return Err(invalid("direction", &format!("must be maximize or minimize, not `{d}`")));
+        }
+        id_like("baseline", self.baseline.as_deref(), "e-")?;
+        within("priority", Some(self.priority), -1_000_000, 1_000_000)
+    }
+}
+
+/// The body of `POST /api/v1/goals/claim`: a goal, or the next open one; the owner (default: the token's
+/// name) and the lease (default 3600 s).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimBody {
+    /// A goal (`g-N`); without it, the next open goal of highest priority.
+    #[schemars(regex(pattern = r"^g-[0-9]{1,18}$"))]
+    pub id: Option<String>,
+    /// Who claims (default: the token's name).
+    #[schemars(regex(pattern = r"\S"))]
+    pub owner: Option<String>,
+    /// The lease, in seconds: 1 s to 7 days (default 3600).
+    #[serde(default, deserialize_with = "whole_opt_u64")]
+    #[schemars(range(min = 1, max = 604_800))]
+    pub lease_s: Option<u64>,
+}
+
+impl ClaimBody {
+    /// The rules of its schema.
+    pub fn check(&self) -> ApiResult<()> {
+        id_like("id", self.id.as_deref(), "g-")?;
+        not_blank("owner", self.owner.as_deref())?;
+        within("lease_s", self.lease_s, 1, 604_800)
+    }
+}
+
+/// The body of `POST /api/v1/goals/{id}/release|achieve|abandon`: why (kept in the goal's history), and who
+/// (default: the token's name).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloseBody {
+    #[serde(default, deserialize_with = "text_or_null")]
+    #[schemars(with = "Option<String>")]
+    pub reason: String,
+    #[schemars(regex(pattern = r"\S"))]
+    pub owner: Option<String>,
+}
+
+impl CloseBody {
+    /// The rules of its schema.
+    pub fn check(&self) -> ApiResult<()> {
+        not_blank("owner", self.owner.as_deref())
+    }
+}
+
+/// The JSON body of `POST /api/v1/sessions` (a YAML body is the sweep itself).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionBody {
+    /// The sweep: its YAML/JSON text or the object (`base` inline or `base: e-N`, `sweep`, `name_template`,
+    /// `repeats`).
+    #[schemars(extend("type" = ["string", "object"]))]
+    pub sweep: serde_json::Value,
+    /// The session's name (default `session`).
+    #[schemars(regex(pattern = r"\S"))]
+    pub name: Option<String>,
+    /// The goal its experiments serve (`g-N`).
+    #[schemars(regex(pattern = r"^g-[0-9]{1,18}$"))]
+    pub goal: Option<String>,
+    /// Runs per point, 1 to 100.
+    #[serde(default, deserialize_with = "whole_opt_u64")]
+    #[schemars(range(min = 1, max = 100))]
+    pub repeats: Option<u64>,
+}
+
+impl SessionBody {
+    /// The rules of its schema.
+    pub fn check(&self) -> ApiResult<()> {
+        if !(self.sweep.is_string() || self.sweep.is_object()) {
+            return Err(invalid("sweep", "must be the sweep's text or object"));
+        }
+        not_blank("name", self.name.as_deref())?;
+        id_like("goal", self.goal.as_deref(), "g-")?;
+        within("repeats", self.repeats, 1, 100)
+    }
+}
+
+/// A whole number written as a JSON integer or as a float with no fraction.
+fn whole<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let n = Option::<serde_json::Number>::deserialize(d)?;
+    match n {
+        None => Ok(None),
+        Some(n) => match n.as_f64() {
+            Some(x) if x.fract() == 0.0 => Ok(Some(x)),
+            _ => Err(serde::de::Error::custom(format!("{n} is not a whole number"))),
+        },
+    }
+}
+
+fn whole_i64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    match whole(d)? {
+        None => Ok(0),
+        Some(x) if x.abs() <= 9.0e15 => Ok(x as i64),
+        Some(x) => Err(serde::de::Error::custom(format!("{x} is out of range"))),
+    }
+}
+
+fn whole_opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    match whole(d)? {
+        None => Ok(None),
+        Some(x) if (0.0..=9.0e15).contains(&x) => Ok(Some(x as u64)),
+        Some(x) => Err(serde::de::Error::custom(format!("{x} is not a count"))),
+    }
+}
+
+/// A string, with `null` read as empty.
+fn text_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_may_be_written_as_whole_floats_and_unknown_fields_are_refused() {
+        let b: ClaimBody = serde_json::from_str(r#"{"lease_s": 60.0}"#).unwrap();
+        assert_eq!(b.lease_s, Some(60));
+        assert!(serde_json::from_str::<ClaimBody>(r#"{"lease_s": 1.5}"#).is_err());
+        assert!(serde_json::from_str::<ClaimBody>(r#"{"lease_s": -1}"#).is_err());
+        let g: NewGoalBody = serde_json::from_str(r#"{"title": "t", "metric": "mfu", "priority": 2.0}"#).unwrap();
+        assert_eq!(g.priority, 2);
+        assert!(serde_json::from_str::<NewGoalBody>(r#"{"title": "t", "metric": "mfu", "x": 1}"#).is_err());
+        let c: CloseBody = serde_json::from_str(r#"{"reason": null}"#).unwrap();
+        assert_eq!(c.reason, "");
+    }
+}

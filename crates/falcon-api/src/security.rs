@@ -12,8 +12,9 @@
 //!    (`application/json`, `application/yaml`, `application/x-yaml`, `text/yaml`), else 415 — a form or
 //!    `text/plain` post, which a page may send cross-site without asking, never reaches a handler. An empty
 //!    POST with no content type (a cancel) passes: a form always sends one.
-//! 5. **Token**: with no live token defined and a loopback bind, the API is open (one person on their machine);
-//!    otherwise every route but `/healthz` and `/readyz` needs `Authorization: Bearer <token>`: 401 without one
+//! 5. **Token**: with no live token defined and a loopback bind, the API is open (one person on their machine)
+//!    — but not to a request a proxy forwarded (`Forwarded`, `X-Forwarded-For`, `X-Real-IP`), which may come
+//!    from anywhere; otherwise every route but `/healthz` and `/readyz` needs `Authorization: Bearer <token>`: 401 without one
 //!    or with an unknown or revoked one, 403 when its scope is too small (GET needs `read`, POST `write`;
 //!    handlers ask `admin` for other owners' goals). The request then carries its [`Principal`].
 
@@ -72,6 +73,8 @@ struct Seen {
     origin: Option<String>,
     content_type: String,
     authorization: Option<String>,
+    /// A proxy forwarded it (`Forwarded`, `X-Forwarded-For`, `X-Real-IP`): it may come from anywhere.
+    forwarded: bool,
 }
 
 impl Seen {
@@ -90,6 +93,7 @@ impl Seen {
             origin: h(header::ORIGIN).map(|v| v.to_ascii_lowercase()),
             content_type: h(header::CONTENT_TYPE).unwrap_or_default(),
             authorization: h(header::AUTHORIZATION),
+            forwarded: ["forwarded", "x-forwarded-for", "x-real-ip"].iter().any(|n| req.headers().contains_key(*n)),
         }
     }
 }
@@ -140,8 +144,11 @@ async fn check(state: &State, seen: Seen) -> Result<Option<Principal>, ApiError>
             state.app.authenticate(secret).await?.ok_or_else(|| unauthorized("unknown or revoked token"))?
         }
         None => {
-            if state.loopback() && !state.tokens_exist().await? {
+            if state.loopback() && !seen.forwarded && !state.tokens_exist().await? {
                 local_principal()
+            } else if seen.forwarded && !state.tokens_exist().await? {
+                return Err(unauthorized("a request through a proxy needs a token, and this server has none yet")
+                    .hint("create one on the server: `falcon token create --name NAME --scope read|write|admin`"));
             } else {
                 return Err(unauthorized("this server needs a token"));
             }

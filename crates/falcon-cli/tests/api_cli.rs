@@ -252,6 +252,10 @@ async fn tokens_decide_who_may_read_and_write() {
     let c = client();
     let list = server.url("/api/v1/experiments");
     assert_eq!(get_json(&c, &list).await.0, 200, "no token defined on loopback: open");
+    for proxy in ["x-forwarded-for", "forwarded", "x-real-ip"] {
+        let r = c.get(&list).header(proxy, "203.0.113.7").send().await.unwrap();
+        assert_eq!(r.status(), 401, "{proxy}: a proxied request may come from anywhere; open is for this machine");
+    }
 
     let read = token(dir.path(), "reader", "read");
     let write = token(dir.path(), "writer", "write");

@@ -107,6 +107,12 @@ async fn post(c: &reqwest::Client, url: &str, content_type: &str, body: String) 
 }
 
 /// Reads a Server-Sent Events response until `end`: (event, data) pairs.
+/// `GET …/{id}/logs` as Server-Sent Events.
+async fn follow_logs(c: &reqwest::Client, server: &Server, id: &str) -> reqwest::Response {
+    let url = server.url(&format!("/api/v1/experiments/{id}/logs"));
+    c.get(url).header("accept", "text/event-stream").send().await.unwrap()
+}
+
 async fn events(mut response: reqwest::Response, limit: Duration) -> Vec<(String, Value)> {
     let started = Instant::now();
     let (mut buffer, mut out) = (String::new(), Vec::new());
@@ -143,12 +149,7 @@ async fn end_to_end(db: Option<&str>) {
         post(&c, &server.url("/api/v1/experiments"), "application/yaml", spec("api-one", 100)).await;
     assert_eq!(status, 201, "{created:#}");
     let id = created["id"].as_str().unwrap().to_string();
-    let stream = c
-        .get(server.url(&format!("/api/v1/experiments/{id}/logs")))
-        .header("accept", "text/event-stream")
-        .send()
-        .await
-        .unwrap();
+    let stream = follow_logs(&c, &server, &id).await;
     assert_eq!(stream.headers()["content-type"], "text/event-stream");
     let got = events(stream, Duration::from_secs(90)).await;
     let (last, data) = got.last().cloned().unwrap_or_default();
@@ -419,12 +420,7 @@ async fn sigterm_stops_within_ten_seconds_with_a_stream_open() {
     let (s, created) = post(&c, &server.url("/api/v1/experiments"), "application/yaml", long.into()).await;
     assert_eq!(s, 201);
     let id = created["id"].as_str().unwrap().to_string();
-    let stream = c
-        .get(server.url(&format!("/api/v1/experiments/{id}/logs")))
-        .header("accept", "text/event-stream")
-        .send()
-        .await
-        .unwrap();
+    let stream = follow_logs(&c, &server, &id).await;
     let reader = tokio::spawn(events(stream, Duration::from_secs(30)));
     tokio::time::sleep(Duration::from_secs(2)).await;
     let pid = server.child.id().to_string();

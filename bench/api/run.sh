@@ -57,7 +57,7 @@ summary() {
 d=json.load(open(sys.argv[1])); s=d["summary"]; p=d["latencyPercentiles"]
 codes=d.get("statusCodeDistribution", {})
 bad=sum(v for k,v in codes.items() if not k.startswith("2")) + sum(d.get("errorDistribution", {}).values())
-print(f"{s[\"requestsPerSec\"]:.0f} {p[\"p50\"]*1000:.2f} {p[\"p99\"]*1000:.2f} {bad}")' "$1"
+print("%.0f %.2f %.2f %d" % (s["requestsPerSec"], p["p50"] * 1000, p["p99"] * 1000, bad))' "$1"
 }
 # load NAME URL [oha args…]: saturation, then 500 requests/s.
 load() {
@@ -80,7 +80,8 @@ base="http://127.0.0.1:$port"
 regex="$base/api/v1/experiments\\?status=(PENDING|PROVISIONING|RUNNING|COMPLETED|FAILED|CANCELLED)&label=team=(perf|infra|research|kernels|serving)&goal=g-([1-9][0-9]?|100)&limit=50"
 f() { "$FALCON" --db "sqlite://$OUT/falcon.db" --artifacts "$OUT/artifacts" "$@"; }
 f token revoke bench >/dev/null 2>&1 || true
-f serve --no-worker --bind "127.0.0.1:$port" 2>/dev/null &
+"$FALCON" --db "sqlite://$OUT/falcon.db" --artifacts "$OUT/artifacts" serve --no-worker --bind "127.0.0.1:$port" \
+    2>/dev/null &
 server=$!; pids+=("$server")
 wait_up "$base/healthz"
 curl -sf "$base/api/v1/experiments?status=RUNNING&label=team=perf&goal=g-17&limit=50" | "$python" -c \

@@ -5,6 +5,7 @@ a status among MLflow's five, two params and a metric. Deterministic (seed 7).
     python mlflow_seed.py DB_PATH N
 """
 
+import os
 import random
 import sys
 import time
@@ -18,7 +19,7 @@ STATUSES = ["RUNNING", "SCHEDULED", "FINISHED", "FAILED", "KILLED"]
 
 def main() -> None:
     db, n = sys.argv[1], int(sys.argv[2])
-    store = SqlAlchemyStore(f"sqlite:///{db}", "/tmp/mlflow-bench-artifacts")
+    store = SqlAlchemyStore(f"sqlite:///{db}", os.path.join(os.path.dirname(os.path.abspath(db)), "mlflow-artifacts"))
     exp = store.create_experiment("bench")
     rng = random.Random(7)
     start = time.time()

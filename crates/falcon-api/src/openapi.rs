@@ -182,7 +182,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             .query("goal", id_schema("g-"), "g-N")
             .query("session", id_schema("s-"), "s-N")
             .query("scenario", one_of(&["algorithm", "benchmark", "accuracy", "profiling", "kernel_bench"]), "one scenario")
-            .query("label", matching("^[^=]+=.*$"), "KEY=VALUE; repeatable, all must match")
+            .query("label", matching("^[^=]+=.*$"), "KEY=VALUE; repeatable (at most 32), all must match")
             .query("since", matching("^[1-9][0-9]{0,8}[dhms]$"), "created within this duration: 90s, 2h, 7d")
             .query("name", text.clone(), "the experiments' name")
             .query("with_metrics", json!({ "type": "boolean" }), "each item with its metric summaries")

@@ -146,6 +146,26 @@ async fn listing_filters_orders_and_pages(store: MetaStore) {
     assert_eq!(seen, expected, "cursor pages cover everything once, newest first");
     let none = ExperimentFilter { labels: vec![("team".into(), "nobody".into())], ..Default::default() };
     assert!(store.list_experiments(&none).await.unwrap().is_empty());
+
+    // Each label condition is a join: a repeated condition repeats no experiment, two values of one key match none.
+    let twice = ExperimentFilter { labels: vec![("team".into(), "perf".into()); 2], ..filter.clone() };
+    let found: Vec<_> = store.list_experiments(&twice).await.unwrap().into_iter().map(|e| e.id).collect();
+    assert_eq!(found, [ids[6], ids[4]]);
+    assert_eq!(store.count_experiments(&twice).await.unwrap(), 2);
+    let both = ExperimentFilter {
+        labels: vec![("team".into(), "perf".into()), ("team".into(), "infra".into())],
+        ..Default::default()
+    };
+    assert!(store.list_experiments(&both).await.unwrap().is_empty());
+    // As many conditions as allowed run; one more is refused before any query (SQLite joins 64 tables at most).
+    let labels = |n: usize| (0..n).map(|i| (format!("k{i}"), "v".to_string())).collect::<Vec<_>>();
+    let most = ExperimentFilter { labels: labels(falcon_infra::meta::MAX_LABEL_FILTERS), ..Default::default() };
+    assert!(store.list_experiments(&most).await.unwrap().is_empty());
+    let over = ExperimentFilter { labels: labels(falcon_infra::meta::MAX_LABEL_FILTERS + 1), ..Default::default() };
+    let err = store.list_experiments(&over).await.unwrap_err();
+    assert!(matches!(err, InfraError::InvalidValue { .. }) && err.to_string().contains("at most 32"), "{err}");
+    let err = store.count_experiments(&over).await.unwrap_err();
+    assert!(matches!(err, InfraError::InvalidValue { .. }), "{err}");
 }
 
 async fn oversized_values_are_refused_naming_table_and_column(store: MetaStore) {

@@ -109,6 +109,9 @@ pub struct ExperimentFilter {
     pub limit: u32,
 }
 
+/// Label conditions one list query takes (each is a join; SQLite allows 64 tables in one).
+pub const MAX_LABEL_FILTERS: usize = 32;
+
 enum Bind {
     Int(i64),
     Text(String),
@@ -120,6 +123,14 @@ impl ExperimentFilter {
     /// and SQLite probes a covering index instead of running a subquery per candidate row (about 1.5× faster
     /// on the filtered list at 100,000 experiments).
     fn to_sql(&self, select: &str) -> Result<(String, Vec<Bind>)> {
+        if self.labels.len() > MAX_LABEL_FILTERS {
+            return Err(InfraError::InvalidValue {
+                table: "experiment_labels",
+                column: "label_key",
+                value: format!("{} label filters", self.labels.len()),
+                reason: "at most 32 label filters in one query",
+            });
+        }
         let mut sql = format!("SELECT {select} FROM experiments e");
         let mut binds = Vec::new();
         for (i, (k, v)) in self.labels.iter().enumerate() {

@@ -15,7 +15,7 @@ mod summaries;
 mod tokens;
 
 pub use artifacts::{ArtifactRecord, NewArtifact};
-pub use experiments::{ExperimentFilter, ExperimentRecord, NewExperiment, Transition};
+pub use experiments::{ExperimentFilter, ExperimentRecord, NewExperiment, Transition, MAX_LABEL_FILTERS};
 pub use goals::{GoalRecord, NewGoal, NewSession, SessionRecord};
 pub use jobs::{JobChanges, JobRecord, JobTransition, NewJob};
 pub use outputs::{ExperimentNote, JobOutput, StoredOutput};

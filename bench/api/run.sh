@@ -58,7 +58,8 @@ d=json.load(open(sys.argv[1])); s=d["summary"]; p=d["latencyPercentiles"]
 codes=d.get("statusCodeDistribution", {})
 errs=d.get("errorDistribution", {})
 bad=sum(v for k,v in codes.items() if not k.startswith("2")) + sum(v for k,v in errs.items() if k != "aborted due to deadline")
-print("%.0f %.2f %.2f %d" % (s["requestsPerSec"], p["p50"] * 1000, p["p99"] * 1000, bad))' "$1"
+ms=lambda v: "n/a" if v is None else "%.2f" % (v * 1000)  # no request completed within the run
+print("%.0f %s %s %d" % (s["requestsPerSec"], ms(p["p50"]), ms(p["p99"]), bad))' "$1"
 }
 # load NAME URL [oha args…]: saturation, then 500 requests/s.
 load() {
@@ -79,9 +80,9 @@ echo "|---|---|---|---|---|---|---|---|---|"
 port="$(free_port)"
 base="http://127.0.0.1:$port"
 regex="$base/api/v1/experiments\\?status=(PENDING|PROVISIONING|RUNNING|COMPLETED|FAILED|CANCELLED)&label=team=(perf|infra|research|kernels|serving)&goal=g-([1-9][0-9]?|100)&limit=50"
-f() { "$FALCON" --db "sqlite://$OUT/falcon.db" --artifacts "$OUT/artifacts" "$@"; }
-"$FALCON" --db "sqlite://$OUT/falcon.db" --artifacts "$OUT/artifacts" serve --no-worker --bind "127.0.0.1:$port" \
-    2>/dev/null &
+store=(--db "sqlite://$OUT/falcon.db" --artifacts "$OUT/artifacts")
+f() { "$FALCON" "${store[@]}" "$@"; }
+"$FALCON" "${store[@]}" serve --no-worker --bind "127.0.0.1:$port" 2>/dev/null & # not through f: $! is falcon
 server=$!; pids+=("$server")
 wait_up "$base/healthz"
 curl -sf "$base/api/v1/experiments?status=RUNNING&label=team=perf&goal=g-17&limit=50" | "$python" -c \

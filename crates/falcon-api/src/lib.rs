@@ -10,9 +10,10 @@
 //!   route but `/healthz` and `/readyz` answers without passing `security::guard`.
 
 mod body;
+mod dashboard;
 pub mod error;
 pub mod openapi;
-mod routes;
+pub(crate) mod routes;
 mod security;
 pub mod server;
 mod state;

@@ -16,7 +16,10 @@
 //!    — but not to a request a proxy forwarded (`Forwarded`, `X-Forwarded-For`, `X-Real-IP`), which may come
 //!    from anywhere; otherwise every route but `/healthz` and `/readyz` needs `Authorization: Bearer <token>`: 401 without one
 //!    or with an unknown or revoked one, 403 when its scope is too small (GET needs `read`, POST `write`;
-//!    handlers ask `admin` for other owners' goals). The request then carries its [`Principal`].
+//!    handlers ask `admin` for other owners' goals). The request then carries its [`Principal`]. A browser
+//!    signed in to the dashboard sends the token in its `HttpOnly; SameSite=Strict` cookie instead of the
+//!    header; the sign-in form, sign-out and the static assets need no token; a page asked for without one is
+//!    redirected to `/signin`.
 
 use crate::error::ApiError;
 use crate::state::State;
@@ -52,12 +55,19 @@ pub async fn access_log(req: Request, next: Next) -> Response {
 /// Steps 2–5 (see the module docs).
 pub async fn guard(Extract(state): Extract<Arc<State>>, mut req: Request, next: Next) -> Response {
     let seen = Seen::of(&req);
+    let page = crate::dashboard::is_page(&seen.path) && req.method() == Method::GET;
     match check(&state, seen).await {
         Ok(principal) => {
             if let Some(p) = principal {
                 req.extensions_mut().insert(p);
             }
             next.run(req).await
+        }
+        // A browser on a page without a (valid) token is sent to sign in, then back.
+        Err(e) if page && e.status == StatusCode::UNAUTHORIZED => {
+            let back = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
+            let to = format!("/signin?{}", serde_urlencoded::to_string([("next", back)]).unwrap_or_default());
+            (StatusCode::SEE_OTHER, [(header::LOCATION, to)]).into_response()
         }
         Err(e) => e.into_response(),
     }
@@ -92,10 +102,21 @@ impl Seen {
             host: h(header::HOST).map(|v| v.to_ascii_lowercase()),
             origin: h(header::ORIGIN).map(|v| v.to_ascii_lowercase()),
             content_type: h(header::CONTENT_TYPE).unwrap_or_default(),
-            authorization: h(header::AUTHORIZATION),
+            // A signed-in browser carries its token in the dashboard's cookie instead.
+            authorization: h(header::AUTHORIZATION).or_else(|| cookie_token(req).map(|t| format!("Bearer {t}"))),
             forwarded: ["forwarded", "x-forwarded-for", "x-real-ip"].iter().any(|n| req.headers().contains_key(*n)),
         }
     }
+}
+
+/// The dashboard's token cookie, when the request carries one.
+fn cookie_token(req: &Request) -> Option<String> {
+    req.headers().get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(';')).find_map(
+        |pair| {
+            let (name, value) = pair.trim().split_once('=')?;
+            (name == crate::dashboard::COOKIE && !value.is_empty()).then(|| value.to_string())
+        },
+    )
 }
 
 async fn check(state: &State, seen: Seen) -> Result<Option<Principal>, ApiError> {
@@ -129,6 +150,9 @@ async fn check(state: &State, seen: Seen) -> Result<Option<Principal>, ApiError>
             )
             .hint("send Content-Type: application/json (or application/yaml for a spec)"));
         }
+    }
+    if crate::dashboard::token_free(&seen.path) {
+        return Ok(None);
     }
     let needed = if writes { Scope::Write } else { Scope::Read };
     let unauthorized = |m: &str| {

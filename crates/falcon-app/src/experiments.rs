@@ -152,6 +152,19 @@ impl ExperimentDetail {
     }
 }
 
+/// One metric of an experiment, ready to draw ([`App::metric_charts`]).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct MetricChart {
+    /// The field's name.
+    pub metric: String,
+    /// `(step, value)`, thinned.
+    pub points: Vec<(f64, f64)>,
+    /// How many steps the series has before thinning.
+    pub steps: usize,
+    /// The last warm-up step (the summaries leave steps up to it out).
+    pub warmup_until: Option<f64>,
+}
+
 /// What [`App::submit_experiment`] reports while it works.
 #[derive(Debug, Clone, Copy)]
 pub enum SubmitProgress<'a> {
@@ -281,6 +294,53 @@ impl App {
         Ok(Page { items, next_cursor })
     }
 
+    /// The experiment's per-step metrics as charts: each numeric field's `(step, value)` points thinned to at
+    /// most `max_points` (every bucket's lowest and highest point kept), with the step where the warm-up rule
+    /// ends; the usual fields first (step time, loss, throughput), then the rest by name, at most `max_charts`.
+    /// What the metrics reader skipped comes back as notes.
+    pub async fn metric_charts(
+        &self,
+        id: ExperimentId,
+        max_points: usize,
+        max_charts: usize,
+    ) -> Result<(Vec<MetricChart>, Vec<String>)> {
+        let series = self.exp().await?.metric_series(id).await?;
+        let first = ["step_time_s", "step_time_ms", "loss", "tokens_per_s", "samples_per_s", "mfu"];
+        let mut names: Vec<&String> = series.fields.keys().collect();
+        names.sort_by_key(|n| (first.iter().position(|f| f == n).unwrap_or(first.len()), n.as_str()));
+        let mut notes: Vec<String> = series
+            .notes
+            .iter()
+            .map(|n| match n.line {
+                Some(line) => format!("{}:{line}: {}", n.file, n.reason),
+                None => format!("{}: {}", n.file, n.reason),
+            })
+            .collect();
+        if names.len() > max_charts {
+            notes.push(format!(
+                "{} of {} metrics drawn (the first by name after the usual ones)",
+                max_charts,
+                names.len()
+            ));
+        }
+        let charts = names
+            .into_iter()
+            .take(max_charts)
+            .map(|name| {
+                let samples = &series.fields[name];
+                let points: Vec<(f64, f64)> = samples.iter().map(|(s, v)| (*s as f64, *v)).collect();
+                let k = falcon_core::stats::warmup_len(samples.len());
+                MetricChart {
+                    metric: name.clone(),
+                    steps: samples.len(),
+                    warmup_until: (k > 0).then(|| samples[k - 1].0 as f64),
+                    points: crate::render::svg::downsample(&points, max_points),
+                }
+            })
+            .collect();
+        Ok((charts, notes))
+    }
+
     /// A page of an experiment's indexed artifacts.
     pub async fn experiment_artifacts(
         &self,
@@ -300,6 +360,11 @@ impl App {
             view.metrics = exp.metric_summaries(view.record.id, warmup).await?;
         }
         Ok(ExperimentDetail::compose(view))
+    }
+
+    /// An experiment's stored record (one small read: what the dashboard's live rows poll).
+    pub async fn experiment_record(&self, id: ExperimentId) -> Result<ExperimentRecord> {
+        Ok(self.exp().await?.experiment(id).await?)
     }
 
     /// An experiment's status (one small read: what a follower polls).
@@ -322,6 +387,15 @@ impl App {
         from: &std::collections::BTreeMap<String, u64>,
     ) -> Result<Vec<falcon_exp::outputs::LogChunk>> {
         Ok(self.exp().await?.logs_from(id, from).await?)
+    }
+
+    /// The last `max_bytes` of each of an experiment's logs (whole lines), with the offsets a follower goes on from.
+    pub async fn experiment_log_tails(
+        &self,
+        id: ExperimentId,
+        max_bytes: u64,
+    ) -> Result<Vec<falcon_exp::outputs::LogChunk>> {
+        Ok(self.exp().await?.log_tails(id, max_bytes).await?)
     }
 
     /// The indexed artifact at `path` inside an experiment (a path with `..` and the like is refused).

@@ -76,6 +76,28 @@ impl Exp {
         Ok(out)
     }
 
+    /// The last `max_bytes` of each of the experiment's logs (from the start of a line when cut), with where a
+    /// follower would read next: what a page shows before it follows.
+    pub async fn log_tails(&self, id: ExperimentId, max_bytes: u64) -> Result<Vec<LogChunk>> {
+        self.meta.get_experiment(id).await?;
+        let prefix = format!("{}/logs", experiment_prefix(id));
+        let mut from = BTreeMap::new();
+        for object in self.artifacts.list(&prefix).await? {
+            let source = object.key.strip_prefix(&format!("{prefix}/")).unwrap_or(&object.key).to_string();
+            from.insert(source, object.size.saturating_sub(max_bytes));
+        }
+        let mut chunks = self.logs_from(id, &from).await?;
+        for c in &mut chunks {
+            if from.get(&c.source).is_some_and(|start| *start > 0) {
+                // Cut inside a line: start after its end.
+                if let Some(nl) = c.text.find('\n') {
+                    c.text.drain(..=nl);
+                }
+            }
+        }
+        Ok(chunks)
+    }
+
     /// The indexed artifact at `path` inside the experiment (not found when the index has none there).
     pub async fn artifact(&self, id: ExperimentId, path: &str) -> Result<ArtifactRecord> {
         check_path(path)?;

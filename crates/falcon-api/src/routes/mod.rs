@@ -5,7 +5,7 @@ pub mod bodies;
 pub mod experiments;
 pub mod goals;
 pub mod health;
-pub mod profiles;
+pub(crate) mod profiles;
 
 use crate::error::{ApiError, ApiResult};
 use crate::state::State;
@@ -21,6 +21,7 @@ pub fn router() -> Router<Arc<State>> {
         .merge(goals::router())
         .merge(profiles::router())
         .merge(health::router())
+        .merge(crate::dashboard::router())
         .fallback(|uri: axum::http::Uri| async move {
             ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no route `{}`", uri.path()))
                 .hint("the routes are listed in /api/v1/openapi.json")

@@ -41,7 +41,7 @@ fn permit(state: &State) -> ApiResult<tokio::sync::OwnedSemaphorePermit> {
 }
 
 /// A report kept for the experiment, or computed (under a permit) and kept.
-async fn kept_or<F, Fut>(state: &State, id: ExperimentId, name: &str, compute: F) -> ApiResult<Vec<u8>>
+pub(crate) async fn kept_or<F, Fut>(state: &State, id: ExperimentId, name: &str, compute: F) -> ApiResult<Vec<u8>>
 where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = ApiResult<Vec<u8>>>,

@@ -174,7 +174,8 @@ pub fn fmt_num(x: f64) -> String {
 // ---------------------------------------------------------------------------------------------------------
 // Page
 
-const STYLE: &str = r#"
+/// The reports' stylesheet (the dashboard's builds on it).
+pub const STYLE: &str = r#"
 :root { color-scheme: light; --fg: #212529; --muted: #6c757d; --line: #dee2e6; --bg: #ffffff; --panel: #f8f9fa;
   --good: #2b8a3e; --bad: #c92a2a; --unsure: #e67700; --same: #495057; }
 * { box-sizing: border-box; }

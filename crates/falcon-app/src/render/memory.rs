@@ -5,7 +5,7 @@ use crate::experiments::{MemoryVerdict, Per, SeriesVerdict};
 use falcon_analysis::leak::size;
 
 /// How a series' source reads in a sentence.
-fn source_label(source: Option<&str>, per: Option<Per>) -> String {
+pub fn source_label(source: Option<&str>, per: Option<Per>) -> String {
     let by = match per {
         Some(Per::Step) => " by step",
         Some(Per::Second) => " by second",

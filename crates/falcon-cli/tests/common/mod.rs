@@ -1,6 +1,8 @@
 //! Running the `falcon` binary the way a user does, shared by the CLI test files.
 #![allow(dead_code, reason = "each test file uses its own subset of the helpers")]
 
+pub mod serve;
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};

@@ -1,0 +1,348 @@
+//! The experiment page (`/experiments/{id}`): its record and status timeline, metric charts by step (thinned
+//! on the server, warm-up shaded), the analysis summary, the memory curve with its trend and verdict, the log
+//! tail (followed live while it runs), artifacts to download, what was skipped, the config snapshot.
+
+use super::{can_write, error_page, principal, render, status_badge, time, Shell};
+use crate::error::ApiResult;
+use crate::routes::experiment_id;
+use crate::state::State;
+use axum::extract::{Path, Request, State as Extract};
+use axum::response::Response;
+use falcon_app::experiments::{ExperimentDetail, MemoryVerdict};
+use falcon_app::render::html::{fmt_bytes, fmt_frac_pct, fmt_ms, table};
+use falcon_app::render::markup::escape;
+use falcon_app::render::svg::{line_chart, Line, LineChart, Reference, BLUE, GREY, PURPLE, RED};
+use falcon_app::tokens::Principal;
+use std::fmt::Write;
+use std::sync::Arc;
+
+/// Points a chart draws at most (each thinned bucket keeps its lowest and highest).
+const CHART_POINTS: usize = 1000;
+/// Charts on one page at most.
+const MAX_CHARTS: usize = 12;
+/// Bytes of each log the page shows.
+const LOG_TAIL: u64 = 64 * 1024;
+
+pub async fn page(Extract(state): Extract<Arc<State>>, Path(id): Path<String>, req: Request) -> Response {
+    let viewer = principal(&req);
+    match build(&state, &id, viewer.as_ref()).await {
+        Ok((title, body)) => {
+            let data = Some(format!("/api/v1/experiments/{id}"));
+            render(Shell { title: &title, data, viewer: viewer.as_ref(), body })
+        }
+        Err(e) => error_page(e, viewer.as_ref()),
+    }
+}
+
+async fn build(state: &State, id: &str, viewer: Option<&Principal>) -> ApiResult<(String, String)> {
+    let id = experiment_id(id)?;
+    let d = state.app.show_experiment(id, None).await?;
+    let (charts, chart_notes) = state.app.metric_charts(id, CHART_POINTS, MAX_CHARTS).await?;
+    let logs = state.app.experiment_log_tails(id, LOG_TAIL).await?;
+    let r = &d.view.record;
+    let mut s = String::new();
+    s.push_str(&summary(&d, viewer));
+    s.push_str(&timeline(&d));
+    s.push_str("<section><h2>Metrics by step</h2>");
+    if charts.is_empty() {
+        s.push_str("<p class=\"empty\">No per-step metrics stored (yet).</p>");
+    }
+    s.push_str("<div class=\"charts\">");
+    for c in &charts {
+        let thinned =
+            if c.points.len() < c.steps { format!(", drawn from {} points", c.points.len()) } else { String::new() };
+        let chart = LineChart {
+            title: format!("{} by step", c.metric),
+            x_label: "step".into(),
+            y_label: c.metric.clone(),
+            lines: vec![Line {
+                label: String::new(),
+                points: c.points.clone(),
+                color: BLUE,
+                dashed: false,
+                dots: c.steps <= 30,
+            }],
+            shade_until: c.warmup_until.map(|w| (w, "warm-up".to_string())),
+            ..Default::default()
+        };
+        let _ = write!(
+            s,
+            "<figure>{}<figcaption>{} — {} steps{thinned}; the shaded steps are warm-up, left out of summaries.</figcaption></figure>",
+            line_chart(&chart),
+            escape(&c.metric),
+            c.steps
+        );
+    }
+    s.push_str("</div>");
+    for n in &chart_notes {
+        let _ = write!(s, "<p class=\"note\">{}</p>", escape(n));
+    }
+    s.push_str("</section>");
+    s.push_str(&analysis(&d));
+    s.push_str(&memory(d.memory.as_ref()));
+    // The log tail; a running experiment's is followed (dashboard.js reads the API's event stream).
+    let live = !r.status.is_terminal();
+    let _ = write!(s, "<section><h2>Log</h2>");
+    if logs.is_empty() {
+        s.push_str("<p class=\"empty\" data-log-empty>No log collected yet.</p>");
+    }
+    let follow = if live { format!(" data-follow=\"/api/v1/experiments/{id}/logs\"") } else { String::new() };
+    let _ = write!(s, "<div class=\"logs\"{follow}>");
+    for l in &logs {
+        let _ = write!(
+            s,
+            "<h3>{}</h3><pre class=\"log\" tabindex=\"0\" data-source=\"{}\">{}</pre>",
+            escape(&l.source),
+            escape(&l.source),
+            escape(&l.text)
+        );
+    }
+    let _ = write!(
+        s,
+        "</div><p class=\"hint\">The last {} KiB of each log; whole logs: <a href=\"/api/v1/experiments/{id}/logs\">JSON</a>.</p></section>",
+        LOG_TAIL / 1024
+    );
+    s.push_str(&artifacts(&d, id));
+    let spec = serde_json::to_string_pretty(&r.spec).unwrap_or_default();
+    let _ = write!(
+        s,
+        "<section><h2>Config snapshot</h2><p class=\"hint\">config hash <code>{}</code></p><pre class=\"spec\" tabindex=\"0\">{}</pre></section>",
+        escape(&r.config_hash),
+        escape(&spec)
+    );
+    Ok((format!("{} · {}", r.id, r.name), s))
+}
+
+fn link(href: String, text: String) -> String {
+    format!("<a href=\"{}\">{}</a>", escape(&href), escape(&text))
+}
+
+fn summary(d: &ExperimentDetail, viewer: Option<&Principal>) -> String {
+    let r = &d.view.record;
+    let mut rows: Vec<(&str, String)> = vec![
+        ("Status", format!("<span data-live-status=\"{}\">{}</span>", r.id, status_badge(r.status))),
+        ("Scenario", escape(r.scenario.as_str())),
+        ("Attempt", r.attempt.to_string()),
+    ];
+    if let Some(g) = r.goal {
+        rows.push(("Goal", link(format!("/?goal={g}"), g.to_string())));
+    }
+    if let Some(sid) = r.session {
+        rows.push(("Session", link(format!("/?session={sid}"), sid.to_string())));
+    }
+    if let Some(b) = r.baseline {
+        rows.push((
+            "Baseline",
+            format!(
+                "{} · {}",
+                link(format!("/experiments/{b}"), b.to_string()),
+                link(format!("/compare/{b}/{}", r.id), "compare with it".into())
+            ),
+        ));
+    }
+    if !r.labels.is_empty() {
+        let labels: Vec<String> =
+            r.labels.iter().map(|(k, v)| format!("<span class=\"label\">{}={}</span>", escape(k), escape(v))).collect();
+        rows.push(("Labels", labels.join(" ")));
+    }
+    rows.push(("Created", time(r.created)));
+    rows.push(("Updated", time(r.updated)));
+    if let Some(reason) = &d.view.job_reason {
+        rows.push(("Job", escape(reason)));
+    }
+    let mut s = String::from("<section class=\"summary\"><dl>");
+    for (k, v) in rows {
+        let _ = write!(s, "<dt>{k}</dt><dd>{v}</dd>");
+    }
+    s.push_str("</dl>");
+    if !r.status.is_terminal() && can_write(viewer) {
+        let _ = write!(
+            s,
+            "<p class=\"actions\"><button type=\"button\" data-post=\"/api/v1/experiments/{}/cancel\" data-confirm=\"Cancel {}?\">Cancel</button></p>",
+            r.id, r.id
+        );
+    }
+    s.push_str("</section>");
+    s
+}
+
+fn timeline(d: &ExperimentDetail) -> String {
+    let rows: Vec<Vec<String>> = d
+        .view
+        .history
+        .iter()
+        .map(|t| {
+            vec![
+                time(t.at),
+                t.attempt.to_string(),
+                t.from.map(|f| f.to_string()).unwrap_or_else(|| "–".into()),
+                t.to.to_string(),
+                t.reason.clone(),
+            ]
+        })
+        .collect();
+    // `table` escapes every cell; the time cell is markup, so it is built here instead.
+    let mut s = String::from("<section><h2>Status timeline</h2><div class=\"table-wrap\"><table><thead><tr>");
+    for h in ["When", "Attempt", "From", "To", "Why"] {
+        let _ = write!(s, "<th scope=\"col\">{h}</th>");
+    }
+    s.push_str("</tr></thead><tbody>");
+    for r in rows {
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            r[0],
+            escape(&r[1]),
+            escape(&r[2]),
+            escape(&r[3]),
+            escape(&r[4])
+        );
+    }
+    s.push_str("</tbody></table></div></section>");
+    s
+}
+
+fn analysis(d: &ExperimentDetail) -> String {
+    let mut s = String::from("<section><h2>Analysis</h2>");
+    if d.view.analysis.is_empty() && d.view.metrics.is_empty() {
+        s.push_str(
+            "<p class=\"empty\">Nothing analysed yet: analyses run when the experiment completes.</p></section>",
+        );
+        return s;
+    }
+    if !d.view.analysis.is_empty() {
+        let rows: Vec<Vec<String>> = d
+            .view
+            .analysis
+            .iter()
+            .map(|a| {
+                let error = a.details.get("error").and_then(|e| e.as_str()).map(str::to_string);
+                vec![
+                    a.tool.clone(),
+                    fmt_frac_pct(a.mfu),
+                    fmt_ms(a.step_time_ms),
+                    fmt_frac_pct(a.duty_cycle),
+                    a.peak_memory_bytes.map(|b| fmt_bytes(b as f64, false)).unwrap_or_else(|| "–".into()),
+                    a.bound_by.clone().unwrap_or_else(|| "–".into()),
+                    error.unwrap_or_default(),
+                ]
+            })
+            .collect();
+        s.push_str(&table(&["tool", "MFU", "step time", "duty cycle", "peak memory", "bound by", "error"], &rows));
+    }
+    if !d.view.metrics.is_empty() {
+        s.push_str("<h3>Metric summaries (warm-up left out)</h3>");
+        let num = |x: f64| falcon_app::render::html::fmt_num(x);
+        let rows: Vec<Vec<String>> = d
+            .view
+            .metrics
+            .iter()
+            .map(|(name, m)| {
+                vec![name.clone(), m.count.to_string(), num(m.mean), num(m.median), num(m.p90), num(m.min), num(m.max)]
+            })
+            .collect();
+        s.push_str(&table(&["metric", "count", "mean", "median", "p90", "min", "max"], &rows));
+    }
+    s.push_str("</section>");
+    s
+}
+
+fn memory(v: Option<&MemoryVerdict>) -> String {
+    let mut s = String::from("<section><h2>Memory</h2>");
+    let Some(v) = v else {
+        s.push_str(
+            "<p class=\"empty\">No memory verdict yet (it is computed when the experiment completes).</p></section>",
+        );
+        return s;
+    };
+    let h = &v.headline;
+    let call = if h.leak_suspected {
+        "<strong class=\"bad\">✖ leak suspected</strong>"
+    } else {
+        "<strong class=\"ok\">✔ no leak</strong>"
+    };
+    let _ = write!(
+        s,
+        "<p>{call} — {} ({})</p>",
+        escape(&h.reason),
+        escape(&falcon_app::render::memory::source_label(h.source.as_deref(), h.per))
+    );
+    for series in v.series.iter().filter(|se| se.curve.len() >= 2) {
+        let points: Vec<(f64, f64)> = series.curve.iter().map(|p| (p[0], p[1] / (1 << 20) as f64)).collect();
+        let mut lines = vec![Line { label: "memory (MiB)".into(), points, color: PURPLE, dashed: false, dots: false }];
+        let slope = series.summary.growth_bytes_per_step.or(series.summary.growth_bytes_per_s);
+        if let (Some(b), Some(m)) = (series.intercept, slope) {
+            let (x0, x1) = (series.curve[0][0], series.curve[series.curve.len() - 1][0]);
+            let x0 = series.warmup_until.unwrap_or(x0);
+            let mib = |x: f64| (b + m * x) / (1 << 20) as f64;
+            lines.push(Line {
+                label: "trend after warm-up".into(),
+                points: vec![(x0, mib(x0)), (x1, mib(x1))],
+                color: if series.summary.leak_suspected { RED } else { GREY },
+                dashed: true,
+                dots: false,
+            });
+        }
+        let per = match series.summary.per {
+            Some(falcon_app::experiments::Per::Second) => "second",
+            _ => "step",
+        };
+        let label = falcon_app::render::memory::source_label(series.summary.source.as_deref(), series.summary.per);
+        let chart = LineChart {
+            title: format!("Memory: {label}"),
+            x_label: per.into(),
+            y_label: "MiB".into(),
+            lines,
+            shade_until: series.warmup_until.map(|w| (w, "warm-up".to_string())),
+            references: Vec::<Reference>::new(),
+            marks: Vec::new(),
+        };
+        let _ = write!(
+            s,
+            "<figure>{}<figcaption>{}: {}</figcaption></figure>",
+            line_chart(&chart),
+            escape(&label),
+            escape(&series.summary.reason)
+        );
+    }
+    for n in &v.notes {
+        let _ = write!(s, "<p class=\"note\">{}</p>", escape(n));
+    }
+    s.push_str("</section>");
+    s
+}
+
+fn artifacts(d: &ExperimentDetail, id: falcon_core::ids::ExperimentId) -> String {
+    let prefix = format!("experiments/{id}/");
+    let mut s = String::from("<section><h2>Artifacts</h2>");
+    if d.view.artifacts.is_empty() {
+        s.push_str("<p class=\"empty\">No artifact stored.</p>");
+    } else {
+        s.push_str("<div class=\"table-wrap\"><table><thead><tr><th scope=\"col\">path</th><th scope=\"col\">kind</th><th scope=\"col\">size</th></tr></thead><tbody>");
+        for a in &d.view.artifacts {
+            let path = a.key.strip_prefix(&prefix).unwrap_or(&a.key);
+            let _ = write!(
+                s,
+                "<tr><td><a href=\"/api/v1/experiments/{id}/artifacts/{}\" download>{}</a></td><td>{}</td><td class=\"num\">{}</td></tr>",
+                escape(&super::url_path(path)),
+                escape(path),
+                escape(a.kind.as_str()),
+                fmt_bytes(a.size as f64, false)
+            );
+        }
+        s.push_str("</tbody></table></div>");
+    }
+    if !d.view.skipped.is_empty() || !d.view.notes.is_empty() {
+        s.push_str("<h3>Not stored or skipped</h3><ul class=\"notes\">");
+        for k in &d.view.skipped {
+            let _ = write!(s, "<li><code>{}</code>: {}</li>", escape(&k.path), escape(&k.reason));
+        }
+        for n in &d.view.notes {
+            let at = n.line.map(|l| format!(":{l}")).unwrap_or_default();
+            let _ = write!(s, "<li><code>{}{at}</code>: {}</li>", escape(&n.file), escape(&n.reason));
+        }
+        s.push_str("</ul>");
+    }
+    s.push_str("</section>");
+    s
+}

@@ -1,0 +1,234 @@
+//! Line charts of series over a shared x axis (metrics by step, a memory curve, one metric across runs), with
+//! a shaded x range (the warm-up), horizontal reference lines (a target, a baseline) and marked x positions
+//! (change points). Long series are thinned before drawing by [`downsample`], which keeps every bucket's
+//! lowest and highest point, so a spike never disappears from a chart of 100,000 steps.
+
+use super::{line, num, open, padded_domain, si, text, tick_label, Linear, GREY};
+use crate::render::markup::escape;
+use std::fmt::Write;
+
+/// One series of a [`LineChart`].
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub label: String,
+    /// `(x, y)` in x order; non-finite points are left out.
+    pub points: Vec<(f64, f64)>,
+    pub color: &'static str,
+    /// Dashed (a fitted trend, a reference).
+    pub dashed: bool,
+    /// A dot on every point (few points: runs of a history).
+    pub dots: bool,
+}
+
+/// A horizontal reference line.
+#[derive(Debug, Clone)]
+pub struct Reference {
+    pub y: f64,
+    pub label: String,
+    pub color: &'static str,
+}
+
+/// What [`line_chart`] draws.
+#[derive(Debug, Clone, Default)]
+pub struct LineChart {
+    /// The accessible name of the chart.
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub lines: Vec<Line>,
+    /// Shade x from the axis start up to here, labelled (e.g. the warm-up steps).
+    pub shade_until: Option<(f64, String)>,
+    pub references: Vec<Reference>,
+    /// Vertical marks at these x positions, labelled (e.g. change points).
+    pub marks: Vec<(f64, String)>,
+}
+
+/// At most about `max` points of `points` (x order kept): the points split into `max / 2` buckets, each kept
+/// as its lowest and highest point in x order; the first and last points are always kept.
+pub fn downsample(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
+    let max = max.max(4);
+    if points.len() <= max {
+        return points.to_vec();
+    }
+    let buckets = max / 2;
+    let size = points.len().div_ceil(buckets);
+    let mut out = Vec::with_capacity(max + 2);
+    for chunk in points.chunks(size) {
+        let (mut lo, mut hi) = (0, 0);
+        for (i, p) in chunk.iter().enumerate() {
+            if p.1 < chunk[lo].1 {
+                lo = i;
+            }
+            if p.1 > chunk[hi].1 {
+                hi = i;
+            }
+        }
+        let (a, b) = (lo.min(hi), lo.max(hi));
+        out.push(chunk[a]);
+        if b != a {
+            out.push(chunk[b]);
+        }
+    }
+    if out.first() != points.first() {
+        out.insert(0, points[0]);
+    }
+    if out.last() != points.last() {
+        out.push(points[points.len() - 1]);
+    }
+    out
+}
+
+/// A y tick: SI prefixes from 10,000 up (`12.1 G`), else the plain tick label.
+fn axis_label(v: f64) -> String {
+    if v.abs() >= 1e4 {
+        si(v)
+    } else {
+        tick_label(v)
+    }
+}
+
+/// The chart as an inline `<svg>`; a chart with no finite point says so in place of the plot.
+pub fn line_chart(c: &LineChart) -> String {
+    let (w, h) = (720.0, 260.0);
+    let (left, right, top, bottom) = (64.0, 700.0, 16.0, 216.0);
+    let finite = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite();
+    let xs = c.lines.iter().flat_map(|l| l.points.iter().filter(finite).map(|p| p.0));
+    let ys = c.lines.iter().flat_map(|l| l.points.iter().filter(finite).map(|p| p.1));
+    let mut s = open(w, h, &c.title);
+    let (Some(xd), Some(yd)) = (
+        padded_domain(xs.chain(c.marks.iter().map(|m| m.0)), false),
+        padded_domain(ys.chain(c.references.iter().map(|r| r.y)), false),
+    ) else {
+        s.push_str(&text(w / 2.0, h / 2.0, "middle", &format!(r#"fill="{GREY}""#), "no values to draw"));
+        s.push_str("</svg>");
+        return s;
+    };
+    let x = Linear { d0: xd.0, d1: xd.1, r0: left, r1: right };
+    let y = Linear { d0: yd.0, d1: yd.1, r0: bottom, r1: top };
+    if let Some((until, label)) = &c.shade_until {
+        let x1 = x.map(*until).clamp(left, right);
+        let _ = write!(
+            s,
+            r##"<rect class="warmup" x="{}" y="{}" width="{}" height="{}" fill="#adb5bd" fill-opacity="0.18"><title>{}</title></rect>"##,
+            num(left),
+            num(top),
+            num(x1 - left),
+            num(bottom - top),
+            escape(label)
+        );
+        s.push_str(&text(left + 4.0, top + 12.0, "start", &format!(r#"fill="{GREY}" font-size="11""#), label));
+    }
+    for t in y.ticks(5) {
+        let py = y.map(t);
+        s.push_str(&line(left, py, right, py, "#e9ecef", ""));
+        s.push_str(&text(left - 6.0, py + 4.0, "end", "", &axis_label(t)));
+    }
+    for t in x.ticks(8) {
+        s.push_str(&text(x.map(t), bottom + 16.0, "middle", "", &tick_label(t)));
+    }
+    s.push_str(&line(left, bottom, right, bottom, GREY, ""));
+    s.push_str(&line(left, top, left, bottom, GREY, ""));
+    s.push_str(&text((left + right) / 2.0, bottom + 36.0, "middle", r#"font-weight="600""#, &c.x_label));
+    let _ = write!(
+        s,
+        r#"<text x="14" y="{}" text-anchor="middle" font-weight="600" transform="rotate(-90 14 {})">{}</text>"#,
+        num((top + bottom) / 2.0),
+        num((top + bottom) / 2.0),
+        escape(&c.y_label)
+    );
+    for r in &c.references {
+        let py = y.map(r.y);
+        s.push_str(&line(left, py, right, py, r.color, r#"stroke-dasharray="6 4" stroke-width="1.5""#));
+        s.push_str(&text(right - 4.0, py - 4.0, "end", &format!(r#"fill="{}" font-size="11""#, r.color), &r.label));
+    }
+    for (mx, label) in &c.marks {
+        let px = x.map(*mx);
+        let _ = write!(s, r#"<g class="mark"><title>{}</title>"#, escape(label));
+        s.push_str(&line(px, top, px, bottom, super::RED, r#"stroke-width="1.5" stroke-dasharray="2 3""#));
+        s.push_str(&text(px + 3.0, top + 24.0, "start", &format!(r#"fill="{}" font-size="11""#, super::RED), label));
+        s.push_str("</g>");
+    }
+    for l in &c.lines {
+        let pts: Vec<&(f64, f64)> = l.points.iter().filter(finite).collect();
+        if pts.is_empty() {
+            continue;
+        }
+        let mut d = String::with_capacity(pts.len() * 12);
+        for (i, p) in pts.iter().enumerate() {
+            let _ = write!(d, "{}{},{}", if i == 0 { "M" } else { " L" }, num(x.map(p.0)), num(y.map(p.1)));
+        }
+        let dash = if l.dashed { r#" stroke-dasharray="5 4""# } else { "" };
+        let _ = write!(
+            s,
+            r#"<g class="series"><title>{}</title><path d="{d}" fill="none" stroke="{c}" stroke-width="1.6"{dash}/>"#,
+            escape(&l.label),
+            c = l.color
+        );
+        if l.dots || pts.len() == 1 {
+            for p in &pts {
+                let _ = write!(
+                    s,
+                    r#"<circle cx="{}" cy="{}" r="3" fill="{c}"><title>{}</title></circle>"#,
+                    num(x.map(p.0)),
+                    num(y.map(p.1)),
+                    escape(&format!("{}: x {} → {}", l.label, tick_label(p.0), tick_label(p.1))),
+                    c = l.color
+                );
+            }
+        }
+        s.push_str("</g>");
+    }
+    // The legend: the label of each series, with its line style, under the plot.
+    let mut lx = left;
+    for l in c.lines.iter().filter(|l| !l.label.is_empty()) {
+        let dash = if l.dashed { r#"stroke-dasharray="5 4""# } else { "" };
+        s.push_str(&line(lx, h - 8.0, lx + 18.0, h - 8.0, l.color, &format!(r#"stroke-width="2" {dash}"#)));
+        s.push_str(&text(lx + 22.0, h - 4.0, "start", r#"font-size="11""#, &l.label));
+        lx += 30.0 + 6.5 * l.label.chars().count().min(40) as f64;
+    }
+    s.push_str("</svg>");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn downsampling_keeps_extremes_and_ends() {
+        let mut pts: Vec<(f64, f64)> = (0..100_000).map(|i| (i as f64, 1.0)).collect();
+        pts[54_321].1 = 50.0;
+        pts[77_777].1 = -3.0;
+        let d = downsample(&pts, 400);
+        assert!(d.len() <= 403, "{}", d.len());
+        assert!(d.contains(&(54_321.0, 50.0)) && d.contains(&(77_777.0, -3.0)));
+        assert_eq!((d[0], *d.last().unwrap()), ((0.0, 1.0), (99_999.0, 1.0)));
+        assert!(d.windows(2).all(|w| w[0].0 < w[1].0), "x order kept");
+        assert_eq!(downsample(&pts[..10], 400).len(), 10);
+    }
+
+    #[test]
+    fn chart_draws_every_part_and_survives_no_data() {
+        let c = LineChart {
+            title: "step_time_s by step".into(),
+            x_label: "step".into(),
+            y_label: "s".into(),
+            lines: vec![Line {
+                label: "step_time_s <a>".into(),
+                points: vec![(0.0, 1.0), (1.0, f64::NAN), (2.0, 0.5)],
+                color: super::super::BLUE,
+                dashed: false,
+                dots: false,
+            }],
+            shade_until: Some((1.0, "warm-up".into())),
+            references: vec![Reference { y: 0.8, label: "target".into(), color: super::super::GREEN }],
+            marks: vec![(2.0, "shift".into())],
+        };
+        let svg = line_chart(&c);
+        assert!(svg.contains("class=\"warmup\"") && svg.contains("target") && svg.contains("class=\"mark\""));
+        assert!(svg.contains("step_time_s &lt;a&gt;") && !svg.contains("NaN"), "{svg}");
+        assert_eq!(svg.matches("<path").count(), 1);
+        let empty = line_chart(&LineChart { title: "t".into(), ..Default::default() });
+        assert!(empty.contains("no values to draw") && empty.ends_with("</svg>"));
+    }
+}

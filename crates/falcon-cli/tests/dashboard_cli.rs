@@ -1,0 +1,199 @@
+//! The dashboard as `falcon serve` serves it, over HTTP with the real binary: the experiments page lists what
+//! ran (filters, paging, the JSON link, store text escaped), the experiment page draws its metrics, timeline,
+//! log and artifacts, two picked experiments compare with a config diff and verdicts, statuses stream live, and
+//! signing in with a token sets an HttpOnly, SameSite=Strict cookie that the pages and the API then accept.
+//! (The browser suite in `tests/browser/` checks the same pages in Chromium.)
+
+mod common;
+
+use common::serve::{client, events, get_json, post, project, spec, Server};
+use common::{code, falcon};
+use std::time::{Duration, Instant};
+
+async fn page(c: &reqwest::Client, url: &str) -> (u16, String, reqwest::header::HeaderMap) {
+    let r = c.get(url).send().await.unwrap();
+    let (status, headers) = (r.status().as_u16(), r.headers().clone());
+    (status, r.text().await.unwrap(), headers)
+}
+
+async fn wait_completed(c: &reqwest::Client, server: &Server, id: &str) {
+    let started = Instant::now();
+    loop {
+        let (_, v) = get_json(c, &server.url(&format!("/api/v1/experiments/{id}"))).await;
+        if v["status"] == "COMPLETED" {
+            return;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "{id} still {}", v["status"]);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_show_what_ran_and_compare_two() {
+    let dir = project(None);
+    let server = Server::start(dir.path(), &[], &[]);
+    let c = client();
+    let mut ids = Vec::new();
+    for (name, ms) in [("<script>alert(1)</script>", 100), ("dash-b", 120)] {
+        let (s, v) = post(&c, &server.url("/api/v1/experiments"), "application/yaml", spec(name, ms)).await;
+        assert_eq!(s, 201, "{v:#}");
+        ids.push(v["id"].as_str().unwrap().to_string());
+    }
+    let (a, b) = (ids[0].clone(), ids[1].clone());
+    // Live statuses: the stream says where each is now, then each change, and ends when both have ended.
+    let live = c.get(server.url(&format!("/ui/live?ids={a},{b}"))).send().await.unwrap();
+    assert_eq!(live.headers()["content-type"], "text/event-stream");
+    let got = events(live, Duration::from_secs(120)).await;
+    let (last, end) = got.last().cloned().unwrap_or_default();
+    assert_eq!((last.as_str(), end["all_ended"].as_bool()), ("end", Some(true)), "{got:?}");
+    for id in [&a, &b] {
+        let statuses: Vec<&str> = got
+            .iter()
+            .filter(|(e, d)| e == "status" && d["id"] == id.as_str())
+            .filter_map(|(_, d)| d["status"].as_str())
+            .collect();
+        assert_eq!(statuses.last(), Some(&"COMPLETED"), "{id}: {got:?}");
+    }
+    wait_completed(&c, &server, &a).await;
+    wait_completed(&c, &server, &b).await;
+
+    // The experiments page: both rows, newest first, the script name escaped, the JSON one link away.
+    let (s, html, headers) = page(&c, &server.url("/")).await;
+    assert_eq!(s, 200, "{html}");
+    assert!(headers["content-type"].to_str().unwrap().starts_with("text/html"));
+    let csp = headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("script-src 'self'") && csp.contains("default-src 'self'"), "{csp}");
+    let (pa, pb) = (html.find(&format!(">{a}</a>")).unwrap(), html.find(&format!(">{b}</a>")).unwrap());
+    assert!(pb < pa, "newest first");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !html.contains("<script>alert"), "escaped");
+    assert!(html.contains("href=\"/api/v1/experiments\""), "the JSON link");
+    assert_eq!(html.matches("data-status=\"COMPLETED\"").count(), 2);
+    // Filters (empty form fields ignored), paging, a bad parameter as a page with the API's status.
+    let (s, html, _) = page(&c, &server.url("/?status=COMPLETED&goal=&name=dash-b")).await;
+    assert_eq!(s, 200);
+    assert!(html.contains(&format!(">{b}</a>")) && !html.contains(&format!(">{a}</a>")), "{html}");
+    let (_, html, _) = page(&c, &server.url("/?limit=1")).await;
+    let before_next = html.split("rel=\"next\"").next().unwrap();
+    let older = before_next.rsplit("href=\"").next().unwrap().split('"').next().unwrap().to_string();
+    assert_eq!(older, format!("/?limit=1&amp;cursor={b}"));
+    let (_, html, _) = page(&c, &server.url(&older.replace("&amp;", "&"))).await;
+    assert!(html.contains(&format!(">{a}</a>")) && !html.contains(&format!(">{b}</a>")), "the second page");
+    let (s, html, _) = page(&c, &server.url("/?bogus=1")).await;
+    assert_eq!(s, 400);
+    assert!(html.contains("role=\"alert\"") && html.contains("unknown query parameter"), "{html}");
+
+    // The experiment page: metrics drawn, warm-up shaded, timeline, the log, artifacts to download, config.
+    let (s, html, _) = page(&c, &server.url(&format!("/experiments/{b}"))).await;
+    assert_eq!(s, 200, "{html}");
+    for part in [
+        "Metrics by step",
+        "<svg",
+        "step_time_s by step",
+        "class=\"warmup\"",
+        "Status timeline",
+        "RUNNING",
+        "step 9 of 120 ms",
+        &format!("href=\"/api/v1/experiments/{b}/artifacts/"),
+        "metrics.jsonl",
+        "Config snapshot",
+        "&quot;base_ms&quot;: 120",
+    ] {
+        assert!(html.contains(part), "experiment page lacks {part:?}");
+    }
+    let (s, _, _) = page(&c, &server.url("/experiments/e-999999")).await;
+    assert_eq!(s, 404);
+
+    // Compare: the picked pair goes to /compare/A/B (older first); diff and verdicts shown.
+    let r = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(server.url(&format!("/compare?ids={b}&ids={a}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 303);
+    assert_eq!(r.headers()["location"], format!("/compare/{a}/{b}").as_str());
+    let (s, html, _) = page(&c, &server.url(&format!("/compare/{a}/{b}"))).await;
+    assert_eq!(s, 200, "{html}");
+    assert!(html.contains("Config diff") && html.contains("config.base_ms"), "{html}");
+    assert!(html.contains("step_time_s") && html.contains("class=\"verdict"), "{html}");
+    let (s, _, _) = page(&c, &server.url(&format!("/compare?ids={a}"))).await;
+    assert_eq!(s, 400);
+
+    // Assets come from the binary.
+    let (s, js, h) = page(&c, &server.url("/assets/dashboard.js")).await;
+    assert_eq!(s, 200);
+    assert!(h["content-type"].to_str().unwrap().starts_with("text/javascript") && js.contains("EventSource"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signing_in_keeps_the_token_in_a_strict_cookie() {
+    let dir = project(None);
+    let out = falcon(dir.path(), &["token", "create", "--name", "viewer", "--scope", "read", "--json"]);
+    assert_eq!(code(&out), 0);
+    let token = common::json(&out)["token"].as_str().unwrap().to_string();
+    let server = Server::start(dir.path(), &["--no-worker"], &[]);
+    let bare = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+
+    // No token: a page sends the browser to sign in (and back), the API says 401, assets and the form load.
+    let r = bare.get(server.url("/?status=COMPLETED")).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 303);
+    assert_eq!(r.headers()["location"], "/signin?next=%2F%3Fstatus%3DCOMPLETED");
+    assert_eq!(bare.get(server.url("/api/v1/experiments")).send().await.unwrap().status().as_u16(), 401);
+    assert_eq!(bare.get(server.url("/assets/dashboard.css")).send().await.unwrap().status().as_u16(), 200);
+    let form = bare.get(server.url("/signin?next=//evil.example/")).send().await.unwrap().text().await.unwrap();
+    assert!(form.contains("data-next=\"/\""), "an outside next is refused: {form}");
+
+    // A wrong token, a form-encoded post (what another site could send): refused, no cookie.
+    let r = bare
+        .post(server.url("/signin"))
+        .header("content-type", "application/json")
+        .body("{\"token\": \"nope\"}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+    assert!(r.headers().get("set-cookie").is_none());
+    let r = bare
+        .post(server.url("/signin"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("token={token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 415);
+
+    // The right token: the cookie is HttpOnly and SameSite=Strict, and it opens pages and the API.
+    let r = bare
+        .post(server.url("/signin"))
+        .header("content-type", "application/json")
+        .body(serde_json::json!({ "token": token }).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let cookie = r.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    let pair = cookie.split(';').next().unwrap().to_string();
+    let r = bare.get(server.url("/")).header("cookie", &pair).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let html = r.text().await.unwrap();
+    assert!(html.contains("viewer (read)") && html.contains("Sign out"), "{html}");
+    let r = bare.get(server.url("/api/v1/experiments")).header("cookie", &pair).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    // A read token writes nothing, cookie or not.
+    let r = bare
+        .post(server.url("/api/v1/experiments"))
+        .header("cookie", &pair)
+        .header("content-type", "application/yaml")
+        .body(spec("nope", 100))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    // Revoked: the cookie no longer opens anything.
+    assert_eq!(code(&falcon(dir.path(), &["token", "revoke", "viewer"])), 0);
+    let r = bare.get(server.url("/")).header("cookie", &pair).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 303);
+}

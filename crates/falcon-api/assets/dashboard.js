@@ -125,8 +125,8 @@ function followLogs(box) {
   source.onerror = () => source.close();
 }
 
-async function post(url) {
-  const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}",
+async function post(url, body) {
+  const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: body || "{}",
     credentials: "same-origin" });
   if (!r.ok) {
     let message = r.status + " " + r.statusText;
@@ -141,7 +141,7 @@ function actions() {
       if (button.dataset.confirm && !confirm(button.dataset.confirm)) return;
       button.disabled = true;
       try {
-        await post(button.dataset.post);
+        await post(button.dataset.post, button.dataset.body);
         location.reload();
       } catch (e) {
         button.disabled = false;

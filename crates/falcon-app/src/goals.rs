@@ -318,11 +318,14 @@ impl App {
         on_progress: impl FnMut(&[RunProgress]),
     ) -> Result<(SessionDetail, Vec<WorkerEvent>)> {
         let exp = self.exp().await?;
-        let specs = exp.expand_sweep(request.sweep_text, request.file_label, load_base, request.repeats).await?;
+        let points = exp.expand_sweep(request.sweep_text, request.file_label, load_base, request.repeats).await?;
+        let axes = falcon_exp::sweep::sweep_axes(&points);
+        let specs: Vec<falcon_core::spec::ExperimentSpec> = points.into_iter().map(|p| p.spec).collect();
         for (i, spec) in specs.iter().enumerate() {
             crate::experiments::placeable(exp, spec, &format!("experiment {} of the session: ", i + 1))?;
         }
-        let sweep_json = serde_json::json!({ "file": request.file_label, "experiments": specs.len() });
+        // The axes are kept so that the session's grid can be drawn (the dashboard's session page).
+        let sweep_json = serde_json::json!({ "file": request.file_label, "experiments": specs.len(), "axes": axes });
         let view = exp.submit_session(request.name, request.goal, sweep_json, &specs).await?;
         on_submitted(&view);
         if !request.wait {

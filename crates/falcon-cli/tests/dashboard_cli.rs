@@ -121,6 +121,56 @@ async fn pages_show_what_ran_and_compare_two() {
     let (s, _, _) = page(&c, &server.url(&format!("/compare?ids={a}"))).await;
     assert_eq!(s, 400);
 
+    // A goal with a 2×2 sweep: the session page draws the grid (4 cells, the best marked), the goal page its
+    // progress and ranking, the history page a name's runs.
+    let out = falcon(
+        dir.path(),
+        &[
+            "goal",
+            "create",
+            "--title",
+            "faster",
+            "--metric",
+            "step_time_s",
+            "--target",
+            "0.09",
+            "--baseline",
+            &a,
+            "--json",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let goal = common::json(&out)["id"].as_str().unwrap().to_string();
+    let base: String = spec("grid", 100).lines().map(|l| format!("  {l}\n")).collect();
+    let sweep = format!("base:\n{base}sweep:\n  config.base_ms: [100, 120]\n  labels.k: [x, y]\n");
+    let body = serde_json::json!({ "sweep": sweep, "name": "grid", "goal": goal }).to_string();
+    let (s, session) = post(&c, &server.url("/api/v1/sessions"), "application/json", body).await;
+    assert_eq!(s, 201, "{session:#}");
+    assert_eq!(session["spec"]["axes"][0]["key"], "config.base_ms", "the axes are kept: {session:#}");
+    let sid = session["id"].as_str().unwrap().to_string();
+    for e in session["experiments"].as_array().unwrap() {
+        wait_completed(&c, &server, e["id"].as_str().unwrap()).await;
+    }
+    let (s, html, _) = page(&c, &server.url(&format!("/sessions/{sid}"))).await;
+    assert_eq!(s, 200, "{html}");
+    assert_eq!(html.matches("<td class=\"cell").count(), 4, "{html}");
+    // base_ms 100 is best (0.100 s), in both label columns alike: a tie, both marked; the 120 row is not.
+    assert_eq!(html.matches("<td class=\"cell best\"").count(), 2, "{html}");
+    assert_eq!(html.matches("★ 0.1000").count(), 2, "{html}");
+    assert!(html.contains("config.base_ms ↓ · labels.k →") && html.contains("step_time_s over the sweep"), "{html}");
+    let (s, html, _) = page(&c, &server.url(&format!("/goals/{goal}"))).await;
+    assert_eq!(s, 200, "{html}");
+    for part in
+        ["Progress", "<svg", "target 0.09", "Ranking", "data-post=\"/api/v1/goals/claim\"", "/report?format=html"]
+    {
+        assert!(html.contains(part), "goal page lacks {part:?}: {html}");
+    }
+    let (s, html, _) = page(&c, &server.url("/goals")).await;
+    assert!(s == 200 && html.contains(&format!(">{goal}</a>")), "{html}");
+    let (s, html, _) = page(&c, &server.url("/history?name=dash-b&metric=step_time_s")).await;
+    assert_eq!(s, 200, "{html}");
+    assert!(html.contains("step_time_s of “dash-b”") && html.contains(&format!(">{b}</a>")), "{html}");
+
     // Assets come from the binary.
     let (s, js, h) = page(&c, &server.url("/assets/dashboard.js")).await;
     assert_eq!(s, 200);

@@ -349,10 +349,9 @@ impl Exp {
         file: &str,
         load_base: impl Fn(&str) -> std::result::Result<String, String>,
         repeats: Option<usize>,
-    ) -> Result<Vec<ExperimentSpec>> {
+    ) -> Result<Vec<crate::sweep::SweepPoint>> {
         let Some(base) = crate::sweep::base_experiment(sweep_text, file)? else {
-            let points = crate::sweep::expand_points_repeated(sweep_text, file, load_base, repeats)?;
-            return Ok(points.into_iter().map(|p| p.spec).collect());
+            return Ok(crate::sweep::expand_points_repeated(sweep_text, file, load_base, repeats)?);
         };
         let record = self.meta.get_experiment(base).await.map_err(|e| match e.kind() {
             falcon_core::ErrorKind::NotFound => {
@@ -371,12 +370,11 @@ impl Exp {
         )?;
         Ok(points
             .into_iter()
-            .map(|p| {
-                let mut spec = p.spec;
-                if spec.baseline.map(|b| b.to_string()) == inherited {
-                    spec.baseline = Some(base);
+            .map(|mut p| {
+                if p.spec.baseline.map(|b| b.to_string()) == inherited {
+                    p.spec.baseline = Some(base);
                 }
-                spec
+                p
             })
             .collect())
     }

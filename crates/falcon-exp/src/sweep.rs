@@ -81,6 +81,36 @@ pub struct SweepPoint {
     pub repeat: Option<usize>,
 }
 
+/// One swept key and its values, in the order the sweep runs them.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct SweepAxis {
+    /// The dotted spec path (`config.batch_size`).
+    pub key: String,
+    /// Its values, each once, in sweep order.
+    pub values: Vec<Value>,
+}
+
+/// The axes of an expanded sweep: its keys in sweep order, each with its distinct values (what a session keeps
+/// so that its grid can be drawn).
+pub fn sweep_axes(points: &[SweepPoint]) -> Vec<SweepAxis> {
+    let mut axes: Vec<SweepAxis> = Vec::new();
+    for p in points {
+        for (key, value) in &p.assignments {
+            let i = match axes.iter().position(|a| &a.key == key) {
+                Some(i) => i,
+                None => {
+                    axes.push(SweepAxis { key: key.clone(), values: Vec::new() });
+                    axes.len() - 1
+                }
+            };
+            if !axes[i].values.contains(value) {
+                axes[i].values.push(value.clone());
+            }
+        }
+    }
+    axes
+}
+
 /// Expands a sweep file into its specs, in the order the module docs describe. `file` names the sweep in
 /// errors; `load_base` returns the text of the base spec file a `base: PATH` names (or a message saying why
 /// it cannot).

@@ -125,10 +125,10 @@ fn summary(d: &ExperimentDetail, viewer: Option<&Principal>) -> String {
         ("Attempt", r.attempt.to_string()),
     ];
     if let Some(g) = r.goal {
-        rows.push(("Goal", link(format!("/?goal={g}"), g.to_string())));
+        rows.push(("Goal", link(format!("/goals/{g}"), g.to_string())));
     }
     if let Some(sid) = r.session {
-        rows.push(("Session", link(format!("/?session={sid}"), sid.to_string())));
+        rows.push(("Session", link(format!("/sessions/{sid}"), sid.to_string())));
     }
     if let Some(b) = r.baseline {
         rows.push((
@@ -145,6 +145,11 @@ fn summary(d: &ExperimentDetail, viewer: Option<&Principal>) -> String {
             r.labels.iter().map(|(k, v)| format!("<span class=\"label\">{}={}</span>", escape(k), escape(v))).collect();
         rows.push(("Labels", labels.join(" ")));
     }
+    let history = format!(
+        "/history?{}",
+        serde_urlencoded::to_string([("name", r.name.as_str()), ("metric", "step_time_s")]).unwrap_or_default()
+    );
+    rows.push(("History", link(history, format!("every run named {}", r.name))));
     rows.push(("Created", time(r.created)));
     rows.push(("Updated", time(r.updated)));
     if let Some(reason) = &d.view.job_reason {

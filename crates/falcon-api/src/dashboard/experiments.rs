@@ -153,7 +153,7 @@ fn row(item: &ExperimentItem) -> String {
     let r = &item.record;
     let id = r.id.to_string();
     let link = |prefix: &str, v: Option<String>| match v {
-        Some(v) => format!("<a href=\"/?{prefix}={0}\">{0}</a>", escape(&v)),
+        Some(v) => format!("<a href=\"/{prefix}/{0}\">{0}</a>", escape(&v)),
         None => "–".to_string(),
     };
     let labels: Vec<String> =
@@ -167,8 +167,8 @@ fn row(item: &ExperimentItem) -> String {
         name = escape(&r.name),
         status = status_badge(r.status),
         scenario = r.scenario,
-        goal = link("goal", r.goal.map(|g| g.to_string())),
-        session = link("session", r.session.map(|s| s.to_string())),
+        goal = link("goals", r.goal.map(|g| g.to_string())),
+        session = link("sessions", r.session.map(|s| s.to_string())),
         labels = labels.join(" "),
         c = r.created.0,
         created = time(r.created),

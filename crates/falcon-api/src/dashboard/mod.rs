@@ -13,6 +13,9 @@
 mod compare;
 mod experiment;
 mod experiments;
+mod goals;
+mod history;
+mod session;
 mod signin;
 
 use crate::state::State;
@@ -36,6 +39,10 @@ pub fn router() -> Router<Arc<State>> {
         .route("/experiments/{id}", get(experiment::page))
         .route("/compare", get(compare::pick))
         .route("/compare/{a}/{b}", get(compare::page))
+        .route("/goals", get(goals::list))
+        .route("/goals/{id}", get(goals::page))
+        .route("/sessions/{id}", get(session::page))
+        .route("/history", get(history::page))
         .route("/ui/live", get(experiments::live))
         .route("/signin", get(signin::form).post(signin::submit))
         .route("/signout", post(signin::signout))
@@ -97,7 +104,7 @@ pub fn render(s: Shell<'_>) -> Response {
     html.push_str("<script src=\"/assets/dashboard.js\" defer></script>\n</head>\n<body>\n");
     html.push_str("<a class=\"skip\" href=\"#main\">Skip to the content</a>\n");
     html.push_str("<header class=\"bar\"><nav aria-label=\"Main\"><a class=\"brand\" href=\"/\">Falcon</a>");
-    html.push_str("<a href=\"/\">Experiments</a></nav>");
+    html.push_str("<a href=\"/\">Experiments</a><a href=\"/goals\">Goals</a><a href=\"/history\">History</a></nav>");
     match s.viewer {
         Some(p) if p.name != "local" => html.push_str(&format!(
             "<form class=\"who\" method=\"post\" action=\"/signout\" data-json-form><span>{} ({})</span> \

@@ -78,13 +78,30 @@ pub fn downsample(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
     out
 }
 
-/// A y tick: SI prefixes from 10,000 up (`12.1 G`), else the plain tick label.
-fn axis_label(v: f64) -> String {
+/// A tick of an axis whose ticks are `step` apart: SI prefixes from 10,000 up (`12.1 G`), else as many
+/// decimals as the step needs (`0.1001`, `0.1002`), so neighbouring ticks never read the same.
+fn axis_label(v: f64, step: f64) -> String {
     if v.abs() >= 1e4 {
-        si(v)
-    } else {
-        tick_label(v)
+        return si(v);
     }
+    if !(step.is_finite() && step > 0.0) {
+        return tick_label(v);
+    }
+    let decimals = (-(step.log10().floor()) as i32
+        + i32::from((step / 10f64.powf(step.log10().floor())).fract() > 1e-9))
+    .clamp(0, 12);
+    format!("{v:.prec$}", prec = decimals as usize)
+}
+
+/// The ticks of a scale and their step (x ticks between whole numbers dropped when `whole`).
+fn ticks(scale: &Linear, n: usize, whole: bool) -> (Vec<f64>, f64) {
+    let mut t = scale.ticks(n);
+    let step = if t.len() >= 2 { t[1] - t[0] } else { 0.0 };
+    if whole && step < 1.0 {
+        t.retain(|v| v.fract() == 0.0);
+        return (t, 1.0);
+    }
+    (t, step)
 }
 
 /// The chart as an inline `<svg>`; a chart with no finite point says so in place of the plot.
@@ -118,13 +135,16 @@ pub fn line_chart(c: &LineChart) -> String {
         );
         s.push_str(&text(left + 4.0, top + 12.0, "start", &format!(r#"fill="{GREY}" font-size="11""#), label));
     }
-    for t in y.ticks(5) {
+    let (yt, ystep) = ticks(&y, 5, false);
+    for t in yt {
         let py = y.map(t);
         s.push_str(&line(left, py, right, py, "#e9ecef", ""));
-        s.push_str(&text(left - 6.0, py + 4.0, "end", "", &axis_label(t)));
+        s.push_str(&text(left - 6.0, py + 4.0, "end", "", &axis_label(t, ystep)));
     }
-    for t in x.ticks(8) {
-        s.push_str(&text(x.map(t), bottom + 16.0, "middle", "", &tick_label(t)));
+    let whole_x = c.lines.iter().flat_map(|l| l.points.iter()).all(|p| p.0.fract() == 0.0);
+    let (xt, xstep) = ticks(&x, 8, whole_x);
+    for t in xt {
+        s.push_str(&text(x.map(t), bottom + 16.0, "middle", "", &axis_label(t, xstep)));
     }
     s.push_str(&line(left, bottom, right, bottom, GREY, ""));
     s.push_str(&line(left, top, left, bottom, GREY, ""));
@@ -205,6 +225,17 @@ mod tests {
         assert_eq!((d[0], *d.last().unwrap()), ((0.0, 1.0), (99_999.0, 1.0)));
         assert!(d.windows(2).all(|w| w[0].0 < w[1].0), "x order kept");
         assert_eq!(downsample(&pts[..10], 400).len(), 10);
+    }
+
+    #[test]
+    fn tick_labels_tell_neighbours_apart() {
+        assert_eq!(axis_label(0.1001, 0.0002), "0.1001");
+        assert_eq!(axis_label(0.1, 0.025), "0.100");
+        assert_eq!(axis_label(15.0, 1.0), "15");
+        assert_eq!(axis_label(0.09, 0.005), "0.090");
+        assert_eq!(axis_label(12.1e9, 1e9), "12.1 G");
+        let (t, step) = ticks(&Linear { d0: 14.8, d1: 18.2, r0: 0.0, r1: 1.0 }, 8, true);
+        assert_eq!((t, step), (vec![15.0, 16.0, 17.0, 18.0], 1.0));
     }
 
     #[test]

@@ -8,7 +8,8 @@
 # (release build) open on loopback and then with a read token; `oha` (installed into .cache/cargo-bin) with 32
 # connections on GET /api/v1/experiments?status=…&label=team=…&goal=…&limit=50, each request a random status,
 # team and goal (--rand-regex-url): saturation (requests/s, p50, p99), then a fixed 500 requests/s (p99, with
-# latency correction); the server's peak RSS (VmHWM). MLflow: `mlflow server` (PyPI mlflow, .cache/mlflow-venv,
+# latency correction); the same for the dashboard's experiments page (`/` with the same filters); the server's
+# peak RSS (VmHWM). MLflow: `mlflow server` (PyPI mlflow, .cache/mlflow-venv,
 # scripts/../bench/api/mlflow-requirements.txt) over a SQLite store seeded with N runs by MLflow's own store
 # (bench/api/mlflow_seed.py), POST /api/2.0/mlflow/runs/search filtered on status, team and goal, 50 results, the
 # same loads. Prints one Markdown table; the raw oha JSON stays in .cache/bench-api/.
@@ -89,6 +90,10 @@ curl -sf "$base/api/v1/experiments?status=RUNNING&label=team=perf&goal=g-17&limi
     'import json,sys; d=json.load(sys.stdin); assert d["items"], "the filtered list is empty"'
 IFS='|' read -r rps p50 p99 q99 bad <<<"$(load falcon-open "$regex" --rand-regex-url)"
 echo "| falcon serve (open, loopback) | SQLite | 100,000 | $rps | $p50 | $p99 | $q99 | $bad | $(rss_mb "$server") |"
+# The dashboard's experiments page over the same filters (server-rendered HTML of the same page of rows).
+page_regex="$base/\\?status=(PENDING|PROVISIONING|RUNNING|COMPLETED|FAILED|CANCELLED)&label=team=(perf|infra|research|kernels|serving)&goal=g-([1-9][0-9]?|100)&limit=50"
+IFS='|' read -r rps p50 p99 q99 bad <<<"$(load falcon-page "$page_regex" --rand-regex-url)"
+echo "| falcon serve: dashboard experiments page (open) | SQLite | 100,000 | $rps | $p50 | $p99 | $q99 | $bad | $(rss_mb "$server") |"
 token_name="bench-$(date +%s)" # a revoked token's name is not reused
 token="$(f token create --name "$token_name" --scope read --json | "$python" -c 'import json,sys; print(json.load(sys.stdin)["token"])')"
 sleep 1.2 # the server rereads "any token?" each second

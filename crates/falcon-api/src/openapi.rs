@@ -318,6 +318,13 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
         op("get", "/api/v1/traces/{exp}", "Where each step's time goes")
             .id("exp", "e-", exp_id)
             .json(200, "the trace analysis", g.subschema_for::<TraceRun>().to_value()),
+        op("get", "/api/v1/traces/{exp}/export", "The trace as gzipped Chrome trace JSON (for Perfetto)")
+            .id("exp", "e-", exp_id)
+            .content(
+                200,
+                "Chrome trace JSON, gzipped (the first host's capture)",
+                vec![("application/gzip", json!({ "type": "string", "contentMediaType": "application/gzip" }))],
+            ),
         op("get", "/healthz", "The process answers").json(200, "up", g.subschema_for::<Health>().to_value()),
         op("get", "/readyz", "The database and the artifact store answer")
             .json(200, "ready", g.subschema_for::<DoctorReport>().to_value())

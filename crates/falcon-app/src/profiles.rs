@@ -107,6 +107,18 @@ impl App {
         Ok(TraceExport { summary, hosts: resolved.files.len() })
     }
 
+    /// An experiment's (first host's) trace as gzipped Chrome trace JSON, in memory: what the dashboard offers
+    /// for Perfetto (`ui.perfetto.dev` opens it). Written through a temporary folder that is then removed.
+    pub async fn export_trace_gz(&self, id: ExperimentId) -> Result<Vec<u8>> {
+        let dir = tempfile::tempdir()
+            .map_err(|e| AppError::new(ErrorKind::Failure, format!("a temporary folder for the trace export: {e}")))?;
+        let path = dir.path().join(format!("{id}.trace.json.gz"));
+        self.export_trace(&id.to_string(), &path, None, false).await?;
+        tokio::fs::read(&path).await.map_err(|e| {
+            AppError::new(ErrorKind::Failure, format!("reading the exported trace {}: {e}", path.display()))
+        })
+    }
+
     /// Compares two captures, A the baseline; adds the config diff when both inputs are experiments.
     pub async fn compare_profiles(
         &self,

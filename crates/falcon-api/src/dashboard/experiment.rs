@@ -79,6 +79,10 @@ async fn build(state: &State, id: &str, viewer: Option<&Principal>) -> ApiResult
     }
     s.push_str("</section>");
     s.push_str(&analysis(&d));
+    let profiled = d.view.artifacts.iter().any(|a| a.kind == falcon_core::artifact::ArtifactKind::Xprof);
+    if profiled && r.status == falcon_core::status::ExperimentStatus::Completed {
+        s.push_str(&trace_steps(state, id).await);
+    }
     s.push_str(&memory(d.memory.as_ref()));
     // The log tail; a running experiment's is followed (dashboard.js reads the API's event stream).
     let live = !r.status.is_terminal();
@@ -249,6 +253,65 @@ fn analysis(d: &ExperimentDetail) -> String {
         s.push_str(&table(&["metric", "count", "mean", "median", "p90", "min", "max"], &rows));
     }
     s.push_str("</section>");
+    s
+}
+
+/// Where each profiled step's time went (the trace analysis, computed once and kept), and the Chrome-trace
+/// export for Perfetto.
+async fn trace_steps(state: &State, id: falcon_core::ids::ExperimentId) -> String {
+    let mut s = String::from("<section><h2>Trace: where each step's time goes</h2>");
+    let run = match crate::routes::profiles::trace_json(state, id).await {
+        Ok(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes).unwrap_or_default(),
+        Err(e) => {
+            let _ = write!(s, "<p class=\"error\" role=\"alert\">{}</p></section>", escape(&e.message));
+            return s;
+        }
+    };
+    let parts = [
+        ("compute_us", "compute", "#1c7ed6"),
+        ("collective_us", "collective", "#ae3ec9"),
+        ("memcpy_us", "memcpy", "#f59f00"),
+        ("host_wait_us", "host wait", "#d6336c"),
+        ("other_us", "other", "#868e96"),
+        ("idle_us", "idle", "#dee2e6"),
+    ];
+    let steps = run.get("steps").and_then(|v| v.as_array()).cloned().unwrap_or_default();
+    if steps.is_empty() {
+        s.push_str("<p class=\"empty\">The capture has no steps the trace analysis could find.</p>");
+    } else {
+        s.push_str("<div class=\"table-wrap\"><table class=\"steps\"><thead><tr><th scope=\"col\">step</th><th scope=\"col\">duration</th><th scope=\"col\">breakdown</th></tr></thead><tbody>");
+        for st in &steps {
+            let f = |k: &str| st.get(k).and_then(|v| v.as_f64()).unwrap_or(0.0);
+            let total = f("duration_us");
+            let mut bar = String::new();
+            let mut words = Vec::new();
+            for (key, label, color) in parts {
+                let v = f(key);
+                if total > 0.0 && v > 0.0 {
+                    let pct = v / total * 100.0;
+                    let _ = write!(
+                        bar,
+                        "<span style=\"width:{pct:.2}%;background:{color}\" title=\"{label} {pct:.1} %\"></span>"
+                    );
+                    if pct >= 0.5 {
+                        words.push(format!("{label} {pct:.0} %"));
+                    }
+                }
+            }
+            let _ = write!(
+                s,
+                "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td><span class=\"stack\" aria-hidden=\"true\">{bar}</span> <span class=\"hint\">{}</span></td></tr>",
+                st.get("step").map(|v| v.to_string()).unwrap_or_default(),
+                fmt_ms(Some(total / 1000.0)),
+                escape(&words.join(", "))
+            );
+        }
+        s.push_str("</tbody></table></div>");
+    }
+    let _ = write!(
+        s,
+        "<p>The whole trace: <a href=\"/api/v1/traces/{id}/export\" download>Chrome trace JSON (gzipped)</a> — open it in          Perfetto (ui.perfetto.dev) or chrome://tracing · the analysis as <a href=\"/api/v1/traces/{id}\">JSON</a></p></section>"
+    );
     s
 }
 

@@ -1,5 +1,5 @@
-//! `/api/v1/profiles/{exp}` (the stored analysis; `?tool=` computes more), `/api/v1/profiles/{a}/compare/{b}`
-//! and `/api/v1/traces/{exp}`. Inputs are experiment ids only: the server never reads a path a request names.
+//! `/api/v1/profiles/{exp}` (the stored analysis; `?tool=` computes more), `/api/v1/profiles/{a}/compare/{b}`,
+//! `/api/v1/traces/{exp}` and its Chrome-trace export `/api/v1/traces/{exp}/export`. Inputs are experiment ids only: the server never reads a path a request names.
 //!
 //! Computing is heavy (a capture is decoded): at most `--max-analyses` run at once, beyond which a request gets
 //! 429 with `Retry-After`; each result is kept as the experiment's `report` artifact (`reports/…`), so the same
@@ -25,6 +25,7 @@ pub fn router() -> Router<Arc<State>> {
         .route("/api/v1/profiles/{exp}", get(profile))
         .route("/api/v1/profiles/{a}/compare/{b}", get(compare))
         .route("/api/v1/traces/{exp}", get(trace))
+        .route("/api/v1/traces/{exp}/export", get(export))
 }
 
 /// A heavy analysis' permit, or 429.
@@ -55,6 +56,22 @@ where
         tracing::warn!("keeping the report {name} of {id} failed (it is computed again next time): {e}");
     }
     Ok(bytes)
+}
+
+/// `GET /api/v1/traces/{exp}/export`: the first host's capture as gzipped Chrome trace JSON, a download that
+/// Perfetto (ui.perfetto.dev) and chrome://tracing open; kept as a report once made.
+async fn export(Extract(state): Extract<Arc<State>>, Path(exp): Path<String>) -> ApiResult<Response> {
+    let id = experiment_id(&exp)?;
+    let app = state.app.clone();
+    let bytes =
+        kept_or(&state, id, "trace-export.json.gz", || async move { Ok(app.export_trace_gz(id).await?) }).await?;
+    let mut response = bytes.into_response();
+    let headers = response.headers_mut();
+    headers.insert(axum::http::header::CONTENT_TYPE, axum::http::HeaderValue::from_static("application/gzip"));
+    if let Ok(v) = axum::http::HeaderValue::from_str(&format!("attachment; filename=\"{id}.trace.json.gz\"")) {
+        headers.insert(axum::http::header::CONTENT_DISPOSITION, v);
+    }
+    Ok(response)
 }
 
 fn json_bytes(body: Vec<u8>) -> Response {
@@ -158,12 +175,15 @@ async fn compare(
 
 /// `GET /api/v1/traces/{exp}`: where each step's time goes (as `falcon profile trace --json`).
 async fn trace(Extract(state): Extract<Arc<State>>, Path(exp): Path<String>) -> ApiResult<Response> {
-    let id = experiment_id(&exp)?;
+    Ok(json_bytes(trace_json(&state, experiment_id(&exp)?).await?))
+}
+
+/// The trace analysis of an experiment as JSON: kept, or computed under the limit and then kept.
+pub(crate) async fn trace_json(state: &State, id: ExperimentId) -> ApiResult<Vec<u8>> {
     let app = state.app.clone();
-    let bytes = kept_or(&state, id, "trace.json", || async move {
+    kept_or(state, id, "trace.json", || async move {
         let run = app.analyze_trace(&id.to_string(), None, &TraceOptions::default()).await?;
         serde_json::to_vec(&run).map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failure", e.to_string()))
     })
-    .await?;
-    Ok(json_bytes(bytes))
+    .await
 }

@@ -65,7 +65,8 @@ done
 
 # Serves on a free port; sets `url` once it listens.
 serve() {
-    f serve --no-worker --bind 127.0.0.1:0 >"$store/serve.out" 2>"$store/serve.log" &
+    # Directly, not through f: $! is then falcon itself, which stop() ends.
+    "$FALCON" --config "$store/falcon.toml" serve --no-worker --bind 127.0.0.1:0 >"$store/serve.out" 2>"$store/serve.log" &
     server=$!
     for _ in $(seq 100); do
         url="$(grep -o 'http://127.0.0.1:[0-9]*' "$store/serve.log" | head -1 || true)"

@@ -67,7 +67,8 @@ for side in baseline variant; do
     grep -q '^  steps: 10$' "$store/$side.yaml" || { log "ERROR: $side.yaml no longer has 'steps: 30' to shorten"; exit 1; }
 done
 
-f serve --bind 127.0.0.1:0 >"$store/serve.out" 2>"$store/serve.log" &
+# Started directly (not through f): $! is then falcon itself, which the cleanup stops.
+"$FALCON" --config "$store/falcon.toml" serve --bind 127.0.0.1:0 >"$store/serve.out" 2>"$store/serve.log" &
 server=$!
 url=""
 for _ in $(seq 100); do

@@ -90,6 +90,11 @@ async function check(p) {
   });
   if (!focused || !focused.visible) problems.push("Tab does not move the focus to a visible element");
   await page.screenshot({ path: `${outDir}/${name}.png`, fullPage: true });
+  // FALCON_DASHBOARD_DOCS=docs/dashboard: also the first screen of each page as a small JPEG, for the docs.
+  if (process.env.FALCON_DASHBOARD_DOCS) {
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: `${process.env.FALCON_DASHBOARD_DOCS}/${name}.jpg`, type: "jpeg", quality: 70 });
+  }
   for (const m of problems) fail(`${path}: ${m}`);
   log(`${path}: ${problems.length ? problems.length + " problem(s)" : "ok"} (axe: ${result.violations.length} violation(s) in all, none serious unless listed)`);
   await page.close();

@@ -34,16 +34,9 @@ fi
 python="$(bash scripts/pinned-venv.sh "$repo/.cache/api-venv" scripts/api/requirements.txt 'import schemathesis' api)"
 st="$(dirname "$python")/schemathesis"
 
-store="$(mktemp -d)"
-server=""
-cleanup() {
-    [[ -n "$server" ]] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-    ((keep)) && log "the store is in $store" || rm -rf "$store"
-}
-trap cleanup EXIT
-f() { "$FALCON" --config "$store/falcon.toml" "$@"; }
-f init >/dev/null
-printf '\n[jobs]\npoll_interval_ms = 250\n' >>"$store/falcon.toml"
+# shellcheck source=lib/scratch-serve.sh
+source "$here/lib/scratch-serve.sh"
+scratch_store 250
 for ms in 100 120; do
     cat >"$store/run-$ms.yaml" <<YAML
 name: api-check
@@ -63,33 +56,19 @@ until f exp list --status completed --json | "$python" -c 'import json,sys; sys.
     ((SECONDS - start < 300)) || { log "the store's runs did not complete within 5 minutes (see $store/worker.log)"; keep=1; exit 1; }
 done
 
-# Serves on a free port; sets `url` once it listens.
-serve() {
-    # Directly, not through f: $! is then falcon itself, which stop() ends.
-    "$FALCON" --config "$store/falcon.toml" serve --no-worker --bind 127.0.0.1:0 >"$store/serve.out" 2>"$store/serve.log" &
-    server=$!
-    for _ in $(seq 100); do
-        url="$(grep -o 'http://127.0.0.1:[0-9]*' "$store/serve.log" | head -1 || true)"
-        [[ -n "$url" ]] && return
-        sleep 0.1
-    done
-    log "falcon serve did not start:"; cat "$store/serve.log" >&2; exit 1
-}
-stop() { kill "$server"; wait "$server" || true; server=""; }
-
 run() {
     "$st" --config-file scripts/api/schemathesis.toml run "$1/api/v1/openapi.json" --checks all \
         --max-examples "$examples" --workers 2 --exclude-path-regex '/logs$' --seed 20261202 "${@:2}"
 }
 
 log "open server (loopback, no token)"
-serve
+scratch_serve --no-worker
 run "$url"
-stop
+scratch_stop
 
 log "with a token defined: schemathesis sends a write token"
 token="$(f token create --name schemathesis --scope write --json | "$python" -c 'import json,sys; print(json.load(sys.stdin)["token"])')"
-serve
+scratch_serve --no-worker
 run "$url" --header "Authorization: Bearer $token"
-stop
+scratch_stop
 log "passed"

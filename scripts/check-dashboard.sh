@@ -41,7 +41,8 @@ stamp="tests/browser/node_modules/.lock-sha"
 sum="$(sha256sum tests/browser/package-lock.json | cut -d' ' -f1)"
 if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$sum" ]]; then
     log "npm ci (tests/browser: playwright-core, axe-core)"
-    (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error >&2)
+    # npm's download cache inside the clone too (nothing is cached outside it).
+    (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error --cache "$repo/.cache/npm" >&2)
     echo "$sum" >"$stamp"
 fi
 bash examples/jax_transformer/setup.sh >/dev/null
@@ -50,16 +51,9 @@ if [[ -z "${FALCON:-}" ]]; then
     cargo build --quiet --locked -p falcon-cli
     FALCON="$repo/target/debug/falcon"
 fi
-store="$(mktemp -d)"
-server=""
-cleanup() {
-    [[ -n "$server" ]] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-    ((keep)) && log "the store is in $store" || rm -rf "$store"
-}
-trap cleanup EXIT
-f() { "$FALCON" --config "$store/falcon.toml" "$@"; }
-f init >/dev/null
-printf '\n[jobs]\npoll_interval_ms = 200\n' >>"$store/falcon.toml"
+# shellcheck source=lib/scratch-serve.sh
+source "$here/lib/scratch-serve.sh"
+scratch_store 200
 # The example with 10 steps, profiled over steps 4-6 (the workload's paths are relative to the repository).
 for side in baseline variant; do
     sed -e 's/^  steps: 30$/  steps: 10/' -e 's/^profile: .*$/profile: {enabled: true, start_step: 4, num_steps: 3}/' \
@@ -67,16 +61,7 @@ for side in baseline variant; do
     grep -q '^  steps: 10$' "$store/$side.yaml" || { log "ERROR: $side.yaml no longer has 'steps: 30' to shorten"; exit 1; }
 done
 
-# Started directly (not through f): $! is then falcon itself, which the cleanup stops.
-"$FALCON" --config "$store/falcon.toml" serve --bind 127.0.0.1:0 >"$store/serve.out" 2>"$store/serve.log" &
-server=$!
-url=""
-for _ in $(seq 100); do
-    url="$(grep -o 'http://127.0.0.1:[0-9]*' "$store/serve.log" | head -1 || true)"
-    [[ -n "$url" ]] && break
-    sleep 0.1
-done
-[[ -n "$url" ]] || { log "falcon serve did not start:"; cat "$store/serve.log" >&2; exit 1; }
+scratch_serve
 out="$repo/target/test-artifacts/dashboard"
 mkdir -p "$out"
 log "falcon serve at $url; screenshots into target/test-artifacts/dashboard/"

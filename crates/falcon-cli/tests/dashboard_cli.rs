@@ -183,6 +183,8 @@ async fn signing_in_keeps_the_token_in_a_strict_cookie() {
     let out = falcon(dir.path(), &["token", "create", "--name", "viewer", "--scope", "read", "--json"]);
     assert_eq!(code(&out), 0);
     let token = common::json(&out)["token"].as_str().unwrap().to_string();
+    let out = falcon(dir.path(), &["goal", "create", "--title", "t", "--metric", "step_time_s", "--json"]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
     let server = Server::start(dir.path(), &["--no-worker"], &[]);
     let bare = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
 
@@ -232,6 +234,9 @@ async fn signing_in_keeps_the_token_in_a_strict_cookie() {
     assert!(html.contains("viewer (read)") && html.contains("Sign out"), "{html}");
     let r = bare.get(server.url("/api/v1/experiments")).header("cookie", &pair).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 200);
+    // Write actions appear only for a principal allowed to write: none for a read token.
+    let goal = bare.get(server.url("/goals/g-1")).header("cookie", &pair).send().await.unwrap().text().await.unwrap();
+    assert!(goal.contains("Ranking") && !goal.contains("data-post"), "{goal}");
     // A read token writes nothing, cookie or not.
     let r = bare
         .post(server.url("/api/v1/experiments"))

@@ -8,7 +8,8 @@
 // COMPLETED; then makes a goal and a 2x2 sweep around the baseline, and opens every page: experiments,
 // experiment, compare, goals, goal, session (4 cells), history. On each page it fails on a console error, a
 // failed request or a request outside the server's origin, runs axe-core (no serious or critical violation),
-// tabs through it (the focus moves and stays visible), and keeps a screenshot in OUT_DIR.
+// checks that the page does not scroll sideways at 1280 and 1920 pixels, tabs through it (the focus moves and
+// stays visible), and keeps a screenshot in OUT_DIR.
 import { chromium } from "playwright-core";
 import { readFileSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -79,6 +80,13 @@ async function check(p) {
       problems.push(`axe ${v.impact}: ${v.id} (${v.help}) at ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("; ")}`);
     }
   }
+  // A laptop screen and a wide monitor: the page itself never scrolls sideways (wide tables scroll in their box).
+  for (const [w, h] of [[1280, 800], [1920, 1080]]) {
+    await page.setViewportSize({ width: w, height: h });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    if (overflow > 1) problems.push(`at ${w}x${h} the page is ${overflow}px wider than the window`);
+  }
+  await page.setViewportSize({ width: 1366, height: 900 });
   // Keyboard: Tab moves the focus to a visible element.
   await page.keyboard.press("Tab");
   await page.keyboard.press("Tab");

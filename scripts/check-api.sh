@@ -56,9 +56,12 @@ until f exp list --status completed --json | "$python" -c 'import json,sys; sys.
     ((SECONDS - start < 300)) || { log "the store's runs did not complete within 5 minutes (see $store/worker.log)"; keep=1; exit 1; }
 done
 
+# One worker: with two threads, CPython 3.11 can fail inside Schemathesis while two of them parse source
+# concurrently ("SystemError: AST constructor recursion depth mismatch", a CPython thread-safety bug, seen once
+# in a fresh-clone run); the server is not what such a run tests.
 run() {
     "$st" --config-file scripts/api/schemathesis.toml run "$1/api/v1/openapi.json" --checks all \
-        --max-examples "$examples" --workers 2 --exclude-path-regex '/logs$' --seed 20261202 "${@:2}"
+        --max-examples "$examples" --workers 1 --exclude-path-regex '/logs$' --seed 20261202 "${@:2}"
 }
 
 log "open server (loopback, no token)"

@@ -198,9 +198,8 @@ impl MetaStore {
                 .busy_timeout(Duration::from_secs(30))
                 .foreign_keys(true);
             // No ping before handing out a connection: an SQLite connection is a file handle in this process
-            // that cannot go stale, and the ping is one more round trip to the connection's thread per query
-            // (about 10 % of the Web API's filtered list under load). MySQL keeps the ping: a server restart
-            // or timeout does break its connections.
+            // that cannot go stale, and the ping is one more round trip to the connection's thread per query.
+            // MySQL keeps the ping: a server restart or timeout does break its connections.
             let pool = SqlitePoolOptions::new()
                 .test_before_acquire(false)
                 .max_connections(options.max_connections)

@@ -12,11 +12,13 @@
 mod body;
 mod dashboard;
 pub mod error;
+pub mod mcp;
 pub mod openapi;
 pub(crate) mod routes;
 mod security;
 pub mod server;
 mod state;
 
+pub use mcp::{serve_stdio as serve_mcp, McpOptions};
 pub use server::{router, serve, ServeOptions};
 pub use state::State;

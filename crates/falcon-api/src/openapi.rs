@@ -440,7 +440,7 @@ pub fn document() -> Value {
 }
 
 /// Every `"type": "number"` (alone or in a list) also allows `null`: a non-finite float is written as `null`.
-fn nullable_numbers(value: &mut Value) {
+pub(crate) fn nullable_numbers(value: &mut Value) {
     match value {
         Value::Object(map) => {
             match map.get_mut("type") {

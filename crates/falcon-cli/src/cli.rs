@@ -86,6 +86,16 @@ pub enum Command {
     Token(TokenCommand),
     /// The Web API (REST under /api/v1, OpenAPI at /api/v1/openapi.json) and the worker loop, in one process.
     Serve(ServeArgs),
+    /// The MCP server (Model Context Protocol over stdio) for agents: every use case as a tool, the skills as
+    /// prompts. Point an agent harness at `falcon mcp` (see the README).
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Offer only the tools that change nothing (no submit, cancel, goal create, claim or close).
+    #[arg(long)]
+    pub read_only: bool,
 }
 
 #[derive(Debug, Args)]

@@ -23,7 +23,11 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return output::report_error(&anyhow::Error::new(e).context("starting the async runtime"), json),
     };
-    match runtime.block_on(commands::run(cli)) {
+    let result = runtime.block_on(commands::run(cli));
+    // A blocking task still running now was abandoned by its command; waiting for it could hang the exit (`falcon
+    // mcp` stopped by a signal leaves a read of stdin that returns only when the client closes its end).
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    match result {
         Ok(code) => code,
         Err(e) => output::report_error(&e, json),
     }

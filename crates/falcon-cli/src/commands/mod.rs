@@ -10,6 +10,7 @@ mod goal;
 pub(crate) mod goal_report;
 mod init;
 mod kernel;
+mod mcp;
 mod profile;
 mod profile_compare;
 mod serve;
@@ -46,6 +47,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Skills(command) => skills::run(global, command),
         Command::Token(command) => token::run(global, &app, command).await,
         Command::Serve(args) => serve::run(global, args).await,
+        Command::Mcp(args) => mcp::run(global, args).await,
     };
     app.close().await;
     result

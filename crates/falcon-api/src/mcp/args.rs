@@ -1,0 +1,357 @@
+//! The tools' arguments: one struct per tool, read with serde (unknown fields refused, so a misspelt argument is
+//! an error rather than silently ignored) and described with the same `schemars` derive as the Web API's
+//! OpenAPI document. Names follow the CLI's flags (`--label` → `label`, `--timeout` → `timeout_s`).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// One value or a list of them (`"loss"` or `["loss", "grad_norm"]`), as a repeatable flag takes.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(v) => vec![v],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// A list's values, empty when not given.
+pub fn many(v: Option<OneOrMany>) -> Vec<String> {
+    v.map(OneOrMany::into_vec).unwrap_or_default()
+}
+
+/// No arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// `exp_list`: a page of experiments, newest first.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpList {
+    /// Only this status: pending, provisioning, running, completed, failed, cancelled.
+    pub status: Option<String>,
+    /// Only this goal's experiments (`g-3`).
+    pub goal: Option<String>,
+    /// Only this session's experiments (`s-2`).
+    pub session: Option<String>,
+    /// Only this scenario (`benchmark`, `profile`, `accuracy`, `kernel-bench`, `smoke`).
+    pub scenario: Option<String>,
+    /// Only experiments of this name.
+    pub name: Option<String>,
+    /// `KEY=VALUE` label conditions, all of which must hold (at most 32).
+    pub label: Option<OneOrMany>,
+    /// Only experiments created within this duration (`90s`, `2h`, `7d`).
+    pub since: Option<String>,
+    /// Rows per page (default 20, at most 1000).
+    #[schemars(range(max = 1000))]
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Give each row its stored metric summaries.
+    #[serde(default)]
+    pub with_metrics: bool,
+}
+
+/// `exp_submit`: record an experiment and queue its job; with `wait`, run it here until it ends.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpSubmit {
+    /// A spec file (YAML or JSON) on this machine. Give this or `spec_yaml`.
+    pub spec_path: Option<String>,
+    /// The spec itself, YAML or JSON text. Give this or `spec_path`.
+    pub spec_yaml: Option<String>,
+    /// Run the experiment here (an embedded worker, as `exp submit --wait`) until it ends, with its analyses;
+    /// progress notifications report each status. Without it the job waits for a `falcon worker`.
+    #[serde(default)]
+    pub wait: bool,
+    /// With `wait`: give up waiting after this many seconds (the experiment goes on; a tool error says so).
+    #[schemars(range(min = 1))]
+    pub timeout_s: Option<u64>,
+}
+
+/// An experiment by id.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpId {
+    /// The experiment (`e-12` or `12`).
+    pub id: String,
+}
+
+/// `exp_show`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpShow {
+    /// The experiment (`e-12` or `12`).
+    pub id: String,
+    /// Samples to drop from the start of each metric's summary (default: the detected warm-up).
+    pub warmup: Option<usize>,
+}
+
+/// `exp_logs`: the end of each of an experiment's logs.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpLogs {
+    /// The experiment (`e-12` or `12`).
+    pub id: String,
+    /// At most this many bytes from the end of each log, whole lines (default 65536, at most 4194304).
+    #[schemars(range(min = 1, max = 4194304))]
+    pub tail_bytes: Option<u64>,
+}
+
+/// `exp_artifacts`: a page of an experiment's stored files.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpArtifacts {
+    /// The experiment (`e-12` or `12`).
+    pub id: String,
+    /// Rows per page (default 100, at most 1000).
+    #[schemars(range(max = 1000))]
+    pub limit: Option<usize>,
+    /// The `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// `exp_compare`: a metric across two sets of runs, with a verdict that accounts for run-to-run noise.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpCompare {
+    /// The baseline runs: `e-1`, `e-1,e-2,e-3`, `s-3` (a session's completed runs) or `config:<hash prefix>`.
+    pub a: String,
+    /// The candidate runs, written the same way.
+    pub b: String,
+    /// The metric (default `step_time_s`).
+    pub metric: Option<String>,
+    /// `higher` or `lower` is better (default: the metric's standard direction).
+    pub better: Option<Better>,
+    /// Samples to drop from the start of each run (default: the detected warm-up).
+    pub warmup: Option<usize>,
+}
+
+/// Which way a metric improves.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// `exp_diff`: the configuration changes from A to B.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpDiff {
+    /// The first experiment (`e-1`).
+    pub a: String,
+    /// The second experiment (`e-2`).
+    pub b: String,
+}
+
+/// `exp_history`: one metric across a series of runs, with its change points.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpHistory {
+    /// The series: experiments of this name.
+    pub name: Option<String>,
+    /// The series: experiments of this config (a hash prefix).
+    pub config_hash: Option<String>,
+    /// The series: `KEY=VALUE` labels every run has.
+    pub label: Option<OneOrMany>,
+    /// The metric (default `step_time_s`).
+    pub metric: Option<String>,
+}
+
+/// A page of a list.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PageArgs {
+    /// Rows per page (default 50, at most 1000).
+    #[schemars(range(max = 1000))]
+    pub limit: Option<usize>,
+    /// The `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// `goal_list`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoalList {
+    /// Only this status: open, claimed, achieved, abandoned.
+    pub status: Option<String>,
+    /// Rows per page (default 50, at most 1000).
+    #[schemars(range(max = 1000))]
+    pub limit: Option<usize>,
+    /// The `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// A goal by id.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoalId {
+    /// The goal (`g-3` or `3`).
+    pub id: String,
+}
+
+/// `goal_create`: a new optimization goal.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoalCreate {
+    /// What the goal is, in a line.
+    pub title: String,
+    /// The metric it is measured by (`step_time_s`, `mfu`, …).
+    pub metric: String,
+    /// `minimize` or `maximize` (default: the metric's standard direction).
+    pub direction: Option<String>,
+    /// The value that achieves it.
+    pub target: Option<f64>,
+    /// The baseline experiment (`e-1`).
+    pub baseline: Option<String>,
+    /// Higher is taken first (default 0).
+    pub priority: Option<i64>,
+    /// The workload it is about.
+    pub workload: Option<String>,
+    /// The hardware it is about.
+    pub hardware: Option<String>,
+}
+
+/// `goal_claim`: claim a goal (or the next open one) for an owner, under a lease.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoalClaim {
+    /// Who claims it (an agent's or person's name).
+    pub owner: String,
+    /// The goal (`g-3`); without it, the open goal of highest priority.
+    pub id: Option<String>,
+    /// How long the claim lasts unless renewed, in seconds (default 3600).
+    #[schemars(range(min = 1))]
+    pub lease_s: Option<u64>,
+}
+
+/// `goal_release`, `goal_achieve`, `goal_abandon`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoalClose {
+    /// The goal (`g-3`).
+    pub id: String,
+    /// Why (kept with the goal).
+    pub reason: Option<String>,
+    /// The owner that holds the claim.
+    pub owner: Option<String>,
+}
+
+/// `goal_report`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoalReport {
+    /// The goal (`g-3`).
+    pub id: String,
+    /// Rows per ranked table (default 10).
+    #[schemars(range(min = 1, max = 1000))]
+    pub top: Option<usize>,
+}
+
+/// A session by id.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionId {
+    /// The session (`s-2` or `2`).
+    pub id: String,
+}
+
+/// `profile_analyze`: what a capture says (MFU, step time, duty cycle, ops, roofline, memory, kernels).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileAnalyze {
+    /// A `.xplane.pb`, a profile run directory, an experiment (`e-12`), or a `gs://` / `s3://` URI.
+    pub input: String,
+    /// Only these tools: overview, ops, hlo, roofline, memory, kernels, steps (default: all).
+    pub tool: Option<OneOrMany>,
+    /// Model FLOPs per step, for MFU (default: an experiment's logged `model_flops`).
+    pub model_flops: Option<f64>,
+    /// The accelerator's peak TFLOP/s (default: from the device, when known).
+    pub peak_tflops: Option<f64>,
+    /// Which host of a multi-host capture (default: the first).
+    pub host: Option<String>,
+}
+
+/// `profile_trace`: where each step's time goes, from a capture's timeline or a Chrome / PyTorch trace.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileTrace {
+    /// A capture, a Chrome / PyTorch trace (`.json`, `.json.gz`), or an experiment (`e-12`).
+    pub input: String,
+    /// Only these analyses: breakdown, overlap, gaps, host, steps (default: all).
+    pub analysis: Option<OneOrMany>,
+    /// Which host of a multi-host capture (default: the first).
+    pub host: Option<String>,
+}
+
+/// `profile_compare`: two captures A/B (A the baseline), with the config diff when both are experiments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileCompare {
+    /// The baseline capture or experiment.
+    pub a: String,
+    /// The candidate capture or experiment.
+    pub b: String,
+    /// Which host of multi-host captures (default: the first).
+    pub host: Option<String>,
+    /// Rows per ranked table (default 10).
+    #[schemars(range(min = 1, max = 1000))]
+    pub top: Option<usize>,
+}
+
+/// `accuracy_compare`: two runs' metric series aligned by step and compared with tolerances (A the reference).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AccuracyCompare {
+    /// The reference: a metrics file (MaxText, Megatron-LM, tfevents, JSONL, CSV) or an experiment (`e-1`).
+    pub a: String,
+    /// The run checked against it, written the same way.
+    pub b: String,
+    /// Only these metrics (default: every metric both have).
+    pub metric: Option<OneOrMany>,
+    /// Relative tolerance (default: the metric's own).
+    #[schemars(range(min = 0.0))]
+    pub rtol: Option<f64>,
+    /// Absolute tolerance (default: the metric's own).
+    #[schemars(range(min = 0.0))]
+    pub atol: Option<f64>,
+    /// `A_NAME=B_NAME` pairs for metrics named differently on the two sides.
+    pub map: Option<OneOrMany>,
+    /// The step column of JSONL / CSV inputs.
+    pub step_column: Option<String>,
+}
+
+/// `kernel_analyze`: kernel-bench results analysed (latency spread, achieved TFLOP/s and GB/s, roofline).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KernelAnalyze {
+    /// A `kernel_bench*.jsonl` / `.csv` results file, a directory holding one, or an experiment (`e-12`).
+    pub input: String,
+    /// The `fast_p` threshold: the fraction of kernels correct and faster than their reference by more than
+    /// this speed-up (KernelBench's p; default 1.0).
+    #[schemars(range(min = 0.0))]
+    pub p: Option<f64>,
+    /// Peak TFLOP/s for % of roofline when the hardware is not in the catalog (a CPU, say).
+    pub peak_tflops: Option<f64>,
+    /// Peak memory bandwidth in GB/s for % of roofline when the hardware is not in the catalog.
+    pub peak_gbs: Option<f64>,
+}
+
+/// `kernel_compare`: two kernel-bench runs row by row (base the baseline).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KernelCompare {
+    /// The baseline results (file, directory or experiment).
+    pub base: String,
+    /// The new results, written the same way.
+    pub new: String,
+}

@@ -1,0 +1,609 @@
+//! The tool table and its dispatch: one tool per `falcon-app` use case, named after the CLI command
+//! (`exp show` → `exp_show`), its input schema from the argument struct ([`super::args`]), its output schema
+//! from the Rust type the CLI prints with `--json` — the same `schemars` derive as the OpenAPI document — and
+//! its result that same object.
+
+use super::args::{self, many};
+use super::progress::Progress;
+use falcon_app::experiments::{
+    parse_experiment_id as exp_id, CompareRequest, ExperimentDetail, ExperimentItem, HistoryView, ListQuery,
+    RunComparison, SubmitProgress,
+};
+use falcon_app::goals::{parse_goal_id, parse_session_id, GoalComparison, GoalReport, GoalView, PoolUsage};
+use falcon_app::page::Page;
+use falcon_app::profiles::{AnalyzeOptions, CompareOptions, ProfileComparison, ProfileReport, Tool, TraceRun};
+use falcon_app::{App, AppError, Result};
+use falcon_core::status::GoalStatus;
+use falcon_core::ErrorKind;
+use schemars::generate::{Contract, SchemaSettings};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// One tool as listed.
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// Changes something (an experiment, a goal, the queue): left out under `--read-only`.
+    pub writes: bool,
+    pub input: fn() -> Map<String, Value>,
+    /// `None` where the result is not one object type.
+    pub output: fn() -> Option<Map<String, Value>>,
+}
+
+/// The JSON Schema of what a tool accepts (as serde reads it: defaulted fields optional), inline.
+fn input<T: JsonSchema>() -> Map<String, Value> {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.inline_subschemas = true;
+    settings.meta_schema = None;
+    settings.contract = Contract::Deserialize;
+    object(settings.into_generator().into_root_schema_for::<T>().to_value())
+}
+
+/// The JSON Schema of what a tool returns (as serde writes it); every number may be `null`, since a non-finite
+/// float is written as `null` (as in the OpenAPI document).
+fn output<T: JsonSchema>() -> Option<Map<String, Value>> {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.meta_schema = None;
+    settings.contract = Contract::Serialize;
+    let mut value = settings.into_generator().into_root_schema_for::<T>().to_value();
+    crate::openapi::nullable_numbers(&mut value);
+    let map = object(value);
+    (map.get("type") == Some(&Value::String("object".into()))).then_some(map)
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    let mut map = match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    // The type's own name and doc are noise to a model reading the tool list: the tool has its description.
+    map.remove("title");
+    map.remove("description");
+    map
+}
+
+/// `GET …/diff/{b}`'s body, `exp diff --json`.
+type DiffBody = crate::openapi::DiffBody;
+
+/// The last bytes of each log.
+#[derive(Serialize, JsonSchema)]
+pub struct LogTails {
+    pub experiment: falcon_core::ids::ExperimentId,
+    /// Each log's tail.
+    pub logs: Vec<LogTail>,
+}
+
+/// One log's tail.
+#[derive(Serialize, JsonSchema)]
+pub struct LogTail {
+    /// `<attempt>/<source>.log`.
+    pub source: String,
+    /// The log's size in bytes (where the text ends).
+    pub bytes: u64,
+    /// The last whole lines, at most `tail_bytes`.
+    pub text: String,
+}
+
+macro_rules! tool {
+    ($name:literal, $title:literal, $writes:literal, $args:ty, $out:ty, $description:literal) => {
+        ToolSpec {
+            name: $name,
+            title: $title,
+            description: $description,
+            writes: $writes,
+            input: input::<$args>,
+            output: output::<$out>,
+        }
+    };
+}
+
+/// Every tool, in the order they are listed.
+pub const TOOLS: &[ToolSpec] = &[
+    tool!(
+        "context",
+        "Falcon context",
+        false,
+        args::NoArgs,
+        falcon_app::context::Context,
+        "The environment an agent acts in, small enough for a prompt: stores, pools and their free capacity, the \
+         accelerators' peaks, open goals, running experiments, the skills. Call it first."
+    ),
+    tool!(
+        "exp_list",
+        "List experiments",
+        false,
+        args::ExpList,
+        Page<ExperimentItem>,
+        "A page of experiments, newest first, filtered by status, goal, session, scenario, name, labels or age \
+         (`falcon exp list --json`). Pass `next_cursor` back as `cursor` for the next page."
+    ),
+    tool!(
+        "exp_submit",
+        "Submit an experiment",
+        true,
+        args::ExpSubmit,
+        ExperimentDetail,
+        "Record an experiment from a spec (a file or YAML/JSON text) and queue its job (`falcon exp submit`). \
+         With `wait`, run it here until it ends and analyse it, reporting each status as progress; the result \
+         is the experiment as `exp_show` gives it (check `status`)."
+    ),
+    tool!(
+        "exp_show",
+        "Show an experiment",
+        false,
+        args::ExpShow,
+        ExperimentDetail,
+        "An experiment: record, status history, metric summaries, analyses (MFU, step time, duty cycle, bound-by), \
+         the memory verdict, artifacts, and any file that could not be stored or parsed (`skipped`, `notes`)."
+    ),
+    tool!(
+        "exp_cancel",
+        "Cancel an experiment",
+        true,
+        args::ExpId,
+        ExperimentDetail,
+        "Ask for an experiment to be cancelled; a worker stops its job (`falcon exp cancel`)."
+    ),
+    tool!(
+        "exp_logs",
+        "An experiment's logs",
+        false,
+        args::ExpLogs,
+        LogTails,
+        "The end of each of an experiment's logs (whole lines, 64 KiB each by default)."
+    ),
+    tool!(
+        "exp_artifacts",
+        "An experiment's artifacts",
+        false,
+        args::ExpArtifacts,
+        Page<falcon_app::experiments::ArtifactRecord>,
+        "A page of an experiment's stored files: kind, size, SHA-256, URI."
+    ),
+    tool!(
+        "exp_compare",
+        "Compare runs on a metric",
+        false,
+        args::ExpCompare,
+        RunComparison,
+        "A metric across two sets of runs (A the baseline): the verdict (improved, regressed, no change, \
+         inconclusive) with its 95% interval and p-value, accounting for run-to-run noise (`falcon exp compare`)."
+    ),
+    tool!(
+        "exp_diff",
+        "Diff two experiments' configs",
+        false,
+        args::ExpDiff,
+        DiffBody,
+        "Every configuration path that differs from A to B, each marked configuration or bookkeeping."
+    ),
+    tool!(
+        "exp_history",
+        "A metric's history",
+        false,
+        args::ExpHistory,
+        HistoryView,
+        "One metric across a series of runs (by name, config or labels) with its change points and whether each is a \
+         regression (`falcon exp history`)."
+    ),
+    tool!(
+        "goal_list",
+        "List goals",
+        false,
+        args::GoalList,
+        Page<GoalView>,
+        "A page of optimization goals, highest priority first."
+    ),
+    tool!("goal_show", "Show a goal", false, args::GoalId, GoalView, "One goal: metric, target, baseline, owner."),
+    tool!(
+        "goal_create",
+        "Create a goal",
+        true,
+        args::GoalCreate,
+        GoalView,
+        "A new optimization goal: the metric it is measured by, a target, a baseline experiment."
+    ),
+    tool!(
+        "goal_claim",
+        "Claim a goal",
+        true,
+        args::GoalClaim,
+        GoalView,
+        "Claim a goal (or, without `id`, the open goal of highest priority) for `owner` under a lease, so two agents \
+         never work on one goal."
+    ),
+    tool!("goal_release", "Release a goal", true, args::GoalClose, GoalView, "Give a claimed goal back (open again)."),
+    tool!("goal_achieve", "Mark a goal achieved", true, args::GoalClose, GoalView, "Close a goal as achieved."),
+    tool!("goal_abandon", "Abandon a goal", true, args::GoalClose, GoalView, "Close a goal as abandoned."),
+    tool!(
+        "goal_compare",
+        "Rank a goal's experiments",
+        false,
+        args::GoalId,
+        GoalComparison,
+        "A goal's completed experiments ranked against its baseline, each with its verdict and whether it meets the \
+         target."
+    ),
+    tool!(
+        "goal_report",
+        "A goal's report",
+        false,
+        args::GoalReport,
+        GoalReport,
+        "The goal's report (`falcon goal report --json`): ranking, the best experiment against the baseline, its \
+         profile comparison and config diff."
+    ),
+    tool!(
+        "session_show",
+        "Show a session",
+        false,
+        args::SessionId,
+        falcon_app::goals::SessionDetail,
+        "A sweep session: its axes and each run's status and metrics."
+    ),
+    tool!(
+        "pool_list",
+        "List pools",
+        false,
+        args::PageArgs,
+        Page<PoolUsage>,
+        "The configured pools and their free capacity."
+    ),
+    tool!(
+        "profile_analyze",
+        "Analyse a profile",
+        false,
+        args::ProfileAnalyze,
+        ProfileReport,
+        "What an XProf capture says (`falcon profile analyze --json`): step time, MFU, duty cycle, the op profile, \
+         roofline, memory and kernels. Input: a .xplane.pb, a run directory, an experiment (e-12), gs:// or s3://."
+    ),
+    tool!(
+        "profile_trace",
+        "Analyse a trace",
+        false,
+        args::ProfileTrace,
+        TraceRun,
+        "Where each step's time goes (compute, communication, overlap, idle gaps, host), from a capture's timeline \
+         or a Chrome / PyTorch trace (`falcon profile trace --json`)."
+    ),
+    tool!(
+        "profile_compare",
+        "Compare two profiles",
+        false,
+        args::ProfileCompare,
+        ProfileComparison,
+        "Two captures A/B (A the baseline): step time and MFU verdicts, roofline moves, op deltas; the config diff \
+         when both are experiments (`falcon profile compare --json`)."
+    ),
+    tool!(
+        "accuracy_compare",
+        "Compare two runs' accuracy",
+        false,
+        args::AccuracyCompare,
+        falcon_app::accuracy::AccuracyReport,
+        "Two runs' metric series (loss, grad norm, …) aligned by step and compared with tolerances, A the reference: \
+         pass or fail per metric, where they first diverge (`falcon accuracy compare --json`)."
+    ),
+    tool!(
+        "kernel_analyze",
+        "Analyse kernel benchmarks",
+        false,
+        args::KernelAnalyze,
+        falcon_app::kernel::KernelReport,
+        "Kernel-bench results: correctness, speed-up over the reference, fast_p, achieved TFLOP/s and GB/s against \
+         the roofline (`falcon kernel analyze --json`)."
+    ),
+    tool!(
+        "kernel_compare",
+        "Compare kernel benchmarks",
+        false,
+        args::KernelCompare,
+        falcon_app::kernel::KernelComparison,
+        "Two kernel-bench runs row by row (base the baseline), with regressions flagged (`falcon kernel compare \
+         --json`)."
+    ),
+];
+
+/// The tools offered: all, or under `--read-only` those that change nothing.
+pub fn offered(read_only: bool) -> impl Iterator<Item = &'static ToolSpec> {
+    TOOLS.iter().filter(move |t| !(read_only && t.writes))
+}
+
+/// A tool's arguments read into its struct; a usage error naming the tool otherwise.
+fn read<T: DeserializeOwned>(tool: &str, arguments: Map<String, Value>) -> Result<T> {
+    serde_json::from_value(Value::Object(arguments)).map_err(|e| {
+        AppError::usage(format!("{tool}: bad arguments: {e}")).with_hint("the tool's inputSchema lists them")
+    })
+}
+
+fn json<T: Serialize>(value: &T) -> Result<Value> {
+    serde_json::to_value(value).map_err(|e| AppError::new(ErrorKind::Failure, format!("encoding the result: {e}")))
+}
+
+/// Runs a tool: its `--json` object, or the error.
+pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress: &Progress) -> Result<Value> {
+    match name {
+        "context" => {
+            read::<args::NoArgs>(name, arguments)?;
+            json(&app.context().await?)
+        }
+        "exp_list" => {
+            let a: args::ExpList = read(name, arguments)?;
+            let query = ListQuery {
+                status: a.status,
+                goal: a.goal,
+                session: a.session,
+                scenario: a.scenario,
+                labels: many(a.label),
+                name: a.name,
+                since: a.since,
+                limit: a.limit.unwrap_or(20).min(1000),
+                with_metrics: a.with_metrics,
+                ..ListQuery::default()
+            };
+            json(&app.list_experiments(&query, a.cursor.as_deref()).await?)
+        }
+        "exp_submit" => submit(app, read(name, arguments)?, progress).await,
+        "exp_show" => {
+            let a: args::ExpShow = read(name, arguments)?;
+            json(&app.show_experiment(exp_id(&a.id)?, a.warmup).await?)
+        }
+        "exp_cancel" => json(&app.cancel_experiment(exp_id(&read::<args::ExpId>(name, arguments)?.id)?).await?),
+        "exp_logs" => {
+            let a: args::ExpLogs = read(name, arguments)?;
+            let id = exp_id(&a.id)?;
+            let tail = a.tail_bytes.unwrap_or(64 * 1024).clamp(1, 4 * 1024 * 1024);
+            let logs = app
+                .experiment_log_tails(id, tail)
+                .await?
+                .into_iter()
+                .map(|c| LogTail { source: c.source, bytes: c.next, text: c.text })
+                .collect();
+            json(&LogTails { experiment: id, logs })
+        }
+        "exp_artifacts" => {
+            let a: args::ExpArtifacts = read(name, arguments)?;
+            let limit = a.limit.unwrap_or(100).min(1000);
+            json(&app.experiment_artifacts(exp_id(&a.id)?, a.cursor.as_deref(), limit).await?)
+        }
+        "exp_compare" => {
+            use falcon_core::stats::Direction;
+            let a: args::ExpCompare = read(name, arguments)?;
+            let req = CompareRequest {
+                a: a.a,
+                b: a.b,
+                metric: a.metric.unwrap_or_else(|| "step_time_s".into()),
+                direction: a.better.map(|b| match b {
+                    args::Better::Higher => Direction::HigherIsBetter,
+                    args::Better::Lower => Direction::LowerIsBetter,
+                }),
+                warmup: a.warmup,
+            };
+            json(&app.compare_experiments(&req).await?)
+        }
+        "exp_diff" => {
+            let a: args::ExpDiff = read(name, arguments)?;
+            json(&DiffBody { changes: app.diff_experiments(exp_id(&a.a)?, exp_id(&a.b)?).await? })
+        }
+        "exp_history" => {
+            let a: args::ExpHistory = read(name, arguments)?;
+            let metric = a.metric.unwrap_or_else(|| "step_time_s".into());
+            json(&app.history(a.name, a.config_hash, &many(a.label), &metric).await?)
+        }
+        "goal_list" => {
+            let a: args::GoalList = read(name, arguments)?;
+            let limit = a.limit.unwrap_or(50).min(1000);
+            json(&app.list_goals(a.status.as_deref(), a.cursor.as_deref(), limit).await?)
+        }
+        "goal_show" => goal(app.goal(parse_goal_id(&read::<args::GoalId>(name, arguments)?.id)?).await?),
+        "goal_create" => {
+            let a: args::GoalCreate = read(name, arguments)?;
+            let req = falcon_app::goals::GoalRequest {
+                title: a.title,
+                metric: a.metric,
+                direction: a.direction,
+                target: a.target,
+                baseline: a.baseline,
+                priority: a.priority.unwrap_or(0),
+                workload: a.workload,
+                hardware: a.hardware,
+            };
+            goal(app.create_goal(&req).await?)
+        }
+        "goal_claim" => {
+            let a: args::GoalClaim = read(name, arguments)?;
+            if a.owner.trim().is_empty() {
+                return Err(AppError::usage("goal_claim: `owner` must name who claims the goal"));
+            }
+            let id = a.id.as_deref().map(parse_goal_id).transpose()?;
+            let lease = std::time::Duration::from_secs(a.lease_s.unwrap_or(3600).max(1));
+            goal(app.claim_goal(id, &a.owner, lease).await?)
+        }
+        "goal_release" | "goal_achieve" | "goal_abandon" => {
+            let a: args::GoalClose = read(name, arguments)?;
+            let to = match name {
+                "goal_release" => GoalStatus::Open,
+                "goal_achieve" => GoalStatus::Achieved,
+                _ => GoalStatus::Abandoned,
+            };
+            let reason = a.reason.unwrap_or_default();
+            goal(app.close_goal(parse_goal_id(&a.id)?, to, &reason, a.owner.as_deref()).await?)
+        }
+        "goal_compare" => {
+            let id = parse_goal_id(&read::<args::GoalId>(name, arguments)?.id)?;
+            json::<GoalComparison>(&app.compare_goal(id).await?)
+        }
+        "goal_report" => {
+            let a: args::GoalReport = read(name, arguments)?;
+            json(&app.goal_report(parse_goal_id(&a.id)?, a.top.unwrap_or(10).clamp(1, 1000)).await?)
+        }
+        "session_show" => json(&app.session(parse_session_id(&read::<args::SessionId>(name, arguments)?.id)?).await?),
+        "pool_list" => {
+            let a: args::PageArgs = read(name, arguments)?;
+            json(&app.pools(a.cursor.as_deref(), a.limit.unwrap_or(50).min(1000)).await?)
+        }
+        "profile_analyze" => {
+            let a: args::ProfileAnalyze = read(name, arguments)?;
+            let tools = many(a.tool).iter().map(|t| profile_tool(t)).collect::<Result<Vec<_>>>()?;
+            let tools = if tools.contains(&None) { Vec::new() } else { tools.into_iter().flatten().collect() };
+            let options = AnalyzeOptions {
+                tools,
+                model_flops_per_step: a.model_flops,
+                peak_tflops: a.peak_tflops,
+                ..AnalyzeOptions::default()
+            };
+            let (_, report) = app.analyze_profile(&a.input, a.host.as_deref(), &options).await?;
+            json::<ProfileReport>(&report)
+        }
+        "profile_trace" => {
+            use falcon_app::profiles::{TraceAnalysis, TraceOptions};
+            let a: args::ProfileTrace = read(name, arguments)?;
+            let mut analyses = Vec::new();
+            for x in many(a.analysis) {
+                analyses.push(match x.as_str() {
+                    "all" => None,
+                    "breakdown" => Some(TraceAnalysis::Breakdown),
+                    "overlap" => Some(TraceAnalysis::Overlap),
+                    "gaps" => Some(TraceAnalysis::Gaps),
+                    "host" => Some(TraceAnalysis::Host),
+                    "steps" => Some(TraceAnalysis::Steps),
+                    other => {
+                        return Err(AppError::usage(format!(
+                            "profile_trace: analysis `{other}`: one of breakdown, overlap, gaps, host, steps, all"
+                        )))
+                    }
+                });
+            }
+            let analyses = if analyses.contains(&None) { Vec::new() } else { analyses.into_iter().flatten().collect() };
+            let options = TraceOptions { analyses, ..TraceOptions::default() };
+            json::<TraceRun>(&app.analyze_trace(&a.input, a.host.as_deref(), &options).await?)
+        }
+        "profile_compare" => {
+            let a: args::ProfileCompare = read(name, arguments)?;
+            let options = CompareOptions { top: a.top.unwrap_or(10).clamp(1, 1000), ..CompareOptions::default() };
+            let result = app.compare_profiles(&a.a, &a.b, a.host.as_deref(), &options).await?;
+            falcon_app::render::profile_compare::json(&result)
+                .map_err(|e| AppError::new(ErrorKind::Failure, format!("encoding the result: {e}")))
+        }
+        "accuracy_compare" => {
+            let a: args::AccuracyCompare = read(name, arguments)?;
+            let req = falcon_app::accuracy::AccuracyRequest {
+                a: a.a,
+                b: a.b,
+                metrics: many(a.metric),
+                rtol: a.rtol,
+                atol: a.atol,
+                map: many(a.map),
+                step_column: a.step_column,
+            };
+            json(&app.compare_accuracy(&req).await?)
+        }
+        "kernel_analyze" => {
+            let a: args::KernelAnalyze = read(name, arguments)?;
+            let options = falcon_app::kernel::KernelOptions {
+                p: a.p.unwrap_or(1.0),
+                peak_tflops: a.peak_tflops,
+                peak_gbs: a.peak_gbs,
+            };
+            json(&app.analyze_kernels(&a.input, &options).await?.0)
+        }
+        "kernel_compare" => {
+            let a: args::KernelCompare = read(name, arguments)?;
+            json(&app.compare_kernels(&a.base, &a.new).await?.0)
+        }
+        other => Err(AppError::new(ErrorKind::NotFound, format!("no tool named `{other}`"))),
+    }
+}
+
+fn goal(g: falcon_app::goals::GoalRecord) -> Result<Value> {
+    json(&GoalView::from(g))
+}
+
+/// A `tool` value: `Some(tool)`, or `None` for `all`.
+fn profile_tool(name: &str) -> Result<Option<Tool>> {
+    Ok(Some(match name {
+        "all" => return Ok(None),
+        "overview" => Tool::Overview,
+        "ops" => Tool::Ops,
+        "hlo" => Tool::Hlo,
+        "roofline" => Tool::Roofline,
+        "memory" => Tool::Memory,
+        "kernels" => Tool::Kernels,
+        "steps" => Tool::Steps,
+        other => {
+            return Err(AppError::usage(format!(
+                "profile_analyze: tool `{other}`: one of overview, ops, hlo, roofline, memory, kernels, steps, all"
+            )))
+        }
+    }))
+}
+
+/// `exp_submit`: the spec read (a file through the same bounded reader as the CLI, or the text given), submitted,
+/// and with `wait` run here, each status reported as progress.
+async fn submit(app: &App, a: args::ExpSubmit, progress: &Progress) -> Result<Value> {
+    let (text, label) = match (&a.spec_path, &a.spec_yaml) {
+        (Some(path), None) => (falcon_app::files::read_spec_file(std::path::Path::new(path))?, path.clone()),
+        (None, Some(text)) => (text.clone(), "spec_yaml".to_string()),
+        _ => return Err(AppError::usage("exp_submit: give `spec_path` or `spec_yaml`, one of them")),
+    };
+    if a.timeout_s.is_some() && !a.wait {
+        return Err(AppError::usage("exp_submit: `timeout_s` bounds `wait`; pass `wait: true` with it"));
+    }
+    let spec = falcon_core::spec::parse_spec(&text, &label)?;
+    let timeout = a.timeout_s.map(std::time::Duration::from_secs);
+    let mut step = 0u32;
+    let (detail, _events) = app
+        .submit_experiment(&spec, a.wait, timeout, |p| {
+            step += 1;
+            let message = match p {
+                SubmitProgress::Submitted(rec) => format!("{}: submitted `{}`", rec.id, rec.name),
+                SubmitProgress::Status(rec) => format!("{}: {}", rec.id, rec.status),
+            };
+            progress.report(f64::from(step), message);
+        })
+        .await?;
+    json(&detail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_is_named_like_its_command_and_has_object_schemas() {
+        let mut names = std::collections::HashSet::new();
+        for t in TOOLS {
+            assert!(names.insert(t.name), "{} listed twice", t.name);
+            assert!(t.name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{}", t.name);
+            assert_eq!((t.input)().get("type"), Some(&Value::String("object".into())), "{} input", t.name);
+            let output = (t.output)().unwrap_or_else(|| panic!("{}: no object output schema", t.name));
+            assert!(output.get("properties").is_some() || output.get("allOf").is_some(), "{} output", t.name);
+            assert!(!t.description.is_empty() && !t.title.is_empty());
+        }
+        let read_only: Vec<&str> = offered(true).map(|t| t.name).collect();
+        for writer in ["exp_submit", "exp_cancel", "goal_create", "goal_claim", "goal_release"] {
+            assert!(!read_only.contains(&writer), "{writer} offered read-only");
+        }
+        assert!(read_only.contains(&"profile_analyze") && read_only.contains(&"exp_show"));
+    }
+
+    #[tokio::test]
+    async fn every_listed_tool_is_dispatched_and_refuses_an_unknown_argument() {
+        // Arguments are read before the application is touched: a store that cannot open is never reached.
+        let app = App::deferred(|| Err(AppError::usage("no configuration in this test")));
+        let progress = Progress::none();
+        for t in TOOLS {
+            let mut args = Map::new();
+            args.insert("no_such_argument".into(), Value::Bool(true));
+            let e = call(&app, t.name, args, &progress).await.expect_err(t.name);
+            assert_eq!(e.kind(), ErrorKind::Usage, "{}: {e}", t.name);
+            assert!(e.to_string().starts_with(&format!("{}: bad arguments", t.name)), "{}: {e}", t.name);
+        }
+        let e = call(&app, "nope", Map::new(), &progress).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotFound);
+    }
+}

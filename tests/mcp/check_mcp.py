@@ -1,0 +1,140 @@
+"""Drives `falcon mcp` with the official Python MCP client (PyPI `mcp`), as an agent harness would.
+
+    python check_mcp.py FALCON CONFIG TPU_CAPTURE
+
+FALCON is the binary, CONFIG a scratch store's falcon.toml (its experiments run on the local backend),
+TPU_CAPTURE the TPU fixture. Checks, each failing the run with a message when it does not hold:
+  - initialize; the tools and prompts listed (every skill a prompt, its procedure as the prompt's text);
+  - profile_analyze on the TPU capture: its duty cycle equals `falcon profile analyze --json`'s;
+  - exp_submit with wait: COMPLETED, with progress notifications on the way; exp_list, exp_show, exp_diff and
+    exp_compare on it give the CLI's objects;
+  - a missing experiment: a tool error carrying {"error": {"code": "not_found", ...}};
+  - under --read-only: exp_submit and goal_claim absent, calling exp_submit refused.
+The client validates every structured result against the tool's output schema.
+"""
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+FALCON, CONFIG, TPU = sys.argv[1:4]
+REQUIRED = {
+    "context", "exp_list", "exp_submit", "exp_show", "exp_compare", "exp_diff", "goal_claim", "goal_report",
+    "profile_analyze", "profile_trace", "profile_compare", "accuracy_compare", "kernel_analyze",
+}
+WRITES = {"exp_submit", "exp_cancel", "goal_create", "goal_claim", "goal_release", "goal_achieve", "goal_abandon"}
+SPEC = """
+name: mcp-check
+scenario: benchmark
+workload:
+  framework: shell
+  command: [sh, -c, 'echo to-stdout; for i in $(seq 0 9); do echo "{\\"step\\": $i, \\"step_time_s\\": 0.1}" >> $FALCON_ARTIFACT_DIR/metrics.jsonl; done']
+resources: {accelerator: cpu}
+"""
+
+
+def check(ok, what):
+    if not ok:
+        raise SystemExit(f"check-mcp: FAILED: {what}")
+    print(f"check-mcp: ok: {what}", file=sys.stderr)
+
+
+def cli(*args):
+    out = subprocess.run([FALCON, "--config", CONFIG, *args, "--json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def server(*extra):
+    return StdioServerParameters(command=FALCON, args=["--config", CONFIG, "mcp", *extra])
+
+
+async def full():
+    async with stdio_client(server()) as (read, write), ClientSession(read, write) as s:
+        init = await s.initialize()
+        check(init.server_info.name == "falcon", f"initialize: server {init.server_info.name} {init.server_info.version}")
+
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        check(REQUIRED <= tools.keys(), f"{len(tools)} tools listed, the required ones among them")
+        for t in tools.values():
+            check(t.input_schema.get("type") == "object", f"{t.name}: an object input schema") if t.name in REQUIRED else None
+        check(tools["exp_submit"].annotations.read_only_hint is False and tools["exp_show"].annotations.read_only_hint,
+              "read-only hints: exp_submit writes, exp_show does not")
+
+        prompts = (await s.list_prompts()).prompts
+        skills = [x["name"] for x in cli("skills", "list")["items"]]
+        check(sorted(p.name for p in prompts) == sorted(skills), f"one prompt per skill ({len(skills)})")
+        got = await s.get_prompt(skills[0])
+        text = got.messages[0].content.text
+        shown = cli("skills", "show", skills[0])["text"]
+        check(not text.startswith("---") and text in shown and "falcon" in text,
+              f"prompt {skills[0]}: the skill's procedure ({len(text)} characters)")
+
+        r = await s.call_tool("profile_analyze", {"input": TPU})
+        check(not r.is_error, "profile_analyze on the TPU capture: no error")
+        ours = r.structured_content["overview"]["device_duty_cycle_percent"]
+        theirs = cli("profile", "analyze", TPU)["overview"]["device_duty_cycle_percent"]
+        check(ours == theirs and ours > 0, f"profile_analyze duty cycle {ours} = the CLI's {theirs}")
+        check(json.loads(r.content[0].text) == r.structured_content, "the text content is the same JSON")
+
+        notes = []
+
+        async def on_progress(progress, total, message):
+            notes.append((progress, message))
+
+        started = time.monotonic()
+        ids = []
+        for _ in range(2):
+            r = await s.call_tool("exp_submit", {"spec_yaml": SPEC, "wait": True, "timeout_s": 120},
+                                  progress_callback=on_progress)
+            check(not r.is_error, f"exp_submit with wait: no error ({r.content[0].text[:300] if r.is_error else ''})")
+            exp = r.structured_content
+            check(exp["status"] == "COMPLETED", f"exp_submit with wait: {exp['id']} {exp['status']}")
+            ids.append(exp["id"])
+        check(len(notes) >= 2 and any("COMPLETED" in m for _, m in notes),
+              f"{len(notes)} progress notifications: {[m for _, m in notes]}")
+        check(all(a < b for (a, _), (b, _) in zip(notes, notes[1:])) or len({p for p, _ in notes}) < len(notes),
+              "progress increases within a call")
+        print(f"check-mcp: two runs submitted and completed in {time.monotonic() - started:.1f} s", file=sys.stderr)
+
+        r = await s.call_tool("exp_show", {"id": ids[0]})
+        check(r.structured_content == cli("exp", "show", ids[0]), f"exp_show {ids[0]} = `falcon exp show --json`")
+        r = await s.call_tool("exp_list", {"limit": 5})
+        check([i["id"] for i in r.structured_content["items"]][:2] == ids[::-1], "exp_list: newest first")
+        r = await s.call_tool("exp_diff", {"a": ids[0], "b": ids[1]})
+        check(r.structured_content == cli("exp", "diff", ids[0], ids[1]), "exp_diff = `falcon exp diff --json`")
+        r = await s.call_tool("exp_compare", {"a": ids[0], "b": ids[1], "metric": "step_time_s"})
+        check(not r.is_error and "verdict" in r.structured_content,
+              f"exp_compare: {json.dumps(r.structured_content['verdict'])[:200]}")
+        r = await s.call_tool("context", {})
+        check(not r.is_error and isinstance(r.structured_content, dict), "context")
+
+        r = await s.call_tool("exp_show", {"id": "e-987654"})
+        err = (r.structured_content or {}).get("error", {})
+        check(r.is_error and err.get("code") == "not_found" and "e-987654" in err.get("message", ""),
+              f"a missing experiment: tool error {err}")
+        r = await s.call_tool("exp_show", {"id": "e-1", "bogus": 1})
+        check(r.is_error and r.structured_content["error"]["code"] == "usage", "an unknown argument: usage error")
+
+
+async def read_only():
+    async with stdio_client(server("--read-only")) as (read, write), ClientSession(read, write) as s:
+        await s.initialize()
+        names = {t.name for t in (await s.list_tools()).tools}
+        check(not (names & WRITES), f"--read-only: none of {sorted(WRITES)} offered")
+        check({"exp_show", "profile_analyze", "exp_list"} <= names, f"--read-only: {len(names)} tools remain")
+        try:
+            r = await s.call_tool("exp_submit", {"spec_yaml": SPEC})
+            refused = r.is_error
+        except Exception as e:  # a JSON-RPC error: the tool does not exist here
+            refused = "read-only" in str(e)
+        check(refused, "--read-only: exp_submit refused")
+
+
+asyncio.run(full())
+asyncio.run(read_only())
+print("check-mcp: every check passed", file=sys.stderr)

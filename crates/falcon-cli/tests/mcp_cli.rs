@@ -217,13 +217,39 @@ fn failures_are_tool_errors_with_the_cli_error_body() {
             assert_eq!(got, code, "{tool} {args}: {r}");
         }
     }
+    // Hostile arguments: each refused with a message naming what, quickly, never a hang.
+    let fifo = dir.path().join("fifo.xplane.pb");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let long_name = "n".repeat(255);
+    let hostile = [
+        ("exp_show", json!({"id": "e-1\u{0}"})),
+        ("exp_show", json!({"id": "e-99999999999999999999999"})),
+        ("profile_analyze", json!({"input": "/dev/zero"})),
+        ("profile_analyze", json!({"input": fifo})),
+        ("profile_trace", json!({"input": "/dev/urandom"})),
+        ("accuracy_compare", json!({"a": "/dev/zero", "b": fifo})),
+        ("kernel_analyze", json!({"input": dir.path().join(&long_name)})),
+        ("exp_submit", json!({"spec_yaml": "a: &a [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nb: *a\n"})),
+        ("exp_list", json!({"limit": -1})),
+        ("exp_logs", json!({"id": "e-1", "tail_bytes": 0})),
+    ];
+    for (tool, args) in hostile {
+        let started = Instant::now();
+        let r = mcp.call(tool, args.clone());
+        assert!(started.elapsed() < Duration::from_secs(10), "{tool} {args}: {:?}", started.elapsed());
+        let result = &r["result"];
+        assert_eq!(result["isError"], true, "{tool} {args}: {r}");
+        assert!(result["structuredContent"]["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{r}");
+    }
     // A tool that does not exist is a protocol error, and the server goes on.
     let r = mcp.call("rm_rf", json!({}));
     assert_eq!(r["error"]["code"], -32602, "{r}");
-    // Hostile lines: not JSON, a JSON array of junk, 2 MB of one string. The server keeps answering.
+    // Hostile lines: not JSON, a JSON array of junk, 2 MB of one string, 20 MB without a newline (past rmcp's 16 MiB
+    // line cap: discarded, not buffered). The server keeps answering.
     mcp.send_line("this is not JSON");
     mcp.send_line("[1, 2, {\"jsonrpc\": 7}]");
     mcp.send_line(&format!("{{\"jsonrpc\": \"2.0\", \"method\": \"x\", \"params\": \"{}\"}}", "a".repeat(2 << 20)));
+    mcp.send_line(&"[".repeat(20 << 20));
     let r = mcp.request("ping", json!({}));
     assert!(r.get("result").is_some(), "{r}");
     assert_eq!(mcp.close(), 0);

@@ -303,3 +303,34 @@ fn the_skills_are_prompts_and_sigterm_ends_the_server() {
     assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
     assert_eq!(wait_exit(&mut mcp.child), 0);
 }
+
+#[test]
+fn a_wait_past_its_timeout_is_a_tool_error_and_the_experiment_goes_on() {
+    let dir = project(None);
+    let mut mcp = Mcp::start(dir.path(), &[]);
+    let slow = "name: slow\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sleep, '30']\nresources: {accelerator: cpu}\n";
+    let started = Instant::now();
+    let r = mcp.call("exp_submit", json!({"spec_yaml": slow, "wait": true, "timeout_s": 2}));
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_secs(2) && waited < Duration::from_secs(15), "{waited:?}");
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let message = r["result"]["structuredContent"]["error"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("e-1"), "the error names the experiment: {message}");
+    // The experiment was recorded and is not failed by the caller giving up; it can be cancelled.
+    let shown = mcp.call("exp_show", json!({"id": "e-1"}));
+    let status = shown["result"]["structuredContent"]["status"].as_str().unwrap().to_string();
+    assert!(["PENDING", "PROVISIONING", "RUNNING"].contains(&status.as_str()), "{status}");
+    let cancelled = mcp.call("exp_cancel", json!({"id": "e-1"}));
+    assert!(cancelled["result"]["isError"].is_null() || cancelled["result"]["isError"] == false, "{cancelled}");
+    assert_eq!(mcp.close(), 0);
+    // A worker carries the cancel out (and stops the job).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        common::falcon(dir.path(), &["worker", "--passes", "3"]);
+        let shown = common::json(&common::falcon(dir.path(), &["exp", "show", "e-1", "--json"]));
+        if shown["status"] == "CANCELLED" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not cancelled: {}", shown["status"]);
+    }
+}

@@ -1,6 +1,7 @@
 //! The analysis module's error type: what went wrong, where, and its kind (exit code).
 
 use falcon_core::ErrorKind;
+#[cfg(feature = "service")]
 use falcon_infra::InfraError;
 use std::path::PathBuf;
 
@@ -12,6 +13,7 @@ pub type Result<T, E = AnalysisError> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum AnalysisError {
     /// The metadata or artifact store failed or refused.
+    #[cfg(feature = "service")]
     #[error(transparent)]
     Store(#[from] InfraError),
     /// A profile file that is not a readable XSpace (empty, truncated, corrupt, another format).
@@ -42,6 +44,7 @@ impl AnalysisError {
     /// How the interface reports it (exit code, JSON code).
     pub fn kind(&self) -> ErrorKind {
         match self {
+            #[cfg(feature = "service")]
             AnalysisError::Store(e) => e.kind(),
             AnalysisError::NotFound(_) => ErrorKind::NotFound,
             AnalysisError::Decode { .. }

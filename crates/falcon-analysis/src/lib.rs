@@ -15,6 +15,7 @@ pub mod kernel_bench;
 pub mod leak;
 pub mod limits;
 pub mod profile;
+#[cfg(feature = "service")]
 pub mod service;
 pub mod tensors;
 pub mod timeline;

@@ -17,6 +17,7 @@ pub mod spec;
 pub mod stats;
 pub mod status;
 pub mod summary;
+pub mod sweep;
 pub mod time;
 
 pub use error::ErrorKind;

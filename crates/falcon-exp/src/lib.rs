@@ -17,7 +17,8 @@ pub mod metrics;
 pub mod outputs;
 pub mod progress;
 pub mod runs;
-pub mod sweep;
+/// Sweep files (pure: no I/O), kept in `falcon-core` beside the spec so the fuzz targets parse them without the storage stack.
+pub use falcon_core::sweep;
 pub mod tokens;
 
 pub use doctor::{doctor, Check, DoctorReport};

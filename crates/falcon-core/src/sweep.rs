@@ -42,7 +42,7 @@
 //!   role itself (a `labels.role` or `labels` sweep key) keeps what it sets; a base without a role gives none.
 //!   Labels are not part of the config hash: a point that runs the baseline's config still has its hash.
 
-use falcon_core::spec::{
+use crate::spec::{
     did_you_mean, parse_document, render_template, render_value, spec_from_document, Document, ExperimentSpec,
     FieldPath, SourceMap, SpecError, SPEC_FIELDS,
 };
@@ -60,7 +60,7 @@ pub const MAX_REPEATS: usize = 100;
 pub const SWEEP_FIELDS: [&str; 4] = ["base", "sweep", "name_template", "repeats"];
 
 /// The experiment a sweep's `base` names (`base: e-12`, see the module docs), when it names one.
-pub fn base_experiment(sweep_text: &str, file: &str) -> Result<Option<falcon_core::ids::ExperimentId>, SpecError> {
+pub fn base_experiment(sweep_text: &str, file: &str) -> Result<Option<crate::ids::ExperimentId>, SpecError> {
     let doc = parse_document(sweep_text, file)?;
     let Some(Value::String(base)) = doc.value.get("base") else { return Ok(None) };
     let digits = base.strip_prefix("e-").filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
@@ -578,7 +578,7 @@ mod tests {
         // Repeats of the base alone are not the baseline either; their config hash is the base's.
         let repeats = expand_points("base: x.yaml\nrepeats: 2\n", "s.yaml", load).unwrap();
         assert!(repeats.iter().all(|p| role(p).as_deref() == Some(SWEEP_ROLE)));
-        let base_spec = falcon_core::spec::parse_spec(&base, "x.yaml").unwrap();
+        let base_spec = crate::spec::parse_spec(&base, "x.yaml").unwrap();
         assert_eq!(repeats[0].spec.config_hash(), base_spec.config_hash(), "labels are not hashed");
         // A sweep that sets the role keeps it.
         let swept = expand_points("base: x.yaml\nsweep: {labels.role: [candidate, probe]}\n", "s.yaml", load).unwrap();

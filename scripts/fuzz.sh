@@ -1,35 +1,61 @@
 #!/usr/bin/env bash
-# Fuzzes falcon-xplane's decoder for a bounded time; fails (exit 1) on a crash.
+# Fuzzes every parser of untrusted input (fuzz/fuzz_targets/, one libFuzzer target each); fails (exit 1) on a
+# crash. Each target asserts no panic, bounded memory (-malloc_limit_mb, -rss_limit_mb), and errors that name
+# their input with every position inside it (fuzz/src/lib.rs).
 #
-#   bash scripts/fuzz.sh [SECONDS]        # default 60
+#   bash scripts/fuzz.sh [SECONDS]        # each target for SECONDS (default 15): the .ci/run phase
+#   bash scripts/fuzz.sh --long           # each target for 800,000 executions (>= 10^7 in all): docs/RELIABILITY.md
+#   bash scripts/fuzz.sh --only NAME ...  # one target (with either of the above)
 #
 # - Installs cargo-fuzz into the clone (.cache/cargo-bin, via `cargo install --root`) unless it is there.
-# - Builds with the toolchain that is installed: libFuzzer's sanitizer flags (-Z...) are unstable, so on a
-#   stable toolchain the build runs with RUSTC_BOOTSTRAP=1 (fuzz builds only; nothing else is built so).
-#   No second toolchain is installed; FALCON_FUZZ_TOOLCHAIN=nightly picks an installed nightly instead.
-# - Target `decode` (crates/falcon-xplane/fuzz/fuzz_targets/decode.rs): decode never panics, errors
-#   carry an offset inside the input, one thread and several give the same result.
-# - Corpus: the committed seeds (crates/falcon-xplane/fuzz/seeds/decode, small XSpaces cut out of the
-#   test captures by fuzz/make_seeds.py) plus a working corpus in .cache/fuzz-corpus/decode that
-#   persists between runs in the same clone (never committed).
-# - A crash leaves its input in .cache/fuzz-artifacts/decode/; reproduce it with
-#     RUSTC_BOOTSTRAP=1 .cache/cargo-bin/bin/cargo-fuzz run --fuzz-dir crates/falcon-xplane/fuzz decode <that file>
-#   and add it as a regression test in crates/falcon-xplane/tests/fuzz_regressions.rs.
+# - Builds every target once, with the toolchain that is installed: libFuzzer's sanitizer flags (-Z...) are
+#   unstable, so on a stable toolchain the build runs with RUSTC_BOOTSTRAP=1 (fuzz builds only; nothing else is
+#   built so). FALCON_FUZZ_TOOLCHAIN=nightly picks an installed nightly instead.
+# - Corpus per target: seeds from the project's real test data (fixtures, examples, fuzz/seeds/; assembled in
+#   .cache/fuzz-seeds/NAME) plus a working corpus in .cache/fuzz-corpus/NAME kept between runs in the same clone.
+# - A crash leaves its input in .cache/fuzz-artifacts/NAME/; reproduce it with
+#     RUSTC_BOOTSTRAP=1 .cache/cargo-bin/bin/cargo-fuzz run --fuzz-dir fuzz NAME <that file>
+#   and add it as a regression test beside the parser's tests.
+# - The summary (executions, coverage, corpus, crashes per target) is printed and written to
+#   target/fuzz-summary.md.
 set -euo pipefail
-
-seconds="${1:-60}"
-[[ "$seconds" =~ ^[0-9]+$ && "$seconds" -gt 0 ]] || { echo "usage: $0 [SECONDS]" >&2; exit 2; }
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-CARGO_FUZZ_VERSION=0.13.2
-bin="$ROOT/.cache/cargo-bin/bin"
-fuzz_dir="crates/falcon-xplane/fuzz"
-corpus="$ROOT/.cache/fuzz-corpus/decode"
-artifacts="$ROOT/.cache/fuzz-artifacts/decode"
+seconds=15 long=0 only=()
+while (($#)); do
+    case "$1" in
+        --long) long=1; shift ;;
+        --only) only+=("$2"); shift 2 ;;
+        -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) [[ "$1" =~ ^[0-9]+$ && "$1" -gt 0 ]] || { echo "usage: $0 [SECONDS | --long] [--only NAME]" >&2; exit 2; }
+           seconds="$1"; shift ;;
+    esac
+done
+LONG_RUNS=800000
 
 log() { printf 'fuzz: %s\n' "$*" >&2; }
+
+# target -> its seeds (files or folders of the repository's real data)
+declare -A SEEDS=(
+    [decode]="fuzz/seeds/decode"
+    [xspace_file]="fuzz/seeds/decode"
+    [chrome_trace]="fuzz/seeds/chrome_trace crates/falcon-analysis/tests/data/jax_cpu_mlp_vm.trace.json.gz"
+    [tfevents]="crates/falcon-analysis/tests/data/tfevents/run"
+    [npy]="crates/falcon-analysis/tests/data/tensors/*.npy"
+    [npz]="crates/falcon-analysis/tests/data/tensors/*.npz"
+    [safetensors]="crates/falcon-analysis/tests/data/tensors/*.safetensors"
+    [maxtext]="crates/falcon-analysis/tests/data/accuracy/maxtext_metrics.jsonl crates/falcon-analysis/tests/data/accuracy/console_v5p8.log"
+    [megatron]="crates/falcon-analysis/tests/data/accuracy/log_lines.txt crates/falcon-analysis/tests/data/accuracy/bert_*.json"
+    [generic_metrics]="fuzz/seeds/generic_metrics crates/falcon-analysis/tests/data/accuracy/maxtext_metrics.jsonl crates/falcon-analysis/tests/data/kernel_bench"
+    [kernel_bench]="crates/falcon-analysis/tests/data/kernel_bench"
+    [spec]="examples/jax_transformer/baseline.yaml examples/jax_transformer/variant.yaml examples/jax_transformer/leak.yaml examples/kernel_bench/spec.yaml"
+    [sweep]="examples/jax_transformer/sweep.yaml examples/jax_transformer/leak_sweep.yaml examples/jax_transformer/repeats.yaml"
+)
+TARGETS=(decode xspace_file chrome_trace tfevents npy npz safetensors maxtext megatron generic_metrics kernel_bench spec sweep)
+((${#only[@]})) && TARGETS=("${only[@]}")
+for t in "${TARGETS[@]}"; do [[ -n "${SEEDS[$t]:-}" ]] || { log "no target $t (targets: ${!SEEDS[*]})"; exit 2; }; done
 
 cargo_cmd=(cargo) rustc_cmd=(rustc)
 if [[ -n "${FALCON_FUZZ_TOOLCHAIN:-}" ]]; then
@@ -40,32 +66,67 @@ fi
 rustc_version="$("${rustc_cmd[@]}" --version)"
 if [[ "$rustc_version" != *nightly* ]]; then
     export RUSTC_BOOTSTRAP=1
-    log "toolchain: $rustc_version (not nightly: building the fuzz target with RUSTC_BOOTSTRAP=1)"
+    log "toolchain: $rustc_version (not nightly: building the fuzz targets with RUSTC_BOOTSTRAP=1)"
 else
     log "toolchain: $rustc_version"
 fi
 
+CARGO_FUZZ_VERSION=0.13.2
+bin="$ROOT/.cache/cargo-bin/bin"
 if ! "$bin/cargo-fuzz" --version 2>/dev/null | grep -q " $CARGO_FUZZ_VERSION\$"; then
     log "installing cargo-fuzz $CARGO_FUZZ_VERSION into .cache/cargo-bin"
     cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --root "$ROOT/.cache/cargo-bin"
 fi
 export PATH="$bin:$PATH"
 
-mkdir -p "$corpus" "$artifacts"
-log "building the fuzz target"
-"${cargo_cmd[@]}" fuzz build --fuzz-dir "$fuzz_dir" decode
+log "building ${#TARGETS[@]} fuzz target(s) once"
+build_start=$SECONDS
+"${cargo_cmd[@]}" fuzz build --fuzz-dir fuzz
+log "built in $((SECONDS - build_start)) s"
 
-log "running target decode for ${seconds}s"
-start=$(date +%s)
-set +e
-"${cargo_cmd[@]}" fuzz run --fuzz-dir "$fuzz_dir" decode "$corpus" "$fuzz_dir/seeds/decode" -- \
-    -max_total_time="$seconds" -max_len=16384 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$artifacts/"
-rc=$?
-set -e
-log "fuzzed for $(( $(date +%s) - start ))s, exit status $rc; corpus $(find "$corpus" -type f | wc -l) inputs"
-if [[ $rc -ne 0 ]]; then
-    log "FAILED: crash input(s) in $artifacts:"
-    ls -l "$artifacts" >&2
+mkdir -p target
+summary="$ROOT/target/fuzz-summary.md"
+{
+    echo "| target | seconds | executions | executions/s | coverage (edges) | features | corpus | crashes |"
+    echo "|---|---|---|---|---|---|---|---|"
+} >"$summary"
+failed=() total_runs=0
+for t in "${TARGETS[@]}"; do
+    corpus="$ROOT/.cache/fuzz-corpus/$t" artifacts="$ROOT/.cache/fuzz-artifacts/$t" seeds="$ROOT/.cache/fuzz-seeds/$t"
+    rm -rf "$seeds" && mkdir -p "$corpus" "$artifacts" "$seeds"
+    # shellcheck disable=SC2086 # the seed lists are globs
+    for s in ${SEEDS[$t]}; do
+        if [[ -d "$s" ]]; then cp "$s"/* "$seeds"/ 2>/dev/null || true; else cp "$s" "$seeds"/; fi
+    done
+    if ((long)); then limit=(-runs="$LONG_RUNS" -max_total_time=3600); what="$LONG_RUNS executions"
+    else limit=(-max_total_time="$seconds"); what="${seconds}s"; fi
+    log "target $t: $what, $(find "$seeds" -type f | wc -l) seed(s)"
+    out="$ROOT/target/fuzz-$t.log" start=$SECONDS
+    set +e
+    "${cargo_cmd[@]}" fuzz run --fuzz-dir fuzz "$t" "$corpus" "$seeds" -- "${limit[@]}" -max_len=65536 -timeout=10 \
+        -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$out" 2>&1
+    rc=$?
+    set -e
+    took=$((SECONDS - start))
+    runs="$(grep -o 'stat::number_of_executed_units: [0-9]*' "$out" | tail -1 | grep -o '[0-9]*$' || echo 0)"
+    last="$(grep -E '^#[0-9]+' "$out" | tail -1)"
+    cov="$(grep -o 'cov: [0-9]*' <<<"$last" | grep -o '[0-9]*' || echo '?')"
+    ft="$(grep -o 'ft: [0-9]*' <<<"$last" | grep -o '[0-9]*' || echo '?')"
+    crashes=$(find "$artifacts" -type f | wc -l)
+    total_runs=$((total_runs + ${runs:-0}))
+    echo "| $t | $took | $runs | $(( ${runs:-0} / (took > 0 ? took : 1) )) | $cov | $ft | $(find "$corpus" -type f | wc -l) | $crashes |" >>"$summary"
+    if [[ $rc -ne 0 ]]; then
+        failed+=("$t")
+        log "target $t FAILED (exit $rc); the end of its log ($out):"
+        tail -40 "$out" >&2
+    else
+        log "target $t: $runs executions in ${took}s, coverage $cov edges"
+    fi
+done
+echo "" >>"$summary"
+echo "Executions in all: $total_runs" >>"$summary"
+cat "$summary" >&2
+if ((${#failed[@]})); then
+    log "FAILED: ${failed[*]} (inputs in .cache/fuzz-artifacts/)"
     exit 1
 fi

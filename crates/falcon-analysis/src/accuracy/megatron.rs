@@ -235,8 +235,10 @@ pub fn parse_golden(text: &str, path: &str) -> Result<RunSeries> {
     if text.trim().is_empty() {
         return Err(AnalysisError::Invalid(format!("{path}: empty file ({SHAPE})")));
     }
-    let doc: Value = serde_json::from_str(&sanitize_nonfinite(text)).map_err(|e| {
-        AnalysisError::Invalid(format!("{path}:{}:{}: not valid JSON: {}", e.line(), e.column(), json_message(&e)))
+    let sanitized = sanitize_nonfinite(text);
+    let doc: Value = serde_json::from_str(&sanitized).map_err(|e| {
+        let (line, column) = char_position(text, &sanitized, e.line(), e.column());
+        AnalysisError::Invalid(format!("{path}:{line}:{column}: not valid JSON: {}", json_message(&e)))
     })?;
     let Value::Object(metrics) = doc else {
         return Err(AnalysisError::Invalid(format!("{path}:1: not a JSON object ({SHAPE})")));
@@ -364,4 +366,19 @@ mod tests {
         assert_eq!(locate(text, &["a", "values", "x"]), 5);
         assert_eq!(locate(text, &["a"]), 2);
     }
+}
+
+/// serde_json's `(line, byte column)` in `parsed` as a character column inside the same line of `text` (the file
+/// as read: `parsed` may differ where non-finite numbers were rewritten), at least 1 and at most the line's
+/// length + 1.
+fn char_position(text: &str, parsed: &str, line: usize, byte_column: usize) -> (usize, usize) {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let line = line.clamp(1, lines.len().max(1));
+    let parsed_line = parsed.split('\n').nth(line - 1).unwrap_or("");
+    let mut cut = byte_column.min(parsed_line.len());
+    while !parsed_line.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let width = lines.get(line - 1).map_or(0, |l| l.chars().count());
+    (line, parsed_line[..cut].chars().count().clamp(1, width + 1))
 }

@@ -77,7 +77,7 @@ pub fn read_header(r: &mut impl Read, available: Option<u64>) -> Result<Header, 
         // Versions 1 and 2 are latin-1.
         raw.iter().map(|&b| char::from(b)).collect()
     };
-    let header = parse_dict(&text, data_offset)?;
+    let header = parse_dict(&text, header_len, data_offset)?;
     if header.data_len().is_none() {
         return Err(format!("shape {:?} overflows", header.shape));
     }
@@ -94,12 +94,13 @@ fn read_exact(r: &mut impl Read, buf: &mut [u8], what: &str) -> Result<(), Strin
     })
 }
 
-fn parse_dict(text: &str, data_offset: u64) -> Result<Header, String> {
-    let mut p = Parser { s: text.as_bytes(), i: 0 };
+fn parse_dict(text: &str, header_len: usize, data_offset: u64) -> Result<Header, String> {
+    let start = data_offset.saturating_sub(header_len as u64);
+    let mut p = Parser { s: text.as_bytes(), i: 0, start, end: data_offset };
     let value = p.value(0)?;
     p.ws();
     if p.i != p.s.len() {
-        return Err(format!("unexpected text after the header dict at byte {}", p.i));
+        return Err(format!("unexpected text after the header dict at byte {}", p.at()));
     }
     let Lit::Dict(items) = value else { return Err("the header is not a dict".into()) };
     let get = |key: &str| items.iter().find(|(k, _)| matches!(k, Lit::Str(s) if s == key)).map(|(_, v)| v);
@@ -180,6 +181,16 @@ enum Lit {
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
+    /// Where the header text starts in the file, and where it ends: positions are reported as file offsets.
+    start: u64,
+    end: u64,
+}
+
+impl Parser<'_> {
+    /// The file offset of the parser's position (never past the header's end).
+    fn at(&self) -> u64 {
+        (self.start + self.i.min(self.s.len()) as u64).min(self.end)
+    }
 }
 
 impl Parser<'_> {
@@ -204,7 +215,7 @@ impl Parser<'_> {
     }
 
     fn err<T>(&self, what: &str) -> Result<T, String> {
-        Err(format!("bad header dict: {what} at byte {}", self.i))
+        Err(format!("bad header dict: {what} at byte {}", self.at()))
     }
 
     fn value(&mut self, depth: usize) -> Result<Lit, String> {

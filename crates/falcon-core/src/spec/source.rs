@@ -189,6 +189,15 @@ pub fn parse_document(text: &str, file: &str) -> Result<Document, SpecError> {
     }
 }
 
+/// `(line, column)` moved inside `text` when a parser reports a position past its end (YAML's end-of-input mark
+/// on the line after a last line without a newline; a column past its line): an error names a place in the file.
+fn within(text: &str, line: usize, column: usize) -> (usize, usize) {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let line = line.clamp(1, lines.len().max(1));
+    let width = lines.get(line - 1).map_or(0, |l| l.chars().count());
+    (line, column.clamp(1, width + 1))
+}
+
 fn syntax_error(file: &str, line: usize, column: usize, message: String, format: &str) -> SpecError {
     SpecError {
         file: file.to_string(),
@@ -210,7 +219,8 @@ fn parse_yaml(text: &str, file: &str) -> Result<Document, SpecError> {
     }
     let docs = MarkedYaml::load_from_str(text).map_err(|e| {
         let mark = e.marker();
-        syntax_error(file, mark.line(), mark.col() + 1, e.info().to_string(), "YAML")
+        let (line, column) = within(text, mark.line(), mark.col() + 1);
+        syntax_error(file, line, column, e.info().to_string(), "YAML")
     })?;
     let mut docs = docs.into_iter();
     let Some(doc) = docs.next() else {
@@ -364,7 +374,8 @@ fn parse_json(text: &str, file: &str) -> Result<Document, SpecError> {
             Some(i) => message[..i].to_string(),
             None => message,
         };
-        syntax_error(file, e.line(), e.column(), message, "JSON")
+        let (line, column) = within(text, e.line(), e.column());
+        syntax_error(file, line, column, message, "JSON")
     })?;
     let mut scanner = Scanner { chars: text.chars().collect(), at: 0, line: 1, column: 1, file };
     let mut source = SourceMap::new(file);
@@ -568,6 +579,9 @@ mod tests {
         let err = parse_document("a: [1, 2\nb: 3\n", "bad.yaml").unwrap_err();
         assert_eq!(err.file, "bad.yaml");
         assert!(err.line >= 1, "{err}");
+        // A position past the end (YAML's mark after a last line without a newline) is moved inside the file.
+        let err = parse_document("a: {b: 1,\nc: [1, 2", "eof.yaml").unwrap_err();
+        assert!(err.line <= 2 && err.column <= 9, "{err}");
         let err = parse_document("a: 1\n---\nb: 2\n", "two.yaml").unwrap_err();
         assert!(err.message.contains("second YAML document"), "{err}");
         assert_eq!(parse_document("# nothing\n", "e.yaml").unwrap_err().message, "the document is empty");

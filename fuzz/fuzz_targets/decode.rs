@@ -11,11 +11,7 @@ fn inflate_all(space: &XSpace) {
     let stats = space.planes.iter().flat_map(|p| {
         p.stats
             .iter()
-            .chain(
-                p.lines
-                    .iter()
-                    .flat_map(|l| l.events.iter().flat_map(|e| &e.stats)),
-            )
+            .chain(p.lines.iter().flat_map(|l| l.events.iter().flat_map(|e| &e.stats)))
             .chain(p.event_metadata.values().flat_map(|m| &m.stats))
     });
     for stat in stats {
@@ -37,19 +33,14 @@ fn same(a: &XSpace, b: &XSpace) -> bool {
                 && dbg(&p.stats) == dbg(&q.stats)
                 && dbg(&p.lines) == dbg(&q.lines)
                 && p.event_metadata.len() == q.event_metadata.len()
-                && p.event_metadata
-                    .iter()
-                    .all(|(k, v)| q.event_metadata.get(k).is_some_and(|w| dbg(v) == dbg(w)))
+                && p.event_metadata.iter().all(|(k, v)| q.event_metadata.get(k).is_some_and(|w| dbg(v) == dbg(w)))
                 && p.stat_metadata == q.stat_metadata
         })
 }
 
 fuzz_target!(|data: &[u8]| {
     let one = decode_with(data, &DecodeOptions::default().threads(1));
-    let many = decode_with(
-        data,
-        &DecodeOptions::default().threads(3).min_parallel_bytes(0),
-    );
+    let many = decode_with(data, &DecodeOptions::default().threads(3).min_parallel_bytes(0));
     match (&one, &many) {
         (Ok(a), Ok(b)) => {
             assert!(same(a, b), "threads changed the decoded value");
@@ -57,16 +48,8 @@ fuzz_target!(|data: &[u8]| {
         }
         (Err(a), Err(b)) => {
             let offset = a.offset().expect("decoding a buffer has no I/O error");
-            assert!(
-                offset <= data.len(),
-                "offset {offset} past the end ({})",
-                data.len()
-            );
-            assert_eq!(
-                format!("{a:?}"),
-                format!("{b:?}"),
-                "threads changed the error"
-            );
+            assert!(offset <= data.len(), "offset {offset} past the end ({})", data.len());
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "threads changed the error");
         }
         _ => panic!("one thread: {:?}; three: {:?}", one.is_ok(), many.is_ok()),
     }

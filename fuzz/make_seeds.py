@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the fuzzer's seed corpus (seeds/decode/) from the real captures in ../tests/data/.
+"""Writes the fuzzer's seed corpus (seeds/decode/) from the real captures in crates/falcon-xplane/tests/data/.
 
 A truncated prefix of a capture makes a poor seed (the first plane's length prefix already runs past the
 end, so the decoder stops at byte 1). Instead each seed is a small but complete XSpace cut out of a
@@ -7,7 +7,7 @@ capture at the wire level: every plane with its first few lines, each with its f
 included), and the first few event/stat metadata entries, re-encoded with correct lengths. Seeds stay a
 few KiB, so the committed corpus is small and libFuzzer's default max_len stays useful.
 
-    python3 crates/falcon-xplane/fuzz/make_seeds.py
+    python3 fuzz/make_seeds.py
 """
 
 import gzip
@@ -16,7 +16,7 @@ import sys
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "..", "tests", "data")
+DATA = os.path.join(HERE, "..", "crates", "falcon-xplane", "tests", "data")
 OUT = os.path.join(HERE, "seeds", "decode")
 
 # (max lines per plane, events per line, event metadata, stat metadata) for each seed of a capture.

@@ -1,0 +1,22 @@
+//! Kernel-bench results through the file-reading path `falcon kernel analyze` takes — the same bytes as a
+//! `.jsonl` and as a `.csv` — then analysed and compared with themselves. No panic; errors name the file and
+//! lines lie inside it.
+
+#![no_main]
+
+use falcon_analysis::kernel_bench::{analyze, compare, read_results, KernelOptions};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    for name in ["kernel_bench.jsonl", "kernel_bench.csv"] {
+        let path = falcon_fuzz::file(name, data);
+        match read_results(&path) {
+            Ok(results) => {
+                let options = KernelOptions { p: 1.0, peak_tflops: Some(100.0), peak_gbs: Some(1000.0) };
+                let _ = analyze(&results, &options);
+                let _ = compare(&results, &results);
+            }
+            Err(e) => falcon_fuzz::check_error(&e.to_string(), name, data),
+        }
+    }
+});

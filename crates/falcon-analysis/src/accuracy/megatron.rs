@@ -331,6 +331,21 @@ fn locate(text: &str, keys: &[&str]) -> usize {
     text[..found].matches('\n').count() + 1
 }
 
+/// serde_json's `(line, byte column)` in `parsed` as a character column inside the same line of `text` (the file
+/// as read: `parsed` may differ where non-finite numbers were rewritten), at least 1 and at most the line's
+/// length + 1.
+fn char_position(text: &str, parsed: &str, line: usize, byte_column: usize) -> (usize, usize) {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let line = line.clamp(1, lines.len().max(1));
+    let parsed_line = parsed.split('\n').nth(line - 1).unwrap_or("");
+    let mut cut = byte_column.min(parsed_line.len());
+    while !parsed_line.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let width = lines.get(line - 1).map_or(0, |l| l.chars().count());
+    (line, parsed_line[..cut].chars().count().clamp(1, width + 1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,19 +381,4 @@ mod tests {
         assert_eq!(locate(text, &["a", "values", "x"]), 5);
         assert_eq!(locate(text, &["a"]), 2);
     }
-}
-
-/// serde_json's `(line, byte column)` in `parsed` as a character column inside the same line of `text` (the file
-/// as read: `parsed` may differ where non-finite numbers were rewritten), at least 1 and at most the line's
-/// length + 1.
-fn char_position(text: &str, parsed: &str, line: usize, byte_column: usize) -> (usize, usize) {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let line = line.clamp(1, lines.len().max(1));
-    let parsed_line = parsed.split('\n').nth(line - 1).unwrap_or("");
-    let mut cut = byte_column.min(parsed_line.len());
-    while !parsed_line.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let width = lines.get(line - 1).map_or(0, |l| l.chars().count());
-    (line, parsed_line[..cut].chars().count().clamp(1, width + 1))
 }

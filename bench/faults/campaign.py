@@ -302,7 +302,9 @@ def disk_full(falcon, root, db_url, short):
         # 8 experiments x 512 KiB (plus logs and metrics) into 3 MiB: the first fit, the rest find the disk full.
         submitted = project.submit(8, kib=512)
         worker = project.spawn("worker", name="worker")
-        deadline = time.time() + 120
+        # A failed collection is retried for 10 tries and at least 5 minutes (a store may come back) before the
+        # experiment ends FAILED: wait past that.
+        deadline = time.time() + 480
         while time.time() < deadline and not all(s in FINAL for s in project.statuses().values()):
             time.sleep(0.5)
         stop(worker)

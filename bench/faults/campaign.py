@@ -66,7 +66,8 @@ class MariaDB:
         self.port = free_port()
         self.proc = None
         os.makedirs(self.data)
-        subprocess.run(["mariadb-install-db", f"--datadir={self.data}", "--auth-root-authentication-method=normal",
+        # --no-defaults: the machine's my.cnf (its shared server's settings) must not leak into the private one.
+        subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={self.data}", "--auth-root-authentication-method=normal",
                         "--skip-test-db", "--user=root"], check=True, capture_output=True)
         self.start()
         subprocess.run(["mariadb", "-h127.0.0.1", f"-P{self.port}", "-uroot", "-e", "CREATE DATABASE falcon"],
@@ -78,7 +79,7 @@ class MariaDB:
 
     def start(self):
         self.proc = subprocess.Popen(
-            ["mariadbd", f"--datadir={self.data}", f"--port={self.port}", "--bind-address=127.0.0.1",
+            ["mariadbd", "--no-defaults", f"--datadir={self.data}", f"--port={self.port}", "--bind-address=127.0.0.1",
              f"--socket={self.dir}/mysqld.sock", f"--pid-file={self.dir}/mysqld.pid", "--skip-grant-tables",
              "--user=root", "--innodb-buffer-pool-size=64M", "--max-connections=500"],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "mysqld.log"), "a"))

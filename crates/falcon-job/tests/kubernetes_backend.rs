@@ -369,6 +369,12 @@ async fn resource_use_comes_from_the_metrics_api_where_the_cluster_serves_one() 
     let selector = "jobset.sigs.k8s.io/jobset-name=measured-a1-gke-east";
     assert_eq!(fx.backend.sample(&handle).await.unwrap(), Sample::NoReading, "no pod has metrics yet");
     assert_eq!(fx.fake.set_pod_usage(selector, "250m", "512Mi"), 4);
+    // The JobSet runs once its first pod does; metrics-server reports running pods only, so wait for all four.
+    let started = Instant::now();
+    while fx.fake.pods().iter().filter(|p| p["status"]["phase"] == "Running").count() < 4 {
+        assert!(started.elapsed() < Duration::from_secs(20), "the four pods never all ran: {:?}", fx.fake.pods());
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
     assert_eq!(
         fx.backend.sample(&handle).await.unwrap(),
         Sample::Usage { rss_bytes: 4 * (512 << 20), cpu: CpuUse::Rate(1.0) },

@@ -120,6 +120,22 @@ pub fn sha256_hex(data: &[u8]) -> String {
     Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The hex SHA-256 of a file's bytes, read a block at a time (never whole in memory).
+pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect());
+        }
+        hasher.update(&buf[..n]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -139,6 +139,32 @@ impl ArtifactSync {
                     self.record(job, &rel, Some(&info), None, live).await?;
                     self.copied.lock().expect("copy map lock").insert((job, path), Copied { stamp, refused: false });
                 }
+                // An earlier worker stored this write-once file and stopped before recording it (a put is whole or
+                // absent, so the object is complete): adopted as the stored version, as if recorded. When the file
+                // now differs from it, the first version is kept and the refusal recorded, as for any later change.
+                Err(InfraError::AlreadyExists { .. }) if !live => {
+                    let stored = self.store.digest(&key).await?;
+                    self.record(job, &rel, Some(&stored), None, false).await?;
+                    let same = stored.size == stamp.0
+                        && falcon_core::artifact::sha256_file(&path).is_ok_and(|sha| sha == stored.sha256);
+                    let stored_stamp = if same { stamp } else { (stored.size, SystemTime::UNIX_EPOCH) };
+                    self.copied
+                        .lock()
+                        .expect("copy map lock")
+                        .insert((job, path.clone()), Copied { stamp: stored_stamp, refused: false });
+                    if !same {
+                        let reason = format!(
+                            "differs from the version an earlier worker stored ({} bytes stored, now {}): only logs \
+                             and metrics files are replaced, so the first version is kept",
+                            stored.size, stamp.0
+                        );
+                        self.record_refusal(job, &rel, &reason).await?;
+                        self.copied
+                            .lock()
+                            .expect("copy map lock")
+                            .insert((job, path), Copied { stamp: stored_stamp, refused: true });
+                    }
+                }
                 // The file, not the store: it vanished or cannot be read. Recorded; the others go on.
                 Err(InfraError::Io { operation: "reading", source, .. }) => {
                     let reason = format!("could not be read: {source}");

@@ -40,7 +40,7 @@ async fn a_job_whose_outputs_cannot_be_stored_keeps_collecting_then_fails_with_t
         manager.tick().await.unwrap();
         let job = meta.get_job(recovers.id).await.unwrap();
         assert!(!job.status.is_terminal(), "terminal with its outputs uncollected: {job:?}");
-        if job.status_reason.as_deref().is_some_and(|r| r.starts_with("collecting outputs: try 1 of")) {
+        if job.status_reason.as_deref().is_some_and(|r| r.starts_with("collecting outputs: try 1 failed")) {
             assert_eq!(job.status, JobStatus::Running);
             break;
         }
@@ -109,4 +109,55 @@ async fn live_files_are_replaced_and_every_other_file_is_written_once() {
     assert!(reason.contains("changed after it was stored"), "the refusal is recorded: {ckpt:?}");
     let m = outputs.iter().find(|o| o.path == "metrics.jsonl").unwrap();
     assert!(m.live && m.skip_reason.is_none() && m.stored.as_ref().map(|s| s.size) == Some(metrics.len() as u64));
+}
+
+/// Found by the fault campaign (bench/faults, worker killed ×100 on MariaDB): a worker killed between storing a
+/// write-once file and recording it left an object no row knew of; every later worker's put was refused ("already
+/// exists") and the job stayed in "collecting outputs" forever. Now the stored object is adopted: recorded with
+/// its own size and SHA-256, the job succeeds; a file that differs from it keeps the stored version and the
+/// refusal is recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_stored_by_a_killed_worker_but_never_recorded_is_adopted() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = MetaStore::create(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
+    let arts = dir.path().join("arts");
+    let store = ArtifactStore::open(&arts.display().to_string(), &Default::default(), &Default::default()).unwrap();
+    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path().join("jobs"), "local"));
+    let mut config = ManagerConfig::new("worker-test");
+    config.collect_patience = Duration::ZERO;
+    let pool = Pool::from_config(&PoolConfig::local_cpu(4)).unwrap();
+    let manager = JobManager::new(meta.clone(), store.clone(), vec![pool], vec![backend], config);
+
+    // What the killed worker stored: the same bytes for same.bin, other bytes for changed.bin.
+    store.put_bytes("jobs/adopt/out/same.bin", b"same bytes\n".to_vec(), Default::default()).await.unwrap();
+    store.put_bytes("jobs/adopt/out/changed.bin", b"first version\n".to_vec(), Default::default()).await.unwrap();
+    let script = "mkdir -p $FALCON_ARTIFACT_DIR/out; echo 'same bytes' > $FALCON_ARTIFACT_DIR/out/same.bin; \
+                  echo 'second version, longer' > $FALCON_ARTIFACT_DIR/out/changed.bin";
+    let job = manager.submit(&shell("adopt", script)).await.unwrap();
+    let started = Instant::now();
+    let job = loop {
+        manager.tick().await.unwrap();
+        let job = meta.get_job(job.id).await.unwrap();
+        if job.status.is_terminal() {
+            break job;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "never ended: {job:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(job.status, JobStatus::Succeeded, "{job:?}");
+    let outputs = meta.job_outputs(job.id).await.unwrap();
+    let find = |path: &str| outputs.iter().find(|o| o.path == path).unwrap_or_else(|| panic!("{path}: {outputs:?}"));
+    let same = find("out/same.bin");
+    let stored = same.stored.as_ref().unwrap();
+    assert_eq!(
+        (stored.size, stored.sha256.as_str()),
+        (11, falcon_core::artifact::sha256_hex(b"same bytes\n").as_str())
+    );
+    assert_eq!(same.skip_reason, None);
+    let changed = find("out/changed.bin");
+    let stored = changed.stored.as_ref().unwrap();
+    assert_eq!(stored.sha256, falcon_core::artifact::sha256_hex(b"first version\n"), "the first version is kept");
+    let reason = changed.skip_reason.as_deref().unwrap();
+    assert!(reason.contains("differs from the version an earlier worker stored (14 bytes stored, now 23)"), "{reason}");
+    assert_eq!(store.get("jobs/adopt/out/changed.bin").await.unwrap().as_ref(), b"first version\n");
 }

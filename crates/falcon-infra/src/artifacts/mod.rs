@@ -231,6 +231,32 @@ impl ArtifactStore {
         Ok(data)
     }
 
+    /// The size and SHA-256 of a stored object, read as a stream (never whole in memory): what a put of it
+    /// returned, for an object whose put was not recorded (its writer stopped between the two).
+    pub async fn digest(&self, key: &str) -> Result<ObjectInfo> {
+        validate_key(key)?;
+        let uri = self.uri(key);
+        let reader = self.op.reader(key).await.map_err(|e| storage_error("read", &uri, e))?;
+        let mut stream = reader.into_bytes_stream(..).await.map_err(|e| storage_error("read", &uri, e))?;
+        let mut hasher = Sha256::new();
+        let mut size = 0u64;
+        while let Some(chunk) = stream.try_next().await.map_err(|source| InfraError::Io {
+            operation: "reading",
+            path: uri.clone(),
+            source,
+        })? {
+            hasher.update(&chunk);
+            size += chunk.len() as u64;
+        }
+        Ok(ObjectInfo {
+            key: key.to_string(),
+            uri,
+            size,
+            sha256: hex::encode(hasher.finalize()),
+            content_type: falcon_core::artifact::content_type_for(key).to_string(),
+        })
+    }
+
     /// Streams an object into a local file (written beside it and renamed, so the file is whole or absent).
     /// Returns its size and SHA-256.
     pub async fn get_to_file(&self, key: &str, path: &Path) -> Result<ObjectInfo> {

@@ -78,6 +78,9 @@ pub struct JobsConfig {
     /// How often each running job's resource use (memory, CPU time) is sampled, in milliseconds, on a timer of
     /// its own (independent of `poll_interval_ms`); 0 turns sampling off.
     pub sample_interval_ms: u64,
+    /// How long an ended job's outputs are tried again when the artifact store refuses them (a store may come
+    /// back), in seconds, and at least 10 tries; then the job ends FAILED with the store's error.
+    pub collect_patience_s: u64,
 }
 
 /// The default [`JobsConfig::sample_interval_ms`].
@@ -91,6 +94,7 @@ impl Default for JobsConfig {
             lease_s: 30,
             log_interval_s: 5,
             sample_interval_ms: DEFAULT_SAMPLE_INTERVAL_MS,
+            collect_patience_s: 300,
         }
     }
 }
@@ -114,6 +118,9 @@ pub struct JobsLayer {
     /// See [`JobsConfig::sample_interval_ms`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_interval_ms: Option<u64>,
+    /// See [`JobsConfig::collect_patience_s`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collect_patience_s: Option<u64>,
 }
 
 /// GCS settings (used when `artifacts` is a `gs://` URI).
@@ -414,6 +421,7 @@ impl ConfigLayer {
             mine.lease_s = j.lease_s.or(mine.lease_s);
             mine.log_interval_s = j.log_interval_s.or(mine.log_interval_s);
             mine.sample_interval_ms = j.sample_interval_ms.or(mine.sample_interval_ms);
+            mine.collect_patience_s = j.collect_patience_s.or(mine.collect_patience_s);
         }
         if let Some(a) = over.analysis {
             let mine = self.analysis.get_or_insert_with(Default::default);
@@ -468,6 +476,7 @@ impl Config {
                     lease_s: j.lease_s.unwrap_or(d.lease_s),
                     log_interval_s: j.log_interval_s.unwrap_or(d.log_interval_s),
                     sample_interval_ms: j.sample_interval_ms.unwrap_or(d.sample_interval_ms),
+                    collect_patience_s: j.collect_patience_s.unwrap_or(d.collect_patience_s),
                 }
             },
             analysis: AnalysisConfig {

@@ -76,7 +76,7 @@ impl ManagerConfig {
             poll_interval: Duration::from_millis(jobs.poll_interval_ms),
             capacity_timeout: Duration::from_secs(jobs.capacity_timeout_s),
             log_interval: Duration::from_secs(jobs.log_interval_s),
-            collect_patience: Duration::from_secs(300),
+            collect_patience: Duration::from_secs(jobs.collect_patience_s),
             sample_interval: (jobs.sample_interval_ms > 0).then(|| Duration::from_millis(jobs.sample_interval_ms)),
         }
     }
@@ -720,7 +720,10 @@ impl JobManager {
         if tries >= COLLECT_TRIES && since.elapsed() >= self.config.collect_patience {
             return Ok(Collected::GaveUp(format!("its outputs could not be collected after {tries} tries: {e}")));
         }
-        let reason = format!("collecting outputs: try {tries} of {COLLECT_TRIES} failed ({e}); trying again");
+        let reason = format!(
+            "collecting outputs: try {tries} failed ({e}); trying again (it fails after {COLLECT_TRIES} tries and {}s)",
+            self.config.collect_patience.as_secs()
+        );
         tracing::warn!("job {}: {reason}", job.id);
         if job.status == JobStatus::Running {
             self.meta.set_job_status_reason(job.id, &reason).await?;

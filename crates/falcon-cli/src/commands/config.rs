@@ -43,6 +43,7 @@ fn toml_of(config: &falcon_core::config::Config) -> String {
             lease_s: Some(config.jobs.lease_s),
             log_interval_s: Some(config.jobs.log_interval_s),
             sample_interval_ms: Some(config.jobs.sample_interval_ms),
+            collect_patience_s: Some(config.jobs.collect_patience_s),
         }),
         analysis: Some(falcon_core::config::AnalysisLayer {
             max_decompressed_mib: Some(config.analysis.max_decompressed_mib),

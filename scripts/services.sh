@@ -7,6 +7,9 @@
 #                               then writes .cache/services.env
 #   scripts/services.sh down    stops Slurm, the emulator and the S3 server, and MariaDB only if `up` started it
 #   scripts/services.sh status  prints what is running
+#   scripts/services.sh gcs-binary
+#                               installs the GCS emulator if needed and prints its binary's path (the fault
+#                               campaign, bench/faults/, runs a private one it stops and starts)
 #   scripts/services.sh probe   bucket/object round trips against the running emulator and S3 server,
 #                               MariaDB login, and an sbatch job that must reach COMPLETED
 #
@@ -873,8 +876,8 @@ cmd_status() {
 main() {
     local cmd="${1:-}"
     case "$cmd" in
-        up|down|status|probe) ;;
-        *) echo "usage: $0 up|down|status|probe" >&2; exit 2 ;;
+        up|down|status|probe|gcs-binary) ;;
+        *) echo "usage: $0 up|down|status|probe|gcs-binary" >&2; exit 2 ;;
     esac
     mkdir -p "$CACHE"
     # Serialise concurrent up/down from the same clone.
@@ -885,6 +888,7 @@ main() {
         down) cmd_down ;;
         status) cmd_status ;;
         probe) gcs_probe; s3_probe; slurm_probe ;;
+        gcs-binary) ensure_emulator_installed; emulator_binary ;;
     esac
 }
 

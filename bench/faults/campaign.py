@@ -7,9 +7,13 @@ a log, two artifacts whose bytes are known) run under faults, then every experim
 Scenarios (each on every database asked for, unless it says otherwise):
   worker-kill   `falcon worker` killed with SIGKILL at random moments while it runs the queue (100 kills; --short:
                 10), restarted each time.
-  db-restart    MariaDB only: the private mariadbd stopped and started again while a worker runs the queue
-                (6 restarts; --short: 2).
-  disk-full     the local artifact store on a 3 MiB tmpfs that the queue's artifacts overfill (needs root to mount).
+  db-restart    the database unavailable while a worker runs the queue (6 times; --short: 2): the private mariadbd
+                stopped and started again; SQLite, a file with no server to restart, locked by another process
+                (an exclusive transaction held for 1-4 s, so every write waits or fails).
+  gcs-down      the artifact store a private GCS emulator (objects on disk) killed with SIGKILL while the worker
+                uploads, and started again a few seconds later (8 outages; --short: 3).
+  disk-full     the local artifact store on a 3 MiB tmpfs that the queue's artifacts overfill (needs root to mount);
+                the project's `[jobs] collect_patience_s` is 5 s, so a refused collection ends FAILED quickly.
   serve-kill    `falcon serve` (with its worker) killed with SIGKILL while clients submit, follow logs and download
                 artifacts (20 kills; --short: 3), restarted each time.
   partition     two workers; the one running the jobs stopped with SIGSTOP past its lease (the other takes over),
@@ -17,7 +21,8 @@ Scenarios (each on every database asked for, unless it says otherwise):
 
 Every experiment must end exactly once: COMPLETED with its ten metrics and both artifacts byte for byte (the
 disk-full scenario: COMPLETED so, or FAILED with a reason that names the disk), never stuck in a non-final status,
-its workload's `end` written once to the ledger. A row per scenario and database: runs, faults injected, lost,
+its workload's `end` written once to the ledger. With the GCS emulator every indexed object is also read back from
+the bucket and must have the size and SHA-256 the index says (no partial object indexed). A row per scenario and database: runs, faults injected, lost,
 duplicated, stuck, seconds. MariaDB is always a private `mariadbd` (own datadir, own port), never a shared one.
 """
 
@@ -29,12 +34,14 @@ import random
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -104,14 +111,14 @@ class MariaDB:
 class Project:
     """A scratch Falcon project: falcon.toml, the store, a ledger the workloads append to."""
 
-    def __init__(self, falcon, root, db_url=None, artifacts=None):
+    def __init__(self, falcon, root, db_url=None, artifacts=None, toml_extra=""):
         self.falcon, self.dir = falcon, os.path.join(root, "project")
         os.makedirs(self.dir)
         self.ledger = os.path.join(self.dir, "ledger.txt")
         args = ["init"] + (["--db", db_url] if db_url else [])
         self.f(*args)
         with open(os.path.join(self.dir, "falcon.toml"), "a") as t:
-            t.write("\n[jobs]\npoll_interval_ms = 200\nlease_s = 2\n")
+            t.write("\n[jobs]\npoll_interval_ms = 200\nlease_s = 2\n" + toml_extra)
         if artifacts:
             # The artifact store somewhere else (a small filesystem): the top-level `artifacts` key.
             text = open(os.path.join(self.dir, "falcon.toml")).read()
@@ -182,7 +189,7 @@ name_template: fault-${{config.idx}}
         finally:
             stop(worker)
 
-    def verify(self, submitted, kib=64, disk_full=False):
+    def verify(self, submitted, kib=64, disk_full=False, gcs=None):
         """(lost, duplicated, stuck, notes) over the experiments `submitted` ({id: idx})."""
         ends = {}
         if os.path.exists(self.ledger):
@@ -228,6 +235,19 @@ name_template: fault-${{config.idx}}
                 problems.append(f"out/data.bin size {data.get('size')} sha {data.get('sha256', '')[:12]}")
             if not any(p.endswith("summary.json") for p in arts):
                 problems.append("no out/summary.json")
+            if gcs is not None:
+                for a in shown.get("artifacts", []):
+                    uri = a.get("uri", "")
+                    if not uri.startswith("gs://faults/"):
+                        problems.append(f"artifact {uri!r} outside the bucket")
+                        continue
+                    try:
+                        body = gcs.read(uri[len("gs://faults/"):])
+                    except Exception as e:  # noqa: BLE001 - reported as the problem it is
+                        problems.append(f"indexed {uri} unreadable: {e}")
+                        continue
+                    if len(body) != a.get("size") or hashlib.sha256(body).hexdigest() != a.get("sha256"):
+                        problems.append(f"indexed {uri}: {len(body)} bytes in the bucket, {a.get('size')} indexed")
             if ends.get(idx, 0) != 1:
                 problems.append(f"{ends.get(idx, 0)} ends in the ledger")
             if problems:
@@ -276,9 +296,40 @@ def worker_kill(falcon, root, db_url, short):
     return done, submitted, project, {}
 
 
+def finish_with(project, worker, what, timeout=180):
+    """Lets `worker` (the one that lived through the faults) run the queue to its end; the problems seen: it
+    exited, or the queue did not end in time."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if worker.poll() is not None:
+            return [f"the worker exited (status {worker.returncode}) after {what}; see worker.log"]
+        if all(s in FINAL for s in project.statuses().values()):
+            return []
+        time.sleep(0.5)
+    return [f"the worker that lived through {what} had not ended the queue after {timeout} s"]
+
+
+class SqliteLock:
+    """SQLite's outage: another process holds an exclusive transaction on the database file for a while."""
+
+    def __init__(self, path):
+        self.path, self.conn = path, None
+
+    def stop(self):
+        self.conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        self.conn.execute("BEGIN EXCLUSIVE")
+
+    def start(self):
+        self.conn.execute("COMMIT")
+        self.conn.close()
+        self.conn = None
+
+
 def db_restart(falcon, root, db, short):
     restarts = 2 if short else 6
-    project = Project(falcon, root, db.url)
+    project = Project(falcon, root, db.url if db else None)
+    if db is None:
+        db = SqliteLock(os.path.join(project.dir, ".falcon", "falcon.db"))
     submitted = project.submit(12 if short else 40)
     worker = project.spawn("worker", name="worker")
     done = 0
@@ -288,8 +339,10 @@ def db_restart(falcon, root, db, short):
         time.sleep(random.uniform(1.0, 4.0))
         db.start()
         done += 1
+    # The same worker must carry on: it reconnects, it does not exit.
+    problems = finish_with(project, worker, "the database restarts")
     stop(worker)
-    return done, submitted, project, {}
+    return done, submitted, project, {"problems": problems}
 
 
 def disk_full(falcon, root, db_url, short):
@@ -299,13 +352,14 @@ def disk_full(falcon, root, db_url, short):
     if r.returncode != 0:
         raise SkipScenario(f"cannot mount a tmpfs ({r.stderr.strip()}): run as root")
     try:
-        project = Project(falcon, root, db_url, artifacts=os.path.join(mount, "artifacts"))
+        # A refused collection is tried again for at least 10 tries and collect_patience_s (default 5 minutes: a
+        # store may come back); 5 s here so the campaign sees the FAILED end in a minute.
+        project = Project(falcon, root, db_url, artifacts=os.path.join(mount, "artifacts"),
+                          toml_extra="collect_patience_s = 5\n")
         # 8 experiments x 512 KiB (plus logs and metrics) into 3 MiB: the first fit, the rest find the disk full.
         submitted = project.submit(8, kib=512)
         worker = project.spawn("worker", name="worker")
-        # A failed collection is retried for 10 tries and at least 5 minutes (a store may come back) before the
-        # experiment ends FAILED: wait past that.
-        deadline = time.time() + 480
+        deadline = time.time() + 180
         while time.time() < deadline and not all(s in FINAL for s in project.statuses().values()):
             time.sleep(0.5)
         stop(worker)
@@ -314,6 +368,69 @@ def disk_full(falcon, root, db_url, short):
     except BaseException:
         umount(mount)
         raise
+
+
+class GcsEmulator:
+    """A private fake-gcs-server: objects on disk (they outlive a restart, as a real bucket's do), its own port."""
+
+    def __init__(self, binary, root):
+        self.binary, self.dir = binary, os.path.join(root, "gcs")
+        os.makedirs(os.path.join(self.dir, "data"))
+        self.port = free_port()
+        self.proc = None
+        self.start()
+        req = urllib.request.Request(f"{self.url}/storage/v1/b", data=json.dumps({"name": "faults"}).encode(),
+                                     method="POST", headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(req, timeout=10).close()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            [self.binary, "-scheme", "http", "-host", "127.0.0.1", "-port", str(self.port), "-backend", "filesystem",
+             "-filesystem-root", os.path.join(self.dir, "data"), "-log-level", "error"],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "gcs.log"), "a"))
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen(f"{self.url}/storage/v1/b", timeout=1).close()
+                return
+            except OSError:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"fake-gcs-server exited ({self.dir}/gcs.log)")
+                time.sleep(0.1)
+        raise RuntimeError("fake-gcs-server did not answer within 30 s")
+
+    def kill(self):
+        if self.proc:
+            kill9(self.proc)
+        self.proc = None
+
+    def read(self, name):
+        quoted = urllib.parse.quote(name, safe="")
+        with urllib.request.urlopen(f"{self.url}/storage/v1/b/faults/o/{quoted}?alt=media", timeout=30) as r:
+            return r.read()
+
+
+def gcs_down(falcon, root, db_url, short, gcs_binary):
+    outages = 3 if short else 8
+    gcs = GcsEmulator(gcs_binary, root)
+    project = Project(falcon, root, db_url, artifacts="gs://faults/falcon",
+                      toml_extra=f"\n[gcs]\nendpoint = \"{gcs.url}\"\nanonymous = true\n")
+    submitted = project.submit(16 if short else 40)
+    worker = project.spawn("worker", name="worker")
+    done = 0
+    for _ in range(outages):
+        time.sleep(random.uniform(1.0, 3.0))
+        gcs.kill()
+        done += 1
+        time.sleep(random.uniform(1.0, 5.0))
+        gcs.start()
+    problems = finish_with(project, worker, "the artifact store's outages")
+    stop(worker)
+    return done, submitted, project, {"gcs": gcs, "cleanup": gcs.kill, "problems": problems}
 
 
 def umount(path):
@@ -325,7 +442,8 @@ def serve_kill(falcon, root, db_url, short):
     project = Project(falcon, root, db_url)
     port = free_port()
     base = f"http://127.0.0.1:{port}/api/v1"
-    state = {"stop": False, "acknowledged": {}, "errors": 0, "downloads": 0, "bad_downloads": 0, "streams": 0}
+    state = {"stop": False, "acknowledged": {}, "errors": 0, "downloads": 0, "bad_downloads": 0, "streams": 0, "bad_streams": 0,
+             "reader_errors": {}}
 
     def serve():
         return project.spawn("serve", "--bind", f"127.0.0.1:{port}", name="serve")
@@ -350,33 +468,50 @@ def serve_kill(falcon, root, db_url, short):
             time.sleep(0.15)
 
     def reader():
+        """Downloads a completed experiment's data.bin (checked against its SHA-256) and follows its log stream
+        to the `end` event (it must carry the whole log); the server may die under either."""
         while not state["stop"]:
-            ids = list(state["acknowledged"])
-            if not ids:
-                time.sleep(0.2)
-                continue
-            eid = random.choice(ids)
             try:
+                with urllib.request.urlopen(f"{base}/experiments?status=COMPLETED&limit=50", timeout=10) as r:
+                    done_ids = [it["id"] for it in json.load(r)["items"]]
+                if not done_ids:
+                    time.sleep(0.3)
+                    continue
+                eid = random.choice(done_ids)
                 with urllib.request.urlopen(f"{base}/experiments/{eid}/artifacts?limit=50", timeout=10) as r:
-                    for a in json.load(r)["items"]:
-                        if a["key"].endswith("data.bin"):
-                            path = a["key"].split(f"{eid}/", 1)[1]
-                            with urllib.request.urlopen(f"{base}/experiments/{eid}/artifacts/{path}",
-                                                        timeout=10) as d:
-                                if hashlib.sha256(d.read()).hexdigest() != a["sha256"]:
-                                    state["bad_downloads"] += 1
-                                state["downloads"] += 1
-                req = urllib.request.Request(f"{base}/experiments/{eid}/logs",
-                                             headers={"Accept": "text/event-stream"})
-                with urllib.request.urlopen(req, timeout=5) as r:
-                    r.read(4096)
+                    items = json.load(r)["items"]
+                for a in items:
+                    path = a["key"].split(f"{eid}/", 1)[-1]  # keys are <experiment prefix>/<path>
+                    if path.endswith("data.bin"):
+                        quoted = urllib.parse.quote(path)
+                        with urllib.request.urlopen(f"{base}/experiments/{eid}/artifacts/{quoted}", timeout=10) as d:
+                            body = d.read()
+                        if len(body) != a["size"] or hashlib.sha256(body).hexdigest() != a["sha256"]:
+                            state["bad_downloads"] += 1
+                        state["downloads"] += 1
+                req = urllib.request.Request(f"{base}/experiments/{eid}/logs", headers={"Accept": "text/event-stream"})
+                text, ended = "", False
+                with urllib.request.urlopen(req, timeout=10) as r:
+                    for line in r:
+                        line = line.decode()
+                        text += line
+                        if line.startswith("event: end"):
+                            ended = True
+                        if ended and line.strip() == "":
+                            break
+                if ended:
+                    if "step 9 done" not in text:
+                        state["bad_streams"] += 1
                     state["streams"] += 1
-            except Exception:  # the server was killed mid-request
+            except Exception as e:  # the server was killed mid-request
                 state["errors"] += 1
+                kind = f"{type(e).__name__}: {str(e)[:80]}"
+                state["reader_errors"][kind] = state["reader_errors"].get(kind, 0) + 1
                 time.sleep(0.2)
 
     server = serve()
-    threads = [threading.Thread(target=submitter, daemon=True), threading.Thread(target=reader, daemon=True)]
+    threads = [threading.Thread(target=submitter, daemon=True)] + [threading.Thread(target=reader, daemon=True)
+                                                                   for _ in range(2)]
     for t in threads:
         t.start()
     done = 0
@@ -390,6 +525,8 @@ def serve_kill(falcon, root, db_url, short):
     state["stop"] = True
     for t in threads:
         t.join(timeout=15)
+    # Restarted, the server resumes the queue: its own worker ends every experiment.
+    problems = finish_with(project, server, "its kills")
     stop(server)
     # What the store holds is what counts: every experiment a client was told about, and any other that was
     # recorded before its 201 could be sent, must run.
@@ -400,9 +537,12 @@ def serve_kill(falcon, root, db_url, short):
             submitted[eid] = int(name.split("-")[1])
     log(f"serve-kill: {len(state['acknowledged'])} submissions acknowledged, {state['downloads']} downloads, "
         f"{state['streams']} log streams, {state['errors']} client errors")
-    if state["bad_downloads"]:
-        raise RuntimeError(f"{state['bad_downloads']} downloads did not match their stored SHA-256")
-    return done, submitted, project, {}
+    for kind, n in sorted(state["reader_errors"].items(), key=lambda kv: -kv[1])[:5]:
+        log(f"  reader error x{n}: {kind}")
+    if state["bad_downloads"] or state["bad_streams"]:
+        raise RuntimeError(f"{state['bad_downloads']} downloads did not match their stored SHA-256; "
+                           f"{state['bad_streams']} finished log streams lacked the log's last line")
+    return done, submitted, project, {"problems": problems}
 
 
 def partition(falcon, root, db_url, short):
@@ -435,11 +575,20 @@ class SkipScenario(Exception):
     pass
 
 
-SCENARIOS = {"worker-kill": worker_kill, "db-restart": db_restart, "disk-full": disk_full,
-             "serve-kill": serve_kill, "partition": partition}
-COMMANDS = {"worker-kill": "kill -9 of `falcon worker`, restarted", "db-restart": "mariadbd stopped and started",
+SCENARIOS = {"worker-kill": worker_kill, "db-restart": db_restart, "gcs-down": gcs_down,
+             "disk-full": disk_full, "serve-kill": serve_kill, "partition": partition}
+COMMANDS = {"worker-kill": "kill -9 of `falcon worker`, restarted", "db-restart": "mariadbd stopped and started (SQLite: locked by another process)",
+            "gcs-down": "kill -9 of the GCS emulator during uploads, restarted",
             "disk-full": "artifact store on a 3 MiB tmpfs", "serve-kill": "kill -9 of `falcon serve` under clients",
             "partition": "SIGSTOP of the worker past its lease, then SIGCONT"}
+
+
+def gcs_binary():
+    services = os.path.join(HERE, "..", "..", "scripts", "services.sh")
+    r = subprocess.run(["bash", services, "gcs-binary"], capture_output=True, text=True)
+    if r.returncode != 0 or not r.stdout.strip():
+        raise RuntimeError(f"scripts/services.sh gcs-binary failed: {r.stderr[-1000:]}")
+    return r.stdout.strip().splitlines()[-1]
 
 
 def main():
@@ -451,6 +600,8 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--gcs-binary", default=None,
+                    help="the fake-gcs-server binary (default: `scripts/services.sh gcs-binary`, which installs it)")
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     random.seed(seed)
@@ -458,8 +609,6 @@ def main():
     rows, failures = [], []
     for scenario in args.scenario.split(","):
         for db_kind in args.db.split(","):
-            if scenario == "db-restart" and db_kind != "mariadb":
-                continue
             root = tempfile.mkdtemp(prefix=f"falcon-faults-{scenario}-{db_kind}-")
             mariadb = None
             started = time.time()
@@ -470,8 +619,12 @@ def main():
                     mariadb = MariaDB(root)
                 target = mariadb if scenario == "db-restart" else (mariadb.url if mariadb else None)
                 log(f"{scenario} on {db_kind} ({root})")
-                faults, submitted, project, extra = SCENARIOS[scenario](falcon, root, target, args.short)
+                more = ()
+                if scenario == "gcs-down":
+                    more = (args.gcs_binary or gcs_binary(),)
+                faults, submitted, project, extra = SCENARIOS[scenario](falcon, root, target, args.short, *more)
                 cleanup = extra.pop("cleanup", None)
+                problems = extra.pop("problems", [])
                 if not extra.get("disk_full"):
                     leftover = project.drain(timeout=120)
                     if leftover:
@@ -480,9 +633,9 @@ def main():
                 seconds = time.time() - started
                 rows.append((scenario, db_kind, len(submitted), faults, len(lost), len(duplicated), len(stuck),
                              round(seconds)))
-                for n in notes[:20]:
+                for n in problems + notes[:20]:
                     log(f"  {n}")
-                if lost or duplicated or stuck:
+                if lost or duplicated or stuck or problems:
                     failures.append(f"{scenario}/{db_kind}")
                 log(f"{scenario} on {db_kind}: {len(submitted)} runs, {faults} faults, lost {len(lost)}, "
                     f"duplicated {len(duplicated)}, stuck {len(stuck)}, {seconds:.0f} s")
@@ -499,9 +652,12 @@ def main():
                     mariadb.stop()
                 if not args.keep and not failures:
                     shutil.rmtree(root, ignore_errors=True)
-    table = ["| scenario | database | runs | faults injected | lost | duplicated | stuck | seconds |",
-             "|---|---|---|---|---|---|---|---|"]
-    table += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    table = ["| scenario | fault | database | runs | faults injected | lost | duplicated | stuck | seconds | command |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        command = (f"`python3 bench/faults/campaign.py --falcon target/debug/falcon{' --short' if args.short else ''}"
+                   f" --scenario {r[0]} --db {r[1]}`")
+        table.append("| " + " | ".join([r[0], COMMANDS[r[0]], *(str(c) for c in r[1:]), command]) + " |")
     text = "\n".join(table) + f"\n\nseed {seed}; {'short' if args.short else 'full'} campaign\n"
     print(text)
     if args.out:

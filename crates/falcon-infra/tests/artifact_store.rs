@@ -56,6 +56,7 @@ async fn streams_a_15_mb_file_and_verifies_it(store: ArtifactStore) {
     let fetched = store.get_to_file(key, &back).await.unwrap();
     assert_eq!(fetched.sha256, info.sha256);
     assert_eq!(std::fs::read(&back).unwrap(), data);
+    assert_eq!(store.digest(key).await.unwrap(), info, "the digest of a stored object is what its put returned");
     let wrong = store.get_verified(key, info.size, &sha(b"something else")).await.unwrap_err();
     assert!(matches!(wrong, InfraError::Integrity { .. }), "{wrong}");
     let short = store.get_verified(key, info.size + 1, &info.sha256).await.unwrap_err();

@@ -234,6 +234,39 @@ impl ArtifactStore {
     /// The size and SHA-256 of a stored object, read as a stream (never whole in memory): what a put of it
     /// returned, for an object whose put was not recorded (its writer stopped between the two).
     pub async fn digest(&self, key: &str) -> Result<ObjectInfo> {
+        self.read_hashed(key, &mut tokio::io::sink(), "<digest>").await
+    }
+
+    /// Streams an object into a local file (written beside it and renamed, so the file is whole or absent).
+    /// Returns its size and SHA-256.
+    pub async fn get_to_file(&self, key: &str, path: &Path) -> Result<ObjectInfo> {
+        let io = |source| InfraError::Io { operation: "writing", path: path.display().to_string(), source };
+        let partial = path.with_extension(format!("partial-{}", uuid::Uuid::new_v4().simple()));
+        let mut file = tokio::fs::File::create(&partial).await.map_err(io)?;
+        let copied = async {
+            let info = self.read_hashed(key, &mut file, &path.display().to_string()).await?;
+            file.sync_all().await.map_err(io)?;
+            Ok(info)
+        }
+        .await;
+        let placed = match copied {
+            Ok(info) => tokio::fs::rename(&partial, path).await.map(|()| info).map_err(io),
+            Err(e) => Err(e),
+        };
+        if placed.is_err() {
+            let _ = tokio::fs::remove_file(&partial).await;
+        }
+        placed
+    }
+
+    /// Streams an object into `sink` (named `sink_name` in errors), hashing it on the way.
+    async fn read_hashed<W: tokio::io::AsyncWrite + Unpin>(
+        &self,
+        key: &str,
+        sink: &mut W,
+        sink_name: &str,
+    ) -> Result<ObjectInfo> {
+        use tokio::io::AsyncWriteExt;
         validate_key(key)?;
         let uri = self.uri(key);
         let reader = self.op.reader(key).await.map_err(|e| storage_error("read", &uri, e))?;
@@ -247,46 +280,11 @@ impl ArtifactStore {
         })? {
             hasher.update(&chunk);
             size += chunk.len() as u64;
-        }
-        Ok(ObjectInfo {
-            key: key.to_string(),
-            uri,
-            size,
-            sha256: hex::encode(hasher.finalize()),
-            content_type: falcon_core::artifact::content_type_for(key).to_string(),
-        })
-    }
-
-    /// Streams an object into a local file (written beside it and renamed, so the file is whole or absent).
-    /// Returns its size and SHA-256.
-    pub async fn get_to_file(&self, key: &str, path: &Path) -> Result<ObjectInfo> {
-        validate_key(key)?;
-        let uri = self.uri(key);
-        let io = |source| InfraError::Io { operation: "writing", path: path.display().to_string(), source };
-        let reader = self.op.reader(key).await.map_err(|e| storage_error("read", &uri, e))?;
-        let mut stream = reader.into_bytes_stream(..).await.map_err(|e| storage_error("read", &uri, e))?;
-        let partial = path.with_extension(format!("partial-{}", uuid::Uuid::new_v4().simple()));
-        let mut file = tokio::fs::File::create(&partial).await.map_err(io)?;
-        let mut hasher = Sha256::new();
-        let mut size = 0u64;
-        let copied: Result<()> = async {
-            use tokio::io::AsyncWriteExt;
-            while let Some(chunk) = stream.try_next().await.map_err(|source| InfraError::Io {
-                operation: "reading",
-                path: uri.clone(),
+            sink.write_all(&chunk).await.map_err(|source| InfraError::Io {
+                operation: "writing",
+                path: sink_name.to_string(),
                 source,
-            })? {
-                hasher.update(&chunk);
-                size += chunk.len() as u64;
-                file.write_all(&chunk).await.map_err(io)?;
-            }
-            file.sync_all().await.map_err(io)?;
-            Ok(())
-        }
-        .await;
-        if let Err(e) = copied.and(tokio::fs::rename(&partial, path).await.map_err(io)) {
-            let _ = tokio::fs::remove_file(&partial).await;
-            return Err(e);
+            })?;
         }
         Ok(ObjectInfo {
             key: key.to_string(),

@@ -5,7 +5,8 @@
 #
 #   bash scripts/fuzz.sh [SECONDS]        # each target for SECONDS (default 15): the .ci/run phase
 #   bash scripts/fuzz.sh --long           # each target for 800,000 executions (>= 10^7 in all): docs/RELIABILITY.md
-#   bash scripts/fuzz.sh --only NAME ...  # one target (with either of the above)
+#   bash scripts/fuzz.sh --only NAME ...  # one target (with either of the above); repeat for more
+#   bash scripts/fuzz.sh --summary FILE   # the summary table there (default target/fuzz-summary.md)
 #
 # - Installs cargo-fuzz into the clone (.cache/cargo-bin, via `cargo install --root`) unless it is there.
 # - Builds every target once, with the toolchain that is installed: libFuzzer's sanitizer flags (-Z...) are
@@ -23,12 +24,13 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-seconds=15 long=0 only=()
+seconds=15 long=0 only=() summary=""
 while (($#)); do
     case "$1" in
         --long) long=1; shift ;;
         --only) only+=("$2"); shift 2 ;;
-        -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --summary) summary="$2"; shift 2 ;;
+        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) [[ "$1" =~ ^[0-9]+$ && "$1" -gt 0 ]] || { echo "usage: $0 [SECONDS | --long] [--only NAME]" >&2; exit 2; }
            seconds="$1"; shift ;;
     esac
@@ -85,7 +87,7 @@ build_start=$SECONDS
 log "built in $((SECONDS - build_start)) s"
 
 mkdir -p target
-summary="$ROOT/target/fuzz-summary.md"
+[[ -n "$summary" ]] || summary="$ROOT/target/fuzz-summary.md"
 {
     echo "| target | seconds | executions | executions/s | coverage (edges) | features | corpus | crashes |"
     echo "|---|---|---|---|---|---|---|---|"

@@ -171,7 +171,8 @@ pub fn from_chrome_json(reader: impl Read) -> Result<Timeline, ChromeTraceError>
     let mut parser = Parser::default();
     let mut scanner = Scanner::new(reader);
     scanner.prefill();
-    if scanner.eof {
+    // All of it read, or a read failed within the first buffer: nothing to overlap, so no threads.
+    if scanner.eof || scanner.pending.is_some() {
         let mut batcher = Batcher::new(|raw: RawBatch| apply(&mut parser, preparse(&raw)));
         let scanned = scanner.document(&mut |b: &[u8], line, col| batcher.push(b, line, col));
         batcher.flush()?;
@@ -264,7 +265,7 @@ impl<R: Read> Scanner<R> {
     fn new(r: R) -> Self {
         Scanner {
             r,
-            buf: vec![0; 1 << 20],
+            buf: vec![0; 64 << 10],
             pos: 0,
             end: 0,
             eof: false,
@@ -276,9 +277,17 @@ impl<R: Read> Scanner<R> {
         }
     }
 
-    /// Fills the empty buffer (until full, EOF or a read error, which is kept for the next `fill`).
+    /// Fills the empty buffer, growing it to [`PREFILL_BYTES`] (until full, EOF or a read error, which is kept
+    /// for the next `fill`). The buffer starts small, so a small input costs no megabyte.
     fn prefill(&mut self) {
-        while !self.eof && self.pending.is_none() && self.end < self.buf.len() {
+        while !self.eof && self.pending.is_none() {
+            if self.end == self.buf.len() {
+                if self.buf.len() >= PREFILL_BYTES {
+                    break;
+                }
+                let grown = (self.buf.len() * 2).min(PREFILL_BYTES);
+                self.buf.resize(grown, 0);
+            }
             match self.r.read(&mut self.buf[self.end..]) {
                 Ok(0) => self.eof = true,
                 Ok(n) => self.end += n,
@@ -1497,6 +1506,9 @@ struct RawBatch {
     /// (end offset in `bytes`, line, column) of each event; each starts where the previous ends.
     events: Vec<(usize, usize, usize)>,
 }
+
+/// What the first read fills before choosing between reading in place and the threaded pipeline.
+const PREFILL_BYTES: usize = 1 << 20;
 
 /// A batch is handed on once it holds this many bytes.
 const BATCH_BYTES: usize = 1 << 20;

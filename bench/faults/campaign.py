@@ -296,17 +296,24 @@ def worker_kill(falcon, root, db_url, short):
     return done, submitted, project, {}
 
 
-def finish_with(project, worker, what, timeout=180):
+def finish_with(project, worker, what, patience=90):
     """Lets `worker` (the one that lived through the faults) run the queue to its end; the problems seen: it
-    exited, or the queue did not end in time."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+    exited, or it ended no experiment for `patience` seconds while some were not final (a slow machine only
+    makes it slower; a stuck worker stops ending them)."""
+    last_done, last_progress = -1, time.time()
+    while True:
         if worker.poll() is not None:
-            return [f"the worker exited (status {worker.returncode}) after {what}; see worker.log"]
-        if all(s in FINAL for s in project.statuses().values()):
+            return [f"the worker exited (status {worker.returncode}) after {what}; see its log"]
+        statuses = project.statuses().values()
+        done = sum(1 for s in statuses if s in FINAL)
+        if done == len(statuses):
             return []
+        if done != last_done:
+            last_done, last_progress = done, time.time()
+        elif time.time() - last_progress > patience:
+            return [f"the worker that lived through {what} ended no experiment for {patience} s "
+                    f"({len(statuses) - done} not final)"]
         time.sleep(0.5)
-    return [f"the worker that lived through {what} had not ended the queue after {timeout} s"]
 
 
 class SqliteLock:

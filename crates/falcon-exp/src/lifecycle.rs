@@ -64,6 +64,8 @@ pub fn reconcile(
         J::Failed => step(
             E::Failed,
             match exit_code {
+                // The workload succeeded but the job did not (its outputs could not be stored): say both.
+                Some(0) => format!("job failed although its workload exited 0: {}", why("failed")),
                 Some(code) => format!("job failed with exit code {code}: {}", why("failed")),
                 None => format!("job failed: {}", why("failed")),
             },
@@ -116,6 +118,9 @@ mod tests {
         );
         let killed = reconcile(E::Provisioning, 1, J::Failed, 1, Some("the process ended: Killed"), None).unwrap();
         assert_eq!(killed.reason, "job failed: the process ended: Killed");
+        let uncollected = "its outputs could not be collected after 10 tries: no space left on device";
+        let unstored = reconcile(E::Running, 1, J::Failed, 1, Some(uncollected), Some(0)).unwrap();
+        assert_eq!(unstored.reason, format!("job failed although its workload exited 0: {uncollected}"));
         let retried = "exit code 42 is retryable (error: flaky): retrying as attempt 2 of 3";
         let requeued = reconcile(E::Running, 1, J::Queued, 2, Some(retried), None).unwrap();
         assert_eq!((requeued.to, requeued.attempt), (E::Provisioning, 2));

@@ -259,7 +259,8 @@ impl Exp {
     /// Moves every live experiment to match its job; a finished one gets its artifacts indexed and metrics
     /// summarised. Idempotent; a restarted worker loses nothing. A PENDING experiment older than
     /// [`PENDING_GRACE`] lost its submitter between inserting it and queuing its job: it is linked to its job
-    /// when the job exists (found by its deterministic name), else failed with the reason.
+    /// when the job exists (found by its deterministic name), else its job is queued from the stored spec (the
+    /// experiment was recorded, so it runs); only a stored spec that cannot be read back fails it, with the reason.
     pub async fn reconcile(&self) -> Result<ReconcileReport> {
         let mut report = ReconcileReport::default();
         let pending = ExperimentFilter { status: Some(ExperimentStatus::Pending), limit: 500, ..Default::default() };
@@ -301,10 +302,16 @@ impl Exp {
                 }
                 (ExperimentStatus::Provisioning, format!("job {job} queued (linked after its submitter stopped)"))
             }
-            None => (
-                ExperimentStatus::Failed,
-                "its job was never queued: the submitting process stopped first; submit the spec again".to_string(),
-            ),
+            None => match self.queue_stranded(exp).await? {
+                Ok(job) => {
+                    self.meta.set_experiment_job(exp.id, job).await?;
+                    (ExperimentStatus::Provisioning, format!("job {job} queued (its submitter stopped before queuing it)"))
+                }
+                Err(why) => (
+                    ExperimentStatus::Failed,
+                    format!("its job was never queued: the submitting process stopped first, and {why}; submit the spec again"),
+                ),
+            },
         };
         match self.transition(exp.id, ExperimentStatus::Pending, to, &reason, None).await {
             Ok(()) => report.moved.push((exp.id, to)),
@@ -312,6 +319,27 @@ impl Exp {
             Err(e) => return Err(e),
         }
         Ok(())
+    }
+
+    /// Queues the job of a PENDING experiment whose submitter stopped first, from its stored spec: the job's id,
+    /// or why the stored spec cannot be run. A submitter that comes back late finds the job's name taken.
+    async fn queue_stranded(&self, exp: &ExperimentRecord) -> Result<std::result::Result<JobId, String>> {
+        let spec: ExperimentSpec = match serde_json::from_value(exp.spec.clone()) {
+            Ok(spec) => spec,
+            Err(e) => return Ok(Err(format!("its stored spec cannot be read back ({e})"))),
+        };
+        let resolved = match substitute(&spec) {
+            Ok(resolved) => resolved,
+            Err(e) => return Ok(Err(format!("its stored spec cannot be resolved ({e})"))),
+        };
+        match self.queue_job(exp, &resolved).await {
+            Ok(job) => Ok(Ok(job)),
+            // Its submitter queued it meanwhile: link that one.
+            Err(e) => match self.meta.find_job_by_name(&job_name(exp.id)).await? {
+                Some(job) => Ok(Ok(job.id)),
+                None => Err(e),
+            },
+        }
     }
 
     async fn reconcile_one(&self, exp: &ExperimentRecord, report: &mut ReconcileReport) -> Result<()> {

@@ -25,9 +25,12 @@ pub fn text(data: &[u8]) -> String {
 }
 
 /// Checks an error message: it names `input` (a file name or label) and every position in it lies inside
-/// `data` (lines counted from 1, a column within its line's length + 1, bytes within the length).
-pub fn check_error(message: &str, input: &str, data: &[u8]) {
-    assert!(message.contains(input), "the error does not name the input `{input}`: {message}");
+/// `data` (lines counted from 1, a column within its line's length + 1, bytes within the length). Text the
+/// message quotes from the input (`"…"`, with `\"` escapes) is the input's, not a position, and is skipped.
+pub fn check_error(full_message: &str, input: &str, data: &[u8]) {
+    assert!(full_message.contains(input), "the error does not name the input `{input}`: {full_message}");
+    let unquoted = without_quotes(full_message);
+    let message = unquoted.as_str();
     let text = String::from_utf8_lossy(data);
     let lines: Vec<&str> = text.split('\n').collect();
     // YAML (and so the spec and sweep parsers) also breaks lines at a lone `\r`: count lines both ways.
@@ -67,6 +70,26 @@ pub fn check_error(message: &str, input: &str, data: &[u8]) {
     }
 }
 
+/// `message` with every double-quoted part (Rust's `{:?}` of a string: `\"` and `\\` escaped) left out.
+fn without_quotes(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let (mut quoted, mut escaped) = (false, false);
+    for c in message.chars() {
+        match (quoted, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (true, false, '"') => quoted = false,
+            (true, false, _) => {}
+            (false, _, '"') => {
+                quoted = true;
+                out.push_str("\"…\"");
+            }
+            (false, _, c) => out.push(c),
+        }
+    }
+    out
+}
+
 /// The decimal number at the start of `s` (digits only), and what follows it.
 fn number(s: &str) -> (Option<usize>, &str) {
     let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
@@ -83,5 +106,15 @@ pub fn tensor_dump(name: &str, data: &[u8]) {
         TensorOptions { threads: Some(1), max_decompressed_bytes: Some(MAX_INFLATE), ..TensorOptions::default() };
     if let Err(e) = compare_dumps(&path, &path, &options) {
         check_error(&e.to_string(), name, data);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quoted_input_is_not_read_for_positions() {
+        let message = r#"train.log:4: "1754654208.0,offset 1754654208." is not a number: "a \"line 99\" b""#;
+        assert_eq!(super::without_quotes(message), "train.log:4: \"…\" is not a number: \"…\"");
+        super::check_error(message, "train.log", b"1\n2\n3\n4\n");
     }
 }

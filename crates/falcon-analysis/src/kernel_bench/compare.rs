@@ -95,7 +95,11 @@ fn row_key(r: &KernelResult) -> RowKey {
 /// Matches rows by (kernel, variant, shape, dtype, hardware) and compares each pair's `times_ms` with
 /// [`falcon_core::stats::compare`] (`time_ms`, lower is better, default options).
 pub fn compare(base: &KernelResults, new: &KernelResults) -> KernelComparison {
-    let opts = CompareOptions::default();
+    compare_with(base, new, &CompareOptions::default())
+}
+
+/// [`compare`] with other statistics options (fewer bootstrap resamples, another confidence level).
+pub fn compare_with(base: &KernelResults, new: &KernelResults, opts: &CompareOptions) -> KernelComparison {
     let new_by_key: BTreeMap<Key<'_>, &KernelResult> = new.rows.iter().map(|r| (key(r), r)).collect();
     let base_keys: BTreeMap<Key<'_>, ()> = base.rows.iter().map(|r| (key(r), ())).collect();
     let mut rows = Vec::new();
@@ -105,7 +109,7 @@ pub fn compare(base: &KernelResults, new: &KernelResults) -> KernelComparison {
             only_in_base.push(row_key(b));
             continue;
         };
-        let verdict = stats::compare("time_ms", Direction::LowerIsBetter, &b.times_ms, &n.times_ms, &opts);
+        let verdict = stats::compare("time_ms", Direction::LowerIsBetter, &b.times_ms, &n.times_ms, opts);
         let (base_median_ms, new_median_ms) = (verdict.a.median, verdict.b.median);
         let speedup = base_median_ms.zip(new_median_ms).and_then(|(a, b)| (b > 0.0 && a.is_finite()).then(|| a / b));
         rows.push(KernelDelta {

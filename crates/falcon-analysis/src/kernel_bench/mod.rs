@@ -36,5 +36,5 @@ mod compare;
 mod format;
 
 pub use analyze::{analyze, FastP, KernelOptions, KernelReport, KernelRow, PeakSource, RooflineBound};
-pub use compare::{compare, KernelComparison, KernelDelta, RowKey};
+pub use compare::{compare, compare_with, KernelComparison, KernelDelta, RowKey};
 pub use format::{parse_csv, parse_jsonl, read_results, shape_key, KernelResult, KernelResults, ResultsFormat};

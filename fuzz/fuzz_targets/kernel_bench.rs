@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
             Ok(results) => {
                 let options = KernelOptions { p: 1.0, peak_tflops: Some(100.0), peak_gbs: Some(1000.0) };
                 let _ = analyze(&results, &options);
-                let stats = CompareOptions { resamples: 50, ..CompareOptions::default() };
+                let stats = CompareOptions { bootstrap: 50, ..CompareOptions::default() };
                 let _ = compare_with(&results, &results, &stats);
             }
             Err(e) => falcon_fuzz::check_error(&e.to_string(), name, data),

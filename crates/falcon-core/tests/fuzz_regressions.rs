@@ -1,5 +1,6 @@
-//! Inputs the fuzz targets (`fuzz/`, `scripts/fuzz.sh`) found, each a test: a syntax error at the end of a file
-//! whose last line has no newline names a line inside the file (the YAML parser's end mark is on the next one).
+//! Inputs the fuzz targets (`fuzz/`, `scripts/fuzz.sh`) found, each a test: a spec or sweep error names a line
+//! and column inside the file (the YAML parser places end-of-input marks and implicit null nodes on the line
+//! after a last line without a newline).
 
 use std::path::PathBuf;
 
@@ -27,4 +28,14 @@ fn a_sweep_cut_inside_a_flow_sequence_names_its_last_line() {
     let t = text("sweep-eof.yaml");
     let e = falcon_core::sweep::expand(&t, "sweep.yaml", |_| Err("no base".into())).unwrap_err();
     check("sweep.yaml", &t, &e);
+}
+
+/// `? ## comment` and no newline: the complex key is an implicit null whose node the YAML parser places on the
+/// line after the last; the "unknown field `null`" error named spec.yaml:2:1 of a one-line file.
+#[test]
+fn an_implicit_null_key_at_the_end_names_a_line_inside_the_file() {
+    let t = text("spec-null-key-at-eof.yaml");
+    let e = falcon_core::spec::parse_spec(&t, "spec.yaml").unwrap_err();
+    assert!(e.to_string().contains("null"), "{e}");
+    check("spec.yaml", &t, &e);
 }

@@ -90,6 +90,14 @@ impl SourceMap {
         }
     }
 
+    /// Moves every recorded spot inside `text` (see [`within`]): a parser may place an implicit node (a null
+    /// key or value at the end of the input) on the line after the last.
+    fn clamp_to(&mut self, text: &str) {
+        for spot in self.values.values_mut().chain(self.keys.values_mut()) {
+            (spot.line, spot.column) = within(text, spot.line, spot.column);
+        }
+    }
+
     /// Records where the key naming `path` is written.
     pub fn set_key(&mut self, path: FieldPath, spot: Spot) {
         self.keys.insert(path, spot);
@@ -238,7 +246,11 @@ fn parse_yaml(text: &str, file: &str) -> Result<Document, SpecError> {
     }
     let mut source = SourceMap::new(file);
     let mut path = Vec::new();
-    let value = yaml_value(&doc, &mut path, &mut source, 0)?;
+    let value = yaml_value(&doc, &mut path, &mut source, 0).map_err(|mut e| {
+        (e.line, e.column) = within(text, e.line, e.column);
+        e
+    })?;
+    source.clamp_to(text);
     Ok(Document { value, source })
 }
 

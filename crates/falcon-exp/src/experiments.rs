@@ -357,19 +357,26 @@ impl Exp {
         };
         // Through RUNNING when a short job finished between polls is not needed: PROVISIONING may end directly.
         let attempt = (step.attempt != exp.attempt).then_some(step.attempt);
+        // Indexed before it ends: a process stopped between the two leaves a live experiment, which the next
+        // reconcile indexes again (idempotent) and ends — never a COMPLETED one with part of its outputs indexed
+        // (found by the fault campaign: `falcon serve` killed between them left e-5 COMPLETED with one artifact).
+        if step.to.is_terminal() {
+            self.index_outputs(exp.id, Some(job_id)).await?;
+        }
         match self.transition(exp.id, exp.status, step.to, &step.reason, attempt).await {
             Ok(()) => {}
             Err(ExpError::Store(InfraError::Conflict(_))) => return Ok(()), // another worker moved it first
             Err(e) => return Err(e),
         }
         report.moved.push((exp.id, step.to));
-        if step.to.is_terminal() {
-            self.index_outputs(exp.id, Some(job_id)).await?;
+        if step.to == ExperimentStatus::Completed {
+            self.refresh_noise(&exp.config_hash).await?;
         }
         Ok(())
     }
 
-    /// Indexes the experiment's outputs that are not indexed yet, and re-summarises its metrics files.
+    /// Indexes the experiment's outputs that are not indexed yet, and re-summarises its metrics files. Called
+    /// before a finished experiment's terminal transition.
     ///
     /// The job's outputs come from the Job module's job-outputs record, with the size and SHA-256 the upload
     /// returned (nothing is downloaded again); an object under the experiment's prefix with no such record (an
@@ -396,6 +403,8 @@ impl Exp {
         }
         let series = self.metric_series(id).await?;
         self.meta.put_metric_summaries(id, &series.summaries(None)).await?;
+        // Already COMPLETED (outputs indexed again later): its config's run-to-run noise changes now. Reconcile
+        // indexes before the transition and refreshes the noise after it.
         let record = self.meta.get_experiment(id).await?;
         if record.status == ExperimentStatus::Completed {
             self.refresh_noise(&record.config_hash).await?;

@@ -39,3 +39,12 @@ fn an_implicit_null_key_at_the_end_names_a_line_inside_the_file() {
     assert!(e.to_string().contains("null"), "{e}");
     check("spec.yaml", &t, &e);
 }
+
+/// Lone `\r` line breaks and a `---` at the very end: the second document's start mark lay past the last line.
+#[test]
+fn a_second_document_at_the_end_names_a_line_inside_the_file() {
+    let t = text("spec-second-document-at-eof.yaml");
+    let e = falcon_core::spec::parse_spec(&t, "spec.yaml").unwrap_err();
+    assert!(e.to_string().contains("second YAML document"), "{e}");
+    check("spec.yaml", &t, &e);
+}

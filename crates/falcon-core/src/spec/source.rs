@@ -236,13 +236,8 @@ fn parse_yaml(text: &str, file: &str) -> Result<Document, SpecError> {
     };
     if let Some(second) = docs.next() {
         let start = second.span.start;
-        return Err(syntax_error(
-            file,
-            start.line(),
-            start.col() + 1,
-            "a second YAML document; a spec is one document".into(),
-            "YAML",
-        ));
+        let (line, column) = within(text, start.line(), start.col() + 1);
+        return Err(syntax_error(file, line, column, "a second YAML document; a spec is one document".into(), "YAML"));
     }
     let mut source = SourceMap::new(file);
     let mut path = Vec::new();

@@ -3,7 +3,7 @@
 # crash. Each target asserts no panic, bounded memory (-malloc_limit_mb, -rss_limit_mb), and errors that name
 # their input with every position inside it (fuzz/src/lib.rs).
 #
-#   bash scripts/fuzz.sh [SECONDS]        # each target for SECONDS (default 15): the .ci/run phase
+#   bash scripts/fuzz.sh [SECONDS]        # each target for SECONDS (default 15; .ci/run passes 10)
 #   bash scripts/fuzz.sh --long           # each target for its LONG_RUNS executions (500,000 for the slowest, more
 #                                         # for the fast ones; 10.1 million in all): docs/RELIABILITY.md
 #   bash scripts/fuzz.sh --only NAME ...  # one target (with either of the above); repeat for more

@@ -147,11 +147,6 @@ impl ArtifactSync {
                     self.record(job, &rel, Some(&stored), None, false).await?;
                     let same = stored.size == stamp.0
                         && falcon_core::artifact::sha256_file(&path).is_ok_and(|sha| sha == stored.sha256);
-                    let stored_stamp = if same { stamp } else { (stored.size, SystemTime::UNIX_EPOCH) };
-                    self.copied
-                        .lock()
-                        .expect("copy map lock")
-                        .insert((job, path.clone()), Copied { stamp: stored_stamp, refused: false });
                     if !same {
                         let reason = format!(
                             "differs from the version an earlier worker stored ({} bytes stored, now {}): only logs \
@@ -159,11 +154,10 @@ impl ArtifactSync {
                             stored.size, stamp.0
                         );
                         self.record_refusal(job, &rel, &reason).await?;
-                        self.copied
-                            .lock()
-                            .expect("copy map lock")
-                            .insert((job, path), Copied { stamp: stored_stamp, refused: true });
                     }
+                    let stored_stamp = if same { stamp } else { (stored.size, SystemTime::UNIX_EPOCH) };
+                    let copied = Copied { stamp: stored_stamp, refused: !same };
+                    self.copied.lock().expect("copy map lock").insert((job, path), copied);
                 }
                 // The file, not the store: it vanished or cannot be read. Recorded; the others go on.
                 Err(InfraError::Io { operation: "reading", source, .. }) => {

@@ -8,6 +8,7 @@
 #                                         # for the fast ones; 10.1 million in all): docs/RELIABILITY.md
 #   bash scripts/fuzz.sh --only NAME ...  # one target (with either of the above); repeat for more
 #   bash scripts/fuzz.sh --summary FILE   # the summary table there (default target/fuzz-summary.md)
+#   bash scripts/fuzz.sh --jobs N         # N targets at a time (default: the machine's cores, at most 4)
 #
 # - Installs cargo-fuzz into the clone (.cache/cargo-bin, via `cargo install --root`) unless it is there.
 # - Builds every target once, with the toolchain that is installed: libFuzzer's sanitizer flags (-Z...) are
@@ -25,17 +26,20 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-seconds=15 long=0 only=() summary=""
+seconds=15 long=0 only=() summary="" jobs=""
 while (($#)); do
     case "$1" in
         --long) long=1; shift ;;
         --only) only+=("$2"); shift 2 ;;
         --summary) summary="$2"; shift 2 ;;
-        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) [[ "$1" =~ ^[0-9]+$ && "$1" -gt 0 ]] || { echo "usage: $0 [SECONDS | --long] [--only NAME]" >&2; exit 2; }
+        --jobs) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "--jobs needs a positive number" >&2; exit 2; }
+                jobs="$2"; shift 2 ;;
+        -h|--help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) [[ "$1" =~ ^[0-9]+$ && "$1" -gt 0 ]] || { echo "usage: $0 [SECONDS | --long] [--only NAME]... [--jobs N] [--summary FILE]" >&2; exit 2; }
            seconds="$1"; shift ;;
     esac
 done
+if [[ -z "$jobs" ]]; then jobs="$(nproc 2>/dev/null || echo 1)"; ((jobs <= 4)) || jobs=4; fi
 # --long: executions per target, at least 500,000 each, more where a target runs fast (10.1 million in all).
 declare -A LONG_RUNS=(
     [decode]=800000 [xspace_file]=800000 [chrome_trace]=500000 [megatron]=500000 [kernel_bench]=500000
@@ -101,38 +105,58 @@ mkdir -p target
     echo "| target | seconds | executions | executions/s | coverage (edges) | features | corpus | crashes |"
     echo "|---|---|---|---|---|---|---|---|"
 } >"$summary"
-failed=() total_runs=0
-for t in "${TARGETS[@]}"; do
-    corpus="$ROOT/.cache/fuzz-corpus/$t" artifacts="$ROOT/.cache/fuzz-artifacts/$t" seeds="$ROOT/.cache/fuzz-seeds/$t"
+rows="$ROOT/target/fuzz-rows"
+rm -rf "$rows" && mkdir -p "$rows"
+# One target: fuzzes it, leaves its summary row in $rows/NAME.row and its exit status in $rows/NAME.rc.
+fuzz_one() {
+    local t="$1" corpus="$ROOT/.cache/fuzz-corpus/$1" artifacts="$ROOT/.cache/fuzz-artifacts/$1"
+    local seeds="$ROOT/.cache/fuzz-seeds/$1" limit what out start rc took runs last cov ft crashes
     rm -rf "$seeds" && mkdir -p "$corpus" "$artifacts" "$seeds"
     # shellcheck disable=SC2086 # the seed lists are globs
     for s in ${SEEDS[$t]}; do
         if [[ -d "$s" ]]; then cp "$s"/* "$seeds"/ 2>/dev/null || true; else cp "$s" "$seeds"/; fi
     done
-    if ((long)); then limit=(-runs="${LONG_RUNS[$t]}" -max_total_time=3600); what="${LONG_RUNS[$t]} executions"
+    # --long stops at the count, or after 4 hours as a guard (generic_metrics needs about 35 minutes alone on
+    # one core, and more than 1 hour beside other work).
+    if ((long)); then limit=(-runs="${LONG_RUNS[$t]}" -max_total_time=14400); what="${LONG_RUNS[$t]} executions"
     else limit=(-max_total_time="$seconds"); what="${seconds}s"; fi
     log "target $t: $what, $(find "$seeds" -type f | wc -l) seed(s)"
     out="$ROOT/target/fuzz-$t.log" start=$SECONDS
-    set +e
+    rc=0
     "${cargo_cmd[@]}" fuzz run --fuzz-dir fuzz "$t" "$corpus" "$seeds" -- "${limit[@]}" -max_len="${MAX_LEN[$t]:-65536}" -timeout=10 \
-        -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$out" 2>&1
-    rc=$?
-    set -e
+        -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$out" 2>&1 || rc=$?
     took=$((SECONDS - start))
     runs="$(grep -o 'stat::number_of_executed_units: [0-9]*' "$out" | tail -1 | grep -o '[0-9]*$' || echo 0)"
-    last="$(grep -E '^#[0-9]+' "$out" | tail -1)"
+    last="$(grep -E '^#[0-9]+' "$out" | tail -1 || true)"
     cov="$(grep -o 'cov: [0-9]*' <<<"$last" | grep -o '[0-9]*' || echo '?')"
     ft="$(grep -o 'ft: [0-9]*' <<<"$last" | grep -o '[0-9]*' || echo '?')"
     crashes=$(find "$artifacts" -type f | wc -l)
-    total_runs=$((total_runs + ${runs:-0}))
-    echo "| $t | $took | $runs | $(( ${runs:-0} / (took > 0 ? took : 1) )) | $cov | $ft | $(find "$corpus" -type f | wc -l) | $crashes |" >>"$summary"
+    echo "| $t | $took | ${runs:-0} | $(( ${runs:-0} / (took > 0 ? took : 1) )) | $cov | $ft | $(find "$corpus" -type f | wc -l) | $crashes |" >"$rows/$t.row"
+    echo "$rc ${runs:-0}" >"$rows/$t.rc"
     if [[ $rc -ne 0 ]]; then
-        failed+=("$t")
         log "target $t FAILED (exit $rc); the end of its log ($out):"
         tail -40 "$out" >&2
     else
-        log "target $t: $runs executions in ${took}s, coverage $cov edges"
+        log "target $t: ${runs:-0} executions in ${took}s, coverage $cov edges"
     fi
+}
+log "fuzzing ${#TARGETS[@]} target(s), $jobs at a time"
+for t in "${TARGETS[@]}"; do
+    while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+    fuzz_one "$t" &
+done
+wait
+failed=() total_runs=0
+for t in "${TARGETS[@]}"; do
+    if [[ -f "$rows/$t.rc" ]]; then
+        read -r rc runs <"$rows/$t.rc"
+        cat "$rows/$t.row" >>"$summary"
+    else
+        rc="no result" runs=0
+        echo "| $t | ? | 0 | 0 | ? | ? | ? | ? |" >>"$summary"
+    fi
+    total_runs=$((total_runs + runs))
+    [[ "$rc" == 0 ]] || failed+=("$t")
 done
 echo "" >>"$summary"
 echo "Executions in all: $total_runs" >>"$summary"

@@ -42,7 +42,7 @@ fn goal(title: &str, priority: i64) -> NewGoal {
 async fn migrations_are_current_and_reapplying_is_harmless(store: MetaStore) {
     let status = store.migration_status().await.unwrap();
     assert!(status.is_current(), "{status:?}");
-    assert_eq!(status.latest, 5);
+    assert_eq!(status.latest, 6);
     store.migrate().await.unwrap();
     assert_eq!(store.migration_status().await.unwrap(), status);
 }
@@ -331,6 +331,33 @@ async fn jobs_record_status_history_and_leases(store: MetaStore) {
     store.release_job(job.id, "worker-b").await.unwrap();
     assert_eq!(store.get_job(job.id).await.unwrap().lease_owner, None);
     assert!(matches!(store.get_job(JobId(424242)).await.unwrap_err(), InfraError::NotFound { .. }));
+}
+
+async fn collection_failures_are_counted_in_the_store_and_cleared_by_a_new_run(store: MetaStore) {
+    let new = NewJob { name: "collect".into(), spec: serde_json::json!({}), priority: 0, labels: BTreeMap::new() };
+    let job = store.insert_job(&new).await.unwrap();
+    assert_eq!((job.collect_failures, job.collect_failing_since), (0, None));
+    let placed = JobChanges { placement: Some(Some(("local".into(), "pid-1".into()))), ..Default::default() };
+    store.transition_job(job.id, JobStatus::Queued, JobStatus::Running, "pid 1", placed).await.unwrap();
+    let (tries, since) = store.record_collect_failure(job.id).await.unwrap();
+    assert_eq!(tries, 1);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    // A second worker (or the same one, restarted) continues the count; the first failure's time stays.
+    assert_eq!(store.record_collect_failure(job.id).await.unwrap(), (2, since));
+    let rec = store.get_job(job.id).await.unwrap();
+    assert_eq!((rec.collect_failures, rec.collect_failing_since), (2, Some(since)));
+    // A status change of the same run keeps it; a new attempt (a new run) starts afresh.
+    store
+        .transition_job(job.id, JobStatus::Running, JobStatus::Failed, "gave up", JobChanges::default())
+        .await
+        .unwrap();
+    assert_eq!(store.get_job(job.id).await.unwrap().collect_failures, 2);
+    let retry = JobChanges { attempt: Some(2), placement: Some(None), ..Default::default() };
+    store.transition_job(job.id, JobStatus::Failed, JobStatus::Queued, "retry", retry).await.unwrap();
+    let rec = store.get_job(job.id).await.unwrap();
+    assert_eq!((rec.collect_failures, rec.collect_failing_since), (0, None));
+    assert_eq!(store.record_collect_failure(job.id).await.unwrap().0, 1);
+    assert!(matches!(store.record_collect_failure(JobId(424242)).await.unwrap_err(), InfraError::NotFound { .. }));
 }
 
 async fn lease_renewal_extends_only_live_leases_of_active_jobs(store: MetaStore) {
@@ -896,6 +923,7 @@ on_both_databases!(
     oversized_values_are_refused_naming_table_and_column,
     goals_and_sessions_round_trip,
     jobs_record_status_history_and_leases,
+    collection_failures_are_counted_in_the_store_and_cleared_by_a_new_run,
     lease_renewal_extends_only_live_leases_of_active_jobs,
     a_clean_stop_releases_every_lease_of_its_owner_only,
     tokens_are_kept_as_hashes_found_live_and_revoked,

@@ -136,9 +136,6 @@ impl Drop for Background {
 struct Tracked {
     unschedulable_since: Option<Instant>,
     last_copy: Option<Instant>,
-    /// Failed tries of the final collection of this job's outputs, and when the first failed.
-    collect_failures: u32,
-    first_collect_failure: Option<Instant>,
 }
 
 /// The fewest times the final collection of an ended job's outputs is tried (once per tick) before giving up.
@@ -708,16 +705,15 @@ impl JobManager {
     /// The final collection of an ended job's outputs, which must succeed before the job is terminal: on a
     /// failure the job stays RUNNING ("collecting outputs", tried again next tick) for at least
     /// [`COLLECT_TRIES`] tries and `collect_patience`, then gives up with the reason (the job then ends FAILED:
-    /// its data is not all there).
+    /// its data is not all there). The tries and the time of the first are counted in the store, so a worker
+    /// killed meanwhile does not start the count again: its successor continues it.
     async fn collect_final(&self, job: &JobRecord, backend: &dyn Backend, handle: &BackendRef) -> Result<Collected> {
         let Err(e) = self.copy_outputs(job, backend, handle, true).await else {
             return Ok(Collected::Done);
         };
-        let (tries, since) = self.with_tracked(job.id, |t| {
-            t.collect_failures += 1;
-            (t.collect_failures, *t.first_collect_failure.get_or_insert_with(Instant::now))
-        });
-        if tries >= COLLECT_TRIES && since.elapsed() >= self.config.collect_patience {
+        let (tries, since) = self.meta.record_collect_failure(job.id).await?;
+        let failing_for = Duration::from_millis(u64::try_from(now().0.saturating_sub(since.0)).unwrap_or(0));
+        if tries >= i64::from(COLLECT_TRIES) && failing_for >= self.config.collect_patience {
             return Ok(Collected::GaveUp(format!("its outputs could not be collected after {tries} tries: {e}")));
         }
         let reason = format!(

@@ -76,6 +76,59 @@ async fn a_job_whose_outputs_cannot_be_stored_keeps_collecting_then_fails_with_t
     assert!(reason.contains(&format!("could not be collected after {COLLECT_TRIES} tries")), "{reason}");
 }
 
+/// Every worker here lives for one tick and is then dropped, as if killed: the next one takes the job over when
+/// the lease lapses. The failed tries are counted in the store, so the job still ends FAILED after the tries and
+/// the patience; counted in each worker's memory, every worker would start again at try 1 and it never would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_killed_while_the_store_fails_continue_the_count_and_the_job_still_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = MetaStore::create(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
+    let arts = dir.path().join("arts");
+    std::fs::create_dir_all(&arts).unwrap();
+    std::fs::write(arts.join("jobs"), "not a folder").unwrap();
+    let store = ArtifactStore::open(&arts.display().to_string(), &Default::default(), &Default::default()).unwrap();
+    let worker = |n: usize| {
+        let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path().join("jobs"), "local"));
+        let mut config = ManagerConfig::new(format!("worker-{n}"));
+        config.lease = Duration::from_millis(100);
+        config.log_interval = Duration::from_millis(50);
+        config.collect_patience = Duration::from_millis(600);
+        let pool = Pool::from_config(&PoolConfig::local_cpu(4)).unwrap();
+        JobManager::new(meta.clone(), store.clone(), vec![pool], vec![backend], config)
+    };
+    let script = "echo '{\"step\": 1, \"loss\": 1}' > $FALCON_ARTIFACT_DIR/metrics.jsonl";
+    let job = worker(0).submit(&shell("killed", script)).await.unwrap();
+    let started = Instant::now();
+    let mut tries_seen = Vec::new();
+    let mut workers = 0;
+    let job = loop {
+        workers += 1;
+        worker(workers).tick().await.unwrap(); // ... and the worker is gone
+        let job = meta.get_job(job.id).await.unwrap();
+        if job.status.is_terminal() {
+            break job;
+        }
+        if job.collect_failures > 0 && tries_seen.last() != Some(&job.collect_failures) {
+            tries_seen.push(job.collect_failures);
+            let reason = job.status_reason.as_deref().unwrap_or_default();
+            assert!(
+                reason.starts_with(&format!("collecting outputs: try {} failed", job.collect_failures)),
+                "{reason}"
+            );
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "never gave up after {workers} workers: {job:?}");
+        tokio::time::sleep(Duration::from_millis(150)).await; // the lease lapses
+    };
+    assert_eq!(job.status, JobStatus::Failed, "{job:?}");
+    let reason = job.status_reason.as_deref().unwrap_or_default();
+    assert!(reason.contains("its outputs could not be collected after"), "{reason}");
+    assert!(job.collect_failures >= i64::from(COLLECT_TRIES), "{job:?}");
+    assert!(
+        tries_seen.len() >= 3 && tries_seen.windows(2).all(|w| w[0] < w[1]),
+        "one count across workers: {tries_seen:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_files_are_replaced_and_every_other_file_is_written_once() {
     let dir = tempfile::tempdir().unwrap();

@@ -13,7 +13,7 @@ use std::time::Duration;
 const TABLE: &str = "jobs";
 const COLUMNS: &str = "id, name, spec, status, status_reason, exit_code, attempt, priority, pool, backend_ref, \
                        labels, lease_owner, lease_expires_ms, created_ms, updated_ms, cancel_requested, \
-                       excluded_pools, started_ms";
+                       excluded_pools, started_ms, collect_failures, collect_failing_since_ms";
 
 /// What a new job row is made of. It starts `QUEUED`, attempt 1.
 #[derive(Debug, Clone)]
@@ -67,6 +67,11 @@ pub struct JobRecord {
     pub excluded_pools: Vec<String>,
     /// When the current attempt started running.
     pub started: Option<Millis>,
+    /// Failed tries of the final collection of the current run's outputs (0 when none failed), counted in the
+    /// store so that a worker restarted or replaced meanwhile continues the count.
+    pub collect_failures: i64,
+    /// When the first of those tries failed.
+    pub collect_failing_since: Option<Millis>,
 }
 
 /// What a status change also sets on the job row.
@@ -193,6 +198,8 @@ impl MetaStore {
         if let Some(e) = &excluded {
             check_large(TABLE, "excluded_pools", e)?;
         }
+        // A new placement or attempt is a new run: its final collection starts counting failures afresh.
+        let new_run = i64::from(set_placement == 1 || changes.attempt.is_some());
         let at = now();
         with_pool!(self, pool => {
             let mut tx = pool.begin_write().await.map_err(query_err("begin transaction"))?;
@@ -201,7 +208,9 @@ impl MetaStore {
                  attempt = COALESCE(?, attempt), \
                  pool = CASE WHEN ? = 1 THEN ? ELSE pool END, \
                  backend_ref = CASE WHEN ? = 1 THEN ? ELSE backend_ref END, \
-                 started_ms = COALESCE(?, started_ms), excluded_pools = COALESCE(?, excluded_pools), updated_ms = ? \
+                 started_ms = COALESCE(?, started_ms), excluded_pools = COALESCE(?, excluded_pools), updated_ms = ?, \
+                 collect_failures = CASE WHEN ? = 1 THEN 0 ELSE collect_failures END, \
+                 collect_failing_since_ms = CASE WHEN ? = 1 THEN NULL ELSE collect_failing_since_ms END \
                  WHERE id = ? AND status = ?",
             )
             .bind(to.as_str())
@@ -215,6 +224,8 @@ impl MetaStore {
             .bind(changes.started.map(|m| m.0))
             .bind(&excluded)
             .bind(at.0)
+            .bind(new_run)
+            .bind(new_run)
             .bind(id.0)
             .bind(from.as_str())
             .execute(&mut *tx)
@@ -356,6 +367,35 @@ impl MetaStore {
         Ok(())
     }
 
+    /// Counts one more failed try of the final collection of the job's current run, and when the first failed
+    /// (set once, on the first). Returns the count and that time, as stored: a worker that restarts or takes the
+    /// job over continues from them.
+    pub async fn record_collect_failure(&self, id: JobId) -> Result<(i64, Millis)> {
+        let at = now();
+        let (tries, since) = with_pool!(self, pool => {
+            let mut tx = pool.begin_write().await.map_err(query_err("begin transaction"))?;
+            sqlx::query(
+                "UPDATE jobs SET collect_failures = collect_failures + 1, \
+                 collect_failing_since_ms = COALESCE(collect_failing_since_ms, ?) WHERE id = ?",
+            )
+            .bind(at.0)
+            .bind(id.0)
+            .execute(&mut *tx)
+            .await
+            .map_err(query_err("record a collection failure"))?;
+            let row = sqlx::query("SELECT collect_failures, collect_failing_since_ms FROM jobs WHERE id = ?")
+                .bind(id.0)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(query_err("read collection failures"))?;
+            let Some(row) = row else { return Err(InfraError::NotFound { what: "job", id: id.to_string() }) };
+            let counted = (row.int(TABLE, "collect_failures")?, row.opt_int(TABLE, "collect_failing_since_ms")?);
+            tx.commit().await.map_err(query_err("commit collection failure"))?;
+            counted
+        });
+        Ok((tries, Millis(since.unwrap_or(at.0))))
+    }
+
     /// Asks for the job to be cancelled (idempotent). The worker holding it carries it out.
     pub async fn request_job_cancel(&self, id: JobId) -> Result<()> {
         let changed = with_pool!(self, pool => {
@@ -480,5 +520,7 @@ fn job_from_row(r: &impl RowExt) -> Result<JobRecord> {
         cancel_requested: r.int(TABLE, "cancel_requested")? != 0,
         excluded_pools: r.json(TABLE, "excluded_pools")?,
         started: r.opt_int(TABLE, "started_ms")?.map(Millis),
+        collect_failures: r.int(TABLE, "collect_failures")?,
+        collect_failing_since: r.opt_int(TABLE, "collect_failing_since_ms")?.map(Millis),
     })
 }

@@ -6,7 +6,9 @@
 mod common;
 
 use falcon_core::config::PoolConfig;
+use falcon_core::ids::JobId;
 use falcon_core::status::JobStatus;
+use falcon_infra::meta::JobRecord;
 use falcon_infra::{ArtifactStore, MetaStore};
 use falcon_job::backend::local::LocalBackend;
 use falcon_job::backend::Backend;
@@ -15,6 +17,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::shell_job as shell;
+
+/// Ticks `manager` until the job is terminal (failing the test after `limit`), and returns it.
+async fn tick_to_the_end(manager: &JobManager, meta: &MetaStore, id: JobId, limit: Duration) -> JobRecord {
+    let started = Instant::now();
+    loop {
+        manager.tick().await.unwrap();
+        let job = meta.get_job(id).await.unwrap();
+        if job.status.is_terminal() {
+            return job;
+        }
+        assert!(started.elapsed() < limit, "not ended after {limit:?}: {job:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_whose_outputs_cannot_be_stored_keeps_collecting_then_fails_with_the_reason() {
@@ -61,16 +77,7 @@ async fn a_job_whose_outputs_cannot_be_stored_keeps_collecting_then_fails_with_t
     // A store that never comes back: bounded tries, then FAILED naming why.
     std::fs::write(blocker.join("lost"), "not a folder").unwrap();
     let lost = manager.submit(&shell("lost", script)).await.unwrap();
-    let started = Instant::now();
-    let job = loop {
-        manager.tick().await.unwrap();
-        let job = meta.get_job(lost.id).await.unwrap();
-        if job.status.is_terminal() {
-            break job;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "never gave up: {job:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let job = tick_to_the_end(&manager, &meta, lost.id, Duration::from_secs(60)).await;
     assert_eq!(job.status, JobStatus::Failed, "{job:?}");
     let reason = job.status_reason.unwrap();
     assert!(reason.contains(&format!("could not be collected after {COLLECT_TRIES} tries")), "{reason}");
@@ -145,13 +152,8 @@ async fn live_files_are_replaced_and_every_other_file_is_written_once() {
     let script = "cd $FALCON_ARTIFACT_DIR; echo v1 > ckpt.bin; echo '{\"step\": 1, \"loss\": 1}' > metrics.jsonl; \
                   sleep 3; echo v2-longer > ckpt.bin; echo '{\"step\": 2, \"loss\": 2}' >> metrics.jsonl; sleep 3";
     let job = manager.submit(&shell("twice", script)).await.unwrap();
-    let started = Instant::now();
-    while !meta.get_job(job.id).await.unwrap().status.is_terminal() {
-        manager.tick().await.unwrap();
-        assert!(started.elapsed() < Duration::from_secs(30), "the job did not end");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(meta.get_job(job.id).await.unwrap().status, JobStatus::Succeeded);
+    let job = tick_to_the_end(&manager, &meta, job.id, Duration::from_secs(30)).await;
+    assert_eq!(job.status, JobStatus::Succeeded);
     let metrics = store.get("jobs/twice/metrics.jsonl").await.unwrap();
     assert_eq!(metrics.as_ref(), b"{\"step\": 1, \"loss\": 1}\n{\"step\": 2, \"loss\": 2}\n", "the live file is whole");
     assert_eq!(store.get("jobs/twice/ckpt.bin").await.unwrap().as_ref(), b"v1\n", "the first version is kept");
@@ -187,16 +189,7 @@ async fn an_object_stored_by_a_killed_worker_but_never_recorded_is_adopted() {
     let script = "mkdir -p $FALCON_ARTIFACT_DIR/out; echo 'same bytes' > $FALCON_ARTIFACT_DIR/out/same.bin; \
                   echo 'second version, longer' > $FALCON_ARTIFACT_DIR/out/changed.bin";
     let job = manager.submit(&shell("adopt", script)).await.unwrap();
-    let started = Instant::now();
-    let job = loop {
-        manager.tick().await.unwrap();
-        let job = meta.get_job(job.id).await.unwrap();
-        if job.status.is_terminal() {
-            break job;
-        }
-        assert!(started.elapsed() < Duration::from_secs(20), "never ended: {job:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let job = tick_to_the_end(&manager, &meta, job.id, Duration::from_secs(20)).await;
     assert_eq!(job.status, JobStatus::Succeeded, "{job:?}");
     let outputs = meta.job_outputs(job.id).await.unwrap();
     let find = |path: &str| outputs.iter().find(|o| o.path == path).unwrap_or_else(|| panic!("{path}: {outputs:?}"));

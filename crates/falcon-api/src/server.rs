@@ -113,20 +113,16 @@ pub async fn serve(
 /// The worker loop until `stop` turns true, then a clean stop.
 async fn run_worker(app: &App, stop: &mut watch::Receiver<bool>) -> falcon_app::Result<()> {
     let poll = Duration::from_millis(app.config()?.jobs.poll_interval_ms);
-    let worker = app.start_worker().await?;
+    let mut worker = app.start_worker().await?;
     while !*stop.borrow() {
-        match worker.pass().await {
-            Ok(events) => {
-                for e in events {
-                    if let falcon_app::worker::WorkerEvent::Warning { message } = e {
-                        tracing::warn!("{message}");
-                    }
-                }
+        let (events, wait) = worker.pass_or_back_off(poll).await;
+        for e in events {
+            if let falcon_app::worker::WorkerEvent::Warning { message } = e {
+                tracing::warn!("{message}");
             }
-            Err(e) => eprintln!("falcon serve: worker pass failed (trying again): {e}"),
         }
         tokio::select! {
-            _ = tokio::time::sleep(poll) => {}
+            _ = tokio::time::sleep(wait) => {}
             _ = stop.changed() => {}
         }
     }

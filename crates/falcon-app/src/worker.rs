@@ -15,6 +15,7 @@ use falcon_core::ids::ExperimentId;
 use falcon_core::status::ExperimentStatus;
 pub use falcon_exp::housekeeping::Background;
 use serde::Serialize;
+use std::time::Duration;
 
 /// How many completed experiments one pass analyses at most.
 pub const ANALYSES_PER_PASS: u32 = 4;
@@ -33,16 +34,47 @@ pub enum WorkerEvent {
     Warning { message: String },
 }
 
+/// The longest wait between passes that keep failing ([`Worker::pass_or_back_off`]).
+pub const MAX_BACK_OFF: Duration = Duration::from_secs(30);
+
 /// A worker loop in progress: its passes run with the leases renewed in the background until it is dropped.
 pub struct Worker<'a> {
     app: &'a App,
     _background: Background,
+    /// Passes that failed in a row.
+    failures: u32,
 }
 
 impl Worker<'_> {
     /// One pass of the loop ([`App::worker_pass`]).
     pub async fn pass(&self) -> Result<Vec<WorkerEvent>> {
         self.app.worker_pass().await
+    }
+
+    /// One pass for a loop that must outlive a store that goes away for a while (a database restarting, a
+    /// connection reset): a failed pass becomes a warning instead of an error, and the wait before the next
+    /// pass doubles from `poll` up to [`MAX_BACK_OFF`] while passes keep failing, back to `poll` after one that
+    /// succeeds. Returns the pass's events and how long to wait before the next.
+    pub async fn pass_or_back_off(&mut self, poll: Duration) -> (Vec<WorkerEvent>, Duration) {
+        match self.pass().await {
+            Ok(events) => {
+                if self.failures > 0 {
+                    tracing::info!("worker pass succeeded after {} failed", self.failures);
+                }
+                self.failures = 0;
+                (events, poll)
+            }
+            Err(e) => {
+                self.failures = self.failures.saturating_add(1);
+                let wait = back_off(poll, self.failures);
+                let message = format!(
+                    "worker pass failed ({} in a row; trying again in {:.1} s): {e}",
+                    self.failures,
+                    wait.as_secs_f64()
+                );
+                (vec![WorkerEvent::Warning { message }], wait)
+            }
+        }
     }
 
     /// Ends the loop cleanly: writes the resource samples of the jobs still running, stops the background
@@ -56,7 +88,7 @@ impl Worker<'_> {
 impl App {
     /// Starts a worker loop: lease renewal runs from now until the returned [`Worker`] is dropped.
     pub async fn start_worker(&self) -> Result<Worker<'_>> {
-        Ok(Worker { app: self, _background: self.exp().await?.start_background().await? })
+        Ok(Worker { app: self, _background: self.exp().await?.start_background().await?, failures: 0 })
     }
 
     /// One pass of the loop; every event it produced, in order. A loop of passes should run inside
@@ -102,5 +134,26 @@ impl App {
                 .collect(),
             Err(e) => vec![WorkerEvent::Warning { message: format!("analysis step: {e}") }],
         }
+    }
+}
+
+/// The wait after `failures` failed passes in a row: `poll` doubled for each, at most [`MAX_BACK_OFF`] (and at
+/// least 100 ms, so a zero poll interval does not spin on a store that is down).
+fn back_off(poll: Duration, failures: u32) -> Duration {
+    let base = poll.max(Duration::from_millis(100));
+    base.saturating_mul(1u32 << failures.min(16)).min(MAX_BACK_OFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wait_doubles_per_failed_pass_up_to_the_cap() {
+        let poll = Duration::from_millis(200);
+        let waits: Vec<u128> = (1..=9).map(|n| back_off(poll, n).as_millis()).collect();
+        assert_eq!(waits, [400, 800, 1600, 3200, 6400, 12800, 25600, 30000, 30000]);
+        assert_eq!(back_off(Duration::ZERO, 1), Duration::from_millis(200));
+        assert_eq!(back_off(poll, u32::MAX), MAX_BACK_OFF);
     }
 }

@@ -199,3 +199,49 @@ fn submit_wait_analyses_the_experiment_it_submitted_and_no_other() {
     assert_eq!(code(&falcon(d, &["worker", "--passes", "1"])), 0);
     assert_eq!(tools("e-1"), [Value::from("trace")]);
 }
+
+/// A pass that fails — the metadata store answering errors for a while, as a restarting database does — is a
+/// warning, not the end of the worker: it waits longer after each failed pass (the poll interval doubled per
+/// failure) and carries on, and once the store answers again it runs the queue to its end.
+#[test]
+fn a_worker_outlives_failed_passes_backing_off_and_then_ends_the_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert_eq!(code(&falcon(d, &["init"])), 0);
+    let spec = write_spec(d, "through", "echo done");
+    assert_eq!(code(&falcon(d, &["exp", "submit", &spec, "--json"])), 0);
+    // The store fails every pass: the jobs table is away (renamed by another process).
+    let db = d.join(".falcon/falcon.db");
+    let rename = |from: &str, to: &str| {
+        let script = format!(
+            "import sqlite3; c = sqlite3.connect({:?}, isolation_level=None); c.execute('ALTER TABLE {from} RENAME TO {to}')",
+            db.display().to_string()
+        );
+        let out = std::process::Command::new("python3").args(["-c", &script]).output().expect("run python3");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    rename("jobs", "jobs_away");
+    let out = falcon(d, &["worker", "--passes", "3", "--json"]);
+    assert_eq!(code(&out), 0, "the worker outlives failed passes: {}", stderr(&out));
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let warnings: Vec<&str> =
+        lines.iter().filter(|l| l["event"] == "warning").map(|l| l["message"].as_str().unwrap()).collect();
+    assert_eq!(warnings.len(), 3, "{lines:?}");
+    for (n, (warning, wait)) in warnings.iter().zip(["2.0", "4.0", "8.0"]).enumerate() {
+        let expected = format!("worker pass failed ({} in a row; trying again in {wait} s): ", n + 1);
+        assert!(warning.starts_with(&expected) && warning.contains("jobs"), "{warning}");
+    }
+    assert_eq!(lines.iter().filter(|l| l["event"] == "pass").count(), 3, "{lines:?}");
+    // The store answers again: the queue runs to its end.
+    rename("jobs_away", "jobs");
+    let started = std::time::Instant::now();
+    loop {
+        assert_eq!(code(&falcon(d, &["worker", "--passes", "2"])), 0);
+        let shown = json(&falcon(d, &["exp", "show", "e-1", "--json"]));
+        if shown["status"] == "COMPLETED" {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "not completed: {shown}");
+    }
+}

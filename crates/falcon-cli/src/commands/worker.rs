@@ -15,10 +15,11 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &WorkerArgs) -> anyhow::R
     let mut passes = 0u64;
     let stop = tokio::signal::ctrl_c();
     tokio::pin!(stop);
-    // Leases are renewed on their own timer from here until the loop ends.
-    let worker = app.start_worker().await?;
+    // Leases are renewed on their own timer from here until the loop ends. A pass that fails (the database
+    // restarting) is a warning and the next waits longer: the worker outlives the outage.
+    let mut worker = app.start_worker().await?;
     loop {
-        let events = worker.pass().await?;
+        let (events, wait) = worker.pass_or_back_off(poll).await;
         report_events(global.json, &events)?;
         passes += 1;
         if global.json {
@@ -30,10 +31,13 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &WorkerArgs) -> anyhow::R
         }
         tokio::select! {
             _ = &mut stop => break,
-            _ = tokio::time::sleep(poll) => {}
+            _ = tokio::time::sleep(wait) => {}
         }
     }
-    worker.stop().await?;
+    if let Err(e) = worker.stop().await {
+        // Handing the leases back only lets the next worker start at once; unreturned, they lapse.
+        tracing::warn!("stopping the worker: {e} (its leases lapse after [jobs] lease_s instead)");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -32,15 +32,22 @@ async fn tick_to_the_end(manager: &JobManager, meta: &MetaStore, id: JobId, limi
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_job_whose_outputs_cannot_be_stored_keeps_collecting_then_fails_with_the_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let meta = MetaStore::create(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
-    let arts = dir.path().join("arts");
+/// A metadata store in `dir`, and a local artifact store there that fails every write under `jobs/` (its `jobs`
+/// folder is a regular file: the returned path, to remove when the store should come back).
+async fn failing_stores(dir: &std::path::Path) -> (MetaStore, ArtifactStore, std::path::PathBuf) {
+    let meta = MetaStore::create(&format!("sqlite://{}", dir.join("m.db").display())).await.unwrap();
+    let arts = dir.join("arts");
     std::fs::create_dir_all(&arts).unwrap();
     let blocker = arts.join("jobs");
     std::fs::write(&blocker, "not a folder").unwrap();
     let store = ArtifactStore::open(&arts.display().to_string(), &Default::default(), &Default::default()).unwrap();
+    (meta, store, blocker)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_whose_outputs_cannot_be_stored_keeps_collecting_then_fails_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let (meta, store, blocker) = failing_stores(dir.path()).await;
     let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path().join("jobs"), "local"));
     let mut config = ManagerConfig::new("worker-test");
     config.log_interval = Duration::from_millis(50);
@@ -89,11 +96,7 @@ async fn a_job_whose_outputs_cannot_be_stored_keeps_collecting_then_fails_with_t
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_killed_while_the_store_fails_continue_the_count_and_the_job_still_fails() {
     let dir = tempfile::tempdir().unwrap();
-    let meta = MetaStore::create(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
-    let arts = dir.path().join("arts");
-    std::fs::create_dir_all(&arts).unwrap();
-    std::fs::write(arts.join("jobs"), "not a folder").unwrap();
-    let store = ArtifactStore::open(&arts.display().to_string(), &Default::default(), &Default::default()).unwrap();
+    let (meta, store, _blocker) = failing_stores(dir.path()).await;
     let worker = |n: usize| {
         let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path().join("jobs"), "local"));
         let mut config = ManagerConfig::new(format!("worker-{n}"));

@@ -30,7 +30,7 @@ seconds=15 long=0 only=() summary="" jobs=""
 while (($#)); do
     case "$1" in
         --long) long=1; shift ;;
-        --only) only+=("$2"); shift 2 ;;
+        --only) [[ -n "${2:-}" ]] || { echo "--only needs a target name" >&2; exit 2; }; only+=("$2"); shift 2 ;;
         --summary) summary="$2"; shift 2 ;;
         --jobs) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "--jobs needs a positive number" >&2; exit 2; }
                 jobs="$2"; shift 2 ;;

@@ -54,7 +54,7 @@ pub struct Principal {
 
 /// Parses a scope a front end received (a usage error otherwise).
 pub fn parse_scope(text: &str) -> Result<Scope> {
-    text.parse().map_err(|e: String| AppError::usage(format!("--scope: {e}")))
+    text.parse().map_err(|e: String| AppError::usage(format!("scope: {e}")))
 }
 
 impl App {
@@ -83,5 +83,27 @@ impl App {
     /// Whether any live token exists.
     pub async fn tokens_exist(&self) -> Result<bool> {
         Ok(self.exp().await?.any_token().await?)
+    }
+
+    /// Whether the store has ever held a token, revoked ones included: a server over such a store is never open.
+    pub async fn tokens_ever(&self) -> Result<bool> {
+        Ok(self.exp().await?.any_token_ever().await?)
+    }
+
+    /// Signs a browser in with a bearer secret: the principal and a new session id lasting `lifetime` (the
+    /// browser keeps the id, never the token); `None` for an unknown or revoked secret.
+    pub async fn sign_in(&self, secret: &str, lifetime: std::time::Duration) -> Result<Option<(Principal, String)>> {
+        let made = self.exp().await?.create_signin(secret, lifetime).await?;
+        Ok(made.map(|(t, scope, id)| (Principal { name: t.name, scope }, id)))
+    }
+
+    /// The principal a session id stands for; `None` when it is unknown, signed out, expired or its token revoked.
+    pub async fn signin_principal(&self, id: &str) -> Result<Option<Principal>> {
+        Ok(self.exp().await?.signin(id).await?.map(|(t, scope)| Principal { name: t.name, scope }))
+    }
+
+    /// Signs a session out (server-side: the id opens nothing afterwards); whether it was live.
+    pub async fn sign_out(&self, id: &str) -> Result<bool> {
+        Ok(self.exp().await?.end_signin(id).await?)
     }
 }

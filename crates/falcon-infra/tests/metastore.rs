@@ -42,7 +42,7 @@ fn goal(title: &str, priority: i64) -> NewGoal {
 async fn migrations_are_current_and_reapplying_is_harmless(store: MetaStore) {
     let status = store.migration_status().await.unwrap();
     assert!(status.is_current(), "{status:?}");
-    assert_eq!(status.latest, 6);
+    assert_eq!(status.latest, 7);
     store.migrate().await.unwrap();
     assert_eq!(store.migration_status().await.unwrap(), status);
 }
@@ -411,6 +411,7 @@ async fn a_clean_stop_releases_every_lease_of_its_owner_only(store: MetaStore) {
 
 async fn tokens_are_kept_as_hashes_found_live_and_revoked(store: MetaStore) {
     assert!(!store.any_live_token().await.unwrap());
+    assert!(!store.any_token_ever().await.unwrap());
     let t = store.insert_token("ci-bot", "write", "hash-of-secret").await.unwrap();
     assert_eq!((t.name.as_str(), t.scope.as_str(), t.revoked), ("ci-bot", "write", None));
     let again = store.insert_token("ci-bot", "read", "other-hash").await;
@@ -424,6 +425,29 @@ async fn tokens_are_kept_as_hashes_found_live_and_revoked(store: MetaStore) {
     assert!(!store.any_live_token().await.unwrap());
     assert!(store.revoke_token("ci-bot").await.is_err(), "no live token of that name");
     assert_eq!(store.list_tokens().await.unwrap(), vec![revoked], "the row stays, its name reserved");
+    assert!(store.any_token_ever().await.unwrap(), "a store that held a token never reads as never having had one");
+}
+
+async fn signins_speak_for_live_tokens_until_ended_or_expired(store: MetaStore) {
+    use falcon_core::time::Millis;
+    let now = Millis(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64);
+    let hour = Millis(now.0 + 3_600_000);
+    assert!(store.insert_signin("s-hash", "nobody", hour).await.is_err(), "no live token of that name");
+    store.insert_token("admin-a", "admin", "hash-a").await.unwrap();
+    store.insert_signin("s-1", "admin-a", hour).await.unwrap();
+    store.insert_signin("s-2", "admin-a", hour).await.unwrap();
+    store.insert_signin("s-old", "admin-a", Millis(now.0 - 1)).await.unwrap();
+    let found = store.find_signin_token("s-1", now).await.unwrap().expect("a live session");
+    assert_eq!((found.name.as_str(), found.scope.as_str()), ("admin-a", "admin"));
+    assert_eq!(store.find_signin_token("s-old", now).await.unwrap(), None, "expired");
+    assert_eq!(store.find_signin_token("unknown", now).await.unwrap(), None);
+    assert!(store.end_signin("s-1").await.unwrap(), "signed out");
+    assert!(!store.end_signin("s-1").await.unwrap(), "once");
+    assert_eq!(store.find_signin_token("s-1", now).await.unwrap(), None, "a session signed out is gone");
+    assert!(store.find_signin_token("s-2", now).await.unwrap().is_some(), "the other one still speaks");
+    store.revoke_token("admin-a").await.unwrap();
+    assert_eq!(store.find_signin_token("s-2", now).await.unwrap(), None, "revoking the token ends its sessions");
+    assert!(store.insert_signin("s-3", "admin-a", hour).await.is_err(), "no session for a revoked token");
 }
 
 /// Each job's (lease owner, lease expiry).
@@ -927,6 +951,7 @@ on_both_databases!(
     lease_renewal_extends_only_live_leases_of_active_jobs,
     a_clean_stop_releases_every_lease_of_its_owner_only,
     tokens_are_kept_as_hashes_found_live_and_revoked,
+    signins_speak_for_live_tokens_until_ended_or_expired,
     artifacts_are_indexed_once,
     summaries_are_replaced_not_duplicated,
     concurrent_writers_lose_nothing,

@@ -1,6 +1,7 @@
-//! Bearer tokens of the Web API (`api_tokens`): a name, a scope and the SHA-256 of the token, never the token.
-//! The rules (who may create one, what a scope allows, how a token is made) are EXP's and the API's; this module
-//! only stores and finds rows.
+//! Bearer tokens of the Web API (`api_tokens`): a name, a scope and the SHA-256 of the token, never the token;
+//! and the dashboard's sign-in sessions (`api_signins`): the SHA-256 of an opaque session id and the token it
+//! speaks for. The rules (who may create one, what a scope allows, how a token or session id is made, how long a
+//! session lasts) are EXP's and the API's; this module only stores and finds rows.
 
 use super::rows::RowExt;
 use super::{check_short, now, query_err, with_pool, MetaStore};
@@ -9,6 +10,7 @@ use falcon_core::time::Millis;
 use serde::Serialize;
 
 const TABLE: &str = "api_tokens";
+const SIGNINS: &str = "api_signins";
 
 /// A token as stored (its hash stays here: it is not part of what is shown).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -85,7 +87,19 @@ impl MetaStore {
         })
     }
 
-    /// Whether any live token exists (with none, a loopback server is open).
+    /// Whether the store has ever held a token, revoked ones included (a revoked token keeps its row). A server
+    /// whose store has is never open without one again.
+    pub async fn any_token_ever(&self) -> Result<bool> {
+        with_pool!(self, pool => {
+            let row = sqlx::query("SELECT COUNT(*) AS n FROM api_tokens")
+                .fetch_one(pool)
+                .await
+                .map_err(query_err("count tokens"))?;
+            Ok(row.int(TABLE, "n")? > 0)
+        })
+    }
+
+    /// Whether any live token exists.
     pub async fn any_live_token(&self) -> Result<bool> {
         with_pool!(self, pool => {
             let row = sqlx::query("SELECT COUNT(*) AS n FROM api_tokens WHERE revoked_ms IS NULL")
@@ -93,6 +107,71 @@ impl MetaStore {
                 .await
                 .map_err(query_err("count tokens"))?;
             Ok(row.int(TABLE, "n")? > 0)
+        })
+    }
+
+    /// Records a sign-in session for the live token `token_name`, found later by `id_hash` (the SHA-256 of the
+    /// session id the browser holds) until `expires`. Not found when the token is not live.
+    pub async fn insert_signin(&self, id_hash: &str, token_name: &str, expires: Millis) -> Result<()> {
+        check_short(SIGNINS, "id_hash", id_hash)?;
+        check_short(SIGNINS, "token_name", token_name)?;
+        let at = now();
+        let inserted = with_pool!(self, pool => {
+            sqlx::query(
+                "INSERT INTO api_signins (id_hash, token_name, created_ms, expires_ms, ended_ms) \
+                 SELECT ?, name, ?, ?, NULL FROM api_tokens WHERE name = ? AND revoked_ms IS NULL",
+            )
+            .bind(id_hash)
+            .bind(at.0)
+            .bind(expires.0)
+            .bind(token_name)
+            .execute(pool)
+            .await
+            .map_err(query_err("insert sign-in"))?
+            .rows_affected()
+        });
+        if inserted == 0 {
+            return Err(InfraError::NotFound { what: "live token", id: token_name.to_string() });
+        }
+        Ok(())
+    }
+
+    /// The live token a session speaks for: the session not ended nor expired at `at`, its token not revoked.
+    pub async fn find_signin_token(&self, id_hash: &str, at: Millis) -> Result<Option<TokenRecord>> {
+        with_pool!(self, pool => {
+            let row = sqlx::query(
+                "SELECT t.name AS name, t.scope AS scope, t.created_ms AS created_ms, t.revoked_ms AS revoked_ms \
+                 FROM api_signins s JOIN api_tokens t ON t.name = s.token_name \
+                 WHERE s.id_hash = ? AND s.ended_ms IS NULL AND s.expires_ms > ? AND t.revoked_ms IS NULL",
+            )
+            .bind(id_hash)
+            .bind(at.0)
+            .fetch_optional(pool)
+            .await
+            .map_err(query_err("find sign-in"))?;
+            row.map(|r| token_from_row(&r)).transpose()
+        })
+    }
+
+    /// Ends a session (signing out); whether it was live. Sessions past their end are deleted on the way.
+    pub async fn end_signin(&self, id_hash: &str) -> Result<bool> {
+        let at = now();
+        with_pool!(self, pool => {
+            let ended = sqlx::query("UPDATE api_signins SET ended_ms = ? WHERE id_hash = ? AND ended_ms IS NULL")
+                .bind(at.0)
+                .bind(id_hash)
+                .execute(pool)
+                .await
+                .map_err(query_err("end sign-in"))?
+                .rows_affected();
+            // Expired or ended a day ago: nothing refers to them any more.
+            sqlx::query("DELETE FROM api_signins WHERE expires_ms < ? OR ended_ms < ?")
+                .bind(at.0)
+                .bind(at.0 - 86_400_000)
+                .execute(pool)
+                .await
+                .map_err(query_err("delete old sign-ins"))?;
+            Ok(ended > 0)
         })
     }
 

@@ -34,7 +34,7 @@ pub struct AccuracyRequest {
 impl AccuracyRequest {
     /// The alignment options; usage errors for bad tolerances and `--map` entries.
     pub fn options(&self) -> Result<AlignOptions> {
-        for (flag, v) in [("--rtol", self.rtol), ("--atol", self.atol)] {
+        for (flag, v) in [("rtol", self.rtol), ("atol", self.atol)] {
             if let Some(v) = v {
                 if !(v.is_finite() && v >= 0.0) {
                     return Err(AppError::usage(format!("{flag} must be a finite number ≥ 0, not {v}")));
@@ -48,7 +48,7 @@ impl AccuracyRequest {
                     map.push((x.trim().to_string(), y.trim().to_string()))
                 }
                 _ => {
-                    return Err(AppError::usage(format!("--map {entry:?}: expected A_NAME=B_NAME"))
+                    return Err(AppError::usage(format!("map {entry:?}: expected A_NAME=B_NAME"))
                         .with_hint("e.g. --map 'learning/lm_loss=lm loss'"))
                 }
             }

@@ -64,7 +64,7 @@ pub fn parse_labels(labels: &[String]) -> Result<Vec<(String, String)>> {
         .map(|l| {
             l.split_once('=')
                 .map(|(k, v)| (k.to_string(), v.to_string()))
-                .ok_or_else(|| AppError::usage(format!("--label `{l}`: expected KEY=VALUE")))
+                .ok_or_else(|| AppError::usage(format!("label `{l}`: expected KEY=VALUE")))
         })
         .collect()
 }
@@ -81,25 +81,25 @@ impl ListQuery {
         let now_ms =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis() as i64;
         Ok(ExperimentFilter {
-            status: self.status.as_deref().map(str::parse).transpose().map_err(|e| usage(format!("--status: {e}")))?,
+            status: self.status.as_deref().map(str::parse).transpose().map_err(|e| usage(format!("status: {e}")))?,
             goal: self
                 .goal
                 .as_deref()
                 .map(str::parse::<GoalId>)
                 .transpose()
-                .map_err(|e| usage(format!("--goal: {e}")))?,
+                .map_err(|e| usage(format!("goal: {e}")))?,
             session: self
                 .session
                 .as_deref()
                 .map(str::parse::<SessionId>)
                 .transpose()
-                .map_err(|e| usage(format!("--session: {e}")))?,
+                .map_err(|e| usage(format!("session: {e}")))?,
             scenario: self
                 .scenario
                 .as_deref()
                 .map(str::parse)
                 .transpose()
-                .map_err(|e| usage(format!("--scenario: {e}")))?,
+                .map_err(|e| usage(format!("scenario: {e}")))?,
             labels: parse_labels(&self.labels)?,
             name: self.name.clone().filter(|n| !n.is_empty()),
             before: self
@@ -107,11 +107,10 @@ impl ListQuery {
                 .as_deref()
                 .map(str::parse::<ExperimentId>)
                 .transpose()
-                .map_err(|e| usage(format!("--before: {e}")))?,
+                .map_err(|e| usage(format!("before: {e}")))?,
             since: match &self.since {
                 Some(text) => {
-                    let seconds =
-                        falcon_core::spec::parse_duration(text).map_err(|e| usage(format!("--since: {e}")))?;
+                    let seconds = falcon_core::spec::parse_duration(text).map_err(|e| usage(format!("since: {e}")))?;
                     // A duration longer than the epoch is "everything", not an overflow.
                     let back_ms = i64::try_from(seconds).ok().and_then(|s| s.checked_mul(1000)).unwrap_or(i64::MAX);
                     Some(falcon_core::time::Millis(now_ms.saturating_sub(back_ms)))
@@ -262,7 +261,7 @@ impl App {
         let mut query = query.clone();
         if let Some(c) = cursor {
             if query.before.is_some() {
-                return Err(AppError::usage("--cursor and --before both say where the page starts; give one"));
+                return Err(AppError::usage("cursor and before both say where the page starts; give one"));
             }
             c.parse::<ExperimentId>().map_err(|_| crate::page::bad_cursor(c))?;
             query.before = Some(c.to_string());
@@ -476,15 +475,13 @@ impl App {
     ) -> Result<HistoryView> {
         let labels = parse_labels(labels)?;
         if name.is_none() && config_hash.is_none() && labels.is_empty() {
-            return Err(AppError::new(ErrorKind::Usage, "name the series: --name, --config-hash or --label"));
+            return Err(AppError::new(ErrorKind::Usage, "name the series: by its name, config hash or labels"));
         }
         // `--config-hash` takes the full hash or a prefix (the 12 characters `exp list` prints).
         let config_hash = config_hash.map(|h| h.trim().to_ascii_lowercase());
         if let Some(h) = &config_hash {
             if h.is_empty() || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(AppError::usage(format!(
-                    "--config-hash {h}: a config hash is hex digits (or their start)"
-                )));
+                return Err(AppError::usage(format!("config-hash {h}: a config hash is hex digits (or their start)")));
             }
         }
         let filter = ExperimentFilter { name, config_hash, labels, ..Default::default() };
@@ -496,7 +493,7 @@ impl App {
         let note = truncated.then(|| {
             format!(
                 "the series has {completed} completed experiments; the history covers the newest {HISTORY_READS} \
-                 (narrow it with --name, --config-hash or --label)"
+                 (narrow it by name, config hash or labels)"
             )
         });
         Ok(HistoryView { history, completed, truncated, note })

@@ -222,16 +222,16 @@ impl App {
     /// Creates a goal. The title must say something and the target, when given, must be a finite number.
     pub async fn create_goal(&self, req: &GoalRequest) -> Result<GoalRecord> {
         if req.title.trim().is_empty() {
-            return Err(AppError::usage("--title must not be empty: say what the goal is"));
+            return Err(AppError::usage("title must not be empty: say what the goal is"));
         }
         if let Some(t) = req.target.filter(|t| !t.is_finite()) {
-            return Err(AppError::usage(format!("--target must be a finite number, not {t}")));
+            return Err(AppError::usage(format!("target must be a finite number, not {t}")));
         }
         let direction = match &req.direction {
-            Some(d) => d.parse::<Direction>().map_err(|e| AppError::usage(format!("--direction: {e}")))?,
+            Some(d) => d.parse::<Direction>().map_err(|e| AppError::usage(format!("direction: {e}")))?,
             None => falcon_core::stats::direction_for(&req.metric).map(Direction::from).ok_or_else(|| {
                 AppError::usage(format!(
-                    "`{}` has no standard direction; pass --direction maximize|minimize",
+                    "`{}` has no standard direction; give the direction: maximize or minimize",
                     req.metric
                 ))
             })?,
@@ -241,7 +241,7 @@ impl App {
             .as_deref()
             .map(str::parse::<ExperimentId>)
             .transpose()
-            .map_err(|e| AppError::usage(format!("--baseline: {e}")))?;
+            .map_err(|e| AppError::usage(format!("baseline: {e}")))?;
         let goal = NewGoal {
             title: req.title.clone(),
             workload: req.workload.clone(),
@@ -258,7 +258,7 @@ impl App {
     /// A page of the goals, optionally of one status (`open`, `claimed`, `achieved`, `abandoned`).
     pub async fn list_goals(&self, status: Option<&str>, cursor: Option<&str>, limit: usize) -> Result<Page<GoalView>> {
         let status =
-            status.map(str::parse::<GoalStatus>).transpose().map_err(|e| AppError::usage(format!("--status: {e}")))?;
+            status.map(str::parse::<GoalStatus>).transpose().map_err(|e| AppError::usage(format!("status: {e}")))?;
         let goals = self.exp().await?.goals(status).await?;
         Page::of_all(goals.into_iter().map(GoalView::from).collect(), cursor, limit)
     }

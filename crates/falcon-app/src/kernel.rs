@@ -29,9 +29,9 @@ impl App {
     /// Analyses one input's results.
     pub async fn analyze_kernels(&self, input: &str, options: &KernelOptions) -> Result<(KernelReport, Vec<String>)> {
         if !(options.p.is_finite() && options.p >= 0.0) {
-            return Err(AppError::usage(format!("--p must be a number ≥ 0, not {}", options.p)));
+            return Err(AppError::usage(format!("p must be a number ≥ 0, not {}", options.p)));
         }
-        for (flag, value) in [("--peak-tflops", options.peak_tflops), ("--peak-gbs", options.peak_gbs)] {
+        for (flag, value) in [("peak-tflops", options.peak_tflops), ("peak-gbs", options.peak_gbs)] {
             if let Some(v) = value {
                 if !(v.is_finite() && v > 0.0) {
                     return Err(AppError::usage(format!("{flag} must be a positive number, not {v}")));

@@ -38,7 +38,7 @@ impl<T> Page<T> {
 
 /// The error for a cursor no page of this list returned.
 pub fn bad_cursor(cursor: &str) -> AppError {
-    AppError::usage(format!("--cursor {cursor:?} is not a cursor of this list"))
+    AppError::usage(format!("cursor {cursor:?} is not a cursor of this list"))
         .with_hint("pass the `next_cursor` of the previous page, unchanged")
 }
 

@@ -47,7 +47,7 @@ impl App {
         host: Option<&str>,
         options: &AnalyzeOptions,
     ) -> Result<(ResolvedProfile, ProfileReport)> {
-        for (flag, value) in [("--model-flops", options.model_flops_per_step), ("--peak-tflops", options.peak_tflops)] {
+        for (flag, value) in [("model-flops", options.model_flops_per_step), ("peak-tflops", options.peak_tflops)] {
             if let Some(f) = value {
                 if !(f.is_finite() && f > 0.0) {
                     return Err(AppError::usage(format!("{flag} must be a positive number, not {f}")));

@@ -287,9 +287,7 @@ impl Exp {
         warmup: Option<usize>,
     ) -> Result<RunComparison> {
         let direction = direction.or_else(|| direction_for(metric)).ok_or_else(|| {
-            ExpError::Invalid(format!(
-                "`{metric}` has no standard direction; pass --higher-is-better or --lower-is-better"
-            ))
+            ExpError::Invalid(format!("`{metric}` has no standard direction; say whether higher or lower is better"))
         })?;
         // Both sides must exist before any sample is looked at: an unknown id is "not found" by name.
         let (ra, rb) = (self.resolve_runs(a).await?, self.resolve_runs(b).await?);

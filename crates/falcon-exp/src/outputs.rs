@@ -116,12 +116,16 @@ impl Exp {
         Ok(self.artifacts.get_range(&artifact.key, range).await?)
     }
 
-    /// A report kept for the experiment under `reports/<name>`, if there is one.
+    /// A report Falcon kept for the experiment under `reports/<name>`, if there is one. A file the workload
+    /// itself wrote under that name (kind `other`, not `report`) is not one: it is never served as Falcon's.
     pub async fn kept_report(&self, id: ExperimentId, name: &str) -> Result<Option<bytes::Bytes>> {
         let path = format!("reports/{name}");
         check_path(&path)?;
         match self.artifact(id, &path).await {
-            Ok(a) => Ok(Some(self.artifacts.get_verified(&a.key, a.size, &a.sha256).await?)),
+            Ok(a) if a.kind == ArtifactKind::Report => {
+                Ok(Some(self.artifacts.get_verified(&a.key, a.size, &a.sha256).await?))
+            }
+            Ok(_) => Ok(None),
             Err(ExpError::NotFound(_)) => Ok(None),
             Err(e) => Err(e),
         }

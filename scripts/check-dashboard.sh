@@ -3,7 +3,9 @@
 # then tests/browser/dashboard.mjs drives Debian's Chromium through playwright-core — runs of the example
 # workload reach COMPLETED on the experiments page without a reload; experiment, compare, goals, goal, session
 # (a 2x2 sweep: 4 cells) and history pages open with no console error, no request outside the origin, no
-# serious or critical axe-core violation, and a working Tab order. Screenshots: target/test-artifacts/dashboard/.
+# serious or critical axe-core violation, and a working Tab order; then, with an admin token made, an admin signed
+# in through the form opens a workload's hostile report.html (tests/browser/security.mjs): a download, no script
+# runs, no request is made. Screenshots: target/test-artifacts/dashboard/.
 #
 #   bash scripts/check-dashboard.sh [--keep]        # FALCON=path/to/falcon (default: a debug build)
 #
@@ -67,6 +69,14 @@ mkdir -p "$out"
 log "falcon serve at $url; screenshots into target/test-artifacts/dashboard/"
 if ! node tests/browser/dashboard.mjs "$url" "$store" "$out"; then
     log "failed; the server's log:"
+    grep -v ' 200 ' "$store/serve.log" | tail -40 >&2 || true
+    exit 1
+fi
+log "pages passed"
+# Then the server is closed with an admin token and an admin opens a hostile artifact (tests/browser/security.mjs).
+token="$(f token create --name browser-admin --scope admin --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).token))')"
+if ! node tests/browser/security.mjs "$url" "$store" "$out" "$token"; then
+    log "the hostile-artifact check failed; the server's log:"
     grep -v ' 200 ' "$store/serve.log" | tail -40 >&2 || true
     exit 1
 fi

@@ -1,5 +1,6 @@
-//! Request bodies: at most [`MAX_BODY`] bytes (a spec is at most 1 MiB), UTF-8; JSON objects parsed with the
-//! field named in the error.
+//! Request bodies: at most [`MAX_BODY`] bytes (a spec is at most 1 MiB), within [`BODY_TIMEOUT`] (a client that
+//! declares a body and sends it slowly, or not at all, gets a 408), UTF-8; JSON objects parsed with the field
+//! named in the error.
 
 use crate::error::{ApiError, ApiResult};
 use axum::body::Body;
@@ -9,9 +10,19 @@ use serde::de::DeserializeOwned;
 /// The largest body accepted, in bytes (1 MiB): more is 413.
 pub const MAX_BODY: usize = 1 << 20;
 
-/// The whole body as text (413 past [`MAX_BODY`], 400 when not UTF-8).
+/// How long a handler waits for the whole body: 1 MiB in 30 s is 35 KB/s, less than any working link.
+pub const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The whole body as text (413 past [`MAX_BODY`], 408 when it takes over [`BODY_TIMEOUT`], 400 when not UTF-8).
 pub async fn text(body: Body) -> ApiResult<String> {
-    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
+    let read = tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_BODY)).await.map_err(|_| {
+        ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            format!("the body did not arrive within {} s", BODY_TIMEOUT.as_secs()),
+        )
+    })?;
+    let bytes = read.map_err(|_| {
         ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", format!("the body is over {MAX_BODY} bytes"))
             .hint("a spec is at most 1 MiB: keep large data in artifacts")
     })?;

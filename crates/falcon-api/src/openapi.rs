@@ -250,15 +250,15 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
         op("get", "/api/v1/goals/{id}", "One goal")
             .id("id", "g-", "g-N")
             .json(200, "the goal", g.subschema_for::<GoalView>().to_value()),
-        op("post", "/api/v1/goals/{id}/release", "Give a claimed goal back (another owner's: admin)")
+        op("post", "/api/v1/goals/{id}/release", "Give a claimed goal back (the holder's token, or admin)")
             .id("id", "g-", "g-N")
             .optional_body(request(|g| g.root_schema_for::<CloseBody>()))
             .json(200, "the goal", g.subschema_for::<GoalView>().to_value()),
-        op("post", "/api/v1/goals/{id}/achieve", "Mark a goal achieved (another owner's: admin)")
+        op("post", "/api/v1/goals/{id}/achieve", "Mark a goal achieved (the holder's token, or admin)")
             .id("id", "g-", "g-N")
             .optional_body(request(|g| g.root_schema_for::<CloseBody>()))
             .json(200, "the goal", g.subschema_for::<GoalView>().to_value()),
-        op("post", "/api/v1/goals/{id}/abandon", "Give a goal up (another owner's: admin)")
+        op("post", "/api/v1/goals/{id}/abandon", "Give a goal up (the holder's token, or admin)")
             .id("id", "g-", "g-N")
             .optional_body(request(|g| g.root_schema_for::<CloseBody>()))
             .json(200, "the goal", g.subschema_for::<GoalView>().to_value()),
@@ -427,9 +427,10 @@ pub fn document() -> Value {
         "info": {
             "title": "Falcon",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "The Web API of `falcon serve`: the CLI's `--json` objects over HTTP. With no token defined \
-                            and a loopback bind it is open; otherwise send `Authorization: Bearer <token>` (scopes read \
-                            < write < admin). Errors are {\"error\": {code, message, hint}}.",
+            "description": "The Web API of `falcon serve`: the CLI's `--json` objects over HTTP. On a loopback bind \
+                            over a store that never held a token it is open; otherwise send `Authorization: Bearer \
+                            <token>` (scopes read < write < admin; a write token acts on the goals it claimed, an \
+                            admin on any). Errors are {\"error\": {code, message, hint}}.",
         },
         "paths": paths,
         "components": {

@@ -3,28 +3,32 @@
 //!
 //! 1. **Access log**: one line on stderr per request — method, path (never the query or a header, so never a
 //!    token), status, duration.
-//! 2. **Host**: the `Host` header must name this server (its bound address, `localhost`/`127.0.0.1`/`[::1]` with
-//!    its port on a loopback bind, or a name given with `--allowed-host`), else 403: a web page the user visits
-//!    cannot reach a local server through DNS rebinding. Health checks are exempt.
+//! 2. **Host**: exactly one `Host` header (two are a 400, RFC 9112 §3.2), naming this server (its bound address,
+//!    `localhost`/`127.0.0.1`/`[::1]` with its port on a loopback bind, or a name given with `--allowed-host`),
+//!    else 403: a web page the user visits cannot reach a local server through DNS rebinding. Health checks are
+//!    exempt.
 //! 3. **Origin**: when a request carries one (browsers always do on cross-site writes; curl and SDKs do not), it
 //!    must be this server's own (`http(s)://` + an allowed host), else 403. No CORS headers are ever sent.
 //! 4. **Content type**: a request with a body or a content type (POST) must say JSON or YAML
 //!    (`application/json`, `application/yaml`, `application/x-yaml`, `text/yaml`), else 415 — a form or
 //!    `text/plain` post, which a page may send cross-site without asking, never reaches a handler. An empty
 //!    POST with no content type (a cancel) passes: a form always sends one.
-//! 5. **Token**: with no live token defined and a loopback bind, the API is open (one person on their machine)
-//!    — but not to a request a proxy forwarded (`Forwarded`, `X-Forwarded-For`, `X-Real-IP`), which may come
-//!    from anywhere; otherwise every route but `/healthz` and `/readyz` needs `Authorization: Bearer <token>`: 401 without one
-//!    or with an unknown or revoked one, 403 when its scope is too small (GET needs `read`, POST `write`;
-//!    handlers ask `admin` for other owners' goals). The request then carries its [`Principal`]. A browser
-//!    signed in to the dashboard sends the token in its `HttpOnly; SameSite=Strict` cookie instead of the
-//!    header; the sign-in form, sign-out and the static assets need no token; a page asked for without one is
-//!    redirected to `/signin`.
+//! 5. **Credentials**: the server is open — a request without credentials acts as the local admin — only on a
+//!    loopback bind with no `--allowed-host`, over a store that has never held a token, and never for a request a
+//!    proxy forwarded (`Forwarded`, `X-Forwarded-For`, `X-Real-IP`). Once any token was made it stays closed,
+//!    even when every token is revoked (then only `falcon token create` on the machine lets anyone in again).
+//!    Otherwise every route but `/healthz` and `/readyz` needs `Authorization: Bearer <token>` (the scheme in any
+//!    case, RFC 9110 §11.1) or the dashboard's sign-in cookie: 401 without one or with an unknown or revoked one,
+//!    403 when its scope is too small (GET needs `read`, POST `write`; goal handlers ask the token that claimed
+//!    a goal, or `admin`). The request then carries its [`Principal`]. The cookie (`HttpOnly; SameSite=Strict`)
+//!    holds an opaque sign-in id, never the token: it speaks for its token while the token is live, for 12 hours
+//!    at most, until signed out. The sign-in form, sign-out and the static assets need no credentials; a page
+//!    asked for without them is redirected to `/signin`.
 
 use crate::error::ApiError;
 use crate::state::State;
 use axum::extract::{Request, State as Extract};
-use axum::http::{header, Method, StatusCode};
+use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use falcon_app::tokens::Principal;
@@ -52,6 +56,20 @@ pub async fn access_log(req: Request, next: Next) -> Response {
     response
 }
 
+/// Headers on every answer that does not set its own (the pages set a policy of their own): `nosniff`, no
+/// framing, and a Content-Security-Policy that sandboxes the document — an answer that is not a page (JSON, a
+/// report, an artifact, an error) opened in a browser runs no script and loads nothing from anywhere.
+pub async fn response_headers(req: Request, next: Next) -> Response {
+    let mut response = next.run(req).await;
+    let h = response.headers_mut();
+    h.entry(header::X_CONTENT_TYPE_OPTIONS).or_insert(HeaderValue::from_static("nosniff"));
+    h.entry(header::X_FRAME_OPTIONS).or_insert(HeaderValue::from_static("DENY"));
+    h.entry(header::CONTENT_SECURITY_POLICY).or_insert(HeaderValue::from_static(
+        "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'",
+    ));
+    response
+}
+
 /// Steps 2–5 (see the module docs).
 pub async fn guard(Extract(state): Extract<Arc<State>>, mut req: Request, next: Next) -> Response {
     let seen = Seen::of(&req);
@@ -73,6 +91,23 @@ pub async fn guard(Extract(state): Extract<Arc<State>>, mut req: Request, next: 
     }
 }
 
+/// What a request presents as its credentials.
+enum Credential {
+    /// `Authorization: Bearer <secret>`.
+    Bearer(String),
+    /// An `Authorization` header of another scheme, or none readable.
+    Malformed,
+    /// The dashboard's sign-in cookie.
+    SignIn(String),
+}
+
+/// The secret of an `Authorization` header of the Bearer scheme (any case); `None` for another scheme.
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.trim().split_once([' ', '\t'])?;
+    let secret = rest.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !secret.is_empty()).then_some(secret)
+}
+
 /// What the checks read of a request (owned, so the checks can wait on the database).
 struct Seen {
     path: String,
@@ -82,7 +117,9 @@ struct Seen {
     host: Option<String>,
     origin: Option<String>,
     content_type: String,
-    authorization: Option<String>,
+    /// More than one `Host` header.
+    hosts: usize,
+    credential: Option<Credential>,
     /// A proxy forwarded it (`Forwarded`, `X-Forwarded-For`, `X-Real-IP`): it may come from anywhere.
     forwarded: bool,
 }
@@ -102,21 +139,30 @@ impl Seen {
             host: h(header::HOST).map(|v| v.to_ascii_lowercase()),
             origin: h(header::ORIGIN).map(|v| v.to_ascii_lowercase()),
             content_type: h(header::CONTENT_TYPE).unwrap_or_default(),
-            // A signed-in browser carries its token in the dashboard's cookie instead.
-            authorization: h(header::AUTHORIZATION).or_else(|| cookie_token(req).map(|t| format!("Bearer {t}"))),
+            hosts: req.headers().get_all(header::HOST).iter().count(),
+            // A signed-in browser carries its sign-in id in the dashboard's cookie instead.
+            credential: match h(header::AUTHORIZATION) {
+                Some(value) => {
+                    Some(bearer(&value).map_or(Credential::Malformed, |s| Credential::Bearer(s.to_string())))
+                }
+                None => signin_cookie(req).map(Credential::SignIn),
+            },
             forwarded: ["forwarded", "x-forwarded-for", "x-real-ip"].iter().any(|n| req.headers().contains_key(*n)),
         }
     }
 }
 
-/// The dashboard's token cookie, when the request carries one.
-fn cookie_token(req: &Request) -> Option<String> {
-    req.headers().get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(';')).find_map(
-        |pair| {
-            let (name, value) = pair.trim().split_once('=')?;
-            (name == crate::dashboard::COOKIE && !value.is_empty()).then(|| value.to_string())
-        },
-    )
+/// The dashboard's sign-in cookie, when the request carries one.
+pub fn signin_cookie(req: &Request) -> Option<String> {
+    cookie_in(req.headers())
+}
+
+/// The dashboard's sign-in cookie among `headers`.
+pub fn cookie_in(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(';')).find_map(|pair| {
+        let (name, value) = pair.trim().split_once('=')?;
+        (name == crate::dashboard::COOKIE && !value.is_empty()).then(|| value.to_string())
+    })
 }
 
 async fn check(state: &State, seen: Seen) -> Result<Option<Principal>, ApiError> {
@@ -124,10 +170,15 @@ async fn check(state: &State, seen: Seen) -> Result<Option<Principal>, ApiError>
         return Ok(None);
     }
     let forbidden = |m: String| ApiError::new(StatusCode::FORBIDDEN, "forbidden", m);
+    if seen.hosts > 1 {
+        return Err(ApiError::usage("the request has more than one Host header"));
+    }
     let host = seen.host.ok_or_else(|| forbidden("the request has no Host header".into()))?;
     if !state.hosts.contains(&host) {
-        return Err(forbidden(format!("Host `{host}` does not name this server"))
-            .hint(format!("this server answers to {}; add a name with --allowed-host", state.hosts.join(", "))));
+        return Err(forbidden(format!("Host `{host}` does not name this server")).hint(format!(
+            "this server answers to {}; its operator can add a name to that list when it starts",
+            state.hosts.join(", ")
+        )));
     }
     if let Some(origin) = seen.origin {
         let ours = ["http://", "https://"]
@@ -157,26 +208,23 @@ async fn check(state: &State, seen: Seen) -> Result<Option<Principal>, ApiError>
     let needed = if writes { Scope::Write } else { Scope::Read };
     let unauthorized = |m: &str| {
         ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", m)
-            .hint("send Authorization: Bearer <token> (`falcon token create --name NAME --scope read|write|admin`)")
+            .hint("send Authorization: Bearer <token>; the server's owner makes tokens with `falcon token create`")
     };
-    let principal = match seen.authorization.as_deref() {
-        Some(value) => {
-            let secret = value
-                .strip_prefix("Bearer ")
-                .map(str::trim)
-                .ok_or_else(|| unauthorized("the Authorization header is not `Bearer <token>`"))?;
-            state.app.authenticate(secret).await?.ok_or_else(|| unauthorized("unknown or revoked token"))?
+    let principal = match seen.credential {
+        Some(Credential::Bearer(secret)) => {
+            state.app.authenticate(&secret).await?.ok_or_else(|| unauthorized("unknown or revoked token"))?
         }
-        None => {
-            if state.loopback() && !seen.forwarded && !state.tokens_exist().await? {
-                local_principal()
-            } else if seen.forwarded && !state.tokens_exist().await? {
-                return Err(unauthorized("a request through a proxy needs a token, and this server has none yet")
-                    .hint("create one on the server: `falcon token create --name NAME --scope read|write|admin`"));
-            } else {
-                return Err(unauthorized("this server needs a token"));
-            }
+        Some(Credential::Malformed) => return Err(unauthorized("the Authorization header is not `Bearer <token>`")),
+        Some(Credential::SignIn(id)) => state.app.signin_principal(&id).await?.ok_or_else(|| {
+            unauthorized("the sign-in has ended (signed out, expired, or its token revoked)")
+                .hint("sign in again at /signin")
+        })?,
+        None if !seen.forwarded && state.open().await? => local_principal(),
+        None if seen.forwarded && !state.tokens_ever().await? => {
+            return Err(unauthorized("a request through a proxy needs a token, and this server has none yet")
+                .hint("the server's owner makes one on its machine with `falcon token create`"));
         }
+        None => return Err(unauthorized("this server needs a token")),
     };
     if !principal.scope.allows(needed) {
         return Err(forbidden(format!(

@@ -18,11 +18,15 @@ pub struct State {
     pub heavy: Arc<Semaphore>,
     /// Becomes `true` when the server stops: event streams end.
     pub stopping: watch::Receiver<bool>,
-    /// Whether any live token exists, and when that was read (a short cache: one database read a second at most).
-    tokens: Mutex<Option<(bool, Instant)>>,
+    /// Names were given with `--allowed-host`: a proxy forwards to this server, so it is never open, and its
+    /// sign-in cookie is `Secure`.
+    pub behind_proxy: bool,
+    /// Whether the store has ever held a token, and when a `false` was read (a short cache: one database read a
+    /// second at most while it is `false`; once `true` it stays so, as the store's rows do).
+    tokens_ever: Mutex<Option<(bool, Instant)>>,
 }
 
-/// How long the answer to "does any token exist?" is reused.
+/// How long the answer "no token was ever made" is reused.
 const TOKENS_TTL: Duration = Duration::from_secs(1);
 
 impl State {
@@ -41,25 +45,35 @@ impl State {
         hosts.extend(extra_hosts.iter().map(|h| h.to_ascii_lowercase()));
         let mut seen = std::collections::HashSet::new();
         hosts.retain(|h| seen.insert(h.clone()));
-        State { app, addr, hosts, heavy: Arc::new(Semaphore::new(heavy.max(1))), stopping, tokens: Mutex::new(None) }
+        State {
+            app,
+            addr,
+            hosts,
+            heavy: Arc::new(Semaphore::new(heavy.max(1))),
+            stopping,
+            behind_proxy: !extra_hosts.is_empty(),
+            tokens_ever: Mutex::new(None),
+        }
     }
 
-    /// Whether any live token exists (read at most once a second).
-    pub async fn tokens_exist(&self) -> falcon_app::Result<bool> {
-        let mut cached = self.tokens.lock().await;
-        if let Some((known, at)) = *cached {
-            if at.elapsed() < TOKENS_TTL {
-                return Ok(known);
-            }
+    /// Whether the store has ever held a token, revoked ones included (a `false` is read again after a second).
+    pub async fn tokens_ever(&self) -> falcon_app::Result<bool> {
+        let mut cached = self.tokens_ever.lock().await;
+        match *cached {
+            Some((true, _)) => return Ok(true),
+            Some((false, at)) if at.elapsed() < TOKENS_TTL => return Ok(false),
+            _ => {}
         }
-        let known = self.app.tokens_exist().await?;
+        let known = self.app.tokens_ever().await?;
         *cached = Some((known, Instant::now()));
         Ok(known)
     }
 
-    /// Whether the server listens on a loopback address only.
-    pub fn loopback(&self) -> bool {
-        self.addr.ip().is_loopback()
+    /// Whether a request without credentials is let in, as the local user: only on a loopback bind with no
+    /// `--allowed-host`, over a store that has never held a token — once one was made the server never opens
+    /// again, even when every token is revoked.
+    pub async fn open(&self) -> falcon_app::Result<bool> {
+        Ok(self.addr.ip().is_loopback() && !self.behind_proxy && !self.tokens_ever().await?)
     }
 }
 

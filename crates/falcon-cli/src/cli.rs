@@ -100,7 +100,7 @@ pub struct McpArgs {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on. A non-loopback address needs a token to exist first.
+    /// Address to listen on. A non-loopback address (or --allowed-host) needs a live token first.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub bind: std::net::SocketAddr,
     /// Serve the API only; no worker loop in this process.
@@ -112,6 +112,12 @@ pub struct ServeArgs {
     /// Heavy analyses (profiles, comparisons, traces) at once; beyond, requests get 429.
     #[arg(long, default_value_t = 2)]
     pub max_analyses: usize,
+    /// Connections at once; one over it takes the place of the oldest idle one, or gets 503 when all are busy.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// Connections at once from one non-loopback address (a proxy on this machine counts only in the total).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections_per_client: u32,
 }
 
 #[derive(Debug, Subcommand)]
@@ -127,7 +133,8 @@ pub enum TokenCommand {
     },
     /// Every token (never a secret), revoked ones included.
     List(PageArgs),
-    /// Revoke a token: requests carrying it get 401 from now on.
+    /// Revoke a token: requests carrying it (and browsers signed in with it) get 401 from now on. Revoking the
+    /// last live one leaves `falcon serve` closed to everyone until a new one is created.
     Revoke {
         /// The token's name.
         name: String,

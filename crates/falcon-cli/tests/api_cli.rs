@@ -170,7 +170,7 @@ fn a_non_loopback_bind_needs_a_token_first() {
     let out = falcon_with(dir.path(), &["serve", "--bind", "0.0.0.0:0", "--no-worker", "--json"], &[]);
     assert_eq!(code(&out), 2, "{}", String::from_utf8_lossy(&out.stderr));
     let e = json(&out);
-    assert!(e["error"]["message"].as_str().unwrap().contains("with no token defined"), "{e:#}");
+    assert!(e["error"]["message"].as_str().unwrap().contains("with no live token"), "{e:#}");
     token(dir.path(), "admin", "admin");
     let server = Server::start(dir.path(), &["--no-worker", "--bind", "0.0.0.0:0"], &[]);
     drop(server);

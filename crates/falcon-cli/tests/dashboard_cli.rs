@@ -1,7 +1,8 @@
 //! The dashboard as `falcon serve` serves it, over HTTP with the real binary: the experiments page lists what
 //! ran (filters, paging, the JSON link, store text escaped), the experiment page draws its metrics, timeline,
 //! log and artifacts, two picked experiments compare with a config diff and verdicts, statuses stream live, and
-//! signing in with a token sets an HttpOnly, SameSite=Strict cookie that the pages and the API then accept.
+//! signing in with a token sets an HttpOnly, SameSite=Strict cookie holding a sign-in id (never the token) that the
+//! pages and the API then accept until it is signed out, expires, or its token is revoked.
 //! (The browser suite in `tests/browser/` checks the same pages in Chromium.)
 
 mod common;
@@ -178,7 +179,7 @@ async fn pages_show_what_ran_and_compare_two() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn signing_in_keeps_the_token_in_a_strict_cookie() {
+async fn signing_in_keeps_a_sign_in_id_not_the_token_in_a_strict_cookie() {
     let dir = project(None);
     let out = falcon(dir.path(), &["token", "create", "--name", "viewer", "--scope", "read", "--json"]);
     assert_eq!(code(&out), 0);
@@ -227,7 +228,15 @@ async fn signing_in_keeps_the_token_in_a_strict_cookie() {
     assert_eq!(r.status().as_u16(), 200);
     let cookie = r.headers()["set-cookie"].to_str().unwrap().to_string();
     assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    assert!(
+        cookie.contains("Max-Age=43200") && !cookie.contains("Secure"),
+        "12 hours; plain HTTP on loopback: {cookie}"
+    );
     let pair = cookie.split(';').next().unwrap().to_string();
+    assert!(
+        !cookie.contains(&token) && pair.starts_with("falcon_session=falcon_s_"),
+        "an opaque id, not the token: {pair}"
+    );
     let r = bare.get(server.url("/")).header("cookie", &pair).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 200);
     let html = r.text().await.unwrap();
@@ -247,6 +256,24 @@ async fn signing_in_keeps_the_token_in_a_strict_cookie() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 403);
+    // Signing out ends the sign-in on the server: a copy of the cookie opens nothing afterwards; another sign-in
+    // of the same token still works.
+    let signin = || {
+        bare.post(server.url("/signin"))
+            .header("content-type", "application/json")
+            .body(serde_json::json!({ "token": token }).to_string())
+            .send()
+    };
+    let other =
+        signin().await.unwrap().headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_string();
+    assert_ne!(other, pair, "each sign-in is a session of its own");
+    let r = bare.post(server.url("/signout")).header("cookie", &other).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert!(r.headers()["set-cookie"].to_str().unwrap().contains("Max-Age=0"));
+    assert_eq!(r.json::<serde_json::Value>().await.unwrap()["signed_out"], true);
+    let r = bare.get(server.url("/api/v1/experiments")).header("cookie", &other).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 401, "a signed-out cookie replayed");
+    assert_eq!(bare.get(server.url("/")).header("cookie", &pair).send().await.unwrap().status().as_u16(), 200);
     // Revoked: the cookie no longer opens anything.
     assert_eq!(code(&falcon(dir.path(), &["token", "revoke", "viewer"])), 0);
     let r = bare.get(server.url("/")).header("cookie", &pair).send().await.unwrap();

@@ -5,9 +5,10 @@
 
 use super::{error_page, principal, render, status_badge, Shell};
 use crate::error::{ApiError, ApiResult};
+use crate::routes::Path;
 use crate::routes::{experiment_id, query_pairs};
 use crate::state::State;
-use axum::extract::{Path, RawQuery, Request, State as Extract};
+use axum::extract::{RawQuery, Request, State as Extract};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use falcon_app::experiments::CompareRequest;

@@ -5,8 +5,9 @@
 use super::{can_write, error_page, principal, render, status_badge, time, Shell};
 use crate::error::ApiResult;
 use crate::routes::experiment_id;
+use crate::routes::Path;
 use crate::state::State;
-use axum::extract::{Path, Request, State as Extract};
+use axum::extract::{Request, State as Extract};
 use axum::response::Response;
 use falcon_app::experiments::{ExperimentDetail, MemoryVerdict};
 use falcon_app::render::html::{fmt_bytes, fmt_frac_pct, fmt_ms, table};

@@ -5,8 +5,9 @@
 use super::{can_write, error_page, principal, render, time, Shell};
 use crate::error::{ApiError, ApiResult};
 use crate::routes::query_pairs;
+use crate::routes::Path;
 use crate::state::State;
-use axum::extract::{Path, RawQuery, Request, State as Extract};
+use axum::extract::{RawQuery, Request, State as Extract};
 use axum::response::Response;
 use falcon_app::goals::parse_goal_id;
 use falcon_app::render::html::fmt_num;
@@ -160,7 +161,11 @@ async fn build(state: &State, id: &str, viewer: Option<&Principal>) -> ApiResult
                     escape(&goal_body)
                 );
             }
-            GoalStatus::Claimed => {
+            GoalStatus::Claimed
+                if viewer.is_some_and(|v| {
+                    v.scope.allows(falcon_core::auth::Scope::Admin) || g.owner.as_deref() == Some(v.name.as_str())
+                }) =>
+            {
                 let _ = write!(s, "<button type=\"button\" data-post=\"/api/v1/goals/{id}/release\">Release</button> ");
                 let _ = write!(s, "<button type=\"button\" data-post=\"/api/v1/goals/{id}/achieve\" data-confirm=\"Mark {id} achieved?\">Mark achieved</button> ");
             }

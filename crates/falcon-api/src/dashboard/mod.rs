@@ -1,7 +1,8 @@
 //! The dashboard: server-rendered pages at `/` over the same `falcon-app` calls as the API (DESIGN.md §8).
 //!
-//! - **Owns:** page routes, the page shell (navigation, the data link to each page's JSON), sign-in into a
-//!   cookie, the live status stream of the experiments page, the static assets (inside the binary).
+//! - **Owns:** page routes, the page shell (navigation, the data link to each page's JSON), sign-in (a session
+//!   id in a cookie) and sign-out, the live status stream of the experiments page, the static assets (inside the
+//!   binary).
 //! - **Must not:** hold a use case (a page calls `falcon-app` and draws its structs with `falcon-app`'s
 //!   renderers), load anything from outside its origin, need an npm build.
 //! - **Invariants:** every page passes `security::guard` like an API route (a page that needs a token and has
@@ -30,8 +31,8 @@ use falcon_core::auth::Scope;
 use falcon_core::status::ExperimentStatus;
 use std::sync::Arc;
 
-/// The cookie a signed-in browser carries (`HttpOnly; SameSite=Strict`).
-pub const COOKIE: &str = "falcon_token";
+/// The cookie a signed-in browser carries (`HttpOnly; SameSite=Strict`): an opaque sign-in id, never the token.
+pub const COOKIE: &str = "falcon_session";
 
 pub fn router() -> Router<Arc<State>> {
     Router::new()

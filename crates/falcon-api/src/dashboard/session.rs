@@ -7,8 +7,9 @@
 use super::{error_page, principal, render, status_badge, Shell};
 use crate::error::{ApiError, ApiResult};
 use crate::routes::query_pairs;
+use crate::routes::Path;
 use crate::state::State;
-use axum::extract::{Path, RawQuery, Request, State as Extract};
+use axum::extract::{RawQuery, Request, State as Extract};
 use axum::response::Response;
 use falcon_app::goals::parse_session_id;
 use falcon_app::render::markup::escape;

@@ -94,7 +94,7 @@ pub struct ClaimBody {
     /// A goal (`g-N`); without it, the next open goal of highest priority.
     #[schemars(regex(pattern = r"^g-[0-9]{1,18}$"))]
     pub id: Option<String>,
-    /// Who claims (default: the token's name).
+    /// Who claims: the token's own name (the default); another owner's name needs an admin token (403 otherwise).
     #[schemars(regex(pattern = r"\S"))]
     pub owner: Option<String>,
     /// The lease, in seconds: 1 s to 7 days (default 3600).
@@ -112,8 +112,8 @@ impl ClaimBody {
     }
 }
 
-/// The body of `POST /api/v1/goals/{id}/release|achieve|abandon`: why (kept in the goal's history), and who
-/// (default: the token's name).
+/// The body of `POST /api/v1/goals/{id}/release|achieve|abandon`: why (kept in the goal's history), and who acts
+/// (default, and for a write token the only one allowed: the token's own name; an admin acts for the holder).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CloseBody {

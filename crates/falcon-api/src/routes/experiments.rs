@@ -4,9 +4,10 @@
 use super::{count, experiment_id, flag, page_limit, query_pairs};
 use crate::body;
 use crate::error::{ApiError, ApiResult};
+use crate::routes::Path;
 use crate::state::State;
 use axum::body::Body;
-use axum::extract::{Path, RawQuery, State as Extract};
+use axum::extract::{RawQuery, State as Extract};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -66,7 +67,8 @@ fn id_param(name: &str, value: String, prefix: &str) -> ApiResult<String> {
 async fn submit(Extract(state): Extract<Arc<State>>, body: Body) -> ApiResult<Response> {
     let text = body::text(body).await?;
     let spec = falcon_core::spec::parse_spec(&text, "request body")?;
-    let (detail, _) = state.app.submit_experiment(&spec, false, None, |_| {}).await?;
+    let (mut detail, _) = state.app.submit_experiment(&spec, false, None, |_| {}).await?;
+    served_uris(&mut detail.view.artifacts);
     let location = format!("/api/v1/experiments/{}", detail.view.record.id);
     let mut response = (StatusCode::CREATED, Json(detail)).into_response();
     if let Ok(v) = HeaderValue::from_str(&location) {
@@ -76,11 +78,15 @@ async fn submit(Extract(state): Extract<Arc<State>>, body: Body) -> ApiResult<Re
 }
 
 async fn show(Extract(state): Extract<Arc<State>>, Path(id): Path<String>) -> ApiResult<Response> {
-    Ok(Json(state.app.show_experiment(experiment_id(&id)?, None).await?).into_response())
+    let mut detail = state.app.show_experiment(experiment_id(&id)?, None).await?;
+    served_uris(&mut detail.view.artifacts);
+    Ok(Json(detail).into_response())
 }
 
 async fn cancel(Extract(state): Extract<Arc<State>>, Path(id): Path<String>) -> ApiResult<Response> {
-    Ok(Json(state.app.cancel_experiment(experiment_id(&id)?).await?).into_response())
+    let mut detail = state.app.cancel_experiment(experiment_id(&id)?).await?;
+    served_uris(&mut detail.view.artifacts);
+    Ok(Json(detail).into_response())
 }
 
 /// `GET …/{id}/logs?tail=N`: `{source: text}` (the last N lines of each with `tail`). With `Accept:
@@ -192,13 +198,51 @@ async fn artifacts(
             other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
         }
     }
-    Ok(Json(state.app.experiment_artifacts(experiment_id(&id)?, cursor.as_deref(), limit).await?).into_response())
+    let mut page = state.app.experiment_artifacts(experiment_id(&id)?, cursor.as_deref(), limit).await?;
+    served_uris(&mut page.items);
+    Ok(Json(page).into_response())
+}
+
+/// An artifact's `uri` on the server's own disk (`file://…`) becomes the route that serves it: a reader on
+/// another machine learns no local path of the server (where its store, and so its database, lives).
+pub fn served_uris(artifacts: &mut [falcon_app::experiments::ArtifactRecord]) {
+    for a in artifacts.iter_mut().filter(|a| a.uri.starts_with("file:")) {
+        a.uri = match a.experiment {
+            Some(id) => {
+                let name = a.key.strip_prefix(&format!("experiments/{id}/")).unwrap_or(&a.key);
+                format!("/api/v1/experiments/{id}/artifacts/{}", crate::dashboard::url_path(name))
+            }
+            None => String::new(),
+        };
+    }
+}
+
+/// `Content-Disposition: attachment` with the object's file name, as RFC 6266 writes it: an ASCII fallback and
+/// the UTF-8 name percent-encoded.
+fn attachment(path: &str) -> String {
+    let name = path.rsplit('/').next().filter(|n| !n.is_empty()).unwrap_or("artifact");
+    let ascii: String =
+        name.chars().map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' && c != '%' { c } else { '_' }).collect();
+    let encoded: String = name
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"!#$&+-.^_`|~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
 }
 
 /// Bytes streamed a read at a time.
 const CHUNK: u64 = 4 << 20;
 
-/// `GET …/{id}/artifacts/{path}`: the object, streamed; `Range: bytes=a-b` (one range) gives 206.
+/// `GET …/{id}/artifacts/{path}`: the object, streamed; `Range: bytes=a-b` (one range) gives 206. A workload
+/// wrote it, so it is never a page of this origin: always a download (`Content-Disposition: attachment`), under
+/// `Content-Security-Policy: sandbox; default-src 'none'` (opened anyway, it runs no script and loads nothing)
+/// and `nosniff`.
 async fn artifact(
     Extract(state): Extract<Arc<State>>,
     Path((id, path)): Path<(String, String)>,
@@ -242,6 +286,9 @@ async fn artifact(
         }
     };
     put(h, header::CONTENT_TYPE, record.content_type.clone());
+    put(h, header::CONTENT_DISPOSITION, attachment(&path));
+    put(h, header::CONTENT_SECURITY_POLICY, "sandbox; default-src 'none'".into());
+    put(h, header::X_CONTENT_TYPE_OPTIONS, "nosniff".into());
     put(h, header::CONTENT_LENGTH, (end - start).to_string());
     put(h, header::ACCEPT_RANGES, "bytes".into());
     put(h, header::ETAG, format!("\"{}\"", record.sha256));
@@ -312,5 +359,17 @@ mod tests {
         for bad in ["bytes=100-", "bytes=5-2", "bytes=0-1,3-4", "items=0-1", "bytes=x-1", "bytes=-0"] {
             assert_eq!(parse_range(bad, 100), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn an_artifact_downloads_under_its_own_name() {
+        assert_eq!(
+            super::attachment("reports/report.html"),
+            "attachment; filename=\"report.html\"; filename*=UTF-8''report.html"
+        );
+        assert_eq!(
+            super::attachment("a b/\"x\";é.txt"),
+            "attachment; filename=\"_x_;_.txt\"; filename*=UTF-8''%22x%22%3B%C3%A9.txt"
+        );
     }
 }

@@ -1,14 +1,16 @@
 //! `/api/v1/goals` (list, create, show, claim, release/achieve/abandon, compare, report), `/api/v1/sessions`
-//! (submit a sweep, show) and `/api/v1/pools`. The owner of a claim defaults to the token's name; closing a goal
-//! someone else holds needs an `admin` token.
+//! (submit a sweep, show) and `/api/v1/pools`. Goal actions are authorised by the caller's identity, never by a
+//! body field: a `write` token claims for itself (its name is the owner) and releases, achieves or abandons only
+//! the goals it holds; an `admin` token acts on any goal, and may claim for another owner by naming it.
 
 use super::bodies::{ClaimBody, CloseBody, NewGoalBody, SessionBody};
 use super::{page_limit, query_pairs};
 use crate::body;
 use crate::error::{ApiError, ApiResult};
+use crate::routes::Path;
 use crate::state::State;
 use axum::body::Body;
-use axum::extract::{Path, RawQuery, State as Extract};
+use axum::extract::{RawQuery, State as Extract};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -94,29 +96,45 @@ async fn claim(
     let b: ClaimBody = body::json(body).await?;
     b.check()?;
     let id = b.id.as_deref().map(parse_goal_id).transpose()?;
-    let owner = b.owner.unwrap_or(principal.name);
+    let owner = acting_as(&principal, b.owner)?;
     let lease = Duration::from_secs(b.lease_s.unwrap_or(3600).clamp(1, 7 * 86400));
     Ok(Json(GoalView::from(state.app.claim_goal(id, &owner, lease).await?)).into_response())
+}
+
+/// Who the caller acts as: itself, or — for an admin only — the owner the body names.
+fn acting_as(principal: &Principal, named: Option<String>) -> ApiResult<String> {
+    match named {
+        Some(owner) if owner != principal.name && !principal.scope.allows(Scope::Admin) => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!("token `{}` acts for itself; acting for `{owner}` needs an admin token", principal.name),
+        )),
+        Some(owner) => Ok(owner),
+        None => Ok(principal.name.clone()),
+    }
 }
 
 async fn close(state: &State, principal: Principal, id: &str, to: GoalStatus, body: Body) -> ApiResult<Response> {
     let b: CloseBody = body::json(body).await?;
     b.check()?;
     let id = parse_goal_id(id)?;
+    let actor = acting_as(&principal, b.owner)?;
     let goal = state.app.goal(id).await?;
-    let actor = b.owner.unwrap_or_else(|| principal.name.clone());
-    if let Some(owner) = goal.owner.as_deref() {
-        if owner != actor && !principal.scope.allows(Scope::Admin) {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "forbidden",
-                format!("goal {id} is held by {owner}; closing another owner's goal needs an admin token"),
-            ));
-        }
+    let admin = principal.scope.allows(Scope::Admin);
+    if !admin && goal.owner.as_deref() != Some(principal.name.as_str()) {
+        let held = match goal.owner.as_deref() {
+            Some(owner) => format!("is held by {owner}"),
+            None => "is not claimed".to_string(),
+        };
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!("goal {id} {held}; a write token acts only on the goals it claimed (others need an admin token)"),
+        ));
     }
     // An admin acts for the holder.
     let actor = match goal.owner.as_deref() {
-        Some(owner) if principal.scope.allows(Scope::Admin) => owner.to_string(),
+        Some(owner) if admin => owner.to_string(),
         _ => actor,
     };
     Ok(Json(GoalView::from(state.app.close_goal(id, to, &b.reason, Some(&actor)).await?)).into_response())

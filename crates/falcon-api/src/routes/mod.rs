@@ -36,6 +36,21 @@ pub fn router() -> Router<Arc<State>> {
         })
 }
 
+/// The path's parameters, as axum's `Path` reads them but refused with the JSON error (a bad percent-encoding
+/// is a 400 `usage`, not axum's plain-text answer).
+pub struct Path<T>(pub T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> axum::extract::FromRequestParts<S> for Path<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, ApiError> {
+        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(value)) => Ok(Path(value)),
+            Err(e) => Err(ApiError::usage(format!("the path: {}", e.body_text()))),
+        }
+    }
+}
+
 /// An experiment id as the API takes it: `e-N` only (a path is never read on the server's disk).
 pub fn experiment_id(text: &str) -> ApiResult<ExperimentId> {
     let digits = text.strip_prefix("e-").filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));

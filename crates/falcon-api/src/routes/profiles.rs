@@ -8,8 +8,9 @@
 use super::goals::text;
 use super::{experiment_id, query_pairs};
 use crate::error::{ApiError, ApiResult};
+use crate::routes::Path;
 use crate::state::State;
-use axum::extract::{Path, RawQuery, State as Extract};
+use axum::extract::{RawQuery, State as Extract};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;

@@ -14,7 +14,11 @@ pub async fn run(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCo
         worker: !args.no_worker,
         max_analyses: args.max_analyses.max(1),
         allowed_hosts: args.allowed_hosts.clone(),
-        ..ServeOptions::default()
+        limits: falcon_api::connections::Limits {
+            max_connections: args.max_connections as usize,
+            max_per_client: args.max_connections_per_client as usize,
+            ..Default::default()
+        },
     };
     let worker = options.worker;
     let stop = async {
@@ -23,13 +27,13 @@ pub async fn run(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCo
             _ = tokio::signal::ctrl_c() => {}
             _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
         }
-        eprintln!("falcon serve: stopping (requests in flight finish; streams end within 10 s)");
+        eprintln!("falcon serve: stopping (requests in flight finish; everything ends within 10 s)");
     };
     falcon_api::serve(app.clone(), options, stop, |addr, tokens| {
         eprintln!(
             "falcon serve: listening on http://{addr} — API /api/v1, OpenAPI /api/v1/openapi.json; worker {}; {}",
             if worker { "on" } else { "off" },
-            if tokens { "tokens required" } else { "open (loopback, no token defined)" }
+            if tokens { "tokens required" } else { "open (loopback, no token ever made)" }
         );
     })
     .await?;

@@ -40,6 +40,13 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &TokenCommand) -> anyh
         }
         TokenCommand::Revoke { name } => {
             let revoked = app.revoke_token(name).await?;
+            if !app.tokens_exist().await? {
+                eprintln!(
+                    "falcon: warning: that was the last live token: `falcon serve` over this store now refuses every \
+                     request (it never opens again by itself); `falcon token create --name NAME --scope admin` lets \
+                     someone in"
+                );
+            }
             if global.json {
                 print_json(&revoked)?;
             } else {

@@ -209,7 +209,9 @@ async fn every_route_answers_every_credential_as_its_scope_allows() {
         ReadOnly,
         Everything,
     }
-    let cases: Vec<(&str, Option<(&str, String)>, Want)> = vec![
+    /// A credential case: its name, the header it sends, what it may do.
+    type Case<'a> = (&'a str, Option<(&'a str, String)>, Want);
+    let cases: Vec<Case> = vec![
         ("none", None, Want::Refused),
         ("basic scheme", Some(("authorization", format!("Basic {admin}"))), Want::Refused),
         ("unknown token", Some(("authorization", "Bearer falcon_0000".into())), Want::Refused),

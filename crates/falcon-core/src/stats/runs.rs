@@ -41,12 +41,20 @@
 //!    geometric mean of its run medians (with one run, that run's median), its `mean` the arithmetic mean of
 //!    the run medians and its `n` the steps behind them.
 //! 4. The decision is [`super::compare`]'s (same α, `min_effect`, interval conditions; see
-//!    [`super::verdict`]); sides made of the same runs are `same`.
-//! 5. When `inconclusive`: `repeats_needed` is the smallest number of runs per side `n` with
-//!    `(t_{1−α/2, ν(n)} + t_{0.8, ν(n)})·σ_eff·√(2/n) ≤ δ`, the textbook power calculation of a two-sample
-//!    t-test at 80 % power, for δ the observed shift on the log scale (at least `ln(1 + min_effect)`),
-//!    `σ_eff` the variance estimate above (at least the within-run part), and `ν(n) = 2(n − 1) + ν₀`; it is at
-//!    least one more than the larger side has now, and `null` past [`MAX_REPEATS`].
+//!    [`super::verdict`]): a change needs significance, |d| ≥ `min_effect` and an interval clear of 0; `same`
+//!    needs the interval inside ±`min_effect` (the equivalence test); anything else is `inconclusive`. Sides
+//!    made of the same runs are `same`.
+//! 5. When `inconclusive`: `repeats_needed`, the runs per side that would decide it with 80 % power if the
+//!    observed shift is the true one, `σ_eff` being the variance estimate above (at least the within-run part)
+//!    and `ν(n) = 2(n − 1) + ν₀`:
+//!    - a shift under half the margin (|ȳ_b − ȳ_a| < ln(1 + e)/2) is headed for `same`: the smallest `n` with
+//!      `(t_{(1+c)/2, ν(n)} + t_{0.9, ν(n)})·σ_eff·√(2/n) ≤ ln(1 + e) − |ȳ_b − ȳ_a|`, the power calculation
+//!      of the two one-sided tests (the interval at confidence c inside the margin);
+//!    - a larger one is headed for a change: the smallest `n` with
+//!      `(t_{1−α/2, ν(n)} + t_{0.8, ν(n)})·σ_eff·√(2/n) ≤ δ`, the textbook power calculation of a two-sample
+//!      t-test, for δ the observed shift on the log scale (at least `ln(1 + e)`).
+//!
+//!    It is at least one more than the larger side has now, and `null` past [`MAX_REPEATS`].
 //!
 //! # False positives
 //!
@@ -65,7 +73,10 @@
 //! the steps within a run are often tighter than 1 %. 5 % is at the upper end, so that a comparison without
 //! repeats or history errs towards `inconclusive`, and ν₀ = 4 says it is a guess worth about five runs: a
 //! handful of real repeats or a history replaces it. With one run a side only shifts beyond about
-//! ±33 % (4.60·√2·5 %) are called, which is what one run of each can honestly support.
+//! ±33 % (4.60·√2·5 %) are called, which is what one run of each can honestly support; and nothing is ever
+//! called `same` with one run a side (the 95 % interval is at least ±19.6 % = 2.78·√2·5 % wide, far past the
+//! 2 % margin): with one run a side the honest answer to "did nothing change?" is `inconclusive` and the runs
+//! that would tell.
 
 use super::descriptive::{drop_warmup, mean, percentile_sorted, sorted_finite};
 use super::special::{t_quantile_two_sided, t_two_sided_p};
@@ -192,6 +203,7 @@ pub fn compare_runs(
         runs: Some(runs),
         between_run_cv: Some(BetweenRunCv { cv: prior_var.sqrt(), source: prior_source, dof: prior_dof }),
         repeats_needed: None,
+        min_effect: Some(opts.min_effect),
         notes: Vec::new(),
     };
     if ra.is_empty() || rb.is_empty() {
@@ -262,14 +274,23 @@ pub fn compare_runs(
     // Step 5: how many runs would settle it.
     if verdict.verdict == VerdictKind::Inconclusive {
         let var_eff = var.max(wa).max(wb);
-        let min_shift =
-            if opts.min_effect.is_finite() && opts.min_effect > 0.0 { opts.min_effect.ln_1p() } else { 0.0 };
-        let shift = diff.abs().max(min_shift);
+        let margin = if opts.min_effect.is_finite() && opts.min_effect > 0.0 { opts.min_effect.ln_1p() } else { 0.0 };
         let now = ra.len().max(rb.len());
-        verdict.repeats_needed = repeats_needed(shift, var_eff, prior_dof, opts.alpha).map(|n| n.max(now + 1));
+        let towards_same = diff.abs() < margin / 2.0;
+        let n = if towards_same {
+            repeats_for_equivalence(margin - diff.abs(), var_eff, prior_dof, conf)
+        } else {
+            repeats_needed(diff.abs().max(margin), var_eff, prior_dof, opts.alpha)
+        };
+        verdict.repeats_needed = n.map(|n| n.max(now + 1));
+        let what = if towards_same {
+            format!("show the two within ±{:.1}%", opts.min_effect * 100.0)
+        } else {
+            "resolve a shift of this size".to_string()
+        };
         match verdict.repeats_needed {
-            Some(n) => notes.push(format!("about {n} runs per side would resolve a shift of this size (80 % power)")),
-            None => notes.push(format!("more than {MAX_REPEATS} runs per side would be needed to resolve this shift")),
+            Some(n) => notes.push(format!("about {n} runs per side would {what} (80 % power)")),
+            None => notes.push(format!("more than {MAX_REPEATS} runs per side would be needed to {what}")),
         }
     }
     verdict.notes = notes;
@@ -320,6 +341,28 @@ pub fn repeats_needed(shift: f64, var: f64, prior_dof: f64, alpha: f64) -> Optio
         }
         let need = (t_quantile(1.0 - alpha / 2.0, dof) + t_quantile(TARGET_POWER, dof)) * sd * (2.0 / n as f64).sqrt();
         need <= shift
+    })
+}
+
+/// Smallest runs per side `n` at which the interval at `confidence` of a log shift whose true size leaves
+/// `room` to the margin fits inside the margin with [`TARGET_POWER`] (two one-sided tests), the variance of
+/// one run's log median being `var`; `None` beyond [`MAX_REPEATS`] or when there is no room.
+pub fn repeats_for_equivalence(room: f64, var: f64, prior_dof: f64, confidence: f64) -> Option<usize> {
+    if !(room.is_finite() && var.is_finite()) || var < 0.0 || room <= 0.0 {
+        return None;
+    }
+    let conf = if confidence.is_finite() { confidence.clamp(0.5, 0.999_999) } else { 0.95 };
+    let sd = var.sqrt();
+    (1..=MAX_REPEATS).find(|&n| {
+        let dof = 2.0 * (n as f64 - 1.0) + prior_dof.max(0.0);
+        if dof <= 0.0 {
+            return false;
+        }
+        // Power 80 % split over the two one-sided tests when the true shift is near 0: the 0.9 quantile.
+        let need = (t_quantile(0.5 + conf / 2.0, dof) + t_quantile(0.5 + TARGET_POWER / 2.0, dof))
+            * sd
+            * (2.0 / n as f64).sqrt();
+        need <= room
     })
 }
 
@@ -421,6 +464,7 @@ mod tests {
             "runs",
             "between_run_cv",
             "repeats_needed",
+            "min_effect",
         ];
         want.sort_unstable();
         assert_eq!(keys, want);
@@ -497,6 +541,78 @@ mod tests {
         }
         eprintln!("A/A 3 runs a side: {changes}/200 changes");
         assert!(changes <= 6, "{changes}/200");
+    }
+
+    /// A/A with one run a side on the example (the recorded JAX CPU run, split into pseudo-runs): 100 seeded
+    /// pairs, each `inconclusive` — never `same` (one run a side cannot show two configs within ±2 %) and
+    /// never a change — and each names the runs a side that would decide it.
+    #[test]
+    fn aa_one_run_a_side_is_inconclusive_with_the_runs_that_would_decide() {
+        let recorded: Vec<f64> = include_str!("testdata/jax_cpu_step_times.txt")
+            .lines()
+            .map(|l| l.trim().parse().expect("one number per line"))
+            .collect();
+        let steps = drop_warmup(&recorded, None);
+        let samples: Vec<RunSample> =
+            steps.chunks_exact(32).map(|b| RunSample::from_steps(b, Some(0)).unwrap()).collect();
+        let mut rng = Rng::new(0x0A0A);
+        let mut idx: Vec<usize> = (0..samples.len()).collect();
+        let mut inconclusive = 0;
+        for trial in 0..100u64 {
+            rng.shuffle(&mut idx);
+            let o = CompareOptions { seed: trial, ..CompareOptions::default() };
+            let v =
+                compare_runs("step_time_s", Direction::LowerIsBetter, &[samples[idx[0]]], &[samples[idx[1]]], None, &o);
+            assert_ne!(v.verdict, VerdictKind::Same, "one run a side, called the same: {v:?}");
+            if v.verdict == VerdictKind::Inconclusive {
+                inconclusive += 1;
+                assert!(v.repeats_needed.is_some_and(|n| n >= 2), "{v:?}");
+            }
+        }
+        eprintln!("A/A, 1 run a side, 100 seeded pairs of the example's recorded run: {inconclusive} inconclusive");
+        assert!(inconclusive >= 95, "{inconclusive}/100");
+    }
+
+    /// A/A with 10 runs a side and 2 % run-to-run noise. At the default 2 % margin the 95 % interval of such a
+    /// comparison is about ±2.6 % wide (the pooled CV, with the default floor's 4 dof, is ~2.8 %, the t
+    /// quantile 2.07, √(2/10)), so no honest rule can call it `same` at ±2 % — it stays `inconclusive` and
+    /// names the runs that would show it (~40 a side). Run that many and it is `same` ≥ 90 of 100 times; asked
+    /// with a 5 % margin, 10 runs a side already are. Never a change.
+    #[test]
+    fn aa_ten_runs_a_side_and_the_runs_it_names() {
+        let mut rng = Rng::new(0x1010);
+        let run_of = |rng: &mut Rng| run(rng, 0.5, 0.02, 0.01);
+        let trial = |rng: &mut Rng, n: usize, o: &CompareOptions| {
+            let a: Vec<RunSample> = (0..n).map(|_| run_of(rng)).collect();
+            let b: Vec<RunSample> = (0..n).map(|_| run_of(rng)).collect();
+            compare_runs("step_time_s", Direction::LowerIsBetter, &a, &b, None, o)
+        };
+        let default = CompareOptions::default();
+        let (mut same, mut changes, mut named) = (0, 0, Vec::new());
+        for _ in 0..100 {
+            let v = trial(&mut rng, 10, &default);
+            same += usize::from(v.verdict == VerdictKind::Same);
+            changes += usize::from(v.is_change());
+            if let Some(n) = v.repeats_needed {
+                named.push(n);
+            }
+        }
+        named.sort_unstable();
+        let n = named[named.len() / 2];
+        eprintln!(
+            "A/A, 10 runs a side, 2 % noise, ±2 % margin: {same} same, {changes} changes; median repeats_needed {n}"
+        );
+        assert!(changes <= 1, "{changes}/100 changes");
+        assert!(named.len() >= 90, "an inconclusive verdict names its runs: {}/100", named.len());
+        assert!((20..=80).contains(&n), "repeats_needed {n}");
+        let same_at_n = (0..100).filter(|_| trial(&mut rng, n, &default).verdict == VerdictKind::Same).count();
+        let wide = CompareOptions { min_effect: 0.05, ..default };
+        let same_wide = (0..100).filter(|_| trial(&mut rng, 10, &wide).verdict == VerdictKind::Same).count();
+        eprintln!(
+            "  with {n} runs a side: {same_at_n}/100 same; 10 runs a side at a ±5 % margin: {same_wide}/100 same"
+        );
+        assert!(same_at_n >= 90, "{same_at_n}/100 same with the {n} runs a side it named");
+        assert!(same_wide >= 90, "{same_wide}/100 same at ±5 %");
     }
 
     #[test]
@@ -605,6 +721,27 @@ mod tests {
         assert_eq!(v.verdict, VerdictKind::Same, "{v:?}");
     }
 
+    proptest! {
+        /// One run a side and no history: whatever the two runs, never `same` unless they are the same run
+        /// (the interval is at least ±19.6 % wide on the log scale), and an `inconclusive` always names its runs
+        /// (or says more than the cap).
+        #[test]
+        fn one_run_a_side_is_never_called_the_same(
+            ma in 1e-3..1e3f64, shift in -0.5..0.5f64, sa in 0.0..0.2f64, sb in 0.0..0.2f64, n in 1usize..500,
+        ) {
+            let a = RunSample { median: ma, spread: sa * ma, n_steps: n };
+            let b = RunSample { median: ma * (1.0 + shift), spread: sb * ma, n_steps: n };
+            prop_assume!(a != b);
+            let v = compare_runs("m", Direction::LowerIsBetter, &[a], &[b], None, &CompareOptions::default());
+            prop_assert_ne!(v.verdict, VerdictKind::Same, "{:?}", v);
+            // ±2.78·√2·5 % on the log scale.
+            prop_assert!(v.ci_high_rel.unwrap().ln_1p() - v.ci_low_rel.unwrap().ln_1p() > 0.35, "{:?}", v);
+            if v.verdict == VerdictKind::Inconclusive {
+                prop_assert!(v.repeats_needed.is_some() || v.notes.iter().any(|n| n.contains("more than")), "{:?}", v);
+            }
+        }
+    }
+
     fn any_f64() -> impl Strategy<Value = f64> {
         prop_oneof![
             Just(f64::NAN),
@@ -643,6 +780,11 @@ mod tests {
             prop_assert!(serde_json::to_string(&v).is_ok());
             if let Some(p) = v.p_value { prop_assert!((0.0..=1.0).contains(&p), "{p}"); }
             prop_assert_eq!(v.repeats_needed.is_some(), v.repeats_needed.is_some() && v.verdict == VerdictKind::Inconclusive);
+            // `same` only with the interval inside the margin (or the same runs on both sides).
+            if v.verdict == VerdictKind::Same && v.notes.iter().all(|n| !n.contains("same runs")) {
+                let (lo, hi) = (v.ci_low_rel.unwrap(), v.ci_high_rel.unwrap());
+                prop_assert!(lo >= -o.min_effect && hi <= o.min_effect, "{v:?}");
+            }
             let _ = RunSample::from_steps(&steps, None);
             let _ = NoiseEstimate::from_run_medians(&steps);
         }

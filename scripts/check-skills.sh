@@ -92,7 +92,7 @@ json.dump({
     "baseline": "$baseline", "variant": "$variant", "clean": leaks[0], "leak": leaks[4194304],
     "kernel": "$kernel", "goal": "$goal", "nightly_fast": ",".join(nightly[:3]),
     "nightly_fast_again": ",".join(nightly[1:4]), "nightly_slow": ",".join(nightly[4:]),
-    "first_bad": nightly[4],
+    "first_bad": nightly[4], "nightly_one": nightly[0], "nightly_one_again": nightly[1],
 }, open(sys.argv[1], "w"), indent=1)
 PY
 failed=0

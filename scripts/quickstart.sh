@@ -2,7 +2,8 @@
 # Falcon's main job on the embedded defaults (SQLite, local artifact dir, local job runner):
 # builds `falcon`, writes ./falcon.toml if there is none, checks the setup, installs the example workload's
 # Python environment (JAX on CPU, under .cache/), runs a baseline and a variant of a small JAX transformer as
-# experiments (metrics, an XProf profile and logs land in the artifact store), compares their throughput,
+# experiments (metrics, an XProf profile and logs land in the artifact store), compares their step time and
+# throughput run by run (one run a side decides the step time; the throughput verdict says what would decide it),
 # analyses the variant's profile and compares the two profiles (terminal tables and an HTML report).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -36,7 +37,12 @@ B=$(submit examples/jax_transformer/variant.yaml)
 "$FALCON" exp show "$B"
 "$FALCON" exp diff "$A" "$B"
 # Batch 8 → 16 asks whether throughput improves: a doubled batch's step time is longer by design.
+# Run-level verdicts with one run a side: the step time doubles with the batch (decided even so); the throughput
+# moves a few percent at most, which one run a side cannot decide: its verdict names the runs that would.
+"$FALCON" exp compare "$A" "$B" --metric step_time_s
 "$FALCON" exp compare "$A" "$B" --metric tokens_per_s
+echo "quickstart: one run a side decides only changes far beyond run-to-run noise (about ±33 %); for the throughput, \
+run the repeats the verdict names (examples/jax_transformer/repeats.yaml repeats the baseline) and compare again" >&2
 "$FALCON" profile analyze "$B" --tool overview,ops --top 8
 "$FALCON" profile compare "$A" "$B" --top 5
 mkdir -p .falcon/reports

@@ -79,7 +79,7 @@ async fn build(state: &State, a: &str, b: &str) -> ApiResult<String> {
     if shared.is_empty() {
         s.push_str("<p class=\"empty\">No metric logged by both (yet).</p>");
     } else {
-        s.push_str("<div class=\"table-wrap\"><table><thead><tr><th scope=\"col\">metric</th><th scope=\"col\">verdict</th><th scope=\"col\">median A</th><th scope=\"col\">median B</th><th scope=\"col\">change</th><th scope=\"col\">95 % CI</th><th scope=\"col\">p</th><th scope=\"col\">rests on</th></tr></thead><tbody>");
+        s.push_str("<div class=\"table-wrap\"><table><thead><tr><th scope=\"col\">metric</th><th scope=\"col\">verdict</th><th scope=\"col\">median A</th><th scope=\"col\">median B</th><th scope=\"col\">change</th><th scope=\"col\">95 % CI</th><th scope=\"col\">margin</th><th scope=\"col\">p</th><th scope=\"col\">rests on</th></tr></thead><tbody>");
         for metric in shared {
             let req = CompareRequest {
                 a: a.to_string(),
@@ -103,7 +103,7 @@ async fn build(state: &State, a: &str, b: &str) -> ApiResult<String> {
                     let num = |x: Option<f64>| x.map_or("–".to_string(), falcon_app::render::html::fmt_num);
                     let _ = write!(
                         s,
-                        "<tr><td>{}</td><td><span class=\"verdict {class}\">{}</span></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">[{}, {}]</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                        "<tr><td>{}</td><td><span class=\"verdict {class}\">{}</span></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">[{}, {}]</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
                         escape(metric),
                         escape(&kind),
                         num(v.a.median),
@@ -111,6 +111,7 @@ async fn build(state: &State, a: &str, b: &str) -> ApiResult<String> {
                         pct(v.delta_rel),
                         pct(v.ci_low_rel),
                         pct(v.ci_high_rel),
+                        v.min_effect.map_or("–".to_string(), |e| format!("±{:.1} %", e * 100.0)),
                         verdict::p_value(v.p_value),
                         escape(&verdict::evidence(v)),
                     );
@@ -118,7 +119,7 @@ async fn build(state: &State, a: &str, b: &str) -> ApiResult<String> {
                 Err(e) => {
                     let _ = write!(
                         s,
-                        "<tr><td>{}</td><td colspan=\"7\">{}</td></tr>",
+                        "<tr><td>{}</td><td colspan=\"8\">{}</td></tr>",
                         escape(metric),
                         escape(&e.to_string())
                     );

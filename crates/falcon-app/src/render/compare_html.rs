@@ -116,11 +116,17 @@ fn verdict_lines(v: &Verdict, value: impl Fn(Option<f64>) -> String) -> Vec<Stri
         (Some(lo), Some(hi)) => format!(" [{}, {}]", fmt_rel(Some(lo)), fmt_rel(Some(hi))),
         _ => String::new(),
     };
-    vec![
+    let margin = v.min_effect.map(|e| format!(" vs ±{:.1}%", e * 100.0)).unwrap_or_default();
+    let mut lines = vec![
         format!("A {} → B {} (medians)", value(v.a.median), value(v.b.median)),
-        format!("Δ {}{ci}", fmt_rel(v.delta_rel)),
+        format!("Δ {}{ci}{margin}", fmt_rel(v.delta_rel)),
         format!("p = {} · n = {} / {}", fmt_p(v.p_value), v.a.n, v.b.n),
-    ]
+    ];
+    let evidence = super::verdict::evidence(v);
+    if !evidence.is_empty() {
+        lines.push(evidence);
+    }
+    lines
 }
 
 fn cards(c: &ProfileComparison) -> String {

@@ -182,11 +182,12 @@ fn side_device(s: &Side) -> String {
 
 /// The sentence of a verdict: change, interval, p-value, word.
 pub fn verdict_line(v: &Verdict, markdown: bool) -> String {
+    let margin = v.min_effect.map(|e| format!(" vs margin ±{:.1}%", e * 100.0)).unwrap_or_default();
     let ci = match (v.ci_low_rel, v.ci_high_rel) {
-        (Some(lo), Some(hi)) => format!(" (CI {} … {})", rel_pct(Some(lo)), rel_pct(Some(hi))),
+        (Some(lo), Some(hi)) => format!(" (CI {} … {}{margin})", rel_pct(Some(lo)), rel_pct(Some(hi))),
         _ => String::new(),
     };
-    format!(
+    let mut line = format!(
         "{}: Δ median {}{}, p-value {}, n = {} vs {} → {}",
         v.metric,
         rel_pct(v.delta_rel),
@@ -195,7 +196,12 @@ pub fn verdict_line(v: &Verdict, markdown: bool) -> String {
         v.a.n,
         v.b.n,
         bold(markdown, v.verdict.as_str())
-    )
+    );
+    let evidence = super::verdict::evidence(v);
+    if !evidence.is_empty() {
+        line.push_str(&format!(" ({evidence})"));
+    }
+    line
 }
 
 /// How a matched op was paired and how sure it is (`fingerprint 0.93`); `—` for added and removed ops.

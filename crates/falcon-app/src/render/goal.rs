@@ -156,8 +156,11 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
                             v.a.median.map_or("—".into(), num),
                             v.b.median.map_or("—".into(), num),
                             pct(v.delta_rel),
-                            match (v.ci_low_rel, v.ci_high_rel) {
-                                (Some(lo), Some(hi)) => format!("{} … {}", pct(Some(lo)), pct(Some(hi))),
+                            match (v.ci_low_rel, v.ci_high_rel, v.min_effect) {
+                                (Some(lo), Some(hi), Some(e)) => {
+                                    format!("{} … {} (margin ±{:.1}%)", pct(Some(lo)), pct(Some(hi)), e * 100.0)
+                                }
+                                (Some(lo), Some(hi), None) => format!("{} … {}", pct(Some(lo)), pct(Some(hi))),
                                 _ => "—".into(),
                             },
                             super::verdict::p_value(v.p_value),
@@ -174,7 +177,8 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
 }
 
 /// A ranking row's verdict against the baseline: `baseline`, `re-run of baseline`, or the verdict with its
-/// runs a side (`improved, 3 vs 2 runs`); `—` without one.
+/// runs a side (`improved, 3 vs 2 runs`; an inconclusive one with the runs a side that would decide it); `—`
+/// without one.
 pub fn row_verdict(row: &falcon_exp::goals::GoalRow) -> String {
     if row.baseline {
         return "baseline".into();
@@ -184,10 +188,16 @@ pub fn row_verdict(row: &falcon_exp::goals::GoalRow) -> String {
     }
     match &row.verdict {
         None => "—".into(),
-        Some(v) => match v.runs {
-            Some(runs) => format!("{}, {} vs {} runs", v.verdict.as_str(), runs.a, runs.b),
-            None => v.verdict.as_str().to_string(),
-        },
+        Some(v) => {
+            let mut out = match v.runs {
+                Some(runs) => format!("{}, {} vs {} runs", v.verdict.as_str(), runs.a, runs.b),
+                None => v.verdict.as_str().to_string(),
+            };
+            if let Some(n) = v.repeats_needed {
+                out.push_str(&format!(" (~{n} a side would decide)"));
+            }
+            out
+        }
     }
 }
 

@@ -1,6 +1,6 @@
-//! One line per verdict (DESIGN.md §2), shared by every front end that prints one: the decision, the change
-//! with its interval and p-value, and what it rests on — the runs a side, the between-run noise and its
-//! source, and the repeats an inconclusive verdict would need.
+//! One line per verdict, shared by every front end that prints one: the decision, the change with its interval,
+//! the margin the interval is judged against and the p-value, and what it rests on — the runs a side, the
+//! between-run noise and its source, and the repeats an inconclusive verdict would need.
 
 use super::numbers::significant;
 use falcon_core::stats::verdict::NoiseSource;
@@ -33,17 +33,69 @@ pub fn evidence(v: &Verdict) -> String {
         out.push_str(&format!(", between-run CV {:.1}% ({source}, {:.0} dof)", cv.cv * 100.0, cv.dof));
     }
     if let Some(n) = v.repeats_needed {
-        out.push_str(&format!("; ~{n} runs a side would resolve a change this size"));
+        out.push_str(&format!("; ~{n} runs a side would {}", would_decide(v)));
     }
     out
 }
 
-/// `metric: verdict (direction), median A → B (Δ), 95% CI [lo, hi], p = …; evidence`.
+/// What `repeats_needed` runs a side would decide: whether the two are within the margin (the shift seen is
+/// under half of it) or whether the shift seen is a change.
+pub fn would_decide(v: &Verdict) -> String {
+    let e = v.min_effect.unwrap_or(0.02);
+    match v.delta_rel {
+        Some(d) if d.abs() < e / 2.0 => format!("show whether the two are within ±{}", margin(e)),
+        _ => "decide whether this shift is a change".to_string(),
+    }
+}
+
+/// A margin as a reader sees it: `2.0%`.
+fn margin(e: f64) -> String {
+    format!("{:.1}%", e * 100.0)
+}
+
+/// For an `inconclusive` run-level verdict, the commands that would decide it: repeat each side up to
+/// `repeats_needed` runs, then compare the configs (all their runs). `None` for a decided verdict.
+pub fn how_to_decide(cmp: &crate::experiments::RunComparison) -> Option<String> {
+    let v = &cmp.verdict;
+    if v.verdict != falcon_core::stats::VerdictKind::Inconclusive {
+        return None;
+    }
+    let Some(n) = v.repeats_needed else {
+        return Some(format!(
+            "no number of runs within reach decides this at ±{} (the shift seen sits on the margin): a wider margin, \
+             or a lower run-to-run noise, would",
+            margin(v.min_effect.unwrap_or(0.02))
+        ));
+    };
+    let config = |rows: &[falcon_exp::runs::RunRow]| {
+        let mut hashes: Vec<&str> = rows.iter().map(|r| r.config_hash.as_str()).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        (hashes.len() == 1).then(|| format!("config:{}", hashes[0].chars().take(12).collect::<String>()))
+    };
+    let (a, b) = (config(&cmp.sides.a), config(&cmp.sides.b));
+    let have = v.runs.map(|r| r.a.min(r.b)).unwrap_or(0);
+    let mut out = format!(
+        "to decide: {n} runs a side in all, {} more of each (`falcon session submit SPEC --repeats {}` with each \
+         side's spec)",
+        n.saturating_sub(have),
+        n.saturating_sub(have).max(1)
+    );
+    if let (Some(a), Some(b)) = (a, b) {
+        out.push_str(&format!(", then `falcon exp compare {a} {b} --metric {}`", v.metric));
+    }
+    Some(out)
+}
+
+/// `metric: verdict (direction), median A → B (Δ), 95% CI [lo, hi] vs margin ±e, p = …; evidence`.
 pub fn line(v: &Verdict) -> String {
-    let ci = match (v.ci_low_rel, v.ci_high_rel) {
+    let mut ci = match (v.ci_low_rel, v.ci_high_rel) {
         (Some(lo), Some(hi)) => format!("95% CI [{}, {}]", pct(Some(lo)), pct(Some(hi))),
         _ => "95% CI —".to_string(),
     };
+    if let Some(e) = v.min_effect {
+        ci.push_str(&format!(" vs margin ±{}", margin(e)));
+    }
     let mut out = format!(
         "{}: {} ({}), median {} → {} ({}), {ci}, p = {}",
         v.metric,
@@ -83,8 +135,21 @@ mod tests {
             text.starts_with("step_time_s: inconclusive (lower is better), median 0.1565 → 0.1721 (+9.97%)"),
             "{text}"
         );
+        assert!(text.contains("vs margin ±2.0%"), "{text}");
         assert!(text.contains("1 vs 1 run, between-run CV 5.0% (default floor, 4 dof)"), "{text}");
-        assert!(text.contains("runs a side would resolve"), "{text}");
+        assert!(text.contains("runs a side would decide whether this shift is a change"), "{text}");
+        // The quickstart's pair of issue 32 (−1.9 %, 95 % CI ±19 %): not `same` — inconclusive, with the runs.
+        let tps = |a: f64, b: f64| {
+            let o = CompareOptions::default();
+            line(&compare_runs("tokens_per_s", Direction::HigherIsBetter, &[run(a)], &[run(b)], None, &o))
+        };
+        let text = tps(8531.0, 8368.0);
+        assert!(text.starts_with("tokens_per_s: inconclusive"), "{text}");
+        assert!(text.contains("runs a side would decide whether this shift is a change"), "{text}");
+        // Nearly nothing seen: the runs that would show the two within the margin.
+        let text = tps(8531.0, 8500.0);
+        assert!(text.starts_with("tokens_per_s: inconclusive"), "{text}");
+        assert!(text.contains("runs a side would show whether the two are within ±2.0%"), "{text}");
         assert_eq!(p_value(Some(0.0)), "0.000");
         assert_eq!(p_value(Some(1.6e-4)), "1.6e-4");
     }

@@ -218,6 +218,9 @@ async fn compare(global: &GlobalArgs, app: &App, args: &CompareArgs) -> anyhow::
         print_json(&cmp)?;
     } else {
         print_stdout(&falcon_app::render::verdict::line(&cmp.verdict))?;
+        if let Some(next) = falcon_app::render::verdict::how_to_decide(&cmp) {
+            print_stdout(&next)?;
+        }
         let mut t = table(["side", "experiment", "name", "config", "median", "spread", "steps"]);
         for (side, rows) in [("A", &cmp.sides.a), ("B", &cmp.sides.b)] {
             for r in rows {

@@ -38,6 +38,7 @@ fn verdict(kind: VerdictKind, a: Option<f64>, b: Option<f64>) -> Verdict {
         runs: None,
         between_run_cv: None,
         repeats_needed: None,
+        min_effect: Some(0.02),
         notes: Vec::new(),
     }
 }

@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use falcon_analysis::cpu_ops::cpu_op_profile;
-use falcon_analysis::profile::hlo_metadata::hlo_index;
+use falcon_analysis::profile::hlo::hlo_index;
 use falcon_analysis::profile::time_breakdown::time_breakdown;
 use falcon_analysis::steps::detect_steps;
 

@@ -1,7 +1,7 @@
 //! What each op's computation looks like, as [`super::matching`] scores a pair of ops across two captures:
 //! the HLO instruction's opcode, fusion kind, result shape and, for a fusion, the mix of opcodes it fuses
 //! (from the programs' serialized `HloProto`s on the capture's metadata plane, decoded by
-//! [`crate::profile::hlo_metadata`]), with the framework op name (`OpMetadata.op_name`) and source line that
+//! [`crate::profile::hlo`]), with the framework op name (`OpMetadata.op_name`) and source line that
 //! module reads from the same protos.
 //!
 //! Owns: the signature of an instruction and reading it from a capture. Must not: decide what matches
@@ -12,9 +12,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use falcon_xplane::XSpace;
 
-use crate::profile::hlo_metadata::{
-    decode_modules, index_of, HloComputationProto, HloInstructionProto, HloModuleProto, ShapeProto,
-};
+use crate::profile::hlo::metadata::{decode_modules, index_of};
+use crate::profile::hlo::proto::{HloComputationProto, HloInstructionProto, HloModuleProto, ShapeProto};
 
 /// One HLO instruction's computation, as far as the capture describes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -87,7 +86,7 @@ fn arrays(shape: &ShapeProto, depth: usize, out: &mut Vec<(i32, Vec<i64>)>) {
     }
 }
 
-/// Signatures of every instruction of one module (without op name and source, which `hlo_metadata` reads).
+/// Signatures of every instruction of one module (without op name and source, which `hlo::metadata` reads).
 fn signatures_of(module: &HloModuleProto) -> Vec<(String, Signature)> {
     let by_id: HashMap<i64, &HloComputationProto> = module.computations.iter().map(|c| (c.id, c)).collect();
     let mut out = Vec::new();
@@ -138,14 +137,19 @@ fn called_ops(instr: &HloInstructionProto, computations: &HashMap<i64, &HloCompu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::hlo_metadata::HloProto;
+    use crate::profile::hlo::proto::HloProto;
     use prost::Message;
 
     fn instr(name: &str, opcode: &str, dims: &[i64], calls: &[i64]) -> HloInstructionProto {
         HloInstructionProto {
             name: name.into(),
             opcode: opcode.into(),
-            shape: Some(ShapeProto { element_type: 11, dimensions: dims.to_vec(), tuple_shapes: Vec::new() }),
+            shape: Some(ShapeProto {
+                element_type: 11,
+                dimensions: dims.to_vec(),
+                tuple_shapes: Vec::new(),
+                layout: None,
+            }),
             fusion_kind: if opcode == "fusion" { "kLoop".into() } else { String::new() },
             called_computation_ids: calls.to_vec(),
             ..Default::default()
@@ -158,6 +162,7 @@ mod tests {
             name: String::new(),
             id: 9,
             instructions: vec![instr("p", "parameter", &[4], &[]), instr("e", "exponential", &[4], &[])],
+            ..Default::default()
         };
         let fused = HloComputationProto {
             name: String::new(),
@@ -169,26 +174,26 @@ mod tests {
                 instr("a2", "add", &[4], &[]),
                 instr("c", "call", &[4], &[9]),
             ],
+            ..Default::default()
         };
         let mut tuple = instr("t", "tuple", &[], &[]);
         tuple.shape = Some(ShapeProto {
             element_type: TUPLE,
             dimensions: Vec::new(),
             tuple_shapes: vec![
-                ShapeProto { element_type: 11, dimensions: vec![2, 3], tuple_shapes: Vec::new() },
-                ShapeProto { element_type: 4, dimensions: Vec::new(), tuple_shapes: Vec::new() },
+                ShapeProto { element_type: 11, dimensions: vec![2, 3], tuple_shapes: Vec::new(), layout: None },
+                ShapeProto { element_type: 4, dimensions: Vec::new(), tuple_shapes: Vec::new(), layout: None },
             ],
+            layout: None,
         });
         let entry = HloComputationProto {
             name: "main".into(),
             id: 1,
             instructions: vec![instr("fusion.3", "fusion", &[8, 4], &[7, 7]), tuple],
+            ..Default::default()
         };
-        let module = HloModuleProto {
-            name: "jit_step".into(),
-            computations: vec![inner, fused, entry],
-            stack_frame_index: None,
-        };
+        let module =
+            HloModuleProto { name: "jit_step".into(), computations: vec![inner, fused, entry], ..Default::default() };
         let sigs: HashMap<String, Signature> = signatures_of(&module).into_iter().collect();
         let f = &sigs["fusion.3"];
         assert_eq!((f.opcode.as_str(), f.fusion_kind.as_str()), ("fusion", "Loop"));

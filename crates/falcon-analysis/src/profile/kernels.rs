@@ -17,8 +17,10 @@
 //!   a JAX-style lower-case type or an empty type also gives the part before `:`; otherwise the
 //!   whole string). No `tf_op` stat -> empty op name and "not eligible".
 //! - Tensor cores: the kernel *uses* them when its name contains one of XProf's patterns
-//!   (`h884`, `s1688`, `hmma`, `xmma_gemm`, ...; a plane whose `device_vendor` stat is set and is not
-//!   `Nvidia` never does). The *op* is eligible when its name matches `IsOpTensorCoreEligible`
+//!   (`h884`, `s1688`, `hmma`, `xmma_gemm`, ...) or, past XProf, one of the Ampere and Hopper names XProf
+//!   misses ([`HOPPER_TENSOR_CORE_PATTERNS`]: cuBLAS's `nvjet_*`, `sm80_xmma`/`sm90_xmma`, CUTLASS
+//!   `tensorop`, `wgmma`, cuDNN and PyTorch flash attention, XLA's Triton `gemm_fusion_dot`, Inductor's
+//!   Triton matmul templates); a plane whose `device_vendor` stat is set and is not `Nvidia` never does. The *op* is eligible when its name matches `IsOpTensorCoreEligible`
 //!   (`…Conv2D`, `…/MatMul`, `BatchMatMul…`, ...), its `equation` stat is a two-operand einsum
 //!   (`IsEinsumTensorCoreEligible`), or the kernel uses tensor cores.
 //! - Launches are grouped by (name, grid, block, registers, static and dynamic shared memory,
@@ -94,6 +96,25 @@ const TENSOR_CORE_KERNEL_PATTERNS: [&str; 19] = [
     "xmma_sparse_conv",
     "xmma_sparse_gemm",
     "xmma_warp_specialized_implicit_gemm",
+];
+
+/// Tensor-core kernels of Ampere and Hopper that XProf's patterns miss (name substrings, lower case): cuBLAS's
+/// JIT GEMMs (`nvjet_sm90_tst_*`, `nvjet_hsh_*`), XMMA and CUTLASS tensor-op kernels, warpgroup MMA (`wgmma`,
+/// Hopper), cuDNN's and PyTorch's flash attention, CUTLASS FMHA, XLA's Triton GEMM fusions and PyTorch
+/// Inductor's Triton matmul templates.
+pub const HOPPER_TENSOR_CORE_PATTERNS: [&str; 12] = [
+    "nvjet_",
+    "xmma",
+    "tensorop",
+    "wgmma",
+    "_mma_",
+    "flash_fwd",
+    "flash_bwd",
+    "flash_fprop",
+    "flash_bprop",
+    "fmha",
+    "gemm_fusion_dot",
+    "triton_tem_fused_mm",
 ];
 
 /// One XProf kernel_stats row: a kernel with one launch configuration under one op.
@@ -404,9 +425,14 @@ fn parse_dim3(value: &str) -> Option<[u32; 3]> {
     it.next().is_none().then_some(d)
 }
 
-/// XProf `IsKernelUsingTensorCore` (NVIDIA name patterns).
+/// XProf `IsKernelUsingTensorCore` (NVIDIA name patterns), and the Ampere and Hopper names it misses
+/// ([`HOPPER_TENSOR_CORE_PATTERNS`]).
 pub fn is_kernel_using_tensor_core(kernel_name: &str) -> bool {
-    TENSOR_CORE_KERNEL_PATTERNS.iter().any(|p| kernel_name.contains(p))
+    if TENSOR_CORE_KERNEL_PATTERNS.iter().any(|p| kernel_name.contains(p)) {
+        return true;
+    }
+    let lower = kernel_name.to_ascii_lowercase();
+    HOPPER_TENSOR_CORE_PATTERNS.iter().any(|p| lower.contains(p))
 }
 
 /// XProf `IsOpTensorCoreEligible` (not exhaustive, as XProf says).
@@ -785,6 +811,26 @@ mod tests {
     fn tensor_core_rules() {
         assert!(is_kernel_using_tensor_core("volta_fp16_s884gemm_fp16_128x128_ldg8_f2f_tn"));
         assert!(!is_kernel_using_tensor_core("void Eigen::internal::EigenMetaKernel"));
+        // Ampere and Hopper (XProf says false for all of these).
+        for tc in [
+            "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT",
+            "nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_TNN",
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1",
+            "sm80_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc",
+            "cutlass3x_sm90_tensorop_s64x128x16gemm_bf16_bf16_f32_bf16_bf16_128x128x64_1x1x1_0_tnn_align8",
+            "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3_64x64x128_4x1x1_kernel0_0",
+            "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>>",
+            "fmha_cutlassF_bf16_aligned_64x64_rf_sm80",
+            "gemm_fusion_dot_53",
+            "triton_tem_fused_mm_4",
+        ] {
+            assert!(is_kernel_using_tensor_core(tc), "{tc}");
+        }
+        for cuda_cores in
+            ["volta_sgemm_128x64_nn", "loop_convert_fusion_15", "triton_poi_fused_add_0", "fusion_583", "Memset 0"]
+        {
+            assert!(!is_kernel_using_tensor_core(cuda_cores), "{cuda_cores}");
+        }
         assert!(is_op_tensor_core_eligible("model/dense/MatMul"));
         assert!(is_op_tensor_core_eligible("model/conv/Conv2D"));
         assert!(is_op_tensor_core_eligible("a/BatchMatMulV2"));

@@ -22,7 +22,8 @@
 
 pub mod cpu_ops;
 pub mod device;
-pub mod hlo_metadata;
+mod gpu_costs;
+pub mod hlo;
 pub mod hlo_stats;
 pub mod kernels;
 pub mod memory;
@@ -175,7 +176,7 @@ pub(crate) fn analyze_files_with_db(
     let mut kernels: Vec<KernelStat> = Vec::new();
     let mut kernel_steps: Vec<StepKernelBreakdown> = Vec::new();
     let mut cpu_ops: Option<CpuOpProfile> = None;
-    let mut hlo = hlo_metadata::HloIndex::default();
+    let mut hlo = hlo::HloIndex::default();
     let mut notes: Vec<String> = Vec::new();
     let mut total_cores = 0u32;
     let need_db = options.wants(Tool::Overview)
@@ -199,7 +200,7 @@ pub(crate) fn analyze_files_with_db(
             }
         }
         if dev.hardware == Hardware::CpuOnly && options.wants(Tool::Ops) {
-            let index = hlo_metadata::hlo_index(&space);
+            let index = hlo::hlo_index(&space);
             hlo.modules += index.modules;
             hlo.notes.extend(index.notes);
             hlo.instructions.extend(index.instructions);

@@ -775,7 +775,7 @@ fn parse_tf_op(full: &str) -> (String, String) {
     }
 }
 
-fn gpu_plane_db(plane: &XPlane) -> (OpMetricsDb, bool) {
+fn gpu_plane_db(plane: &XPlane, attribution: &HashMap<(usize, usize), String>) -> (OpMetricsDb, bool) {
     let ids = StatIds::new(plane);
     let mut builder: Builder<(u64, String)> = Builder::new();
     let mut first: Option<i64> = None;
@@ -811,12 +811,12 @@ fn gpu_plane_db(plane: &XPlane) -> (OpMetricsDb, bool) {
         }
     };
 
-    for line in &plane.lines {
+    for (li, line) in plane.lines.iter().enumerate() {
         if is_derived_line_id(line.id) {
             continue;
         }
         let mut cur: Option<Current> = None;
-        for event in &line.events {
+        for (ei, event) in line.events.iter().enumerate() {
             first = Some(first.map_or(event.offset_ps, |f| f.min(event.offset_ps)));
             last = last.max(event.offset_ps + event.duration_ps);
             let dur = event.duration_ps.max(0) as u64;
@@ -840,7 +840,11 @@ fn gpu_plane_db(plane: &XPlane) -> (OpMetricsDb, bool) {
                     }
                 }
             }
-            let hlo_op = ids.find(&event.stats, "hlo_op").map(|s| stat_text(plane, s));
+            // A kernel inside a command buffer: the op it executed, when the attribution found it.
+            let hlo_op = match attribution.get(&(li, ei)) {
+                Some(op) => Some(op.clone()),
+                None => ids.find(&event.stats, "hlo_op").map(|s| stat_text(plane, s)),
+            };
             let program = ids.find(&event.stats, "program_id").and_then(|s| stat_u64(&s.value));
             if let (Some(hlo_op), Some(program)) = (hlo_op, program) {
                 let Some(op_name) = hlo_op.split(',').map(str::trim).rfind(|s| !s.is_empty()) else {
@@ -939,23 +943,30 @@ pub fn op_metrics_db(space: &XSpace, device: &DeviceInfo) -> OpMetricsDb {
             }
         }
         Hardware::Gpu => {
+            let hlo = super::hlo::GpuHlo::decode(space);
             let mut saw_hlo = false;
             for plane in planes {
-                let (plane_db, hlo) = gpu_plane_db(plane);
-                saw_hlo |= hlo;
+                let attribution = super::hlo::attribution::attribute(plane, &hlo);
+                let (plane_db, found) = gpu_plane_db(plane, &attribution.ops);
+                saw_hlo |= found;
                 db.merge(&plane_db);
+                db.notes.extend(attribution.note());
             }
-            db.has_hlo_costs = false;
-            db.notes.push(if saw_hlo {
-                "GPU HLO ops are named from kernel `hlo_op` stats; their category and FLOPs/bytes come \
-                 from the HLO proto in XProf, which Falcon does not analyse: FLOP rates and roofline \
-                 placement are not available"
-                    .to_string()
-            } else {
-                "no HLO ops on the GPU timelines (no `hlo_op` kernel stats): no FLOPs, bytes or roofline \
-                 placement per op"
-                    .to_string()
-            });
+            db.notes.extend(hlo.notes.iter().cloned());
+            db.has_hlo_costs = saw_hlo && super::gpu_costs::fill(&mut db, &hlo);
+            if !saw_hlo {
+                db.notes.push(
+                    "no HLO ops on the GPU timelines (no `hlo_op` kernel stats): no FLOPs, bytes or roofline \
+                     placement per op"
+                        .to_string(),
+                );
+            } else if !db.has_hlo_costs {
+                db.notes.push(
+                    "the capture holds no HLO program for its GPU ops (no `Hlo Proto` on `/host:metadata`): no \
+                     FLOPs, bytes, categories or roofline placement per op"
+                        .to_string(),
+                );
+            }
         }
         Hardware::CpuOnly => {
             db.notes.push("CPU-only capture: no device ops".to_string());

@@ -4,7 +4,7 @@
 //!
 //! # Rules
 //!
-//! - Every op of the CPU op profile is attributed through [`super::hlo_metadata`] (the programs' `HloProto`s
+//! - Every op of the CPU op profile is attributed through [`super::hlo`] (the programs' `HloProto`s
 //!   in the capture): its **category** (opcode; fusions by what they fuse: `dot fusion`, `convolution fusion`,
 //!   `loop fusion`, …), its **name scope** (`OpMetadata.op_name` without its last element, the primitive:
 //!   `jit(step)/transpose(jvp())/dot_general` → `jit(step)/transpose(jvp())`) and its **source line**. An op the
@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::cpu_ops::CpuOpProfile;
-use super::hlo_metadata::HloIndex;
+use super::hlo::HloIndex;
 
 /// Rows kept per breakdown (the rest are one `(other)` row).
 pub const ROWS: usize = 25;
@@ -186,7 +186,7 @@ fn rows(map: HashMap<String, (i64, usize)>, total_ps: i64) -> Vec<Share> {
 #[cfg(test)]
 mod tests {
     use super::super::cpu_ops::CpuOpStats;
-    use super::super::hlo_metadata::InstructionInfo;
+    use super::super::hlo::InstructionInfo;
     use super::*;
 
     fn op(name: &str, ps: i64) -> CpuOpStats {

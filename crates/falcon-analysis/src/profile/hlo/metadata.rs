@@ -16,6 +16,10 @@ use std::collections::HashMap;
 use falcon_xplane::{StatValue, XSpace};
 use prost::Message;
 
+use super::proto::{
+    HloComputationProto, HloInstructionProto, HloModuleProto, HloProto, OpMetadata, StackFrameIndexProto,
+};
+
 /// The plane profilers put program metadata on.
 pub const METADATA_PLANE: &str = "/host:metadata";
 
@@ -63,95 +67,6 @@ impl HloIndex {
     }
 }
 
-#[derive(Clone, PartialEq, Message)]
-pub(crate) struct HloProto {
-    #[prost(message, optional, tag = "1")]
-    pub(crate) hlo_module: Option<HloModuleProto>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub(crate) struct HloModuleProto {
-    #[prost(string, tag = "1")]
-    pub(crate) name: String,
-    #[prost(message, repeated, tag = "3")]
-    pub(crate) computations: Vec<HloComputationProto>,
-    #[prost(message, optional, tag = "17")]
-    pub(crate) stack_frame_index: Option<StackFrameIndexProto>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub(crate) struct HloComputationProto {
-    #[prost(string, tag = "1")]
-    pub(crate) name: String,
-    #[prost(message, repeated, tag = "2")]
-    pub(crate) instructions: Vec<HloInstructionProto>,
-    #[prost(int64, tag = "5")]
-    pub(crate) id: i64,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub(crate) struct HloInstructionProto {
-    #[prost(string, tag = "1")]
-    pub(crate) name: String,
-    #[prost(string, tag = "2")]
-    pub(crate) opcode: String,
-    #[prost(message, optional, tag = "3")]
-    pub(crate) shape: Option<ShapeProto>,
-    #[prost(message, optional, tag = "7")]
-    pub(crate) metadata: Option<OpMetadata>,
-    #[prost(string, tag = "11")]
-    pub(crate) fusion_kind: String,
-    #[prost(int64, repeated, packed = "true", tag = "38")]
-    pub(crate) called_computation_ids: Vec<i64>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub(crate) struct OpMetadata {
-    #[prost(string, tag = "2")]
-    pub(crate) op_name: String,
-    #[prost(string, tag = "3")]
-    pub(crate) source_file: String,
-    #[prost(int32, tag = "4")]
-    pub(crate) source_line: i32,
-    #[prost(int32, tag = "15")]
-    pub(crate) stack_frame_id: i32,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub(crate) struct StackFrameIndexProto {
-    #[prost(string, repeated, tag = "1")]
-    pub(crate) file_names: Vec<String>,
-    #[prost(message, repeated, tag = "3")]
-    pub(crate) file_locations: Vec<FileLocation>,
-    #[prost(message, repeated, tag = "4")]
-    pub(crate) stack_frames: Vec<StackFrame>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub(crate) struct FileLocation {
-    #[prost(int32, tag = "1")]
-    pub(crate) file_name_id: i32,
-    #[prost(int32, tag = "3")]
-    pub(crate) line: i32,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub(crate) struct StackFrame {
-    #[prost(int32, tag = "1")]
-    pub(crate) file_location_id: i32,
-}
-
-/// `xla.ShapeProto`: element type, dimensions and, for a tuple, its element shapes.
-#[derive(Clone, PartialEq, Message)]
-pub(crate) struct ShapeProto {
-    #[prost(int32, tag = "2")]
-    pub(crate) element_type: i32,
-    #[prost(int64, repeated, packed = "true", tag = "3")]
-    pub(crate) dimensions: Vec<i64>,
-    #[prost(message, repeated, tag = "4")]
-    pub(crate) tuple_shapes: Vec<ShapeProto>,
-}
-
 /// Reads every program's `HloProto` from the capture's metadata plane.
 pub fn hlo_index(space: &XSpace) -> HloIndex {
     let (modules, notes) = decode_modules(space);
@@ -169,16 +84,32 @@ pub(crate) fn index_of(modules: &[HloModuleProto], notes: Vec<String>) -> HloInd
 
 /// Every program's module on the capture's metadata plane, in program-id order, and what could not be read.
 pub(crate) fn decode_modules(space: &XSpace) -> (Vec<HloModuleProto>, Vec<String>) {
+    let (programs, notes) = decode_programs(space);
+    (programs.into_iter().map(|(_, m)| m).collect(), notes)
+}
+
+/// [`decode_modules`] with each module's program id (the id of its event metadata on the metadata plane, the
+/// `program_id` device events carry).
+pub(crate) fn decode_programs(space: &XSpace) -> (Vec<(u64, HloModuleProto)>, Vec<String>) {
     let (mut modules, mut notes) = (Vec::new(), Vec::new());
     let Some(plane) = space.plane_by_name(METADATA_PLANE) else { return (modules, notes) };
     let Some(stat_id) = plane.stat_metadata_by_name(HLO_PROTO_STAT).map(|m| m.id) else { return (modules, notes) };
+    let id_stat = plane.stat_metadata_by_name("program_id").map(|m| m.id);
     let mut programs: Vec<_> = plane.event_metadata.values().collect();
     programs.sort_by_key(|m| m.id);
     for program in programs {
+        // The program id: its `program_id` stat, else the `(N)` its name ends with, else the metadata id.
+        let from_stat = id_stat
+            .and_then(|id| program.stats.iter().find(|s| s.metadata_id == id))
+            .and_then(|s| s.value.as_i64())
+            .and_then(|v| u64::try_from(v).ok());
+        let from_name =
+            program.name.strip_suffix(')').and_then(|n| n.rsplit_once('(')).and_then(|(_, id)| id.parse::<u64>().ok());
+        let pid = from_stat.or(from_name).unwrap_or_else(|| u64::try_from(program.id).unwrap_or(0));
         for stat in program.stats.iter().filter(|s| s.metadata_id == stat_id) {
             let StatValue::Bytes(bytes) = &stat.value else { continue };
             match HloProto::decode(bytes.as_slice()) {
-                Ok(HloProto { hlo_module: Some(module) }) => modules.push(module),
+                Ok(HloProto { hlo_module: Some(module) }) => modules.push((pid, module)),
                 Ok(_) => notes.push(format!("program `{}`: its HloProto has no module", program.name)),
                 Err(e) => notes.push(format!("program `{}`: HloProto not readable ({e})", program.name)),
             }
@@ -238,7 +169,7 @@ fn category(instr: &HloInstructionProto, computations: &HashMap<i64, &HloComputa
     }
 }
 
-fn source_of(meta: &OpMetadata, frames: Option<&StackFrameIndexProto>) -> Option<String> {
+pub(crate) fn source_of(meta: &OpMetadata, frames: Option<&StackFrameIndexProto>) -> Option<String> {
     if !meta.source_file.is_empty() && meta.source_line > 0 {
         return Some(format!("{}:{}", meta.source_file, meta.source_line));
     }
@@ -253,6 +184,7 @@ fn source_of(meta: &OpMetadata, frames: Option<&StackFrameIndexProto>) -> Option
 
 #[cfg(test)]
 mod tests {
+    use super::super::proto::{FileLocation, StackFrame};
     use super::*;
 
     fn instr(name: &str, opcode: &str, op_name: &str, frame: i32) -> HloInstructionProto {
@@ -270,6 +202,7 @@ mod tests {
             name: "fused".into(),
             id: 7,
             instructions: vec![instr("p", "parameter", "", 0), instr("d", "dot", "", 0)],
+            ..Default::default()
         };
         let mut fusion = instr("fusion.3", "fusion", "jit(step)/dot_general", 1);
         fusion.fusion_kind = "kOutput".into();
@@ -282,13 +215,19 @@ mod tests {
             name: "jit_step".into(),
             computations: vec![
                 fused,
-                HloComputationProto { name: "main".into(), id: 1, instructions: vec![fusion, loop_fusion, add] },
+                HloComputationProto {
+                    name: "main".into(),
+                    id: 1,
+                    instructions: vec![fusion, loop_fusion, add],
+                    ..Default::default()
+                },
             ],
             stack_frame_index: Some(StackFrameIndexProto {
                 file_names: vec!["model.py".into()],
                 file_locations: vec![FileLocation { file_name_id: 1, line: 42 }],
                 stack_frames: vec![StackFrame { file_location_id: 1 }],
             }),
+            ..Default::default()
         };
         let mut index = HloIndex::default();
         add_module(&mut index, &module);

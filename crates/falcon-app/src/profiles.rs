@@ -55,18 +55,9 @@ impl App {
             }
         }
         crate::files::check_input(Path::new(target))?;
-        let mut options = options.clone();
-        // An experiment that logs `model_flops` per step gives MFU its FLOPs (the median after warm-up).
-        if options.model_flops_per_step.is_none() {
-            if let Some(id) = experiment_id(target) {
-                let logged = self.exp().await?.show(id).await?.metrics.get("model_flops").map(|m| m.median);
-                if let Some(f) = logged.filter(|f| f.is_finite() && *f > 0.0) {
-                    options.model_flops_per_step = Some(f);
-                    options.model_flops_source = Some("logged model_flops (median per step)".into());
-                }
-            }
-        }
-        Ok(self.analysis().await?.analyze(target, host, &options).await?)
+        // An experiment's logged `model_flops` are read by the analysis itself (the worker's summary row and this
+        // call give one answer): beside the capture's own count, MFU's FLOPs only when the capture has none.
+        Ok(self.analysis().await?.analyze(target, host, options).await?)
     }
 
     /// Where each step's time goes, from the capture's (or a Chrome trace's) timeline.

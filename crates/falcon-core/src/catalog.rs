@@ -105,6 +105,24 @@ pub static H200_141GB: Chip = Chip {
     tensorcores: 0,
 };
 
+/// NVIDIA L4: 121 TFLOP/s dense bf16 (242 is the sparse figure), 24 GB GDDR6 at 300 GB/s.
+pub static L4_24GB: Chip = Chip {
+    name: "l4-24gb",
+    peak_bf16_tflops: Some(121.0),
+    hbm_bytes: Some(24 * GB),
+    hbm_gbps: Some(300.0),
+    tensorcores: 0,
+};
+
+/// NVIDIA B200: 2250 TFLOP/s dense bf16 (4500 is the sparse figure), 180 GB HBM3e at 8000 GB/s.
+pub static B200_180GB: Chip = Chip {
+    name: "b200-180gb",
+    peak_bf16_tflops: Some(2250.0),
+    hbm_bytes: Some(180 * GB),
+    hbm_gbps: Some(8000.0),
+    tensorcores: 0,
+};
+
 /// A CPU "chip": no known peaks.
 pub static CPU: Chip = Chip { name: "cpu", peak_bf16_tflops: None, hbm_bytes: None, hbm_gbps: None, tensorcores: 0 };
 
@@ -281,63 +299,108 @@ impl TpuFamily {
     }
 }
 
-/// A GPU type: one host of eight GPUs.
-struct GpuType {
-    name: &'static str,
+/// A GPU model and the one-host shapes it comes in: 1, 2, 4 or 8 GPUs (`h200-141gb-1` … `h200-141gb-8`), each
+/// with its Google Cloud machine type where one exists (a workstation or another cloud has the shapes
+/// Google Cloud does not sell).
+struct GpuFamily {
+    /// The name's prefix: the chip's name, or the machine family's (`h100-mega-80gb`).
+    prefix: &'static str,
     chip: &'static Chip,
     gke_accelerator: &'static str,
-    machine_type: &'static str,
+    /// (GPUs, machine type).
+    shapes: &'static [(u32, Option<&'static str>)],
 }
 
-const GPUS_PER_HOST: u32 = 8;
-
-static GPU_TYPES: &[GpuType] = &[
-    GpuType {
-        name: "a100-40gb-8",
+static GPU_FAMILIES: &[GpuFamily] = &[
+    GpuFamily {
+        prefix: "a100-40gb",
         chip: &A100_40GB,
         gke_accelerator: "nvidia-tesla-a100",
-        machine_type: "a2-highgpu-8g",
+        shapes: &[
+            (1, Some("a2-highgpu-1g")),
+            (2, Some("a2-highgpu-2g")),
+            (4, Some("a2-highgpu-4g")),
+            (8, Some("a2-highgpu-8g")),
+        ],
     },
-    GpuType {
-        name: "a100-80gb-8",
+    GpuFamily {
+        prefix: "a100-80gb",
         chip: &A100_80GB,
         gke_accelerator: "nvidia-a100-80gb",
-        machine_type: "a2-ultragpu-8g",
+        shapes: &[
+            (1, Some("a2-ultragpu-1g")),
+            (2, Some("a2-ultragpu-2g")),
+            (4, Some("a2-ultragpu-4g")),
+            (8, Some("a2-ultragpu-8g")),
+        ],
     },
-    GpuType {
-        name: "h100-80gb-8",
+    GpuFamily {
+        prefix: "h100-80gb",
         chip: &H100_80GB,
         gke_accelerator: "nvidia-h100-80gb",
-        machine_type: "a3-highgpu-8g",
+        shapes: &[
+            (1, Some("a3-highgpu-1g")),
+            (2, Some("a3-highgpu-2g")),
+            (4, Some("a3-highgpu-4g")),
+            (8, Some("a3-highgpu-8g")),
+        ],
     },
-    GpuType {
-        name: "h100-mega-80gb-8",
+    GpuFamily {
+        prefix: "h100-mega-80gb",
         chip: &H100_80GB,
         gke_accelerator: "nvidia-h100-mega-80gb",
-        machine_type: "a3-megagpu-8g",
+        shapes: &[(8, Some("a3-megagpu-8g"))],
     },
-    GpuType {
-        name: "h200-141gb-8",
+    GpuFamily {
+        prefix: "h200-141gb",
         chip: &H200_141GB,
         gke_accelerator: "nvidia-h200-141gb",
-        machine_type: "a3-ultragpu-8g",
+        shapes: &[(1, None), (2, None), (4, None), (8, Some("a3-ultragpu-8g"))],
+    },
+    GpuFamily {
+        prefix: "l4-24gb",
+        chip: &L4_24GB,
+        gke_accelerator: "nvidia-l4",
+        shapes: &[
+            (1, Some("g2-standard-8")),
+            (2, Some("g2-standard-24")),
+            (4, Some("g2-standard-48")),
+            (8, Some("g2-standard-96")),
+        ],
+    },
+    GpuFamily {
+        prefix: "b200-180gb",
+        chip: &B200_180GB,
+        gke_accelerator: "nvidia-b200",
+        shapes: &[(1, None), (2, None), (4, None), (8, Some("a4-highgpu-8g"))],
     },
 ];
 
-impl GpuType {
-    fn build(&self) -> AcceleratorType {
+impl GpuFamily {
+    fn build(&self, gpus: u32, machine_type: Option<&'static str>) -> AcceleratorType {
         AcceleratorType {
-            name: self.name.to_string(),
+            name: format!("{}-{gpus}", self.prefix),
             platform: Platform::Gpu,
             chip: self.chip,
-            chips: GPUS_PER_HOST,
+            chips: gpus,
             hosts: 1,
-            chips_per_host: GPUS_PER_HOST,
+            chips_per_host: gpus,
             topology: None,
             gke_accelerator: Some(self.gke_accelerator),
-            machine_type: Some(self.machine_type),
+            machine_type,
         }
     }
+}
+
+/// The GPU type of `gpus` GPUs of the model named `chip` (`h200-141gb`), when the catalog has that shape.
+pub fn gpu_shape(chip: &str, gpus: u32) -> Option<AcceleratorType> {
+    let family = GPU_FAMILIES.iter().find(|f| f.prefix.eq_ignore_ascii_case(chip.trim()))?;
+    family.shapes.iter().find(|(n, _)| *n == gpus).map(|(n, m)| family.build(*n, *m))
+}
+
+/// The GPU models and the shapes each comes in (`h200-141gb` → 1, 2, 4, 8).
+pub fn gpu_models() -> Vec<(&'static str, Vec<u32>)> {
+    GPU_FAMILIES.iter().map(|f| (f.prefix, f.shapes.iter().map(|(n, _)| *n).collect())).collect()
 }
 
 /// The CPU type: one device per "slice"; a CPU job asks for its number of devices (cores) separately.
@@ -358,7 +421,7 @@ fn cpu_type() -> AcceleratorType {
 /// Every known accelerator type, in a stable order: TPU v4, v5p, v5e, v6e by size, then the GPUs, then `cpu`.
 pub fn all() -> Vec<AcceleratorType> {
     let tpus = TPU_FAMILIES.iter().flat_map(|family| family.sizes.iter().map(|&size| family.build(size)));
-    let gpus = GPU_TYPES.iter().map(GpuType::build);
+    let gpus = GPU_FAMILIES.iter().flat_map(|family| family.shapes.iter().map(|(n, m)| family.build(*n, *m)));
     tpus.chain(gpus).chain(std::iter::once(cpu_type())).collect()
 }
 
@@ -433,7 +496,14 @@ fn known_types_summary() -> String {
             }
         })
         .collect();
-    parts.extend(GPU_TYPES.iter().map(|gpu| gpu.name.to_string()));
+    parts.extend(GPU_FAMILIES.iter().map(|family| {
+        let sizes: Vec<String> = family.shapes.iter().map(|(n, _)| n.to_string()).collect();
+        if sizes.len() == 1 {
+            format!("{}-{}", family.prefix, sizes[0])
+        } else {
+            format!("{}-{{{}}}", family.prefix, sizes.join(","))
+        }
+    }));
     parts.push("cpu".to_string());
     parts.join(", ")
 }
@@ -607,6 +677,22 @@ mod tests {
         }
         assert_eq!(lookup("H100-80GB-8").unwrap().name, "h100-80gb-8");
         assert!(lookup("h100-8").is_err(), "h100-8 is not an alias");
+        // One-host shapes of 1, 2 and 4 GPUs, with Google Cloud's machine type where it sells one.
+        let one = assert_shape("h200-141gb-1", "h200-141gb-1", 1, 1, 1, None, Some("nvidia-h200-141gb"), None);
+        assert_eq!(one.peak_flops_per_slice(), Some(989e12), "one chip's peak");
+        assert_shape("h100-80gb-1", "h100-80gb-1", 1, 1, 1, None, Some("nvidia-h100-80gb"), Some("a3-highgpu-1g"));
+        assert_shape("h100-80gb-4", "h100-80gb-4", 4, 1, 4, None, Some("nvidia-h100-80gb"), Some("a3-highgpu-4g"));
+        assert_shape("a100-40gb-2", "a100-40gb-2", 2, 1, 2, None, Some("nvidia-tesla-a100"), Some("a2-highgpu-2g"));
+        let l4 = assert_shape("l4-24gb-1", "l4-24gb-1", 1, 1, 1, None, Some("nvidia-l4"), Some("g2-standard-8"));
+        assert_eq!((l4.chip.peak_bf16_tflops, l4.chip.hbm_gbps), (Some(121.0), Some(300.0)));
+        assert_shape("l4-24gb-8", "l4-24gb-8", 8, 1, 8, None, Some("nvidia-l4"), Some("g2-standard-96"));
+        let b200 =
+            assert_shape("b200-180gb-8", "b200-180gb-8", 8, 1, 8, None, Some("nvidia-b200"), Some("a4-highgpu-8g"));
+        assert_eq!(b200.chip.peak_bf16_tflops, Some(2250.0));
+        assert!(lookup("h100-mega-80gb-1").is_err(), "A3 Mega comes with 8 GPUs only");
+        assert_eq!(gpu_shape("H200-141GB", 2).map(|t| t.name), Some("h200-141gb-2".to_string()));
+        assert_eq!(gpu_shape("h200-141gb", 3), None);
+        assert!(gpu_models().contains(&("l4-24gb", vec![1, 2, 4, 8])));
     }
 
     #[test]
@@ -626,7 +712,7 @@ mod tests {
     #[test]
     fn every_type_is_consistent() {
         let types = all();
-        assert_eq!(types.len(), 10 + 9 + 8 + 8 + 5 + 1);
+        assert_eq!(types.len(), 10 + 9 + 8 + 8 + (4 * 6 + 1) + 1);
         assert_eq!(types.first().unwrap().name, "v4-8");
         assert_eq!(types.last().unwrap().name, "cpu");
         assert_eq!(all(), types, "stable order");
@@ -650,7 +736,11 @@ mod tests {
                 }
                 Platform::Gpu => {
                     assert_eq!(accel.topology, None, "{name}");
-                    assert!(accel.gke_accelerator.is_some() && accel.machine_type.is_some(), "{name}");
+                    assert!(accel.gke_accelerator.is_some(), "{name}");
+                    assert!(
+                        accel.machine_type.is_some() || accel.chips < 8,
+                        "{name}: an 8-GPU shape is a machine type"
+                    );
                 }
                 Platform::Cpu => assert_eq!(accel.chip.peak_bf16_tflops, None, "{name}"),
             }
@@ -666,9 +756,15 @@ mod tests {
         assert_eq!(A100_80GB.peak_bf16_tflops, Some(312.0));
         assert_eq!(H100_80GB.peak_bf16_tflops, Some(989.0));
         assert_eq!(H200_141GB.peak_bf16_tflops, Some(989.0));
+        assert_eq!(L4_24GB.peak_bf16_tflops, Some(121.0));
+        assert_eq!(B200_180GB.peak_bf16_tflops, Some(2250.0));
         for accel in all() {
             let tflops = accel.chip.peak_bf16_tflops.unwrap_or(0.0);
-            assert!(tflops != 624.0 && tflops != 1979.0, "{} carries a sparse peak", accel.name);
+            assert!(
+                tflops != 624.0 && tflops != 1979.0 && tflops != 242.0 && tflops != 4500.0,
+                "{} carries a sparse peak",
+                accel.name
+            );
         }
     }
 
@@ -683,7 +779,7 @@ mod tests {
             "{message}"
         );
         for family in
-            ["v4-{8,16,…,4096}", "v5p-{", "v5litepod-{1,4,…,256} (alias v5e-N)", "v6e-{", "h200-141gb-8", "cpu"]
+            ["v4-{8,16,…,4096}", "v5p-{", "v5litepod-{1,4,…,256} (alias v5e-N)", "v6e-{", "h200-141gb-{1,2,4,8}", "cpu"]
         {
             assert!(message.contains(family), "{message} lacks {family}");
         }

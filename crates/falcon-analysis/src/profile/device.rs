@@ -229,7 +229,18 @@ pub(crate) fn catalog_chip_for(device_type: &str) -> Option<&'static Chip> {
     if t.contains("a100") {
         return Some(if t.contains("80") { &catalog::A100_80GB } else { &catalog::A100_40GB });
     }
+    if t.contains("b200") {
+        return Some(&catalog::B200_180GB);
+    }
+    if t.contains(" l4") || t.ends_with("l4") {
+        return Some(&catalog::L4_24GB);
+    }
     None
+}
+
+/// The catalog's dense bf16 peak (TFLOP/s) of the chip the capture names, when it names one.
+pub fn catalog_peak_tflops(device: &DeviceInfo) -> Option<f64> {
+    catalog_chip_for(&device.device_type).or_else(|| catalog_chip_for(&device.device_name))?.peak_bf16_tflops
 }
 
 /// Per-SM per-cycle FLOPs (max of fp32/fp16 vector and matrix units) for an Nvidia compute

@@ -103,6 +103,9 @@ pub struct AnalyzeOptions {
     pub model_flops_source: Option<String>,
     /// The device's peak TFLOP/s when the capture and the catalog have none (XLA:CPU captures).
     pub peak_tflops: Option<f64>,
+    /// The model FLOPs per step the workload logged (`model_flops`, median), shown beside the capture's own
+    /// count and used for MFU only when the capture has none.
+    pub logged_model_flops: Option<f64>,
 }
 
 impl AnalyzeOptions {
@@ -251,10 +254,17 @@ pub(crate) fn analyze_files_with_db(
     let overview = match (&first_space_overview_input, options.wants(Tool::Overview)) {
         (Some(space), true) => {
             let mut o = overview(space, &device, &db, &steps, &roof, options.model_flops_per_step);
+            o.device_step_time_ms = crate::steps::device_step_times(space, &steps);
+            overview::with_logged_flops(&mut o, options.logged_model_flops);
             o.hosts = files.len() as u32;
             if device.hardware == Hardware::CpuOnly {
                 let source = options.model_flops_source.as_deref().unwrap_or("caller model flops");
-                overview::cpu_mfu(&mut o, options.model_flops_per_step.map(|f| (f, source)), options.peak_tflops);
+                let flops = match (options.model_flops_per_step, options.logged_model_flops) {
+                    (Some(f), _) => Some((f, source)),
+                    (None, Some(f)) => Some((f, "logged model_flops (median per step)")),
+                    (None, None) => None,
+                };
+                overview::cpu_mfu(&mut o, flops, options.peak_tflops);
             } else if let Some(label) = &options.model_flops_source {
                 if o.mfu_flops_source.as_deref() == Some("caller model flops") {
                     o.mfu_flops_source = Some(label.clone());

@@ -73,10 +73,28 @@ pub struct Overview {
     pub bound_by_resource: Option<String>,
     pub operational_intensity: Option<f64>,
     pub mfu: Option<f64>,
-    /// `profile cost stats` or `caller model flops` (`null` when MFU is unknown).
+    /// `profile cost stats` (the capture's own programs), `caller model flops` or `logged model_flops (median
+    /// per step)` (`null` when MFU is unknown).
     pub mfu_flops_source: Option<String>,
     /// Model FLOPs per step used for MFU (whole-profile model FLOPs when there are no steps).
     pub mfu_model_flops: Option<f64>,
+    /// The peak MFU divides by, TFLOP/s per device: on a GPU the catalog's dense bf16 figure for the chip
+    /// (989 for an H100 or H200), elsewhere [`Overview::peak_teraflops_per_second`].
+    pub mfu_peak_teraflops_per_second: Option<f64>,
+    /// The capture's own model FLOPs per step (HLO cost analysis of the programs that ran, rematerialized ops
+    /// left out); `null` when the capture has no costs.
+    pub capture_model_flops: Option<f64>,
+    /// Hardware FLOPs utilization: every FLOP the device executed per step, rematerialization included, over
+    /// the same time and peak as MFU.
+    pub hfu: Option<f64>,
+    /// The model FLOPs per step the workload logged (`model_flops`), when it logs them.
+    pub logged_model_flops: Option<f64>,
+    /// How the step time was measured: `host step markers` (the wall time the program sees per step, launch and
+    /// waits included) or `device Steps line` (XProf's device step markers).
+    pub step_time_source: Option<String>,
+    /// With host step markers: the device's busy span in each step (first kernel start to last kernel end),
+    /// the step time XProf reports on GPU.
+    pub device_step_time_ms: Option<StepTimeStats>,
     pub compute_16bit_percent: Option<f64>,
     pub compute_32bit_percent: Option<f64>,
     pub peak_source: PeakSource,
@@ -90,8 +108,20 @@ fn may_have_inner_ops(category: &str) -> bool {
     matches!(category, "call" | "conditional" | "while" | "megacore fusion")
 }
 
-fn program_model_flops(db: &OpMetricsDb) -> f64 {
-    db.ops.iter().filter(|o| !may_have_inner_ops(&o.category)).map(|o| o.model_flops as f64).sum()
+/// Whether an op recomputes what an earlier op computed (XLA's rematerialization pass names the copies
+/// `….remat`; JAX's `checkpoint`/`remat` scopes say it in the framework name).
+pub(crate) fn is_rematerialization(o: &crate::op_metrics::OpMetrics) -> bool {
+    o.name.contains(".remat") || o.provenance.contains("remat") || o.provenance.contains("rematted_computation")
+}
+
+/// The model FLOPs of the db's ops (without the ones that may contain others); rematerialized ops only when
+/// `with_remat` (hardware FLOPs).
+fn program_model_flops(db: &OpMetricsDb, with_remat: bool) -> f64 {
+    db.ops
+        .iter()
+        .filter(|o| !may_have_inner_ops(&o.category) && (with_remat || !is_rematerialization(o)))
+        .map(|o| o.model_flops as f64)
+        .sum()
 }
 
 /// Builds the overview.
@@ -163,34 +193,46 @@ pub fn overview(
     }
 
     // MFU.
-    let peak_flops_per_core = device.peak_teraflops_per_second * 1e12;
+    o.step_time_source = match steps.source {
+        crate::steps::StepSource::HostStepAnnotations => Some("host step markers".to_string()),
+        crate::steps::StepSource::DeviceStepsLine => Some("device Steps line".to_string()),
+        crate::steps::StepSource::None => None,
+    };
+    let catalog_peak = (device.hardware == Hardware::Gpu).then(|| crate::device::catalog_peak_tflops(device)).flatten();
+    let peak_tflops = catalog_peak.unwrap_or(device.peak_teraflops_per_second);
+    let peak_flops_per_core = peak_tflops * 1e12;
     if peak_flops_per_core <= 0.0 {
         o.notes.push("MFU unknown: no peak FLOP rate for this device".to_string());
         return o;
     }
+    o.mfu_peak_teraflops_per_second = Some(peak_tflops);
     let n_steps = steps.steps.len();
     if n_steps > 0 && steps.step_time_ms.mean > 0.0 {
+        let per_step = |f: &dyn Fn(&OpMetricsDb) -> f64| {
+            let total = if db.steps.is_empty() { f(db) } else { db.steps.iter().map(|s| f(&s.db)).sum() };
+            total / n_steps as f64
+        };
+        let capture = per_step(&|d| program_model_flops(d, false));
+        let hardware = per_step(&|d| program_model_flops(d, true));
+        let step_s = steps.step_time_ms.mean / 1e3;
+        let denominator = step_s * f64::from(device.device_cores.max(1)) * peak_flops_per_core;
+        if capture > 0.0 {
+            o.capture_model_flops = Some(capture);
+            o.hfu = Some(hardware / denominator);
+        }
         let (flops, source) = match model_flops_per_step {
             Some(f) if f > 0.0 => (f, "caller model flops"),
-            _ => {
-                let total = if db.steps.is_empty() {
-                    program_model_flops(db)
-                } else {
-                    db.steps.iter().map(|s| program_model_flops(&s.db)).sum()
-                };
-                (total / n_steps as f64, "profile cost stats")
-            }
+            _ => (capture, "profile cost stats"),
         };
         if flops > 0.0 {
-            let step_s = steps.step_time_ms.mean / 1e3;
-            o.mfu = Some(flops / (step_s * f64::from(device.device_cores.max(1)) * peak_flops_per_core));
+            o.mfu = Some(flops / denominator);
             o.mfu_flops_source = Some(source.to_string());
             o.mfu_model_flops = Some(flops);
         } else {
             o.notes.push("MFU unknown: no model FLOPs in the profile and none given".to_string());
         }
     } else {
-        let flops = program_model_flops(db);
+        let flops = program_model_flops(db, false);
         if flops > 0.0 && db.total_time_ps > 0 {
             o.mfu = Some(flops / (db.total_time_ps as f64 * 1e-12 * peak_flops_per_core));
             o.mfu_flops_source = Some("profile cost stats".to_string());
@@ -204,6 +246,33 @@ pub fn overview(
         }
     }
     o
+}
+
+/// Brings in the model FLOPs a step the workload logged: MFU from them when the capture has no FLOPs of its
+/// own (and no caller gave any), else both are kept and, when they differ by more than 20 %, a note says which
+/// MFU uses and why.
+pub fn with_logged_flops(o: &mut Overview, logged: Option<f64>) {
+    let Some(logged) = logged.filter(|f| f.is_finite() && *f > 0.0) else { return };
+    o.logged_model_flops = Some(logged);
+    let Some(mfu_flops) = o.mfu_model_flops else {
+        // No FLOPs in the capture: the logged ones, over the same step time and peak.
+        if let (Some(peak), true) = (o.mfu_peak_teraflops_per_second, o.step_time_ms.mean > 0.0) {
+            let cores = f64::from(o.device_cores.max(1));
+            o.mfu = Some(logged / (o.step_time_ms.mean / 1e3 * cores * peak * 1e12));
+            o.mfu_flops_source = Some("logged model_flops (median per step)".to_string());
+            o.mfu_model_flops = Some(logged);
+        }
+        return;
+    };
+    let ratio = mfu_flops / logged;
+    if (ratio - 1.0).abs() > 0.2 && o.mfu_flops_source.as_deref() == Some("profile cost stats") {
+        o.notes.push(format!(
+            "the workload logs model_flops = {logged:.3e} a step, the capture's programs cost {mfu_flops:.3e} \
+             ({ratio:.2}×): MFU uses the capture's count. A count from XLA's `cost_analysis()` leaves the cuBLAS and \
+             cuDNN library calls out on GPU (JAX issues 16008 and 20184), so an MFU from it reads {:.1}% here",
+            o.mfu.map_or(0.0, |m| 100.0 * m / ratio)
+        ));
+    }
 }
 
 /// The XLA:CPU part of the overview: CPU count, duty cycle and host verdict from the executor threads'

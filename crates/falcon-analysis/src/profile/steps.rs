@@ -237,6 +237,48 @@ pub fn detect_steps(space: &XSpace) -> StepReport {
     StepReport { source, step_time_ms: step_time_stats(&steps), steps }
 }
 
+/// The device's time in each step, when the steps come from host markers: from the first device event that
+/// starts in the step (its span, before the next step starts) to the last one's end, per step — the time the
+/// accelerator took for the step's work, where the host step also counts launching it and waiting. `None`
+/// when the steps are the device's own (`Steps` lines: the step time is already the device's) or no device
+/// event falls in a step.
+pub fn device_step_times(space: &XSpace, steps: &StepReport) -> Option<StepTimeStats> {
+    if steps.source != StepSource::HostStepAnnotations || steps.steps.is_empty() {
+        return None;
+    }
+    let mut first: Vec<Option<i128>> = vec![None; steps.steps.len()];
+    let mut last: Vec<i128> = vec![i128::MIN; steps.steps.len()];
+    let starts: Vec<i128> = steps.steps.iter().map(|s| s.start_ps).collect();
+    for plane in device_planes(space) {
+        for line in plane.lines.iter().filter(|l| !DERIVED_LINE_SUFFIXES.iter().any(|s| l.name.ends_with(s))) {
+            if line.name == STEPS_LINE || line.name.starts_with("XLA ") {
+                continue;
+            }
+            for event in &line.events {
+                let span = span_of(line, event);
+                let i = starts.partition_point(|&s| s <= span.start);
+                let Some(k) = i.checked_sub(1) else { continue };
+                let step = &steps.steps[k];
+                if span.start >= step.start_ps + i128::from(step.duration_ps) {
+                    continue;
+                }
+                first[k] = Some(first[k].map_or(span.start, |f| f.min(span.start)));
+                last[k] = last[k].max(span.end());
+            }
+        }
+    }
+    let device: Vec<Step> = steps
+        .steps
+        .iter()
+        .enumerate()
+        .filter_map(|(k, s)| {
+            let f = first[k]?;
+            Some(Step { step_num: s.step_num, start_ps: f, duration_ps: i64::try_from(last[k] - f).ok()? })
+        })
+        .collect();
+    (!device.is_empty()).then(|| step_time_stats(&device))
+}
+
 fn step_time_stats(steps: &[Step]) -> StepTimeStats {
     let n = steps.len();
     if n == 0 {

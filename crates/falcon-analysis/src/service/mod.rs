@@ -278,7 +278,17 @@ impl Analysis {
     ) -> Result<(ResolvedProfile, ProfileReport)> {
         let resolved = self.resolve(input, host).await?;
         let files = resolved.files.clone();
-        let opts = options.clone();
+        let mut opts = options.clone();
+        // An experiment that logs `model_flops` per step: shown beside the capture's count (and MFU's FLOPs when
+        // the capture has none) — the same for the worker's summary row and for `profile analyze`.
+        if let (Some(id), None) = (resolved.experiment, opts.logged_model_flops) {
+            let summaries = self.meta().await?.metric_summaries(id).await?;
+            opts.logged_model_flops = summaries
+                .iter()
+                .find(|m| m.metric == "model_flops")
+                .map(|m| m.median)
+                .filter(|f| f.is_finite() && *f > 0.0);
+        }
         let report = tokio::task::spawn_blocking(move || analyze_files(&files, &opts))
             .await
             .map_err(|e| AnalysisError::Io(format!("analysis task failed: {e}")))??;

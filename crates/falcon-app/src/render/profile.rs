@@ -80,11 +80,21 @@ fn overview_section(out: &mut Vec<String>, report: &ProfileReport, md: bool) {
     out.push(heading(md, "Overview"));
     let mut t = new_table(md, ["metric", "value"]);
     let step = if o.step_time_ms.n > 0 {
-        format!("{:.3} ms ± {:.3} (n={})", o.step_time_ms.mean, o.step_time_ms.stddev, o.step_time_ms.n)
+        let mut step = format!("{:.3} ms ± {:.3} (n={})", o.step_time_ms.mean, o.step_time_ms.stddev, o.step_time_ms.n);
+        if let Some(source) = &o.step_time_source {
+            step.push_str(&format!(", {source}"));
+        }
+        step
     } else {
         "no step markers".to_string()
     };
     t.add_row(["step time".to_string(), step]);
+    if let Some(d) = &o.device_step_time_ms {
+        t.add_row([
+            "device step time".to_string(),
+            format!("{:.3} ms ± {:.3} (first to last device op in each step)", d.mean, d.stddev),
+        ]);
+    }
     t.add_row(["device duty cycle".to_string(), known(o.device_duty_cycle_percent.map(|d| format!("{d:.1}%")))]);
     t.add_row(["device idle".to_string(), known(o.device_idle_percent.map(|d| format!("{d:.1}%")))]);
     t.add_row(["FLOPS utilization".to_string(), known(o.flops_utilization.map(pct))]);
@@ -95,7 +105,21 @@ fn overview_section(out: &mut Vec<String>, report: &ProfileReport, md: bool) {
     });
     t.add_row(["bound by".to_string(), known(bound)]);
     t.add_row(["operational intensity".to_string(), known(o.operational_intensity.map(|x| format!("{x:.4} FLOP/B")))]);
-    t.add_row(["MFU".to_string(), known(o.mfu.map(pct))]);
+    let mfu = o.mfu.map(|m| {
+        let mut v = pct(m);
+        if let (Some(f), Some(source)) = (o.mfu_model_flops, &o.mfu_flops_source) {
+            v.push_str(&format!(" ({f:.3e} FLOPs a step from {source}"));
+            if let Some(p) = o.mfu_peak_teraflops_per_second {
+                v.push_str(&format!(", peak {p} TFLOP/s a device"));
+            }
+            v.push(')');
+        }
+        v
+    });
+    t.add_row(["MFU".to_string(), known(mfu)]);
+    if let Some(h) = o.hfu {
+        t.add_row(["HFU (rematerialization counted)".to_string(), pct(h)]);
+    }
     out.push(t.to_string());
     out.extend(o.notes.iter().map(|note| format!("note: {note}")));
 }

@@ -540,6 +540,10 @@ fn check(spec: &mut ExperimentSpec, doc: &Document) -> Result<(), SpecError> {
             .with_hint("placeholders name a path in `config`, e.g. `${config.batch_size}`"));
     }
     spec.resources.accelerator = accel.name.clone();
+    if accel.platform == Platform::Gpu {
+        // The shape says it: `h200-141gb, devices: 1` and `h200-141gb-1` are one config.
+        spec.resources.devices = None;
+    }
     Ok(())
 }
 
@@ -552,13 +556,29 @@ fn doc_key_error(doc: &Document, parts: &[&str], message: String) -> SpecError {
 fn check_resources(spec: &ExperimentSpec, doc: &Document) -> Result<AcceleratorType, SpecError> {
     let err = |parts: &[&str], message: String| doc.error(&p(parts), message);
     let r = &spec.resources;
-    let accel = catalog::lookup(&r.accelerator).map_err(|e| {
-        let error = err(&["resources", "accelerator"], e.to_string());
-        match &e.suggestion {
-            Some(s) => error.with_hint(format!("did you mean `{s}`?")),
-            None => error,
-        }
-    })?;
+    // A GPU model with `devices: N` (`accelerator: h200-141gb, devices: 1`) is its N-GPU shape.
+    let model_shape = r.devices.and_then(|n| catalog::gpu_shape(&r.accelerator, n));
+    let named_model = model_shape.is_some();
+    let accel = match model_shape {
+        Some(shape) => shape,
+        None => catalog::lookup(&r.accelerator).map_err(|e| {
+            let error = err(&["resources", "accelerator"], e.to_string());
+            match (&e.suggestion, r.devices) {
+                (_, Some(n))
+                    if catalog::gpu_models().iter().any(|(m, _)| m.eq_ignore_ascii_case(r.accelerator.trim())) =>
+                {
+                    let (model, sizes) = catalog::gpu_models()
+                        .into_iter()
+                        .find(|(m, _)| m.eq_ignore_ascii_case(r.accelerator.trim()))
+                        .unwrap_or_default();
+                    let sizes: Vec<String> = sizes.iter().map(u32::to_string).collect();
+                    err(&["resources", "devices"], format!("{model} comes with {} GPUs, not {n}", sizes.join(", ")))
+                }
+                (Some(s), _) => error.with_hint(format!("did you mean `{s}`?")),
+                (None, _) => error,
+            }
+        })?,
+    };
     if r.slices == 0 {
         return Err(err(&["resources", "slices"], "must be at least 1".into()));
     }
@@ -570,10 +590,26 @@ fn check_resources(spec: &ExperimentSpec, doc: &Document) -> Result<AcceleratorT
         if r.devices == Some(0) {
             return Err(err(&["resources", "devices"], "must be at least 1".into()));
         }
+    } else if accel.platform == Platform::Gpu {
+        // `devices` on a GPU type must agree with its shape (or named the shape with the model above).
+        if let Some(n) = r.devices.filter(|n| *n != accel.chips && !named_model) {
+            let model = accel.name.rsplit_once('-').map_or(accel.name.as_str(), |(m, _)| m);
+            let hint = match catalog::gpu_shape(model, n) {
+                Some(shape) => {
+                    format!("name the shape `{}`, or `accelerator: {model}` with `devices: {n}`", shape.name)
+                }
+                None => "set `slices` for more hosts".to_string(),
+            };
+            return Err(err(&["resources", "devices"], format!("{} has {} GPUs, not {n}", accel.name, accel.chips))
+                .with_hint(hint));
+        }
     } else if r.devices.is_some() {
         return Err(err(
             &["resources", "devices"],
-            format!("only for cpu; {} has {} chips per slice (set `slices` instead)", accel.name, accel.chips),
+            format!(
+                "only for cpu and GPU types; {} has {} chips per slice (set `slices` instead)",
+                accel.name, accel.chips
+            ),
         ));
     }
     if let Some(topology) = &r.topology {

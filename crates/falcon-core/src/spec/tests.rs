@@ -199,6 +199,30 @@ fn resource_mistakes() {
 }
 
 #[test]
+fn gpu_specs_take_a_shape_or_a_model_with_devices() {
+    let gpu = |resources: &str| {
+        format!("name: g\nscenario: benchmark\nworkload: {{framework: jax, command: [x]}}\nresources: {resources}\n")
+    };
+    // A one-GPU machine: the shape, or the model and `devices`; one config either way.
+    let shape = parse_spec(&gpu("{accelerator: h200-141gb-1}"), "g.yaml").unwrap();
+    let model = parse_spec(&gpu("{accelerator: h200-141gb, devices: 1}"), "g.yaml").unwrap();
+    assert_eq!((model.resources.accelerator.as_str(), model.resources.devices), ("h200-141gb-1", None));
+    assert_eq!((shape.devices(), model.devices()), (Some(1), Some(1)));
+    assert_eq!(shape.config_hash(), model.config_hash());
+    let four = parse_spec(&gpu("{accelerator: H100-80GB, devices: 4}"), "g.yaml").unwrap();
+    assert_eq!((four.resources.accelerator.as_str(), four.devices()), ("h100-80gb-4", Some(4)));
+    // `devices` that agree with the shape are fine; others name the shape that would fit.
+    assert!(parse_spec(&gpu("{accelerator: h200-141gb-8, devices: 8}"), "g.yaml").is_ok());
+    let e = error(&gpu("{accelerator: h200-141gb-8, devices: 1}"));
+    assert_eq!(e.path, "resources.devices", "{e}");
+    assert!(e.message.contains("h200-141gb-8 has 8 GPUs, not 1"), "{e}");
+    assert!(e.hint.as_deref().unwrap().contains("h200-141gb-1"), "{e:?}");
+    let e = error(&gpu("{accelerator: h200-141gb, devices: 3}"));
+    assert_eq!(e.path, "resources.devices", "{e}");
+    assert!(e.message.contains("h200-141gb comes with 1, 2, 4, 8 GPUs, not 3"), "{e}");
+}
+
+#[test]
 fn durations_commands_profiles_env() {
     let e = error(&GOOD.replace("timeout: 1h30m", "timeout: 2 hours"));
     assert_eq!((e.path.as_str(), e.line, e.column), ("timeout", 19, 10));

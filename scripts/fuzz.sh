@@ -5,7 +5,7 @@
 #
 #   bash scripts/fuzz.sh [SECONDS]        # each target for SECONDS (default 15; .ci/run passes 10)
 #   bash scripts/fuzz.sh --long           # each target for its LONG_RUNS executions (500,000 for the slowest, more
-#                                         # for the fast ones; 10.1 million in all): docs/RELIABILITY.md
+#                                         # for the fast ones; 10.6 million in all): docs/RELIABILITY.md
 #   bash scripts/fuzz.sh --only NAME ...  # one target (with either of the above); repeat for more
 #   bash scripts/fuzz.sh --summary FILE   # the summary table there (default target/fuzz-summary.md)
 #   bash scripts/fuzz.sh --jobs N         # N targets at a time (default: the machine's cores, at most 4)
@@ -40,11 +40,11 @@ while (($#)); do
     esac
 done
 if [[ -z "$jobs" ]]; then jobs="$(nproc 2>/dev/null || echo 1)"; ((jobs <= 4)) || jobs=4; fi
-# --long: executions per target, at least 500,000 each, more where a target runs fast (10.1 million in all).
+# --long: executions per target, at least 500,000 each, more where a target runs fast (10.6 million in all).
 declare -A LONG_RUNS=(
     [decode]=800000 [xspace_file]=800000 [chrome_trace]=500000 [megatron]=500000 [kernel_bench]=500000
     [generic_metrics]=500000 [spec]=500000 [npy]=500000 [npz]=500000 [safetensors]=500000
-    [tfevents]=2500000 [maxtext]=1000000 [sweep]=1000000
+    [tfevents]=2500000 [maxtext]=1000000 [sweep]=1000000 [hlo_proto]=500000
 )
 
 log() { printf 'fuzz: %s\n' "$*" >&2; }
@@ -53,6 +53,7 @@ log() { printf 'fuzz: %s\n' "$*" >&2; }
 declare -A SEEDS=(
     [decode]="fuzz/seeds/decode"
     [xspace_file]="fuzz/seeds/decode"
+    [hlo_proto]="fuzz/seeds/hlo_proto"
     [chrome_trace]="fuzz/seeds/chrome_trace crates/falcon-analysis/tests/data/jax_cpu_mlp_vm.trace.json.gz"
     [tfevents]="crates/falcon-analysis/tests/data/tfevents/run"
     [npy]="crates/falcon-analysis/tests/data/tensors/*.npy"

@@ -39,6 +39,8 @@ B=$(submit examples/jax_transformer/variant.yaml)
 # Batch 8 → 16 asks whether throughput improves: a doubled batch's step time is longer by design.
 # Run-level verdicts with one run a side: the step time doubles with the batch (decided even so); the throughput
 # moves a few percent at most, which one run a side cannot decide: its verdict names the runs that would.
+echo "quickstart: step_time_s is the workload's own wall clock per step (a logged metric); the profile's step time \
+(exp show, profile analyze) is between the capture's host step markers, with the device's own beside it on GPU" >&2
 "$FALCON" exp compare "$A" "$B" --metric step_time_s
 "$FALCON" exp compare "$A" "$B" --metric tokens_per_s
 echo "quickstart: one run a side decides only changes far beyond run-to-run noise (about ±33 %); for the throughput, \

@@ -23,5 +23,6 @@ pub mod trace;
 
 // The profile tools keep their short paths (`falcon_analysis::device`, `falcon_analysis::memory`, …).
 pub use profile::{
-    cpu_ops, device, hlo_stats, kernels, memory, op_metrics, op_profile, overview, roofline, steps, trace_export,
+    cpu_ops, device, findings, hlo_stats, kernels, memory, op_metrics, op_profile, overview, roofline, steps,
+    trace_export,
 };

@@ -76,4 +76,14 @@ fn one_gpu_pool_one_mfu_from_the_capture_and_the_logged_flops_flagged() {
     let text =
         String::from_utf8(falcon(dir.path(), &["profile", "analyze", &id, "--tool", "overview"]).stdout).unwrap();
     assert!(text.contains("host step markers") && text.contains("device"), "{text}");
+    // The stored row names its step time and carries the findings; `exp show` prints which step time it is.
+    let details = &profile_row["details"];
+    assert_eq!(details["step_time_source"], "host step markers", "{details:#}");
+    assert!((details["device_step_time_ms"].as_f64().unwrap() - device).abs() < 1e-9);
+    assert_eq!(details["findings"][0]["kind"], "hbm_bound_attention", "{details:#}");
+    assert_eq!(details["findings"][0]["summary"], analyzed["findings"][0]["summary"], "one answer");
+    let show = String::from_utf8(falcon(dir.path(), &["exp", "show", &id]).stdout).unwrap();
+    let line = show.lines().find(|l| l.starts_with("profile analysis:")).unwrap_or_else(|| panic!("{show}"));
+    assert!(line.contains("(host step markers; device 15."), "{line}");
+    assert!(text.contains("Findings") && text.contains("HBM-bound attention"), "{text}");
 }

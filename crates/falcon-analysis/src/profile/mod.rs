@@ -22,6 +22,7 @@
 
 pub mod cpu_ops;
 pub mod device;
+pub mod findings;
 mod gpu_costs;
 pub mod hlo;
 pub mod hlo_stats;
@@ -156,6 +157,9 @@ pub struct ProfileReport {
     pub kernel_steps: Option<Vec<StepKernelBreakdown>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steps: Option<StepReport>,
+    /// What a GPU engineer acts on, largest share first (tool `overview`, GPU captures; empty elsewhere).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub findings: Option<Vec<findings::Finding>>,
     /// What the analysis could not do or assumed, in words.
     pub notes: Vec<String>,
 }
@@ -223,11 +227,11 @@ pub(crate) fn analyze_files_with_db(
         if options.wants(Tool::Memory) && i == 0 {
             memory = Some(memory_profile(&space, &host_steps));
         }
-        if options.wants(Tool::Kernels) {
+        if options.wants(Tool::Kernels) || options.wants(Tool::Overview) && dev.hardware == Hardware::Gpu {
             let report = kernel_stats(&space, &host_steps);
             kernels.extend(report.kernels);
             kernel_steps.extend(report.per_step);
-            for note in report.notes {
+            for note in report.notes.into_iter().filter(|_| options.wants(Tool::Kernels)) {
                 if !notes.contains(&note) {
                     notes.push(note);
                 }
@@ -287,6 +291,10 @@ pub(crate) fn analyze_files_with_db(
         (Some(cpu), true) => time_breakdown::time_breakdown(cpu, &hlo, &step_durations),
         _ => None,
     };
+    let findings = options.wants(Tool::Overview).then(|| match device.hardware {
+        Hardware::Gpu => findings::gpu_findings(&db, roof.ridge_point, &kernels),
+        _ => Vec::new(),
+    });
     let report = ProfileReport {
         tools: Tool::ALL.into_iter().filter(|&t| options.wants(t)).collect(),
         files: files.to_vec(),
@@ -301,6 +309,7 @@ pub(crate) fn analyze_files_with_db(
         kernels: options.wants(Tool::Kernels).then_some(kernels),
         kernel_steps: options.wants(Tool::Kernels).then_some(kernel_steps),
         steps: options.wants(Tool::Steps).then_some(steps),
+        findings,
         notes,
     };
     Ok((report, db))

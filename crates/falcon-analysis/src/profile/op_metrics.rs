@@ -153,8 +153,8 @@ pub struct OpMetricsDb {
     pub busy_time_ps: u64,
     /// Duty-cycle idle time, summed over chips (TPU; 0 elsewhere).
     pub idle_time_ps: u64,
-    /// False when the ops' FLOPs/bytes could not be known (GPU captures: costs live in the HLO
-    /// proto, which Falcon does not analyse).
+    /// False when the ops' FLOPs/bytes could not be known (a GPU capture without its programs' HLO protos,
+    /// or whose protos could not be decoded; GPU costs come from the HLO, see `profile/hlo/cost.rs`).
     pub has_hlo_costs: bool,
     /// Per-step dbs (empty without steps); nested dbs have no `steps` of their own.
     pub steps: Vec<StepOpMetrics>,

@@ -681,6 +681,18 @@ pub fn summary_of(report: &ProfileReport, resolved: &ResolvedProfile) -> Analysi
             "flops_utilization": o.map(|o| o.flops_utilization),
             "hbm_bw_utilization": o.map(|o| o.hbm_bw_utilization),
             "operational_intensity": o.map(|o| o.operational_intensity),
+            // Which step time `step_time_ms` is, and the device's own (GPU: first to last device op a step).
+            "step_time_source": o.and_then(|o| o.step_time_source.clone()),
+            "device_step_time_ms": o.and_then(|o| o.device_step_time_ms.as_ref()).map(|d| d.mean),
+            "mfu_model_flops": o.and_then(|o| o.mfu_model_flops),
+            "mfu_flops_source": o.and_then(|o| o.mfu_flops_source.clone()),
+            "mfu_peak_teraflops_per_second": o.and_then(|o| o.mfu_peak_teraflops_per_second),
+            "logged_model_flops": o.and_then(|o| o.logged_model_flops),
+            "hfu": o.and_then(|o| o.hfu),
+            // What to act on (GPU), without the op lists.
+            "findings": report.findings.as_ref().map(|f| f.iter().map(|f| serde_json::json!({
+                "kind": f.kind, "share": f.share, "summary": f.summary,
+            })).collect::<Vec<_>>()),
             "profile": resolved.remote,
             // What the memory verdict tests (at most 1000 step ends).
             "memory": report.memory.as_ref().map(|m| serde_json::json!({

@@ -230,7 +230,7 @@ fn analysis(d: &ExperimentDetail) -> String {
                 vec![
                     a.tool.clone(),
                     fmt_frac_pct(a.mfu),
-                    fmt_ms(a.step_time_ms),
+                    falcon_app::render::profile::summary_step_time(a).unwrap_or_else(|| fmt_ms(None)),
                     fmt_frac_pct(a.duty_cycle),
                     a.peak_memory_bytes.map(|b| fmt_bytes(b as f64, false)).unwrap_or_else(|| "–".into()),
                     a.bound_by.clone().unwrap_or_else(|| "–".into()),
@@ -239,6 +239,21 @@ fn analysis(d: &ExperimentDetail) -> String {
             })
             .collect();
         s.push_str(&table(&["tool", "MFU", "step time", "duty cycle", "peak memory", "bound by", "error"], &rows));
+        let findings: Vec<&str> = d
+            .view
+            .analysis
+            .iter()
+            .filter_map(|a| a.details.get("findings").and_then(|f| f.as_array()))
+            .flatten()
+            .filter_map(|f| f.get("summary").and_then(|s| s.as_str()))
+            .collect();
+        if !findings.is_empty() {
+            s.push_str("<h3>Findings</h3><ol class=\"findings\">");
+            for f in findings {
+                let _ = write!(s, "<li>{}</li>", escape(f));
+            }
+            s.push_str("</ol>");
+        }
     }
     if !d.view.metrics.is_empty() {
         s.push_str("<h3>Metric summaries (warm-up left out)</h3>");

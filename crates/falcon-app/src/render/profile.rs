@@ -3,6 +3,7 @@
 //! forms show the same rows and numbers. JSON is the report structs themselves.
 
 use super::compare_table::new_table;
+use crate::experiments::AnalysisSummary;
 use falcon_analysis::device::Hardware;
 use falcon_analysis::profile::{ProfileReport, Tool};
 use falcon_analysis::service::{ResolvedProfile, TraceRun};
@@ -46,6 +47,20 @@ pub fn analysis(resolved: &ResolvedProfile, report: &ProfileReport, top: usize, 
     }
     out.extend(report.notes.iter().filter(|n| Some(*n) != kernel_reason).map(|note| format!("note: {note}")));
     out.join("\n")
+}
+
+/// The step time of a stored profile summary row with what it is: `21.411 ms (host step markers; device
+/// 15.869 ms)`. `None` when the row has no step time.
+pub fn summary_step_time(a: &AnalysisSummary) -> Option<String> {
+    let ms = a.step_time_ms?;
+    let mut what = Vec::new();
+    if let Some(source) = a.details.get("step_time_source").and_then(|s| s.as_str()) {
+        what.push(source.to_string());
+    }
+    if let Some(d) = a.details.get("device_step_time_ms").and_then(|d| d.as_f64()) {
+        what.push(format!("device {d:.3} ms"));
+    }
+    Some(if what.is_empty() { format!("{ms:.3} ms") } else { format!("{ms:.3} ms ({})", what.join("; ")) })
 }
 
 /// The header after the input: devices (on XLA:CPU captures the CPU count and threads the capture shows)
@@ -122,6 +137,23 @@ fn overview_section(out: &mut Vec<String>, report: &ProfileReport, md: bool) {
     }
     out.push(t.to_string());
     out.extend(o.notes.iter().map(|note| format!("note: {note}")));
+    findings_section(out, report, md);
+}
+
+/// What to act on (GPU captures): one line per finding, largest share first, with the ops behind it.
+fn findings_section(out: &mut Vec<String>, report: &ProfileReport, md: bool) {
+    let Some(findings) = report.findings.as_ref().filter(|f| !f.is_empty()) else {
+        return;
+    };
+    out.push(heading(md, "Findings"));
+    for (i, f) in findings.iter().enumerate() {
+        let bullet = if md { "-".to_string() } else { format!("{}.", i + 1) };
+        out.push(format!("{bullet} {}", f.summary));
+        if !f.ops.is_empty() {
+            let ops: Vec<String> = f.ops.iter().map(|o| shorten(o, 60, 40)).collect();
+            out.push(format!("   ops: {}", ops.join(", ")));
+        }
+    }
 }
 
 fn ops_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md: bool) {

@@ -366,8 +366,8 @@ fn render_view(global: &GlobalArgs, detail: &ExperimentDetail) -> anyhow::Result
         if let Some(m) = a.mfu {
             parts.push(format!("MFU {:.2}%", m * 100.0));
         }
-        if let Some(s) = a.step_time_ms {
-            parts.push(format!("step {s:.3} ms"));
+        if let Some(s) = falcon_app::render::profile::summary_step_time(a) {
+            parts.push(format!("step {s}"));
         }
         if let Some(d) = a.duty_cycle {
             parts.push(format!("duty cycle {:.1}%", d * 100.0));

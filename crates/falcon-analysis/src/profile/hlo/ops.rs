@@ -46,6 +46,26 @@ impl GpuHlo {
         GpuHlo { programs, notes }
     }
 
+    /// One program's serialized `HloProto` (as a capture stores it), as program `program_id`: what `decode`
+    /// does for each program of a capture; a proto that does not decode leaves the set empty with a note.
+    pub fn from_hlo_proto(program_id: u64, bytes: &[u8]) -> GpuHlo {
+        use prost::Message;
+        match super::proto::HloProto::decode(bytes) {
+            Ok(super::proto::HloProto { hlo_module: Some(module) }) => {
+                GpuHlo { programs: vec![(program_id, module)], notes: Vec::new() }
+            }
+            Ok(_) => GpuHlo { programs: Vec::new(), notes: vec!["the HloProto has no module".into()] },
+            Err(e) => GpuHlo { programs: Vec::new(), notes: vec![format!("HloProto not readable ({e})")] },
+        }
+    }
+
+    /// The names of every instruction of program `program_id`, in stored order.
+    pub fn instruction_names(&self, program_id: u64) -> Vec<String> {
+        self.module(program_id)
+            .map(|m| m.computations.iter().flat_map(|c| c.instructions.iter().map(|i| i.name.clone())).collect())
+            .unwrap_or_default()
+    }
+
     /// Whether no program was read.
     pub fn is_empty(&self) -> bool {
         self.programs.is_empty()

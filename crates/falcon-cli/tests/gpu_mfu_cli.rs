@@ -3,19 +3,62 @@
 //! project's test data (`falcon-analysis/tests/data/h200/jax_tfm8_b8`, command buffers on). `context` shows one
 //! chip's peaks; the worker's stored profile row and `profile analyze e-N` give one MFU, from the capture's own
 //! FLOPs; the logged `model_flops` (XLA's `cost_analysis()`, 1.65e12, which leaves the cuBLAS calls out) is shown
-//! beside the capture's 5.85e12 with a note saying which MFU uses; the step time says how it was measured.
+//! beside the capture's 5.85e12 with a note saying which MFU uses; the step time says how it was measured; the API
+//! and MCP give the same row, MFU and findings.
 
 mod common;
 
+use common::serve::{client, get_json, Server};
 use common::{code, falcon, json};
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../falcon-analysis/tests/data/h200/jax_tfm8_b8").join(name)
 }
 
-#[test]
-fn one_gpu_pool_one_mfu_from_the_capture_and_the_logged_flops_flagged() {
+/// `profile_analyze` over `falcon mcp` (JSON-RPC over pipes): the tool's structured result.
+fn mcp_profile_analyze(dir: &Path, id: &str) -> Value {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_falcon"))
+        .current_dir(dir)
+        .env("HOME", dir)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+            "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "profile_analyze",
+            "arguments": {"input": id, "tool": ["overview"]}}}),
+    ];
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let result = loop {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "falcon mcp ended without answering");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 2 {
+            break v["result"]["structuredContent"].clone();
+        }
+    };
+    drop(stdin);
+    let _ = child.wait();
+    result
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_gpu_pool_one_mfu_from_the_capture_and_the_logged_flops_flagged() {
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
     let toml = dir.path().join("falcon.toml");
@@ -86,4 +129,20 @@ fn one_gpu_pool_one_mfu_from_the_capture_and_the_logged_flops_flagged() {
     let line = show.lines().find(|l| l.starts_with("profile analysis:")).unwrap_or_else(|| panic!("{show}"));
     assert!(line.contains("(host step markers; device 15."), "{line}");
     assert!(text.contains("Findings") && text.contains("HBM-bound attention"), "{text}");
+
+    // The API and MCP: the same stored row and the same analysis.
+    let server = Server::start(dir.path(), &["--no-worker"], &[]);
+    let c = client();
+    let (status, exp) = get_json(&c, &server.url(&format!("/api/v1/experiments/{id}"))).await;
+    assert_eq!(status, 200, "{exp}");
+    let api_row = exp["analysis"].as_array().unwrap().iter().find(|r| r["tool"] == "profile").unwrap().clone();
+    assert_eq!(api_row["mfu"].as_f64(), Some(stored), "{api_row:#}");
+    let (status, api) = get_json(&c, &server.url(&format!("/api/v1/profiles/{id}?tool=overview"))).await;
+    assert_eq!(status, 200, "{api}");
+    assert_eq!(api["overview"]["mfu"].as_f64(), Some(mfu), "API vs profile analyze");
+    assert_eq!(api["findings"], analyzed["findings"]);
+    drop(server);
+    let mcp = mcp_profile_analyze(dir.path(), &id);
+    assert_eq!(mcp["overview"]["mfu"].as_f64(), Some(mfu), "MCP vs profile analyze: {mcp:#}");
+    assert_eq!(mcp["findings"], analyzed["findings"]);
 }

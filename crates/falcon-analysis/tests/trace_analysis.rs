@@ -57,6 +57,7 @@ impl B {
             host: String::new(),
             events,
             modules,
+            launches: Vec::new(),
         });
     }
 

@@ -24,6 +24,10 @@ pub enum FindingKind {
     GemmOffTensorCores,
     F32Compute,
     TimeOutsideOps,
+    /// The host cannot launch kernels as fast as the device runs them (traces that record launches).
+    LaunchBound,
+    /// The profiled steps ran much slower than the unprofiled ones: the trace's host time is inflated.
+    ProfilerOverhead,
 }
 
 /// One thing to act on.

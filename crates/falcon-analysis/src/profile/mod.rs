@@ -23,6 +23,7 @@
 pub mod cpu_ops;
 pub mod device;
 pub mod findings;
+pub mod from_trace;
 mod gpu_costs;
 pub mod hlo;
 pub mod hlo_stats;
@@ -160,6 +161,18 @@ pub struct ProfileReport {
     /// What a GPU engineer acts on, largest share first (tool `overview`, GPU captures; empty elsewhere).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub findings: Option<Vec<findings::Finding>>,
+    /// Chrome traces that record launches: device time by launching framework op (tool `ops`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub framework_ops: Option<Vec<crate::trace::kernels::FrameworkOpRow>>,
+    /// The same by outermost host range (`record_function`, optimizer step, autograd function; tool `ops`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub framework_scopes: Option<Vec<crate::trace::kernels::FrameworkOpRow>>,
+    /// Chrome traces: device time by kind — compute, communication, memcpy, memset (tool `kernels`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_types: Option<Vec<crate::trace::kernels::KernelTypeRow>>,
+    /// Chrome traces: launch statistics and the launch-bound call (tools `kernels`, `overview`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch: Option<crate::trace::kernels::LaunchStats>,
     /// What the analysis could not do or assumed, in words.
     pub notes: Vec<String>,
 }
@@ -310,6 +323,10 @@ pub(crate) fn analyze_files_with_db(
         kernel_steps: options.wants(Tool::Kernels).then_some(kernel_steps),
         steps: options.wants(Tool::Steps).then_some(steps),
         findings,
+        framework_ops: None,
+        framework_scopes: None,
+        kernel_types: None,
+        launch: None,
         notes,
     };
     Ok((report, db))

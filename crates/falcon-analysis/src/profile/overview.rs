@@ -196,6 +196,7 @@ pub fn overview(
     o.step_time_source = match steps.source {
         crate::steps::StepSource::HostStepAnnotations => Some("host step markers".to_string()),
         crate::steps::StepSource::DeviceStepsLine => Some("device Steps line".to_string()),
+        crate::steps::StepSource::TraceMarkers => Some("host step markers".to_string()),
         crate::steps::StepSource::None => None,
     };
     let catalog_peak = (device.hardware == Hardware::Gpu).then(|| crate::device::catalog_peak_tflops(device)).flatten();

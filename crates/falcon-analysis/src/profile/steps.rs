@@ -53,6 +53,9 @@ pub enum StepSource {
     DeviceStepsLine,
     /// Host step annotations (`train…`/`test…`/`TraceContext…` events) on `/host:CPU`.
     HostStepAnnotations,
+    /// A Chrome trace's step markers (PyTorch `ProfilerStep#N`, JAX step annotations), or the steps its trace
+    /// analysis found.
+    TraceMarkers,
     /// No step marker in the profile: no steps.
     #[default]
     None,
@@ -279,7 +282,7 @@ pub fn device_step_times(space: &XSpace, steps: &StepReport) -> Option<StepTimeS
     (!device.is_empty()).then(|| step_time_stats(&device))
 }
 
-fn step_time_stats(steps: &[Step]) -> StepTimeStats {
+pub(crate) fn step_time_stats(steps: &[Step]) -> StepTimeStats {
     let n = steps.len();
     if n == 0 {
         return StepTimeStats::default();

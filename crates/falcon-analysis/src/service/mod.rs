@@ -276,7 +276,25 @@ impl Analysis {
         host: Option<&str>,
         options: &AnalyzeOptions,
     ) -> Result<(ResolvedProfile, ProfileReport)> {
-        let resolved = self.resolve(input, host).await?;
+        let local = Path::new(input);
+        if !input.starts_with("gs://") && !input.starts_with("s3://") && local.is_file() && is_chrome_trace_name(local)
+        {
+            return self.analyze_chrome(input.to_string(), None, local.to_path_buf(), options).await;
+        }
+        let resolved = match self.resolve(input, host).await {
+            Ok(r) => r,
+            // No XProf profile: a Chrome trace (a PyTorch profiler trace, JAX's `*.trace.json.gz`) is analysed
+            // from its timeline.
+            Err(e @ (AnalysisError::NotFound(_) | AnalysisError::NotAProfile { .. })) => {
+                return match self.resolve_trace(input, host).await {
+                    Ok(ResolvedTrace { input: name, experiment, files: TraceFiles::ChromeJson(path) }) => {
+                        self.analyze_chrome(name, experiment, path, options).await
+                    }
+                    _ => Err(e),
+                };
+            }
+            Err(e) => return Err(e),
+        };
         let files = resolved.files.clone();
         let mut opts = options.clone();
         // An experiment that logs `model_flops` per step: shown beside the capture's count (and MFU's FLOPs when
@@ -294,6 +312,35 @@ impl Analysis {
             .map_err(|e| AnalysisError::Io(format!("analysis task failed: {e}")))??;
         if let Some(id) = resolved.experiment {
             if report.overview.is_some() && host.is_none() {
+                self.meta().await?.put_analysis_summary(id, &summary_of(&report, &resolved)).await?;
+            }
+        }
+        Ok((resolved, report))
+    }
+
+    /// [`Analysis::analyze`] of a Chrome trace: read into a timeline (inflating at most the configured cap) and
+    /// reported by [`crate::profile::from_trace`]; an experiment's summary row is stored as for a capture.
+    async fn analyze_chrome(
+        &self,
+        input: String,
+        experiment: Option<ExperimentId>,
+        path: PathBuf,
+        options: &AnalyzeOptions,
+    ) -> Result<(ResolvedProfile, ProfileReport)> {
+        let host = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = HostFile::user(host, path.clone());
+        let cap = crate::limits::max_decompressed_bytes(&self.config);
+        let opts = options.clone();
+        let f = file.clone();
+        let report = tokio::task::spawn_blocking(move || -> Result<ProfileReport> {
+            let timeline = crate::timeline::chrome::read_chrome_trace_file_with(&path, cap)?;
+            Ok(crate::profile::from_trace::analyze_timeline(&f, &timeline, &opts))
+        })
+        .await
+        .map_err(|e| AnalysisError::Io(format!("analysis task failed: {e}")))??;
+        let resolved = ResolvedProfile { input, experiment, remote: None, files: vec![file], downloaded_bytes: 0 };
+        if let Some(id) = experiment {
+            if report.overview.is_some() {
                 self.meta().await?.put_analysis_summary(id, &summary_of(&report, &resolved)).await?;
             }
         }

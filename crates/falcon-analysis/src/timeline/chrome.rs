@@ -74,7 +74,7 @@ use super::xspace::{
     is_host_step_marker_name, sort_events, FxMap, Interner, CPU_EXECUTOR_NAME,
 };
 use super::{
-    Device, DeviceKind, Event, EventClass, HostThread, NameId, StepMarker, StepSource, Timeline, TimelineSource,
+    Device, DeviceKind, Event, EventClass, HostThread, Launch, NameId, StepMarker, StepSource, Timeline, TimelineSource,
 };
 use crate::error::AnalysisError;
 
@@ -766,6 +766,62 @@ impl Val<'_> {
     }
 }
 
+/// `[x, y, z]` of non-negative integers (a kernel's `grid` or `block`); anything else is skipped as `None`.
+struct Dim3Seed;
+
+impl<'de> DeserializeSeed<'de> for Dim3Seed {
+    type Value = Option<[u32; 3]>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(Dim3Visitor)
+    }
+}
+
+struct Dim3Visitor;
+
+impl<'de> Visitor<'de> for Dim3Visitor {
+    type Value = Option<[u32; 3]>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of three integers")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = [1u32; 3];
+        let mut ok = true;
+        let mut i = 0;
+        while let Some(v) =
+            seq.next_element_seed(AnySeed(|v: Val<'_>| v.as_i64().and_then(|n| u32::try_from(n).ok())))?
+        {
+            match (out.get_mut(i), v) {
+                (Some(slot), Some(n)) => *slot = n,
+                _ => ok = false,
+            }
+            i += 1;
+        }
+        Ok((ok && i > 0).then_some(out))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
 struct AnySeed<F>(F);
 
 impl<'de, R, F: FnOnce(Val<'_>) -> R> DeserializeSeed<'de> for AnySeed<F> {
@@ -851,6 +907,26 @@ struct ArgFields {
     group_id: Option<i64>,
     step_num: Option<i64>,
     root: Option<i64>,
+    launch: LaunchArgs,
+}
+
+/// What a PyTorch (Kineto) GPU event or CUDA call says of a launch: `correlation`, `stream`, `registers per
+/// thread`, `shared memory`, `grid`, `block`, `est. achieved occupancy %`.
+#[derive(Clone, Copy, Default)]
+struct LaunchArgs {
+    correlation: Option<i64>,
+    stream: Option<i64>,
+    registers: Option<i64>,
+    shared_memory: Option<i64>,
+    grid: Option<[u32; 3]>,
+    block: Option<[u32; 3]>,
+    occupancy: Option<f64>,
+}
+
+impl LaunchArgs {
+    fn any(&self) -> bool {
+        self.correlation.is_some() || self.stream.is_some()
+    }
 }
 
 /// Fields read from one event.
@@ -881,6 +957,8 @@ struct Raw {
     /// `hlo_category` arg if any, else `cat` (interned in `cats`); `u32::MAX` when none.
     cat: u32,
     flags: u8,
+    /// Index into `Parser::launch_args`; `u32::MAX` when the event has none.
+    launch: u32,
 }
 
 #[derive(Default)]
@@ -894,6 +972,7 @@ struct Parser {
     proc_names: FxMap<IdKey, String>,
     thread_names: FxMap<(IdKey, IdKey), String>,
     raws: Vec<Raw>,
+    launch_args: Vec<LaunchArgs>,
     open: FxMap<u32, Vec<Fields>>,
     /// Events that may be on a `Steps` line: (raw index, step).
     step_cands: Vec<(u32, Option<i64>)>,
@@ -1047,7 +1126,13 @@ impl Parser {
             flags |= F_HLO_MODULE;
         }
         let cat = f.args.hlo_category.or(f.cat).unwrap_or(u32::MAX);
-        self.raws.push(Raw { start_ps, dur_ps, name: f.args.hlo_op.unwrap_or(orig_name), track, cat, flags });
+        let launch = if f.args.launch.any() {
+            self.launch_args.push(f.args.launch);
+            u32::try_from(self.launch_args.len() - 1).unwrap_or(u32::MAX)
+        } else {
+            u32::MAX
+        };
+        self.raws.push(Raw { start_ps, dur_ps, name: f.args.hlo_op.unwrap_or(orig_name), track, cat, flags, launch });
 
         let a = f.args;
         let name = self.names.names().get(orig_name as usize).map_or("", String::as_str);
@@ -1212,8 +1297,13 @@ impl Parser {
             host: String::new(),
             events: Vec::new(),
             modules: Vec::new(),
+            launches: Vec::new(),
         };
         let raws = std::mem::take(&mut self.raws);
+        let launch_args = std::mem::take(&mut self.launch_args);
+        let args_of = |r: &Raw| launch_args.get(r.launch as usize).copied().unwrap_or_default();
+        // PyTorch: the CUDA calls that launched device work, by correlation id: (start, duration, track).
+        let mut calls: FxMap<i64, (i64, i64, u32)> = FxMap::default();
         let mut gpu_annotations = 0u64;
         for r in &raws {
             let role = roles.get(r.track as usize).copied().unwrap_or(Role::Skip);
@@ -1253,16 +1343,32 @@ impl Parser {
                         ) {
                             class = EventClass::MemCopy;
                         }
-                        devices
+                        let a = args_of(r);
+                        let d = devices
                             .entry((1, id))
-                            .or_insert_with(|| new_device(id, DeviceKind::Gpu, format!("GPU {id}")))
-                            .events
-                            .push(ev(class));
+                            .or_insert_with(|| new_device(id, DeviceKind::Gpu, format!("GPU {id}")));
+                        d.events.push(ev(class));
+                        d.launches.push(Launch {
+                            stream: a.stream,
+                            correlation: a.correlation,
+                            // The call's start, resolved below (raw time until then).
+                            launch_ps: None,
+                            launch_dur_ps: 0,
+                            launch_thread: None,
+                            grid: a.grid.unwrap_or_default(),
+                            block: a.block.unwrap_or_default(),
+                            registers_per_thread: a.registers.and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
+                            shared_memory_bytes: a.shared_memory.and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
+                            occupancy_percent: a.occupancy.map(|o| o as f32),
+                        });
                     } else if is_cat(r.cat, "gpu_user_annotation") {
                         gpu_annotations += 1;
                     } else if !pytorch_gpu && is_cat(r.cat, "cpu_op") {
                         cpu_candidates.entry(r.track).or_default().push(ev(classify_cpu_op(name_s)));
                     } else {
+                        if let Some(c) = args_of(r).correlation {
+                            calls.entry(c).or_insert((r.start_ps, r.dur_ps, r.track));
+                        }
                         threads.entry(r.track).or_default().push(ev(EventClass::Other));
                     }
                 }
@@ -1349,7 +1455,7 @@ impl Parser {
         let mut out_devices: Vec<Device> = devices.into_values().collect();
         for d in &mut out_devices {
             d.events.iter_mut().chain(d.modules.iter_mut()).for_each(&mut fix);
-            sort_events(&mut d.events);
+            super::sort_with_launches(&mut d.events, &mut d.launches);
             sort_events(&mut d.modules);
             if d.name.is_empty() {
                 d.name = format!("device {}", d.id);
@@ -1357,7 +1463,7 @@ impl Parser {
         }
         out_devices.sort_by_cached_key(device_order);
 
-        let mut host_threads: Vec<HostThread> = Vec::with_capacity(threads.len());
+        let mut host_threads: Vec<(u32, HostThread)> = Vec::with_capacity(threads.len());
         for (track, mut events) in threads {
             events.iter_mut().for_each(&mut fix);
             sort_events(&mut events);
@@ -1375,9 +1481,25 @@ impl Parser {
                 };
                 format!("{}/{}", show(pid), show(tid))
             });
-            host_threads.push(HostThread { id, name, host: String::new(), events });
+            host_threads.push((track, HostThread { id, name, host: String::new(), events }));
         }
-        host_threads.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+        host_threads.sort_by(|(_, a), (_, b)| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+        // Each launch's call: its start (relative, like the events), duration and thread index.
+        if !calls.is_empty() {
+            let index: FxMap<u32, u32> = host_threads
+                .iter()
+                .enumerate()
+                .map(|(i, (track, _))| (*track, u32::try_from(i).unwrap_or(u32::MAX)))
+                .collect();
+            for l in out_devices.iter_mut().flat_map(|d| d.launches.iter_mut()) {
+                if let Some(&(start, dur, track)) = l.correlation.and_then(|c| calls.get(&c)) {
+                    l.launch_ps = Some(start - min_rel);
+                    l.launch_dur_ps = dur;
+                    l.launch_thread = index.get(&track).copied();
+                }
+            }
+        }
+        let host_threads: Vec<HostThread> = host_threads.into_iter().map(|(_, t)| t).collect();
 
         let mut steps: Vec<StepMarker> = markers
             .into_iter()
@@ -1460,6 +1582,7 @@ struct PreEvent {
     group_id: Option<i64>,
     step_num: Option<i64>,
     root: Option<i64>,
+    launch: LaunchArgs,
     ops_end: usize,
 }
 
@@ -1592,6 +1715,7 @@ fn apply(p: &mut Parser, pb: PreBatch) -> Result<(), ChromeTraceError> {
                 group_id: ev.group_id,
                 step_num: ev.step_num,
                 root: ev.root,
+                launch: ev.launch,
                 ..ArgFields::default()
             },
             ..Fields::default()
@@ -1740,6 +1864,13 @@ enum ArgKey {
     GroupId,
     StepNum,
     Root,
+    Correlation,
+    Stream,
+    Registers,
+    SharedMemory,
+    Grid,
+    Block,
+    Occupancy,
     Other,
 }
 
@@ -1781,6 +1912,13 @@ impl<'de> Visitor<'de> for ArgsVisitor<'_> {
                 "group_id" => ArgKey::GroupId,
                 "step_num" => ArgKey::StepNum,
                 "_r" => ArgKey::Root,
+                "correlation" => ArgKey::Correlation,
+                "stream" => ArgKey::Stream,
+                "registers per thread" => ArgKey::Registers,
+                "shared memory" => ArgKey::SharedMemory,
+                "grid" => ArgKey::Grid,
+                "block" => ArgKey::Block,
+                "est. achieved occupancy %" => ArgKey::Occupancy,
                 _ => ArgKey::Other,
             },
             _ => ArgKey::Other,
@@ -1815,6 +1953,21 @@ impl<'de> Visitor<'de> for ArgsVisitor<'_> {
                 ArgKey::GroupId => ev.group_id = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?,
                 ArgKey::StepNum => ev.step_num = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?,
                 ArgKey::Root => ev.root = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?,
+                ArgKey::Correlation => {
+                    ev.launch.correlation = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?;
+                }
+                ArgKey::Stream => ev.launch.stream = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?,
+                ArgKey::Registers => {
+                    ev.launch.registers = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?;
+                }
+                ArgKey::SharedMemory => {
+                    ev.launch.shared_memory = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?;
+                }
+                ArgKey::Grid => ev.launch.grid = map.next_value_seed(Dim3Seed)?,
+                ArgKey::Block => ev.launch.block = map.next_value_seed(Dim3Seed)?,
+                ArgKey::Occupancy => {
+                    ev.launch.occupancy = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_f64()))?;
+                }
                 ArgKey::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }

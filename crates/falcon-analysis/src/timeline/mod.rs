@@ -92,6 +92,48 @@ pub enum DeviceKind {
     CpuExecutor,
 }
 
+/// How one device event was launched, and with what, for GPU traces that record it (PyTorch's `kernel`,
+/// `gpu_memcpy`, `gpu_memset` events and their `cuda_runtime` / `cuda_driver` calls; XSpace GPU stream events and
+/// the host events carrying the same `correlation_id`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Launch {
+    /// The stream the event ran on (PyTorch `stream`, XSpace the stream line's id); `None` when unknown.
+    pub stream: Option<i64>,
+    /// The CUPTI correlation id tying the event to its launch call; `None` when the trace has none.
+    pub correlation: Option<i64>,
+    /// Start of the host call that launched it (`cudaLaunchKernel`, `cuLaunchKernelEx`, `cudaMemcpyAsync`,
+    /// `cudaGraphLaunch`, …), ps relative to the timeline's origin; `None` when the call is not in the trace.
+    pub launch_ps: Option<i64>,
+    /// The call's duration, ps (0 when unknown).
+    pub launch_dur_ps: i64,
+    /// Index into [`Timeline::host_threads`] of the thread that made the call.
+    pub launch_thread: Option<u32>,
+    /// Kernel launch shape and resources (zeros when unknown).
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub registers_per_thread: u32,
+    /// Shared memory a block, bytes (static + dynamic).
+    pub shared_memory_bytes: u32,
+    /// The profiler's estimated achieved occupancy, percent.
+    pub occupancy_percent: Option<f32>,
+}
+
+/// Sorts a device's events by start (as every reader does) and keeps `launches` parallel to them; `launches`
+/// is left empty when it is, else it must have one entry per event.
+pub(crate) fn sort_with_launches(events: &mut Vec<Event>, launches: &mut Vec<Launch>) {
+    if launches.len() != events.len() {
+        launches.clear();
+    }
+    if launches.is_empty() {
+        events.sort_unstable_by_key(|e| (e.start_ps, std::cmp::Reverse(e.dur_ps), e.name));
+        return;
+    }
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    order.sort_unstable_by_key(|&i| (events[i].start_ps, std::cmp::Reverse(events[i].dur_ps), events[i].name, i));
+    *events = order.iter().map(|&i| events[i]).collect();
+    *launches = order.iter().map(|&i| launches[i]).collect();
+}
+
 /// One device: all its op events (several lines/streams merged), sorted by start.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Device {
@@ -107,6 +149,17 @@ pub struct Device {
     pub events: Vec<Event>,
     /// Top-level module executions (`EventClass::Module`), sorted by `start_ps`.
     pub modules: Vec<Event>,
+    /// How each event was launched: empty when the trace does not say, else one per event of `events`
+    /// (`launches[i]` is `events[i]`'s).
+    #[serde(skip)]
+    pub launches: Vec<Launch>,
+}
+
+impl Device {
+    /// The launch of event `i`, when the trace records launches.
+    pub fn launch(&self, i: usize) -> Option<&Launch> {
+        self.launches.get(i)
+    }
 }
 
 /// One host thread (or host-side line): its events sorted by start (may nest).
@@ -206,6 +259,7 @@ impl Timeline {
             e.start_ps = e.start_ps.saturating_add(shift_other);
             e.name = remap.get(e.name as usize).copied().unwrap_or(e.name);
         };
+        let thread_offset = u32::try_from(self.host_threads.len()).unwrap_or(u32::MAX);
         let first_id = self.devices.iter().map(|d| d.id + 1).max().unwrap_or(0);
         let mut id_map = std::collections::HashMap::new();
         for (i, mut d) in other.devices.into_iter().enumerate() {
@@ -214,6 +268,10 @@ impl Timeline {
             d.id = new_id;
             d.events.iter_mut().for_each(fix);
             d.modules.iter_mut().for_each(fix);
+            for l in &mut d.launches {
+                l.launch_ps = l.launch_ps.map(|t| t.saturating_add(shift_other));
+                l.launch_thread = l.launch_thread.map(|t| t.saturating_add(thread_offset));
+            }
             self.devices.push(d);
         }
         for mut t in other.host_threads {
@@ -236,6 +294,9 @@ fn shift_all(tl: &mut Timeline, by: i64) {
     for d in &mut tl.devices {
         d.events.iter_mut().for_each(shift);
         d.modules.iter_mut().for_each(shift);
+        for l in &mut d.launches {
+            l.launch_ps = l.launch_ps.map(|t| t.saturating_add(by));
+        }
     }
     for t in &mut tl.host_threads {
         t.events.iter_mut().for_each(shift);

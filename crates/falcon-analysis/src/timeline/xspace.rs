@@ -52,8 +52,8 @@ use std::collections::HashMap;
 use falcon_xplane::{XEvent, XLine, XPlane, XSpace, XStat};
 
 use super::{
-    collective_kind, Device, DeviceKind, Event, EventClass, HostThread, NameId, StepMarker, StepSource, Timeline,
-    TimelineSource,
+    collective_kind, Device, DeviceKind, Event, EventClass, HostThread, Launch, NameId, StepMarker, StepSource,
+    Timeline, TimelineSource,
 };
 use crate::profile::planes::{DERIVED_LINE_SUFFIXES, HOST_CPU_PLANE};
 
@@ -253,6 +253,7 @@ struct Ids {
     step_name: Option<i64>,
     step_num: Option<i64>,
     root: Option<i64>,
+    correlation: Option<i64>,
 }
 
 impl Ids {
@@ -266,6 +267,7 @@ impl Ids {
             step_name: id("step_name"),
             step_num: id("step_num"),
             root: id("_r"),
+            correlation: id("correlation_id"),
         }
     }
 }
@@ -310,12 +312,16 @@ struct PendingDevice {
     kind: DeviceKind,
     events: Vec<AbsEvent>,
     modules: Vec<AbsEvent>,
+    /// GPU: (stream line id, correlation id) of each event, parallel to `events`.
+    launches: Vec<(i64, Option<i64>)>,
 }
 
 struct PendingThread {
     id: u64,
     name: String,
     events: Vec<AbsEvent>,
+    /// The launch calls on this thread: correlation id → (absolute start, duration).
+    calls: Vec<(i64, i128, i64)>,
 }
 
 fn abs(line: &XLine, event: &XEvent, name: NameId, class: EventClass) -> AbsEvent {
@@ -350,7 +356,14 @@ fn device_markers(plane: &XPlane, ids: &Ids, line: &XLine, device: u32, out: &mu
 fn device_plane(plane: &XPlane, kind: DeviceKind, names: &mut Interner, markers: &mut Vec<AbsMarker>) -> PendingDevice {
     let ids = Ids::of(plane);
     let id = plane_id(plane);
-    let mut dev = PendingDevice { id, name: plane.name.clone(), kind, events: Vec::new(), modules: Vec::new() };
+    let mut dev = PendingDevice {
+        id,
+        name: plane.name.clone(),
+        kind,
+        events: Vec::new(),
+        modules: Vec::new(),
+        launches: Vec::new(),
+    };
     for line in &plane.lines {
         let lname = line.name.as_str();
         match lname {
@@ -375,6 +388,7 @@ fn device_plane(plane: &XPlane, kind: DeviceKind, names: &mut Interner, markers:
                     let class = classify_gpu_kernel(display);
                     let name = names.intern(display);
                     dev.events.push(abs(line, e, name, class));
+                    dev.launches.push((line.id, int_stat(plane, e, ids.correlation)));
                 }
             }
             _ => {}
@@ -412,6 +426,7 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
             kind: DeviceKind::CpuExecutor,
             events: Vec::new(),
             modules: Vec::new(),
+            launches: Vec::new(),
         };
         let mut lone_markers = 0i64;
         for line in &plane.lines {
@@ -419,7 +434,12 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
                 continue;
             }
             let tname = if line.display_name.is_empty() { line.name.clone() } else { line.display_name.clone() };
-            let mut thread = PendingThread { id: u64::try_from(line.id).unwrap_or(0), name: tname, events: Vec::new() };
+            let mut thread = PendingThread {
+                id: u64::try_from(line.id).unwrap_or(0),
+                name: tname,
+                events: Vec::new(),
+                calls: Vec::new(),
+            };
             for e in &line.events {
                 let raw_name = plane.event_name(e);
                 if is_host_step_marker_name(raw_name) {
@@ -455,6 +475,11 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
                 }
                 let name = names.intern(plane.event_display_name(e));
                 thread.events.push(abs(line, e, name, EventClass::Other));
+                if !cpu_only {
+                    if let Some(c) = int_stat(plane, e, ids.correlation) {
+                        thread.calls.push((c, line.event_start_ps(e), e.duration_ps.max(0)));
+                    }
+                }
             }
             if !thread.events.is_empty() {
                 threads.push(thread);
@@ -483,23 +508,64 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
         out
     };
 
+    // The launch calls, by correlation id: (relative start, duration, pending thread index).
+    let mut calls: HashMap<i64, (i64, i64, usize)> = HashMap::new();
+    for (ti, t) in threads.iter_mut().enumerate() {
+        for (c, start, dur) in t.calls.drain(..) {
+            calls.entry(c).or_insert((rel(start), dur, ti));
+        }
+    }
+    let mut order: Vec<usize> = (0..threads.len()).collect();
+    order.sort_by(|&a, &b| threads[a].name.cmp(&threads[b].name).then(threads[a].id.cmp(&threads[b].id)));
+    let mut final_index = vec![0u32; threads.len()];
+    for (i, &pending) in order.iter().enumerate() {
+        final_index[pending] = u32::try_from(i).unwrap_or(u32::MAX);
+    }
     let mut out_devices: Vec<Device> = devices
         .into_iter()
-        .map(|d| Device {
-            id: d.id,
-            name: d.name,
-            kind: d.kind,
-            host: host.to_owned(),
-            events: conv(d.events),
-            modules: conv(d.modules),
+        .map(|d| {
+            let mut events: Vec<Event> = d
+                .events
+                .into_iter()
+                .map(|e| Event { start_ps: rel(e.start), dur_ps: e.dur, name: e.name, class: e.class })
+                .collect();
+            let mut launches: Vec<Launch> = d
+                .launches
+                .iter()
+                .map(|&(stream, correlation)| {
+                    let call = correlation.and_then(|c| calls.get(&c));
+                    Launch {
+                        stream: Some(stream),
+                        correlation,
+                        launch_ps: call.map(|c| c.0),
+                        launch_dur_ps: call.map_or(0, |c| c.1),
+                        launch_thread: call.and_then(|c| final_index.get(c.2).copied()),
+                        ..Launch::default()
+                    }
+                })
+                .collect();
+            if launches.iter().all(|l| l.launch_ps.is_none()) {
+                launches.clear();
+            }
+            super::sort_with_launches(&mut events, &mut launches);
+            Device {
+                id: d.id,
+                name: d.name,
+                kind: d.kind,
+                host: host.to_owned(),
+                events,
+                modules: conv(d.modules),
+                launches,
+            }
         })
         .collect();
     out_devices.sort_by_cached_key(device_order);
-    let mut host_threads: Vec<HostThread> = threads
-        .into_iter()
+    let mut pending: Vec<Option<PendingThread>> = threads.into_iter().map(Some).collect();
+    let host_threads: Vec<HostThread> = order
+        .iter()
+        .filter_map(|&i| pending.get_mut(i).and_then(Option::take))
         .map(|t| HostThread { id: t.id, name: t.name, host: host.to_owned(), events: conv(t.events) })
         .collect();
-    host_threads.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
     let mut steps: Vec<StepMarker> = markers
         .into_iter()
         .map(|m| StepMarker { step: m.step, start_ps: rel(m.start), dur_ps: m.dur, device: m.device, source: m.source })

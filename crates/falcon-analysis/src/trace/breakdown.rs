@@ -8,11 +8,14 @@
 //! 2. `collective` — a `Collective` runs and no compute: *exposed* communication;
 //! 3. `memcpy` — a `MemCopy` or `InfeedOutfeed` event runs, and neither of the above;
 //! 4. `host_wait` — the device waits on the host: one of its own `HostWait` events runs, or (added by
-//!    [`super::analyze_trace`], which sees the host threads) no device event runs while a host thread of
-//!    its host *works* — input, dispatch; never a host wait on the device, see [`super::host`]. This
-//!    is the time the host-bound check counts ([`falcon_core::bound`]): the same numbers;
+//!    [`super::analyze_trace`], which sees the launches and the host threads) the device is idle in a gap
+//!    the host caused: on a trace that records launch calls, a gap ended by work launched after the gap
+//!    began ([`super::launch`], HTA's rule); else a gap during which a host thread of its host *works* —
+//!    input, dispatch; never a host wait on the device, see [`super::host`]. This is the time the
+//!    host-bound check counts ([`falcon_core::bound`]): the same numbers;
 //! 5. `other` — only events the reader classed `Other` run (busy with something unclassified);
-//! 6. `idle` — no device event runs and the host does not work (`Module` events never count as busy).
+//! 6. `idle` — no device event runs and the gap is not the host's (`Module` events never count as busy). Its
+//!    part ended by work that was already queued (a dependency, a synchronisation) is `idle_kernel_wait`.
 //!
 //! So `compute + collective + memcpy + host_wait + other + idle == duration`, exactly, in integer
 //! picoseconds ([`BreakdownPs`]); `other` is zero whenever the reader classes every device event.
@@ -52,8 +55,10 @@ pub struct BreakdownPs {
     pub idle: i64,
     /// Collective time under compute (not part of the partition).
     pub hidden_collective: i64,
-    /// The part of `host_wait` where no device event runs while the host works (already in `host_wait`).
+    /// The part of `host_wait` where no device event runs (a gap the host caused; already in `host_wait`).
     pub idle_host_busy: i64,
+    /// The part of `idle` in gaps ended by work launched before the gap began (already in `idle`).
+    pub idle_kernel_wait: i64,
 }
 
 impl BreakdownPs {
@@ -92,6 +97,12 @@ impl BreakdownPs {
         self.idle += o.idle;
         self.hidden_collective += o.hidden_collective;
         self.idle_host_busy += o.idle_host_busy;
+        self.idle_kernel_wait += o.idle_kernel_wait;
+    }
+
+    /// Counts `ps` of idle time as ended by already-queued work (at most the idle time left).
+    pub(crate) fn add_kernel_wait(&mut self, ps: i64) {
+        self.idle_kernel_wait += ps.clamp(0, (self.idle - self.idle_kernel_wait).max(0));
     }
 }
 

@@ -32,6 +32,8 @@
 pub mod breakdown;
 pub mod gaps;
 pub mod host;
+pub mod kernels;
+pub mod launch;
 pub mod steps;
 pub mod stragglers;
 mod sweep;
@@ -40,13 +42,14 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::timeline::{DeviceKind, Timeline, TimelineSource};
+use crate::timeline::{Device, DeviceKind, Timeline, TimelineSource};
 use breakdown::{breakdown_segments, BreakdownPs, KindOverlapPs, OverlapRow};
 use gaps::Gap;
 use host::HostBound;
+use launch::{ClassifiedGaps, HostWaitRule, StreamIdle};
 use steps::{detect_steps, StepRule};
 use stragglers::{DeviceSteps, Stragglers};
-use sweep::{intersection_len, merge, us};
+use sweep::{intersect, intersection_len, merge, us};
 
 pub use breakdown::breakdown_window;
 
@@ -140,6 +143,9 @@ pub struct BreakdownUs {
     pub idle_us: f64,
     /// Collective time under compute (beside the partition, not in it).
     pub hidden_collective_us: f64,
+    /// The part of `idle_us` in gaps ended by work launched before the gap began (a dependency or a
+    /// synchronisation: [`launch`]); 0 without launch calls in the trace.
+    pub kernel_wait_us: f64,
 }
 
 impl BreakdownUs {
@@ -162,6 +168,7 @@ impl BreakdownUs {
             other_us: f(b.other),
             idle_us: f(b.idle),
             hidden_collective_us: f(b.hidden_collective),
+            kernel_wait_us: f(b.idle_kernel_wait),
         }
     }
 }
@@ -210,6 +217,25 @@ pub struct DeviceReport {
     pub idle_gaps: usize,
     /// Busy time outside the step windows (e.g. programs run before the first step).
     pub outside_steps_busy_us: f64,
+    /// How its host wait was decided ([`launch`]).
+    pub host_wait_rule: HostWaitRule,
+    /// Per stream, over the steps: busy and idle time, the idle split by launch (with `breakdown`; empty
+    /// without launch calls).
+    pub streams: Vec<StreamIdle>,
+    /// The breakdown over the device's span, first to last device event (HTA's window), with `breakdown`.
+    pub span: Option<SpanBreakdown>,
+}
+
+/// The breakdown over a device's span: from its first event's start to its last event's end — the window
+/// HTA's temporal and idle breakdowns use — with the same rules as the steps'.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct SpanBreakdown {
+    pub start_us: f64,
+    pub end_us: f64,
+    /// Devices averaged into this row (1 in `devices[].span`).
+    pub devices: usize,
+    #[serde(flatten)]
+    pub breakdown: BreakdownUs,
 }
 
 /// The result of [`analyze_trace`] (see the module doc for the multi-device rules).
@@ -228,6 +254,11 @@ pub struct TraceReport {
     pub host_bound: Option<HostBound>,
     pub stragglers: Option<Stragglers>,
     pub devices: Vec<DeviceReport>,
+    /// How host wait was decided: `launch` when every device's trace records launch calls, `host_activity`
+    /// when none does; `null` when devices differ (see `devices[].host_wait_rule`) or there are none.
+    pub host_wait_rule: Option<HostWaitRule>,
+    /// The breakdown over the devices' spans (mean over devices), with `breakdown`.
+    pub span: Option<SpanBreakdown>,
     pub notes: Vec<String>,
 }
 
@@ -278,6 +309,8 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
     let mut evidence: HashMap<(usize, u32), (i64, usize)> = HashMap::new();
     let mut straggler_input: Vec<DeviceSteps<'_>> = Vec::new();
     let mut other_seen = false;
+    let mut span_sum = BreakdownPs::default();
+    let mut span_bounds: Vec<(i64, i64)> = Vec::new();
     let view = host::HostView::new(tl);
     let mut spans: Vec<host::StepSpans> = vec![host::StepSpans::default(); tl.devices.len()];
     let empty: Vec<&str> = tl.devices.iter().filter(|d| d.events.is_empty()).map(|d| d.name.as_str()).collect();
@@ -303,19 +336,26 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         // The host's working time: device idle time while it works is the steps' `host_wait`.
         let work =
             (want(TraceAnalysis::Breakdown) || want(TraceAnalysis::Host)).then(|| view.work(tl, dev, &step_spans));
-        let per_step: Vec<(i64, i64, BreakdownPs)> = det
-            .windows
-            .iter()
-            .map(|w| {
-                let mut b = breakdown_segments(&segs, w.start_ps, w.end_ps);
-                if let Some(work) = &work {
-                    let mut idle = Vec::new();
-                    sweep::idle_intervals(&segs, w.start_ps, w.end_ps, &mut idle);
-                    b.add_host_busy(intersection_len(&idle, &work.busy));
-                }
-                (w.step, w.start_ps, b)
-            })
-            .collect();
+        // Host wait by the launch where the trace records launch calls, else by host activity.
+        let classified = launch::classify_gaps(dev, &segs);
+        let rule = if classified.is_some() { HostWaitRule::Launch } else { HostWaitRule::HostActivity };
+        let window_breakdown = |start: i64, end: i64| -> BreakdownPs {
+            let mut b = breakdown_segments(&segs, start, end);
+            if let Some(work) = &work {
+                let mut idle = Vec::new();
+                sweep::idle_intervals(&segs, start, end, &mut idle);
+                host_wait_of_idle(&mut b, &idle, work, classified.as_ref());
+            }
+            b
+        };
+        let per_step: Vec<(i64, i64, BreakdownPs)> =
+            det.windows.iter().map(|w| (w.step, w.start_ps, window_breakdown(w.start_ps, w.end_ps))).collect();
+        let span_window = device_span(dev);
+        let span = span_window.filter(|_| want(TraceAnalysis::Breakdown)).map(|(a, b)| (a, b, window_breakdown(a, b)));
+        if let Some((_, _, b)) = &span {
+            span_sum.add(b);
+            span_bounds.push(span_window.unwrap_or_default());
+        }
         let mut total = BreakdownPs::default();
         for (step, start, b) in &per_step {
             total.add(b);
@@ -429,6 +469,14 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
             host_bound: dev_host,
             idle_gaps: if want(TraceAnalysis::Gaps) { idle.len() } else { 0 },
             outside_steps_busy_us: us(outside),
+            host_wait_rule: rule,
+            streams: if breakdown_on { launch::stream_idle(dev, &windows) } else { Vec::new() },
+            span: span.map(|(a, b, bd)| SpanBreakdown {
+                start_us: us(a),
+                end_us: us(b),
+                devices: 1,
+                breakdown: BreakdownUs::from_ps(&bd, 1.0),
+            }),
         });
     }
 
@@ -503,6 +551,19 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         notes.push("devices found their steps by different rules: steps are matched by number".to_string());
     }
 
+    let host_wait_rule = match devices.first() {
+        Some(first) if devices.iter().all(|d| d.host_wait_rule == first.host_wait_rule) => Some(first.host_wait_rule),
+        _ => None,
+    };
+    let span = (!span_bounds.is_empty()).then(|| {
+        let n = span_bounds.len();
+        SpanBreakdown {
+            start_us: span_bounds.iter().map(|&(a, _)| us(a)).sum::<f64>() / n as f64,
+            end_us: span_bounds.iter().map(|&(_, b)| us(b)).sum::<f64>() / n as f64,
+            devices: n,
+            breakdown: BreakdownUs::from_ps(&span_sum, n as f64),
+        }
+    });
     TraceReport {
         source: tl.source,
         analyses,
@@ -514,8 +575,41 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         host_bound,
         stragglers,
         devices,
+        host_wait_rule,
+        span,
         notes,
     }
+}
+
+/// Moves the idle time of a window (`idle`, sorted) that the host caused into host wait, and counts the part
+/// ended by queued work as kernel wait: by the launch where `classified` is known, else (and for gaps whose
+/// launch is unknown) the idle time during which the host works.
+fn host_wait_of_idle(
+    b: &mut BreakdownPs,
+    idle: &[(i64, i64)],
+    work: &host::HostWork,
+    classified: Option<&ClassifiedGaps>,
+) {
+    match classified {
+        Some(g) => {
+            let unknown = intersect(idle, &g.unknown);
+            b.add_host_busy(intersection_len(idle, &g.host) + intersection_len(&unknown, &work.busy));
+            b.add_kernel_wait(intersection_len(idle, &g.kernel));
+        }
+        None => b.add_host_busy(intersection_len(idle, &work.busy)),
+    }
+}
+
+/// First start and last end of a device's events of positive duration.
+fn device_span(dev: &Device) -> Option<(i64, i64)> {
+    let mut it = dev.events.iter().filter(|e| e.dur_ps > 0);
+    let first = it.next()?;
+    let (mut a, mut b) = (first.start_ps, first.end_ps());
+    for e in it {
+        a = a.min(e.start_ps);
+        b = b.max(e.end_ps());
+    }
+    Some((a, b))
 }
 
 fn us_i128(ps: i128) -> f64 {

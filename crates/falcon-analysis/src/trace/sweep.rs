@@ -170,6 +170,24 @@ pub(crate) fn intersection_len(a: &[(i64, i64)], b: &[(i64, i64)]) -> i64 {
     total
 }
 
+/// The intersection of two sorted disjoint interval lists (sorted, disjoint).
+pub(crate) fn intersect(a: &[(i64, i64)], b: &[(i64, i64)]) -> Vec<(i64, i64)> {
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < a.len() && j < b.len() {
+        let lo = a[i].0.max(b[j].0);
+        let hi = a[i].1.min(b[j].1);
+        if hi > lo {
+            out.push((lo, hi));
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
 /// Length of the overlap of `[start, end)` with a sorted disjoint interval list.
 pub(crate) fn overlap_with(list: &[(i64, i64)], start: i64, end: i64) -> i64 {
     let first = list.partition_point(|&(_, b)| b <= start);

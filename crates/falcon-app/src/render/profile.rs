@@ -179,6 +179,10 @@ fn ops_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md: bo
         out.push(t.to_string());
         return;
     }
+    if let Some(ops) = &report.framework_ops {
+        framework_ops_section(out, report, ops, top, md);
+        return;
+    }
     let Some(trees) = &report.op_profile else {
         return;
     };
@@ -361,18 +365,80 @@ fn kernels_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md
         return;
     }
     out.push(heading(md, &format!("GPU kernels by total time ({} of {})", kernels.len().min(top), kernels.len())));
-    let mut t = new_table(md, ["kernel", "#", "total µs", "avg µs", "min µs", "max µs"]);
+    let total: f64 = kernels.iter().map(|k| k.total_time_us).sum::<f64>().max(f64::MIN_POSITIVE);
+    let tc: f64 = kernels.iter().filter(|k| k.is_kernel_using_tensor_core).map(|k| k.total_time_us).sum();
+    let mut t = new_table(md, ["kernel", "op", "#", "total µs", "share", "avg µs", "min µs", "max µs", "TC"]);
     for k in kernels.iter().take(top) {
         t.add_row([
             if md { k.name.clone() } else { shorten(&k.name, KERNEL_NAME_MAX, KERNEL_NAME_KEPT) },
+            shorten(&k.op_name, 40, 30),
             k.occurrences.to_string(),
             format!("{:.1}", k.total_time_us),
+            pct(k.total_time_us / total),
             format!("{:.2}", k.avg_time_us),
             format!("{:.2}", k.min_time_us),
             format!("{:.2}", k.max_time_us),
+            if k.is_kernel_using_tensor_core { "yes".to_string() } else { String::new() },
         ]);
     }
     out.push(t.to_string());
+    out.push(format!("tensor cores: {} of kernel time", pct(tc / total)));
+    if let Some(types) = report.kernel_types.as_ref().filter(|t| !t.is_empty()) {
+        let parts: Vec<String> = types.iter().map(|t| format!("{} {} ({})", t.kind, pct(t.share), t.count)).collect();
+        out.push(format!("device time by kind: {}", parts.join(", ")));
+    }
+    if let Some(l) = &report.launch {
+        out.push(heading(md, "Launches"));
+        out.push(format!(
+            "{:.0} kernels a step ({:.0} launches with copies and memsets) over {} steps; kernels median {:.1} µs, mean \
+             {:.1} µs; launch calls mean {:.1} µs; launch to start median {:.1} µs (p90 {:.1}); a launch every {:.1} µs \
+             of step time; {} of kernels shorter than their launch call",
+            l.kernels_per_step,
+            l.launches_per_step,
+            l.steps,
+            l.kernel_us.median,
+            l.kernel_us.mean,
+            l.launch_call_us.mean,
+            l.launch_delay_us.median,
+            l.launch_delay_us.p90,
+            l.host_us_per_launch,
+            pct(l.kernels_shorter_than_launch)
+        ));
+        out.push(l.summary.clone());
+    }
+}
+
+/// Device time by launching framework op (Chrome traces), and by scope.
+fn framework_ops_section(
+    out: &mut Vec<String>,
+    report: &ProfileReport,
+    ops: &[falcon_analysis::trace::kernels::FrameworkOpRow],
+    top: usize,
+    md: bool,
+) {
+    if ops.is_empty() {
+        out.push("\nops: no device work with a known launching op in the trace".to_string());
+        return;
+    }
+    let scopes = report.framework_scopes.as_deref().unwrap_or_default();
+    for (title, rows) in [("Framework ops by device time", ops), ("Scopes by device time", scopes)] {
+        if rows.is_empty() {
+            continue;
+        }
+        out.push(heading(md, &format!("{title} ({} of {})", rows.len().min(top), rows.len())));
+        let mut t = new_table(md, ["op", "launches", "device µs", "share", "host calls", "host µs"]);
+        for r in rows.iter().take(top) {
+            t.add_row([
+                shorten(&r.name, 70, 50),
+                r.launches.to_string(),
+                format!("{:.1}", r.device_time_us),
+                pct(r.device_share),
+                r.host_calls.to_string(),
+                format!("{:.1}", r.host_time_us),
+            ]);
+        }
+        out.push(t.to_string());
+    }
 }
 
 fn steps_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md: bool) {

@@ -549,7 +549,7 @@ pub(crate) fn match_ops(a: &[OpRow], b: &[OpRow], min_confidence: f64) -> Matchi
             return;
         }
         let confidence = if tier.is_name() { 1.0 } else { scored.unwrap_or_else(|| scorer.confidence(ia, ib)) };
-        if confidence >= min_confidence {
+        if tier.is_name() || confidence >= min_confidence {
             let k = Some(pairs.len() as u32);
             (paired[0][ia], paired[1][ib]) = (k, k);
             pairs.push(Pair { a: ia, b: ib, by: tier.matched_by(), confidence });
@@ -563,6 +563,10 @@ pub(crate) fn match_ops(a: &[OpRow], b: &[OpRow], min_confidence: f64) -> Matchi
         &[Tier::RankedName, Tier::Deduplicated, Tier::Fingerprint, Tier::Name]
     };
     for &tier in tiers {
+        // An infinite threshold asks for names only (kernels: `compare::kernel_rows`).
+        if tier == Tier::Fingerprint && min_confidence.is_infinite() {
+            continue;
+        }
         if tier == Tier::AlignedName {
             for (ia, ib) in scorer.align(&paired, false).unwrap_or_default() {
                 if a[ia].name == b[ib].name {

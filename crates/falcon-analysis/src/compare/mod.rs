@@ -25,6 +25,7 @@
 //! Device profiles (TPU, GPU) compare their device op databases; CPU-only captures compare their XLA:CPU
 //! op profiles, which carry no FLOPs or bytes (so no roofline) and no categories (the opcode stands in).
 
+mod kernel_rows;
 pub mod matching;
 mod rows;
 mod signature;
@@ -126,6 +127,7 @@ pub(crate) fn side_data(input: &str, files: &[HostFile]) -> Result<SideData> {
         total_time_ps: is_device.then_some(db.total_time_ps),
         idle_time_ps: is_device.then(|| db.total_time_ps.saturating_sub(op_time_ps)),
         mfu: report.overview.as_ref().and_then(|o| o.mfu),
+        launch: None,
         notes,
     };
     Ok(SideData { side, rows, source, report })
@@ -142,6 +144,55 @@ fn read_signatures(files: &[HostFile], programs: &std::collections::BTreeSet<&st
         signatures.add_space(&crate::input::load_host(file)?);
     }
     Ok(signatures)
+}
+
+/// One input of a comparison.
+#[derive(Debug, Clone, Copy)]
+pub enum CompareInput<'a> {
+    /// An XProf capture: its name and host files.
+    Profile(&'a str, &'a [HostFile]),
+    /// A Chrome trace (PyTorch profiler, JAX `*.trace.json.gz`): its name and file.
+    Trace(&'a str, &'a std::path::Path),
+}
+
+/// Compares two inputs, either of which may be a Chrome trace: with a trace on either side, GPU kernels are
+/// compared by name ([`kernel_rows`]; an XProf capture contributes its kernel stats); two captures compare as
+/// [`compare_files`]. `max_decompressed` caps a gzipped trace's inflated size.
+pub fn compare_inputs(
+    a: CompareInput<'_>,
+    b: CompareInput<'_>,
+    options: &CompareOptions,
+    max_decompressed: u64,
+) -> Result<ProfileComparison> {
+    let traces = matches!(a, CompareInput::Trace(..)) || matches!(b, CompareInput::Trace(..));
+    let side = |input: CompareInput<'_>| -> Result<SideData> {
+        match input {
+            CompareInput::Trace(name, path) => kernel_rows::trace_side(name, path, max_decompressed),
+            CompareInput::Profile(name, files) if traces => {
+                let mut s = side_data(name, files)?;
+                let kernels = crate::profile::analyze_files(
+                    files,
+                    &AnalyzeOptions { tools: vec![Tool::Kernels], ..AnalyzeOptions::default() },
+                )?;
+                s.rows = kernel_rows::kernel_stat_rows(kernels.kernels.as_deref().unwrap_or_default());
+                s.side.ops = s.rows.len();
+                s.side.op_time_ps = s.rows.iter().map(|r| r.self_time_ps).sum();
+                s.side.total_time_ps = None;
+                s.side.idle_time_ps = None;
+                s.source = OpSource::Kernels;
+                Ok(s)
+            }
+            CompareInput::Profile(name, files) => side_data(name, files),
+        }
+    };
+    let (a, b) = (side(a)?, side(b)?);
+    if traces && (a.rows.is_empty() || b.rows.is_empty()) {
+        let empty = if a.rows.is_empty() { &a.side.input } else { &b.side.input };
+        return Err(AnalysisError::Invalid(format!(
+            "{empty} has no GPU kernels to compare (a trace is compared with another by its kernels)"
+        )));
+    }
+    compare_sides(a, b, options)
 }
 
 /// Compares two captures, each given as its host files (see [`crate::input::find_profiles`]).
@@ -291,7 +342,9 @@ pub(crate) fn compare_sides(a: SideData, b: SideData, options: &CompareOptions) 
             a.side.hardware, a.side.input, b.side.hardware, b.side.input
         )));
     }
-    let m = match_ops(&a.rows, &b.rows, options.min_confidence);
+    // Kernels pair by exact name only (see `kernel_rows`): no fingerprint pair can reach a confidence above 1.
+    let min_confidence = if a.source == OpSource::Kernels { f64::INFINITY } else { options.min_confidence };
+    let m = match_ops(&a.rows, &b.rows, min_confidence);
     let mut ops: Vec<OpChange> = Vec::with_capacity(m.pairs.len() + m.added.len() + m.removed.len());
     let mut summary = MatchSummary {
         matched: m.pairs.len(),
@@ -386,6 +439,22 @@ pub(crate) fn compare_sides(a: SideData, b: SideData, options: &CompareOptions) 
             "CPU-only captures: op times are XLA:CPU's per-op events; XLA:CPU records no FLOPs, bytes or categories, so there is no roofline and the category is the op's HLO opcode"
                 .to_string(),
         );
+    }
+    if a.source == OpSource::Kernels {
+        notes.push(
+            "GPU kernels compared by name (a Chrome trace has no HLO ops): times summed over each whole trace, \
+             categories are kernel families, kernels new in B are `added`, gone from A `removed`"
+                .to_string(),
+        );
+        if let (Some(x), Some(y)) = (&a.side.launch, &b.side.launch) {
+            notes.push(format!(
+                "launches: {:.0} → {:.0} kernels a step; the device waits on the host {} → {} of the step",
+                x.kernels_per_step,
+                y.kernels_per_step,
+                x.host_wait_fraction.map_or("?".into(), |f| format!("{:.0}%", 100.0 * f)),
+                y.host_wait_fraction.map_or("?".into(), |f| format!("{:.0}%", 100.0 * f)),
+            ));
+        }
     }
     if a.side.step_times_ms.is_empty() || b.side.step_times_ms.is_empty() {
         notes.push("a capture has no step markers, so there are no per-step times to compare".to_string());

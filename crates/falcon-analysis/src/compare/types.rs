@@ -15,6 +15,9 @@ pub enum OpSource {
     Device,
     /// XLA:CPU op profiles of CPU-only captures: times only.
     XlaCpu,
+    /// GPU kernels by name (a Chrome trace on one side at least): times only, paired by exact name, categories
+    /// are kernel families.
+    Kernels,
 }
 
 /// One capture, as compared.
@@ -40,6 +43,9 @@ pub struct Side {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_time_ps: Option<u64>,
     pub mfu: Option<f64>,
+    /// A trace's launch statistics (kernels a step, host wait, the launch-bound call); absent for captures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch: Option<crate::trace::kernels::LaunchStats>,
     /// What the analysis of this side could not do or assumed.
     pub notes: Vec<String>,
 }

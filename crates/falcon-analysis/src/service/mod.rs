@@ -19,7 +19,7 @@ use falcon_infra::meta::AnalysisSummary;
 use falcon_infra::{ArtifactStore, MetaStore};
 use serde::Serialize;
 
-use crate::compare::{compare_files, CompareOptions, ProfileComparison};
+use crate::compare::{CompareInput, CompareOptions, ProfileComparison};
 use crate::error::{AnalysisError, Result};
 use crate::input::{find_profiles, find_trace, host_of, is_chrome_trace_name, HostFile, TraceFiles, XPLANE_SUFFIX};
 use crate::profile::{analyze_files, AnalyzeOptions, ProfileReport};
@@ -318,6 +318,25 @@ impl Analysis {
         Ok((resolved, report))
     }
 
+    /// The profiler's overhead on an experiment's traced steps, from its logged `step_time_s` (see
+    /// [`crate::trace::overhead`]); `None` when it logs none or nothing compares.
+    async fn profiler_overhead(
+        &self,
+        id: ExperimentId,
+        traced: &[i64],
+    ) -> Option<crate::trace::overhead::ProfilerOverhead> {
+        const METRIC: &str = "step_time_s";
+        let files = self.fetch_artifacts(id, ArtifactKind::Metrics).await.ok()?;
+        let name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = files.iter().find(|p| name(p).starts_with("metrics") && name(p).ends_with(".jsonl"))?;
+        if std::fs::metadata(file).ok()?.len() > 256 << 20 {
+            return None;
+        }
+        let text = tokio::fs::read_to_string(file).await.ok()?;
+        let series = crate::accuracy::generic::parse_jsonl(&text, &file.display().to_string(), None).ok()?;
+        crate::trace::overhead::profiler_overhead(traced, METRIC, &series.get(METRIC)?.points)
+    }
+
     /// [`Analysis::analyze`] of a Chrome trace: read into a timeline (inflating at most the configured cap) and
     /// reported by [`crate::profile::from_trace`]; an experiment's summary row is stored as for a capture.
     async fn analyze_chrome(
@@ -338,6 +357,21 @@ impl Analysis {
         })
         .await
         .map_err(|e| AnalysisError::Io(format!("analysis task failed: {e}")))??;
+        let mut report = report;
+        if let (Some(id), Some(steps)) = (experiment, report.steps.as_ref()) {
+            let traced: Vec<i64> = steps.steps.iter().map(|s| s.step_num).collect();
+            if let Some(o) = self.profiler_overhead(id, &traced).await.filter(|o| o.inflated) {
+                if let Some(findings) = report.findings.as_mut() {
+                    findings.push(crate::findings::Finding {
+                        kind: crate::findings::FindingKind::ProfilerOverhead,
+                        share: 1.0 - 1.0 / o.ratio,
+                        ops: Vec::new(),
+                        summary: o.summary.clone(),
+                    });
+                    findings.sort_by(|a, b| b.share.total_cmp(&a.share));
+                }
+            }
+        }
         let resolved = ResolvedProfile { input, experiment, remote: None, files: vec![file], downloaded_bytes: 0 };
         if let Some(id) = experiment {
             if report.overview.is_some() {
@@ -356,12 +390,35 @@ impl Analysis {
         host: Option<&str>,
         options: &CompareOptions,
     ) -> Result<ProfileComparison> {
-        let ra = self.resolve(a, host).await?;
-        let rb = self.resolve(b, host).await?;
+        let ra = self.compare_input(a, host).await?;
+        let rb = self.compare_input(b, host).await?;
         let opts = *options;
-        tokio::task::spawn_blocking(move || compare_files((&ra.input, &ra.files), (&rb.input, &rb.files), &opts))
+        let cap = crate::limits::max_decompressed_bytes(&self.config);
+        tokio::task::spawn_blocking(move || crate::compare::compare_inputs(ra.as_input(), rb.as_input(), &opts, cap))
             .await
             .map_err(|e| AnalysisError::Io(format!("comparison task failed: {e}")))?
+    }
+
+    /// What one side of a comparison reads: an XProf capture, else a Chrome trace (a local `*.json[.gz]`, or an
+    /// experiment's trace artifact when it has no capture).
+    async fn compare_input(&self, input: &str, host: Option<&str>) -> Result<ComparedInput> {
+        let local = Path::new(input);
+        if !input.starts_with("gs://") && !input.starts_with("s3://") && local.is_file() && is_chrome_trace_name(local)
+        {
+            return Ok(ComparedInput::Trace(input.to_string(), local.to_path_buf()));
+        }
+        match self.resolve(input, host).await {
+            Ok(r) => Ok(ComparedInput::Profile(r)),
+            Err(e @ (AnalysisError::NotFound(_) | AnalysisError::NotAProfile { .. })) => {
+                match self.resolve_trace(input, host).await {
+                    Ok(ResolvedTrace { input, files: TraceFiles::ChromeJson(path), .. }) => {
+                        Ok(ComparedInput::Trace(input, path))
+                    }
+                    _ => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Finds what a trace analysis of `input` reads: like [`Analysis::resolve`], plus Chrome trace JSON
@@ -425,6 +482,11 @@ impl Analysis {
         })
         .await
         .map_err(|e| AnalysisError::Io(format!("trace analysis task failed: {e}")))??;
+        let mut report = report;
+        if let Some(id) = resolved.experiment {
+            let traced: Vec<i64> = report.steps.iter().map(|r| r.step).collect();
+            report.profiler_overhead = self.profiler_overhead(id, &traced).await;
+        }
         if let Some(id) = resolved.experiment {
             if options.analyses.is_empty() && host.is_none() {
                 let s = crate::trace::summary(&report);
@@ -446,6 +508,11 @@ impl Analysis {
                         "host_bound_fraction": s.host_bound_fraction,
                         "steps": report.steps.len(),
                         "step_rule": report.step_detection.rule,
+                        "host_wait_rule": report.host_wait_rule,
+                        "profiler_overhead": report.profiler_overhead.as_ref().map(|o| serde_json::json!({
+                            "ratio": o.ratio, "profiled_ms": o.profiled_ms, "unprofiled_ms": o.unprofiled_ms,
+                            "inflated": o.inflated, "summary": o.summary,
+                        })),
                     }),
                 };
                 self.meta().await?.put_analysis_summary(id, &row).await?;
@@ -706,6 +773,21 @@ pub fn read_timeline(files: &TraceFiles, max_decompressed: u64) -> Result<Timeli
                 }
             }
             all.ok_or_else(|| AnalysisError::NotFound("no profile files to read".into()))
+        }
+    }
+}
+
+/// One side of a comparison, resolved.
+enum ComparedInput {
+    Profile(ResolvedProfile),
+    Trace(String, PathBuf),
+}
+
+impl ComparedInput {
+    fn as_input(&self) -> CompareInput<'_> {
+        match self {
+            ComparedInput::Profile(r) => CompareInput::Profile(&r.input, &r.files),
+            ComparedInput::Trace(name, path) => CompareInput::Trace(name, path),
         }
     }
 }

@@ -39,6 +39,10 @@ pub struct Gap {
     pub step: Option<i64>,
     pub start_us: f64,
     pub duration_us: f64,
+    /// What the device waited for, by the launch of the work that ended the gap ([`super::launch`]):
+    /// `host_wait` (launched after the gap began), `kernel_wait` (queued before it); `null` when the trace
+    /// records no launch for it.
+    pub cause: Option<super::launch::GapCause>,
     pub host_activity: Vec<HostActivity>,
 }
 

@@ -41,6 +41,33 @@ pub enum HostWaitRule {
     HostActivity,
 }
 
+/// What an idle gap waited for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GapCause {
+    /// The work that ended it was launched after it began.
+    HostWait,
+    /// The work that ended it was launched before it began.
+    KernelWait,
+}
+
+impl ClassifiedGaps {
+    /// The cause of the gap that contains `t`, when its launch is known.
+    pub(crate) fn cause_at(&self, t: i64) -> Option<GapCause> {
+        let within = |list: &[(i64, i64)]| {
+            let i = list.partition_point(|&(a, _)| a <= t);
+            i > 0 && t < list[i - 1].1
+        };
+        if within(&self.host) {
+            Some(GapCause::HostWait)
+        } else if within(&self.kernel) {
+            Some(GapCause::KernelWait)
+        } else {
+            None
+        }
+    }
+}
+
 /// A device's idle gaps, classified (sorted, disjoint lists; their union is every idle gap of the device over
 /// the whole trace).
 #[derive(Debug, Clone, Default)]

@@ -34,6 +34,7 @@ pub mod gaps;
 pub mod host;
 pub mod kernels;
 pub mod launch;
+pub mod overhead;
 pub mod steps;
 pub mod stragglers;
 mod sweep;
@@ -259,6 +260,9 @@ pub struct TraceReport {
     pub host_wait_rule: Option<HostWaitRule>,
     /// The breakdown over the devices' spans (mean over devices), with `breakdown`.
     pub span: Option<SpanBreakdown>,
+    /// For an experiment that logs `step_time_s`: the traced steps against the unprofiled ones
+    /// ([`overhead`]); `null` otherwise.
+    pub profiler_overhead: Option<overhead::ProfilerOverhead>,
     pub notes: Vec<String>,
 }
 
@@ -313,6 +317,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
     let mut span_bounds: Vec<(i64, i64)> = Vec::new();
     let view = host::HostView::new(tl);
     let mut spans: Vec<host::StepSpans> = vec![host::StepSpans::default(); tl.devices.len()];
+    let mut causes: Vec<Option<ClassifiedGaps>> = vec![None; tl.devices.len()];
     let empty: Vec<&str> = tl.devices.iter().filter(|d| d.events.is_empty()).map(|d| d.name.as_str()).collect();
     if !empty.is_empty() {
         notes.push(format!("devices without events skipped: {}", empty.join(", ")));
@@ -439,6 +444,9 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         if let Some(slot) = spans.get_mut(di) {
             *slot = step_spans;
         }
+        if let Some(slot) = causes.get_mut(di) {
+            *slot = classified.clone();
+        }
         let breakdown_on = want(TraceAnalysis::Breakdown);
         devices.push(DeviceReport {
             device: dev.id,
@@ -515,6 +523,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
                 step,
                 start_us: us(start),
                 duration_us: us(dur),
+                cause: causes.get(di).and_then(Option::as_ref).and_then(|c| c.cause_at(start)),
                 host_activity: gaps::host_activity(
                     tl,
                     &view,
@@ -577,8 +586,26 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         devices,
         host_wait_rule,
         span,
+        profiler_overhead: None,
         notes,
     }
+}
+
+/// The breakdown of `tl.devices[device]` over `[start_ps, end_ps)` with the rules of the steps' (host wait by
+/// the launch where the trace records launches): to compare with another tool's window, such as HTA's.
+/// `None` for a device index out of range.
+pub fn window_breakdown(tl: &Timeline, device: usize, start_ps: i64, end_ps: i64) -> Option<BreakdownUs> {
+    let dev = tl.devices.get(device)?;
+    let det = detect_steps(tl, dev);
+    let segs = sweep::segments(&dev.events);
+    let spans = host::StepSpans::new(&det.windows.iter().map(|w| (w.start_ps, w.end_ps)).collect::<Vec<_>>());
+    let work = host::HostView::new(tl).work(tl, dev, &spans);
+    let classified = launch::classify_gaps(dev, &segs);
+    let mut b = breakdown_segments(&segs, start_ps, end_ps);
+    let mut idle = Vec::new();
+    sweep::idle_intervals(&segs, start_ps, end_ps, &mut idle);
+    host_wait_of_idle(&mut b, &idle, &work, classified.as_ref());
+    Some(BreakdownUs::from_ps(&b, 1.0))
 }
 
 /// Moves the idle time of a window (`idle`, sorted) that the host caused into host wait, and counts the part

@@ -143,7 +143,8 @@ fn code(markdown: bool, s: &str) -> String {
     if markdown {
         format!("`{}`", s.replace('|', "\\|").replace('`', "'"))
     } else {
-        s.to_string()
+        // Terminal cells keep a long name (a templated C++ kernel) to its head and an ellipsis.
+        super::profile::shorten(s, 100, 80)
     }
 }
 
@@ -291,6 +292,7 @@ pub fn sections(c: &ProfileComparison, top: usize, markdown: bool, config_diff: 
     parts.push(Part::Text(match c.op_source {
         OpSource::Device => "op source: device op databases (self times, FLOPs, bytes, roofline)".to_string(),
         OpSource::XlaCpu => "op source: XLA:CPU op profiles (times only)".to_string(),
+        OpSource::Kernels => "op source: GPU kernels by name (times only; categories are kernel families)".to_string(),
     }));
     let notes: Vec<String> = c
         .notes
@@ -493,6 +495,16 @@ pub fn sections(c: &ProfileComparison, top: usize, markdown: bool, config_diff: 
 
     // Matching.
     let m = &c.matching;
+    if c.op_source == OpSource::Kernels {
+        out.push(Section {
+            title: "Kernel matching".to_string(),
+            parts: vec![Part::Text(format!(
+                "matched {} by exact name, added {}, removed {} (kernels pair by name only)",
+                m.matched, m.added, m.removed
+            ))],
+        });
+        return out;
+    }
     out.push(Section {
         title: "Op matching".to_string(),
         parts: vec![Part::Text(format!(

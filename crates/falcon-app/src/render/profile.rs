@@ -546,7 +546,7 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
     }
     if !r.gaps.is_empty() {
         out.push(heading(md, "Longest device idle gaps"));
-        let mut table = new_table(md, ["device", "start µs", "duration µs", "host meanwhile"]);
+        let mut table = new_table(md, ["device", "start µs", "duration µs", "waited for", "host meanwhile"]);
         for g in &r.gaps {
             let host: Vec<String> = g
                 .host_activity
@@ -564,6 +564,11 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
                 g.device_name.clone(),
                 format!("{:.1}", g.start_us),
                 format!("{:.1}", g.duration_us),
+                match g.cause {
+                    Some(falcon_analysis::trace::launch::GapCause::HostWait) => "the host's launch".to_string(),
+                    Some(falcon_analysis::trace::launch::GapCause::KernelWait) => "queued work".to_string(),
+                    None => "—".to_string(),
+                },
                 host.join("; "),
             ]);
         }
@@ -578,6 +583,24 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
             h.step_time_us,
             h.bound_by.map_or_else(|| format!("not host-bound (verdict {})", h.verdict), |b| format!("bound by {b}"))
         ));
+        out.push(match r.host_wait_rule {
+            Some(falcon_analysis::trace::launch::HostWaitRule::Launch) => "host wait by the launch: an idle gap is \
+                host wait when the work that ended it was launched after it began (HTA's rule)"
+                .to_string(),
+            Some(falcon_analysis::trace::launch::HostWaitRule::HostActivity) => "host wait by host activity: the \
+                trace records no launch calls, so idle time is host wait while a host thread works"
+                .to_string(),
+            None => "host wait: by the launch on devices whose trace records launches, else by host activity".into(),
+        });
+    }
+    if let Some(t) = r.total.filter(|t| t.kernel_wait_us > 0.0) {
+        out.push(format!(
+            "kernel wait: {:.1} µs of the idle time ended in work queued before the gap (a dependency or a sync)",
+            t.kernel_wait_us
+        ));
+    }
+    if let Some(o) = &r.profiler_overhead {
+        out.push(o.summary.clone());
     }
     out.extend(r.notes.iter().map(|note| format!("note: {note}")));
     out.join("\n")

@@ -378,6 +378,9 @@ fn render_view(global: &GlobalArgs, detail: &ExperimentDetail) -> anyhow::Result
         if let Some(b) = &a.bound_by {
             parts.push(format!("bound by {b}"));
         }
+        if let Some(o) = a.details.get("profiler_overhead").and_then(|o| o.get("ratio")).and_then(|r| r.as_f64()) {
+            parts.push(format!("profiler overhead {o:.2}× (traced steps against unprofiled ones)"));
+        }
         if let Some(e) = a.details.get("error").and_then(|e| e.as_str()) {
             parts.push(format!("failed: {e}"));
         }

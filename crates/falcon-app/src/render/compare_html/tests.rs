@@ -20,6 +20,7 @@ fn side(input: &str, steps: Vec<f64>) -> Side {
         total_time_ps: Some(2_000_000),
         idle_time_ps: Some(1_000_000),
         mfu: Some(0.3),
+        launch: None,
         notes: vec!["a <note>".to_string()],
     }
 }

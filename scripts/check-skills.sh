@@ -70,6 +70,17 @@ resources: {accelerator: cpu}
 YAML
     nightly+=("$(f exp submit "$spec" --json | id_of)")
 done
+# The eager PyTorch step's trace (heavy profiler options) and its step times, as a workload would write them.
+pt="$repo/crates/falcon-analysis/tests/data/h200/pytorch"
+cat >"$store/pt-fast.yaml" <<YAML
+name: pt-fast
+scenario: benchmark
+workload:
+  framework: shell
+  command: [sh, -c, 'cp $pt/pt_fast.pt.trace.json.gz $pt/pt_fast.metrics.jsonl \$FALCON_ARTIFACT_DIR/ && mv \$FALCON_ARTIFACT_DIR/pt_fast.metrics.jsonl \$FALCON_ARTIFACT_DIR/metrics.jsonl']
+resources: {accelerator: cpu}
+YAML
+pt_fast="$(f exp submit "$store/pt-fast.yaml" --json | id_of)"
 log "the store's runs are queued in $store; running them"
 active() { f exp list --status "$1" --json | "$python" -c 'import json, sys; print(len(json.load(sys.stdin)["items"]))'; }
 until [[ "$(active running)" == 0 && "$(active provisioning)" == 0 && "$(active pending)" == 0 ]]; do
@@ -92,7 +103,7 @@ json.dump({
     "baseline": "$baseline", "variant": "$variant", "clean": leaks[0], "leak": leaks[4194304],
     "kernel": "$kernel", "goal": "$goal", "nightly_fast": ",".join(nightly[:3]),
     "nightly_fast_again": ",".join(nightly[1:4]), "nightly_slow": ",".join(nightly[4:]),
-    "first_bad": nightly[4], "nightly_one": nightly[0], "nightly_one_again": nightly[1],
+    "first_bad": nightly[4], "nightly_one": nightly[0], "nightly_one_again": nightly[1], "pt_fast": "$pt_fast",
 }, open(sys.argv[1], "w"), indent=1)
 PY
 failed=0

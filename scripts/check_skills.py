@@ -8,7 +8,9 @@ For every scenario of a skill in the scenarios file:
      the repository's), with `falcon` on PATH (on the prepared store), SKILL_DIR set to the skill's folder, and
      the scenario's variables (its `env`; `vars` of the skill's block are set from earlier answers as they
      appear);
-  2. every JSON path the skill's ```yaml `fields:` block lists must exist in the file it names;
+  2. every JSON path the skill's ```yaml `fields:` block lists must exist in the file it names; a path ending
+     in `?` is one the skill says may be absent for some inputs (`launch?`: PyTorch traces only): it must exist
+     in at least one of the skill's scenarios, so a renamed field still fails;
   3. its `conclude:` rules, read in order, must reach the conclusion the scenario expects.
 
 Paths: `a.b`, `a[0].b`, `a[].b` (every element of the list has `b`; an empty list passes), and an index that
@@ -209,7 +211,8 @@ def substitute(text: str, ids: dict, repo: Path) -> str:
     return re.sub(r"\{ids\.(\w+)\}", lambda m: str(ids[m.group(1)]), text.replace("{repo}", str(repo)))
 
 
-def run_scenario(name: str, skill_dir: Path, spec: dict, scenario: dict, args, ids: dict, repo: Path) -> tuple:
+def run_scenario(name: str, skill_dir: Path, spec: dict, scenario: dict, args, ids: dict, repo: Path,
+                 found: set) -> tuple:
     text = (skill_dir / "SKILL.md").read_text()
     work = Path(tempfile.mkdtemp(prefix=f"skill-{name}-"))
     # The folder is a project the example workloads run in: their specs name `examples/…` and
@@ -244,10 +247,14 @@ def run_scenario(name: str, skill_dir: Path, spec: dict, scenario: dict, args, i
         missing = []
         for file, paths in spec["fields"].items():
             for path in paths:
+                optional = path.endswith("?")
                 try:
-                    check_exists(docs.load(file), path)
+                    check_exists(docs.load(file), path.rstrip("?"))
+                    if optional:
+                        found.add((file, path))
                 except Missing as e:
-                    missing.append(f"{file}: {path}: {e}")
+                    if not optional:
+                        missing.append(f"{file}: {path}: {e}")
         if missing:
             return False, "fields the skill reads are missing:\n  " + "\n  ".join(missing), log
         got = conclude(spec.get("conclude") or [], docs)
@@ -288,9 +295,10 @@ def main() -> int:
         if args.only and name != args.only:
             continue
         spec = skill_spec((Path(args.skills) / name / "SKILL.md").read_text(), name)
+        found: set = set()
         for n, scenario in enumerate(scenarios[name], 1):
             started = time.monotonic()
-            ok, said, log = run_scenario(name, Path(args.skills) / name, spec, scenario, args, ids, repo)
+            ok, said, log = run_scenario(name, Path(args.skills) / name, spec, scenario, args, ids, repo, found)
             took = time.monotonic() - started
             if ok:
                 passed += 1
@@ -298,6 +306,11 @@ def main() -> int:
             else:
                 failed += 1
                 print(f"skill {name} #{n} ... FAILED ({took:.1f} s)\n  " + "\n  ".join(log) + f"\n{said}")
+        never = [f"{file}: {path}" for file, paths in spec["fields"].items() for path in paths
+                 if path.endswith("?") and (file, path) not in found]
+        if never:
+            failed += 1
+            print(f"skill {name}: optional fields no scenario's output has (renamed?): {', '.join(never)}")
     print(f"skill checks: {passed} passed; {failed} failed")
     return 1 if failed else 0
 

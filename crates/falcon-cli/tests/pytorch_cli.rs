@@ -108,3 +108,29 @@ fn an_experiment_reports_the_profilers_overhead() {
     let kinds: Vec<&str> = analyzed["findings"].as_array().unwrap().iter().map(|f| s(&f["kind"])).collect();
     assert!(kinds.contains(&"profiler_overhead") && kinds.contains(&"launch_bound"), "{kinds:?}");
 }
+
+#[test]
+fn compare_reads_a_trace_against_an_xprof_capture_by_kernels() {
+    // The JAX capture (XSpace, its kernel_stats) against the eager PyTorch trace of a similar model on one H200.
+    let dir = tempfile::tempdir().unwrap();
+    let xspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../falcon-analysis/tests/data/h200/jax_tfm8_b8_nocmdbuf/vm.xplane.pb");
+    let trace = fixture("pt_lite.pt.trace.json.gz");
+    let out = falcon(dir.path(), &["profile", "compare", xspace.to_str().unwrap(), trace.to_str().unwrap(), "--json"]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let c = json(&out);
+    assert_eq!(c["op_source"], "kernels");
+    let delta = |name: &str| {
+        c["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["category"] == name)
+            .map(|k| k["delta_us"].as_f64().unwrap())
+    };
+    // XLA's fusion kernels are only on the JAX side, PyTorch's elementwise kernels only on the trace's.
+    assert!(delta("xla fused").unwrap() < -10_000.0, "{}", c["categories"]);
+    assert!(delta("elementwise").unwrap() > 10_000.0, "{}", c["categories"]);
+    assert!(delta("gemm").is_some());
+    assert!(c["b"]["launch"]["kernels_per_step"].as_f64().unwrap() > 400.0);
+}

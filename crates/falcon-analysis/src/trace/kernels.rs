@@ -327,6 +327,8 @@ pub fn kernel_view(tl: &Timeline, windows: &[(i64, i64)], host_wait_fraction: Op
         })
         .collect();
     let steps = windows.len();
+    // torch.compile's kernels are Triton's: such a step is compiled already, and what is left is CUDA graphs.
+    let compiled = kernels.iter().any(|k| k.name.starts_with("triton_"));
     let launch = (steps > 0 && launches_in_steps > 0).then(|| {
         let step_us: f64 = windows.iter().map(|&(a, b)| (b - a) as f64 / 1e6).sum::<f64>() / steps as f64;
         let launches_per_step = launches_in_steps as f64 / steps as f64;
@@ -335,8 +337,13 @@ pub fn kernel_view(tl: &Timeline, windows: &[(i64, i64)], host_wait_fraction: Op
         let host_us_per_launch = step_us / launches_per_step;
         let waits = host_wait_fraction.is_some_and(|f| f >= falcon_core::bound::HOST_BOUND_THRESHOLD);
         let launch_bound = waits && host_us_per_launch > kernel_us.median;
-        let summary =
-            launch_summary(launch_bound, waits, host_wait_fraction, kernels_per_step, host_us_per_launch, &kernel_us);
+        let summary = launch_summary(
+            LaunchCall { launch_bound, waits, compiled },
+            host_wait_fraction,
+            kernels_per_step,
+            host_us_per_launch,
+            &kernel_us,
+        );
         LaunchStats {
             steps,
             kernels_per_step,
@@ -358,22 +365,35 @@ pub fn kernel_view(tl: &Timeline, windows: &[(i64, i64)], host_wait_fraction: Op
     KernelView { kernels, ops: op_rows(by_op), scopes: op_rows(by_scope), kernel_types, launch }
 }
 
-fn launch_summary(
+/// The facts [`launch_summary`] words: the call, whether the host waits, whether the step is compiled.
+struct LaunchCall {
     launch_bound: bool,
     waits: bool,
+    compiled: bool,
+}
+
+fn launch_summary(
+    call: LaunchCall,
     host_wait: Option<f64>,
     kernels_per_step: f64,
     host_us_per_launch: f64,
     kernel_us: &Spread,
 ) -> String {
+    let LaunchCall { launch_bound, waits, compiled } = call;
     let wait = host_wait.map_or("unknown".to_string(), |f| format!("{:.0}%", 100.0 * f));
     if launch_bound {
         format!(
             "launch-bound: the device waits on the host {wait} of the step, and the host issues a launch every \
              {host_us_per_launch:.1} µs while the median kernel runs {:.1} µs ({kernels_per_step:.0} kernels a \
-             step): try CUDA graphs (torch.compile(mode=\"reduce-overhead\") or torch.cuda.CUDAGraph), \
-             torch.compile to fuse the small kernels, or a larger batch per step",
-            kernel_us.median
+             step): {}",
+            kernel_us.median,
+            if compiled {
+                "the step is torch.compile'd already (Triton kernels): add CUDA graphs \
+                 (torch.compile(mode=\"reduce-overhead\") or torch.cuda.CUDAGraph), or a larger batch per step"
+            } else {
+                "try CUDA graphs (torch.compile(mode=\"reduce-overhead\") or torch.cuda.CUDAGraph), torch.compile \
+                 to fuse the small kernels, or a larger batch per step"
+            }
         )
     } else if waits {
         format!(
@@ -413,8 +433,8 @@ fn host_time_by_name(tl: &Timeline) -> HashMap<u32, (u64, i64)> {
 }
 
 /// The family a kernel belongs to, for comparing two traces' device time by kind: `gemm`, `attention`,
-/// `triton fused`, `elementwise`, `reduction`, `normalization`, `optimizer`, `copy`, `memcpy`, `memset`,
-/// `communication`, `other`.
+/// `triton fused`, `xla fused` (XLA:GPU's fusion kernels, `loop_*_fusion`, `input_reduce_fusion`, …),
+/// `elementwise`, `reduction`, `normalization`, `optimizer`, `copy`, `memcpy`, `memset`, `communication`, `other`.
 pub fn kernel_family(name: &str, class: EventClass) -> &'static str {
     let l = name.to_ascii_lowercase();
     let has = |s: &str| l.contains(s);
@@ -435,6 +455,8 @@ pub fn kernel_family(name: &str, class: EventClass) -> &'static str {
         "gemm"
     } else if l.starts_with("triton_") {
         "triton fused"
+    } else if has("fusion") {
+        "xla fused"
     } else if has("multi_tensor_apply") || has("adam") {
         "optimizer"
     } else if has("layer_norm") || has("layernorm") || has("rms_norm") || has("batch_norm") || has("gammabeta") {
@@ -476,6 +498,8 @@ mod tests {
             "attention"
         );
         assert_eq!(kernel_family("triton_poi_fused_native_dropout_relu_view_18", EventClass::Compute), "triton fused");
+        assert_eq!(kernel_family("loop_multiply_fusion_3", EventClass::Compute), "xla fused");
+        assert_eq!(kernel_family("input_reduce_fusion_12", EventClass::Compute), "xla fused");
         assert_eq!(kernel_family("Memset (Device)", EventClass::MemCopy), "memset");
         assert_eq!(kernel_family("Memcpy HtoD (Pinned -> Device)", EventClass::MemCopy), "memcpy");
     }

@@ -1,5 +1,6 @@
 //! A Chrome / PyTorch trace through the file-reading path `falcon profile trace` takes, then the trace analyses
-//! (per-step breakdown, overlap, gaps, host) over whatever timeline it gives. The input is the file: gzip when it
+//! (per-step breakdown, overlap, gaps, host wait by the launch) over whatever timeline it gives, and the kernel,
+//! op and launch view `profile analyze` makes of a Chrome trace, with the profiler-overhead reading of step times. The input is the file: gzip when it
 //! starts with gzip's magic (a `.json.gz`, inflation capped); after a leading `!`, the rest gzipped here (so the
 //! fuzzer mutates JSON inside gzip); else plain JSON. No panic; errors name the file.
 
@@ -25,6 +26,17 @@ fuzz_target!(|data: &[u8]| {
         Ok(timeline) => {
             let report = analyze_trace(&timeline, &TraceOptions::default());
             let _ = falcon_analysis::trace::summary(&report);
+            let file = falcon_analysis::input::HostFile { host: "trace".into(), path: path.clone(), cached: false };
+            let profile = falcon_analysis::profile::from_trace::analyze_timeline(
+                &file,
+                &timeline,
+                &falcon_analysis::profile::AnalyzeOptions::default(),
+            );
+            // The traced steps against step times made from the input's own bytes.
+            let steps: Vec<i64> = profile.steps.iter().flat_map(|s| s.steps.iter().map(|r| r.step_num)).collect();
+            let points: Vec<(i64, f64)> =
+                original.iter().take(16).enumerate().map(|(i, &b)| (i as i64, f64::from(b) / 16.0)).collect();
+            let _ = falcon_analysis::trace::overhead::profiler_overhead(&steps, "step_time_s", &points);
         }
         // Positions in a gzipped trace are positions in the JSON inside it.
         Err(e) if name.ends_with(".gz") && original.starts_with(&[0x1f, 0x8b]) => {

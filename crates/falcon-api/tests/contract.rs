@@ -1,0 +1,107 @@
+//! The JSON contract, pinned: the OpenAPI document `falcon serve` publishes and the MCP tool list (each tool's input
+//! and output schema) are compared with the snapshots committed in `contract/`. Both are derived from the Rust
+//! types every front end serialises (`--json`, the HTTP bodies, MCP's structured results), so renaming or
+//! retyping a field anywhere under them — in `falcon-analysis`, `falcon-exp`, `falcon-app` — changes a snapshot and
+//! fails here: a visible, reviewed change. To accept a change on purpose:
+//!
+//! ```sh
+//! FALCON_UPDATE_CONTRACT=1 cargo test -p falcon-api --test contract
+//! ```
+//!
+//! and commit the diff of `contract/` with the change (the README's "The JSON contract" says what may change).
+
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+fn snapshot(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../contract").join(name)
+}
+
+/// Compares `now` with the committed snapshot (or writes it when asked), naming the first paths that differ.
+fn pinned(name: &str, now: &Value) {
+    let path = snapshot(name);
+    let text = serde_json::to_string_pretty(now).unwrap() + "\n";
+    if std::env::var_os("FALCON_UPDATE_CONTRACT").is_some() {
+        std::fs::write(&path, &text).unwrap();
+        return;
+    }
+    let committed = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (FALCON_UPDATE_CONTRACT=1 writes it)", path.display()));
+    let was: Value = serde_json::from_str(&committed).unwrap();
+    let mut diffs = Vec::new();
+    differences("", &was, now, &mut diffs);
+    assert!(
+        diffs.is_empty(),
+        "the JSON contract changed ({}): {} difference(s), first:\n  {}\nIf this is meant, rerun with \
+         FALCON_UPDATE_CONTRACT=1 and commit contract/.",
+        path.display(),
+        diffs.len(),
+        diffs.iter().take(20).cloned().collect::<Vec<_>>().join("\n  ")
+    );
+}
+
+fn differences(at: &str, was: &Value, now: &Value, out: &mut Vec<String>) {
+    match (was, now) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in a {
+                match b.get(k) {
+                    Some(w) => differences(&format!("{at}/{k}"), v, w, out),
+                    None => out.push(format!("{at}/{k}: removed")),
+                }
+            }
+            for k in b.keys().filter(|k| !a.contains_key(*k)) {
+                out.push(format!("{at}/{k}: added"));
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (v, w)) in a.iter().zip(b).enumerate() {
+                differences(&format!("{at}/{i}"), v, w, out);
+            }
+        }
+        _ if was != now => out.push(format!("{at}: {} → {}", short(was), short(now))),
+        _ => {}
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 120 {
+        format!("{}…", s.chars().take(120).collect::<String>())
+    } else {
+        s
+    }
+}
+
+#[test]
+fn the_openapi_document_is_the_committed_contract() {
+    pinned("openapi.json", &falcon_api::openapi::document());
+}
+
+#[test]
+fn the_mcp_tools_are_the_committed_contract() {
+    let tools: Vec<Value> = falcon_api::mcp::tools::offered(false)
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "title": t.title,
+                "writes": t.writes,
+                "input_schema": (t.input)(),
+                "output_schema": (t.output)(),
+            })
+        })
+        .collect();
+    pinned("mcp_tools.json", &Value::Array(tools));
+}
+
+/// The comparison can fail: a renamed field is reported with its path, as removed and added.
+#[test]
+fn a_renamed_field_is_a_difference() {
+    let was = json!({"components": {"schemas": {"Overview": {"properties": {"mfu": {"type": "number"}}}}}});
+    let now = json!({"components": {"schemas": {"Overview": {"properties": {"flops_share": {"type": "number"}}}}}});
+    let mut diffs = Vec::new();
+    differences("", &was, &now, &mut diffs);
+    assert_eq!(
+        diffs,
+        ["/components/schemas/Overview/properties/mfu: removed", "/components/schemas/Overview/properties/flops_share: added"]
+    );
+}

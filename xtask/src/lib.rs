@@ -8,7 +8,7 @@ use cargo_metadata::{DependencyKind, Metadata, Node, PackageId};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
 /// The interface crates: checked on their direct normal and build dependencies.
-pub const INTERFACE_CRATES: &[&str] = &["falcon-cli", "falcon-api", "falcon-app"];
+pub const INTERFACE_CRATES: &[&str] = &["falcon-cli", "falcon-api", "falcon-mcp", "falcon-app"];
 
 /// The test-only fake that no product crate may depend on (normal or build edges; dev-dependencies may).
 pub const TEST_ONLY: &str = "fake-kube-apiserver";
@@ -26,8 +26,10 @@ pub const ALLOWED_FALCON_DEPS: &[(&str, &[&str])] = &[
     ("falcon-xplane", &[]),
     ("falcon-analysis", &["falcon-core", "falcon-infra", "falcon-xplane"]),
     ("falcon-app", &["falcon-core", "falcon-exp", "falcon-analysis"]),
-    ("falcon-cli", &["falcon-core", "falcon-app", "falcon-api"]),
+    ("falcon-cli", &["falcon-core", "falcon-app", "falcon-api", "falcon-mcp"]),
+    // The two protocol front ends sit side by side on falcon-app: neither names the other.
     ("falcon-api", &["falcon-core", "falcon-app"]),
+    ("falcon-mcp", &["falcon-core", "falcon-app"]),
 ];
 
 /// Crates that must never be reachable (transitively, through normal and build dependencies) from a crate.
@@ -43,6 +45,7 @@ pub const FORBIDDEN_BELOW: &[(&str, &[&str])] = &[
             "falcon-app",
             "falcon-cli",
             "falcon-api",
+            "falcon-mcp",
             "sqlx",
             "opendal",
             "kube",
@@ -59,15 +62,25 @@ pub const FORBIDDEN_BELOW: &[(&str, &[&str])] = &[
             "falcon-app",
             "falcon-cli",
             "falcon-api",
+            "falcon-mcp",
         ],
     ),
     (
         "falcon-infra",
-        &["falcon-job", "falcon-exp", "falcon-xplane", "falcon-analysis", "falcon-app", "falcon-cli", "falcon-api"],
+        &[
+            "falcon-job",
+            "falcon-exp",
+            "falcon-xplane",
+            "falcon-analysis",
+            "falcon-app",
+            "falcon-cli",
+            "falcon-api",
+            "falcon-mcp",
+        ],
     ),
-    ("falcon-job", &["falcon-exp", "falcon-analysis", "falcon-app", "falcon-cli", "falcon-api"]),
-    ("falcon-exp", &["falcon-analysis", "falcon-app", "falcon-cli", "falcon-api"]),
-    ("falcon-analysis", &["falcon-exp", "falcon-job", "falcon-app", "falcon-cli", "falcon-api"]),
+    ("falcon-job", &["falcon-exp", "falcon-analysis", "falcon-app", "falcon-cli", "falcon-api", "falcon-mcp"]),
+    ("falcon-exp", &["falcon-analysis", "falcon-app", "falcon-cli", "falcon-api", "falcon-mcp"]),
+    ("falcon-analysis", &["falcon-exp", "falcon-job", "falcon-app", "falcon-cli", "falcon-api", "falcon-mcp"]),
 ];
 
 /// One broken rule, printable.

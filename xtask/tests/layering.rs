@@ -93,6 +93,9 @@ fn front_ends_reach_exp_and_analysis_only_through_falcon_app() {
         ("falcon-cli", "falcon-analysis"),
         ("falcon-api", "falcon-exp"),
         ("falcon-api", "falcon-analysis"),
+        ("falcon-mcp", "falcon-exp"),
+        ("falcon-mcp", "falcon-analysis"),
+        ("falcon-mcp", "falcon-infra"),
     ] {
         let v = layering_violations(&inject(meta.clone(), front, lower, Value::Null));
         assert!(v.iter().any(|v| v.krate == front && v.dependency == lower), "{front} → {lower}: {v:?}");
@@ -105,6 +108,30 @@ fn front_ends_reach_exp_and_analysis_only_through_falcon_app() {
     // Nothing below the application layer reaches up to it.
     let v = layering_violations(&inject(meta, "falcon-exp", "falcon-app", Value::Null));
     assert!(v.iter().any(|v| v.krate == "falcon-exp" && v.dependency == "falcon-app"), "{v:?}");
+}
+
+#[test]
+fn the_protocol_front_ends_do_not_name_each_other() {
+    let meta = metadata_json();
+    for (a, b) in [("falcon-mcp", "falcon-api"), ("falcon-api", "falcon-mcp")] {
+        let v = layering_violations(&inject(meta.clone(), a, b, Value::Null));
+        assert!(v.iter().any(|v| v.krate == a && v.dependency == b), "{a} → {b}: {v:?}");
+    }
+    // As they are now: each names falcon-app and falcon-core only among Falcon's crates.
+    let deps = |name: &str| -> Vec<String> {
+        let m: cargo_metadata::Metadata = serde_json::from_value(meta.clone()).unwrap();
+        let p = m.packages.iter().find(|p| p.name.as_str() == name).unwrap_or_else(|| panic!("no crate {name}"));
+        let mut d: Vec<String> = p
+            .dependencies
+            .iter()
+            .filter(|d| d.kind != cargo_metadata::DependencyKind::Development && d.name.starts_with("falcon-"))
+            .map(|d| d.name.clone())
+            .collect();
+        d.sort();
+        d
+    };
+    assert_eq!(deps("falcon-mcp"), ["falcon-app", "falcon-core"]);
+    assert_eq!(deps("falcon-api"), ["falcon-app", "falcon-core"]);
 }
 
 #[test]

@@ -49,7 +49,7 @@ impl From<falcon_core::spec::SpecError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({ "error": { "code": self.code, "message": self.message, "hint": self.hint } });
+        let body = falcon_app::contract::ErrorBody::new(self.code, self.message, self.hint).to_value();
         let mut response = (self.status, axum::Json(body)).into_response();
         if let Some(s) = self.retry_after {
             if let Ok(v) = HeaderValue::from_str(&s.to_string()) {

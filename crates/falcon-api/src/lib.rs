@@ -1,6 +1,6 @@
 //! The protocol front ends over `falcon-app`: the Web API of `falcon serve` — REST under `/api/v1`, an OpenAPI
-//! 3.1 document at `/api/v1/openapi.json`, scoped bearer tokens, safe by default — the dashboard, and the MCP
-//! server.
+//! 3.1 document at `/api/v1/openapi.json`, scoped bearer tokens, safe by default — and the dashboard. (The MCP
+//! server is `falcon-mcp`, beside this crate.)
 //!
 //! - **Owns:** routing, HTTP status codes, request parsing, the security checks of every request
 //!   (`security`), the connections and their limits (`connections`), the server's lifecycle (`server`).
@@ -13,13 +13,11 @@ mod body;
 pub mod connections;
 mod dashboard;
 pub mod error;
-pub mod mcp;
 pub mod openapi;
 pub(crate) mod routes;
 mod security;
 pub mod server;
 mod state;
 
-pub use mcp::{serve_stdio as serve_mcp, McpOptions};
 pub use server::{router, serve, ServeOptions};
 pub use state::State;

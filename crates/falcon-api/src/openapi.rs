@@ -6,7 +6,7 @@
 
 use crate::routes::bodies::{ClaimBody, CloseBody, NewGoalBody, SessionBody};
 use falcon_app::experiments::{
-    AnalysisSummary, ArtifactRecord, Change, ExperimentDetail, ExperimentItem, MemoryVerdict, RunComparison,
+    AnalysisSummary, ArtifactRecord, ExperimentDetail, ExperimentItem, MemoryVerdict, RunComparison,
 };
 use falcon_app::goals::{GoalComparison, GoalReport, GoalView, PoolUsage, SessionDetail};
 use falcon_app::page::Page;
@@ -18,28 +18,7 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-/// The error body every failure has.
-#[derive(Serialize, JsonSchema)]
-pub struct ErrorBody {
-    pub error: ErrorDetail,
-}
-
-/// What went wrong.
-#[derive(Serialize, JsonSchema)]
-pub struct ErrorDetail {
-    /// `usage`, `not_found`, `conflict`, `invalid`, `failure`, or the API's own: `unauthorized`, `forbidden`,
-    /// `payload_too_large`, `unsupported_media_type`, `too_many_requests`, `range_not_satisfiable`.
-    pub code: String,
-    pub message: String,
-    pub hint: Option<String>,
-}
-
-/// `GET …/diff/{b}`.
-#[derive(Serialize, JsonSchema)]
-pub struct DiffBody {
-    /// Every path that differs, A → B; `group` says configuration or bookkeeping.
-    pub changes: Vec<Change>,
-}
+pub use falcon_app::contract::{DiffBody, ErrorBody, ErrorDetail};
 
 /// `GET /api/v1/profiles/{exp}` without `tool`: what is stored.
 #[derive(Serialize, JsonSchema)]
@@ -419,9 +398,9 @@ pub fn document() -> Value {
         entry[o.method] = operation;
     }
     let mut schemas = Value::Object(g.take_definitions(true));
-    nullable_numbers(&mut schemas);
+    falcon_app::contract::nullable_numbers(&mut schemas);
     let mut paths = Value::Object(paths);
-    nullable_numbers(&mut paths);
+    falcon_app::contract::nullable_numbers(&mut paths);
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -438,26 +417,4 @@ pub fn document() -> Value {
             "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer" } },
         },
     })
-}
-
-/// Every `"type": "number"` (alone or in a list) also allows `null`: a non-finite float is written as `null`.
-pub(crate) fn nullable_numbers(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            match map.get_mut("type") {
-                Some(Value::String(t)) if t == "number" => {
-                    map.insert("type".into(), json!(["number", "null"]));
-                }
-                Some(Value::Array(types)) if types.contains(&json!("number")) && !types.contains(&json!("null")) => {
-                    types.push(json!("null"));
-                }
-                _ => {}
-            }
-            for v in map.values_mut() {
-                nullable_numbers(v);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(nullable_numbers),
-        _ => {}
-    }
 }

@@ -15,6 +15,7 @@
 pub mod accuracy;
 mod app;
 pub mod context;
+pub mod contract;
 pub mod error;
 pub mod experiments;
 pub mod files;

@@ -1,6 +1,7 @@
 //! Printing: JSON on stdout, human text on stdout, errors on stderr (or as a JSON envelope on stdout), and the
 //! exit code each failure maps to (DESIGN.md §6).
 
+use falcon_app::contract::ErrorBody;
 use falcon_core::ErrorKind;
 use serde::Serialize;
 use std::io::Write;
@@ -88,7 +89,7 @@ pub fn report_error(err: &anyhow::Error, json: bool) -> ExitCode {
     let (kind, hint) = classify(err);
     let message = format!("{err:#}");
     if json {
-        let envelope = serde_json::json!({ "error": { "code": kind.code(), "message": message, "hint": hint } });
+        let envelope = ErrorBody::of_kind(kind, message.clone(), hint.clone()).to_value();
         let _ = print_stdout(&serde_json::to_string_pretty(&envelope).unwrap_or_default());
     } else {
         let mut err_out = std::io::stderr().lock();
@@ -119,9 +120,8 @@ pub fn clap_error(e: clap::Error, json: bool) -> ExitCode {
         let message = e.kind().as_str().map(str::to_string).unwrap_or_else(|| e.to_string());
         let detail = e.to_string();
         let first_line = detail.lines().next().unwrap_or(&message).trim_start_matches("error: ").to_string();
-        let envelope = serde_json::json!({
-            "error": { "code": ErrorKind::Usage.code(), "message": first_line, "hint": "run `falcon --help`" }
-        });
+        let envelope =
+            ErrorBody::of_kind(ErrorKind::Usage, first_line, Some("run `falcon --help`".to_string())).to_value();
         let _ = print_stdout(&serde_json::to_string_pretty(&envelope).unwrap_or_default());
     } else {
         let _ = e.print();

@@ -1,8 +1,8 @@
-//! `falcon mcp`: the MCP server over stdio ([`falcon_api::serve_mcp`]) until the client closes stdin, or SIGTERM
+//! `falcon mcp`: the MCP server over stdio ([`falcon_mcp::serve_stdio`]) until the client closes stdin, or SIGTERM
 //! or SIGINT. stdout is the protocol's: this command prints nothing there, and its messages go to stderr.
 
 use crate::cli::{GlobalArgs, McpArgs};
-use falcon_api::McpOptions;
+use falcon_mcp::McpOptions;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -17,7 +17,7 @@ pub async fn run(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<ExitCode
             _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
         }
     };
-    falcon_api::serve_mcp(app.clone(), McpOptions { read_only: args.read_only }, stop).await?;
+    falcon_mcp::serve_stdio(app.clone(), McpOptions { read_only: args.read_only }, stop).await?;
     app.close().await;
     Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,7 @@
 //! fails here: a visible, reviewed change. To accept a change on purpose:
 //!
 //! ```sh
-//! FALCON_UPDATE_CONTRACT=1 cargo test -p falcon-api --test contract
+//! FALCON_UPDATE_CONTRACT=1 cargo test -p falcon-cli --test contract
 //! ```
 //!
 //! and commit the diff of `contract/` with the change (the README's "The JSON contract" says what may change).
@@ -79,7 +79,7 @@ fn the_openapi_document_is_the_committed_contract() {
 
 #[test]
 fn the_mcp_tools_are_the_committed_contract() {
-    let tools: Vec<Value> = falcon_api::mcp::tools::offered(false)
+    let tools: Vec<Value> = falcon_mcp::tools::offered(false)
         .map(|t| {
             json!({
                 "name": t.name,
@@ -102,6 +102,9 @@ fn a_renamed_field_is_a_difference() {
     differences("", &was, &now, &mut diffs);
     assert_eq!(
         diffs,
-        ["/components/schemas/Overview/properties/mfu: removed", "/components/schemas/Overview/properties/flops_share: added"]
+        [
+            "/components/schemas/Overview/properties/mfu: removed",
+            "/components/schemas/Overview/properties/flops_share: added"
+        ]
     );
 }

@@ -1,5 +1,7 @@
 //! `falcon mcp`: the Model Context Protocol server (stdio, the official Rust SDK `rmcp`), Falcon's third front end
-//! beside the CLI and the Web API, a thin shell over the same `falcon-app` calls (DESIGN.md §9).
+//! beside the CLI and the Web API (`falcon-api`), a thin shell over the same `falcon-app` calls. It depends on
+//! `falcon-app` and `falcon-core` only (the layering test keeps it so): the error envelope and the schema
+//! conventions it shares with the Web API are `falcon_app::contract`'s.
 //!
 //! - **Tools:** one per use case ([`tools::TOOLS`]), named after the CLI command (`exp show` → `exp_show`); input
 //!   schemas from the argument structs, output schemas from the types the CLI prints with `--json` (the
@@ -76,7 +78,7 @@ fn listed(spec: &tools::ToolSpec) -> Tool {
 
 /// The error body of the CLI's `--json` and the Web API: `{"error": {"code", "message", "hint"}}`.
 pub fn error_body(e: &AppError) -> serde_json::Value {
-    serde_json::json!({ "error": { "code": e.kind().code(), "message": e.to_string(), "hint": e.hint() } })
+    falcon_app::contract::ErrorBody::of(e).to_value()
 }
 
 impl ServerHandler for FalconMcp {

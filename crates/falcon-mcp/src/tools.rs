@@ -5,6 +5,7 @@
 
 use super::args::{self, many};
 use super::progress::Progress;
+use falcon_app::contract::DiffBody;
 use falcon_app::experiments::{
     parse_experiment_id as exp_id, CompareRequest, ExperimentDetail, ExperimentItem, HistoryView, ListQuery,
     RunComparison, SubmitProgress,
@@ -49,7 +50,7 @@ fn output<T: JsonSchema>() -> Option<Map<String, Value>> {
     settings.meta_schema = None;
     settings.contract = Contract::Serialize;
     let mut value = settings.into_generator().into_root_schema_for::<T>().to_value();
-    crate::openapi::nullable_numbers(&mut value);
+    falcon_app::contract::nullable_numbers(&mut value);
     let map = object(value);
     (map.get("type") == Some(&Value::String("object".into()))).then_some(map)
 }
@@ -64,9 +65,6 @@ fn object(value: Value) -> Map<String, Value> {
     map.remove("description");
     map
 }
-
-/// `GET …/diff/{b}`'s body, `exp diff --json`.
-type DiffBody = crate::openapi::DiffBody;
 
 /// The last bytes of each log.
 #[derive(Serialize, JsonSchema)]

@@ -1,0 +1,102 @@
+//! The JSON contract every front end speaks (README "The JSON contract"), in one place: the error envelope
+//! `{"error": {"code", "message", "hint"}}` the CLI's `--json`, the HTTP API and MCP all return, the bodies that
+//! exist only on the wire (`DiffBody`), and how a type's JSON Schema is written for the OpenAPI document and the
+//! MCP tool list. The shapes themselves are the serialised structs of the use cases; the committed snapshots in
+//! `contract/` pin them (`crates/falcon-api/tests/contract.rs`).
+
+use crate::experiments::Change;
+use crate::AppError;
+use falcon_core::ErrorKind;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// The error body every failure has.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+/// What went wrong.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ErrorDetail {
+    /// `usage`, `not_found`, `conflict`, `invalid`, `failure`, or the API's own: `unauthorized`, `forbidden`,
+    /// `payload_too_large`, `unsupported_media_type`, `too_many_requests`, `range_not_satisfiable`.
+    pub code: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl ErrorBody {
+    pub fn new(code: &str, message: impl Into<String>, hint: Option<String>) -> Self {
+        ErrorBody { error: ErrorDetail { code: code.to_string(), message: message.into(), hint } }
+    }
+
+    /// The body of an application error: its kind's code, its message and hint.
+    pub fn of(e: &AppError) -> Self {
+        Self::new(e.kind().code(), e.to_string(), e.hint())
+    }
+
+    /// The body of a kind with a message (the CLI's own errors: usage, a file it could not write).
+    pub fn of_kind(kind: ErrorKind, message: impl Into<String>, hint: Option<String>) -> Self {
+        Self::new(kind.code(), message, hint)
+    }
+
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_else(|_| json!({ "error": { "code": "failure" } }))
+    }
+}
+
+/// `GET …/diff/{b}`.
+#[derive(Serialize, JsonSchema)]
+pub struct DiffBody {
+    /// Every path that differs, A → B; `group` says configuration or bookkeeping.
+    pub changes: Vec<Change>,
+}
+
+/// Every `"type": "number"` (alone or in a list) of a JSON Schema also allows `null`: a non-finite float is
+/// written as `null`.
+pub fn nullable_numbers(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            match map.get_mut("type") {
+                Some(Value::String(t)) if t == "number" => {
+                    map.insert("type".into(), json!(["number", "null"]));
+                }
+                Some(Value::Array(types)) if types.contains(&json!("number")) && !types.contains(&json!("null")) => {
+                    types.push(json!("null"));
+                }
+                _ => {}
+            }
+            for v in map.values_mut() {
+                nullable_numbers(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(nullable_numbers),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_envelope_has_code_message_and_hint() {
+        let e = AppError::new(ErrorKind::NotFound, "no experiment e-9");
+        assert_eq!(
+            ErrorBody::of(&e).to_value(),
+            json!({ "error": { "code": "not_found", "message": "no experiment e-9", "hint": null } })
+        );
+    }
+
+    #[test]
+    fn numbers_may_be_null() {
+        let mut v = json!({"properties": {"a": {"type": "number"}, "b": {"type": ["number", "string"]}}});
+        nullable_numbers(&mut v);
+        assert_eq!(
+            v,
+            json!({"properties": {"a": {"type": ["number", "null"]}, "b": {"type": ["number", "string", "null"]}}})
+        );
+    }
+}

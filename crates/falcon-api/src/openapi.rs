@@ -263,8 +263,9 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             .query("repeats", int(1, 100), "runs per point (YAML body)")
             .body(vec!["application/json", "application/yaml"], request(|g| g.root_schema_for::<SessionBody>()))
             .json(201, "the session", g.subschema_for::<SessionDetail>().to_value()),
-        op("get", "/api/v1/sessions/{id}", "One session with its experiments and metrics")
+        op("get", "/api/v1/sessions/{id}", "One session with its experiments, metrics and its sweep as a grid")
             .id("id", "s-", "s-N")
+            .query("metric", matching(r"\S"), "the grid's metric (default: the goal's, else step_time_s, tokens_per_s or loss)")
             .json(200, "the session", g.subschema_for::<SessionDetail>().to_value()),
         page(op("get", "/api/v1/pools", "The configured pools and their load"), offsets)
             .json(200, "a page of pools", g.subschema_for::<Page<PoolUsage>>().to_value()),

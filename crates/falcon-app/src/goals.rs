@@ -16,6 +16,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 pub use crate::goal_report::GoalReport;
+use crate::session_grid::session_grid;
+pub use crate::session_grid::SessionGrid;
 pub use falcon_exp::goals::{GoalComparison, GoalRow, SessionView};
 pub use falcon_exp::{GoalRecord, NewGoal, PoolUsage};
 
@@ -103,6 +105,8 @@ pub struct SessionDetail {
     pub view: SessionView,
     /// One row per experiment of `view.experiments`, in that order.
     pub rows: Vec<SessionRow>,
+    /// The sweep as a grid of one metric (the dashboard's session page draws it).
+    pub grid: SessionGrid,
 }
 
 /// What `session show` adds to one experiment of the session.
@@ -132,6 +136,7 @@ pub struct SessionDetailSchema {
     pub status: ExperimentStatus,
     pub experiments: Vec<SessionExperimentSchema>,
     pub differences: Vec<falcon_exp::diff::NwayRow>,
+    pub grid: SessionGrid,
 }
 
 /// One experiment of a [`SessionDetailSchema`].
@@ -171,6 +176,7 @@ impl Serialize for SessionDetail {
             status: ExperimentStatus,
             experiments: Vec<Experiment<'a>>,
             differences: &'a [falcon_exp::diff::NwayRow],
+            grid: &'a SessionGrid,
         }
         let v = &self.view;
         Json {
@@ -179,6 +185,7 @@ impl Serialize for SessionDetail {
             status: v.status,
             experiments: self.experiments().map(|(record, row)| Experiment { record, row }).collect(),
             differences: &v.differences,
+            grid: &self.grid,
         }
         .serialize(serializer)
     }
@@ -329,7 +336,7 @@ impl App {
         let view = exp.submit_session(request.name, request.goal, sweep_json, &specs).await?;
         on_submitted(&view);
         if !request.wait {
-            return Ok((self.session_detail(view).await?, Vec::new()));
+            return Ok((self.session_detail(view, None).await?, Vec::new()));
         }
         let deadline = request.timeout.map(|t| std::time::Instant::now() + t);
         let background = exp.start_background().await?;
@@ -343,25 +350,31 @@ impl App {
             events.extend(self.analyze_completed_among(Some(chunk)).await);
         }
         let view = exp.session(view.session.id).await?;
-        Ok((self.session_detail(view).await?, events))
+        Ok((self.session_detail(view, None).await?, events))
     }
 
     /// A session, its experiments (with their stored metric summaries and whether each re-runs its
     /// baseline's config), aggregate status and the keys that differ between them.
     pub async fn session(&self, id: SessionId) -> Result<SessionDetail> {
+        self.session_with_metric(id, None).await
+    }
+
+    /// [`App::session`] with its grid over `metric` (`None`: the default of [`crate::session_grid`]).
+    pub async fn session_with_metric(&self, id: SessionId, metric: Option<&str>) -> Result<SessionDetail> {
         let view = self.exp().await?.session(id).await?;
-        self.session_detail(view).await
+        self.session_detail(view, metric).await
     }
 
     /// EXP's session view with each experiment's row: its metric summaries, read for the whole session at
     /// once from the summary rows, and whether its config hash is its baseline's (the goal's baseline, else
     /// its spec's).
-    async fn session_detail(&self, view: SessionView) -> Result<SessionDetail> {
+    async fn session_detail(&self, view: SessionView, metric: Option<&str>) -> Result<SessionDetail> {
         let exp = self.exp().await?;
-        let goal_baseline = match view.session.goal {
-            Some(goal) => exp.goal(goal).await?.baseline,
+        let goal = match view.session.goal {
+            Some(goal) => Some(exp.goal(goal).await?),
             None => None,
         };
+        let goal_baseline = goal.as_ref().and_then(|g| g.baseline);
         let mut baseline_hashes: HashMap<ExperimentId, String> = HashMap::new();
         for id in view.experiments.iter().filter_map(|e| goal_baseline.or(e.baseline)) {
             if let std::collections::hash_map::Entry::Vacant(slot) = baseline_hashes.entry(id) {
@@ -374,7 +387,7 @@ impl App {
         }
         let ids: Vec<ExperimentId> = view.experiments.iter().map(|e| e.id).collect();
         let mut metrics = exp.metric_summaries_of(&ids).await?;
-        let rows = view
+        let rows: Vec<SessionRow> = view
             .experiments
             .iter()
             .map(|e| {
@@ -385,7 +398,10 @@ impl App {
                 }
             })
             .collect();
-        Ok(SessionDetail { view, rows })
+        let runs: Vec<(&ExperimentRecord, &MetricSummaries)> =
+            view.experiments.iter().zip(&rows).map(|(e, r)| (e, &r.metrics)).collect();
+        let grid = session_grid(&view.session.spec, &runs, metric, goal.as_ref().map(|g| g.metric.as_str()));
+        Ok(SessionDetail { view, rows, grid })
     }
 
     /// A page of the configured pools and what is running on them.

@@ -597,6 +597,9 @@ pub enum SessionCommand {
     Show {
         /// Session id (`s-3`).
         id: String,
+        /// The metric of the sweep grid (default: the goal's metric, else step_time_s, tokens_per_s or loss).
+        #[arg(long)]
+        metric: Option<String>,
     },
 }
 

@@ -334,3 +334,55 @@ fn a_wait_past_its_timeout_is_a_tool_error_and_the_experiment_goes_on() {
         assert!(Instant::now() < deadline, "not cancelled: {}", shown["status"]);
     }
 }
+
+/// The sweep grid is a use case of falcon-app, not of the dashboard: `session show --json`, `GET
+/// /api/v1/sessions/{id}` and the MCP tool `session_show` give the same grid (and the same one with another metric),
+/// and `session show` prints it.
+#[test]
+fn the_session_grid_is_one_answer_from_the_cli_the_api_and_mcp() {
+    let dir = project(None);
+    let base: String = common::serve::spec("grid", 100).lines().map(|l| format!("  {l}\n")).collect();
+    let sweep = format!("base:\n{base}sweep:\n  config.base_ms: [100, 120]\n  labels.k: [x, y]\n");
+    std::fs::write(dir.path().join("grid.yaml"), sweep).unwrap();
+    let out = common::falcon(dir.path(), &["session", "submit", "grid.yaml", "--wait", "--json"]);
+    assert_eq!(common::code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let sid = common::json(&out)["id"].as_str().unwrap().to_string();
+
+    let cli = common::json(&common::falcon(dir.path(), &["session", "show", &sid, "--json"]));
+    let grid = &cli["grid"];
+    assert_eq!(grid["metric"], "step_time_s", "{grid:#}");
+    assert_eq!(grid["direction"], "lower_is_better");
+    assert_eq!((grid["rows_key"].as_str(), grid["columns_key"].as_str()), (Some("config.base_ms"), Some("labels.k")));
+    let cells: Vec<&Value> =
+        grid["facets"][0]["cells"].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap()).collect();
+    assert_eq!(cells.len(), 4, "{grid:#}");
+    // base_ms 100 is best (0.100 s) in both label columns: a tie, both marked; the 120 row is not.
+    let best: Vec<f64> = cells.iter().filter(|c| c["best"] == true).map(|c| c["value"].as_f64().unwrap()).collect();
+    assert_eq!(best, [0.1, 0.1], "{grid:#}");
+    assert_eq!(grid["best"].as_f64(), Some(0.1));
+    let text = String::from_utf8(common::falcon(dir.path(), &["session", "show", &sid]).stdout).unwrap();
+    assert!(text.contains("step_time_s over the sweep") && text.contains("config.base_ms ↓ · labels.k →"), "{text}");
+    assert_eq!(text.matches("★ 0.1000").count(), 2, "{text}");
+
+    let server = common::serve::Server::start(dir.path(), &["--no-worker"], &[]);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let c = common::serve::client();
+    let (status, api) = rt.block_on(common::serve::get_json(&c, &server.url(&format!("/api/v1/sessions/{sid}"))));
+    assert_eq!(status, 200, "{api}");
+    let mut mcp = Mcp::start(dir.path(), &[]);
+    let from_mcp = mcp.call("session_show", json!({ "id": sid }));
+    assert_eq!(api["grid"], *grid, "the API's grid is the CLI's");
+    assert_eq!(from_mcp["result"]["structuredContent"]["grid"], *grid, "MCP's grid is the CLI's");
+
+    // Another metric, asked the three ways.
+    let cli =
+        common::json(&common::falcon(dir.path(), &["session", "show", &sid, "--metric", "nothing_logged", "--json"]));
+    let (_, api) =
+        rt.block_on(common::serve::get_json(&c, &server.url(&format!("/api/v1/sessions/{sid}?metric=nothing_logged"))));
+    let from_mcp = mcp.call("session_show", json!({ "id": sid, "metric": "nothing_logged" }));
+    assert_eq!(cli["grid"]["metric"], "nothing_logged");
+    assert_eq!(cli["grid"]["best"], Value::Null, "no run logged it: {:#}", cli["grid"]);
+    assert_eq!(api["grid"], cli["grid"]);
+    assert_eq!(from_mcp["result"]["structuredContent"]["grid"], cli["grid"]);
+    assert_eq!(mcp.close(), 0);
+}

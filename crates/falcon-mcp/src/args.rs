@@ -263,6 +263,9 @@ pub struct GoalReport {
 pub struct SessionId {
     /// The session (`s-2` or `2`).
     pub id: String,
+    /// The metric of the sweep grid (default: the goal's metric, else step_time_s, tokens_per_s or loss).
+    #[serde(default)]
+    pub metric: Option<String>,
 }
 
 /// `profile_analyze`: what a capture says (MFU, step time, duty cycle, ops, roofline, memory, kernels).

@@ -439,7 +439,10 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             let a: args::GoalReport = read(name, arguments)?;
             json(&app.goal_report(parse_goal_id(&a.id)?, a.top.unwrap_or(10).clamp(1, 1000)).await?)
         }
-        "session_show" => json(&app.session(parse_session_id(&read::<args::SessionId>(name, arguments)?.id)?).await?),
+        "session_show" => {
+            let a = read::<args::SessionId>(name, arguments)?;
+            json(&app.session_with_metric(parse_session_id(&a.id)?, a.metric.as_deref()).await?)
+        }
         "pool_list" => {
             let a: args::PageArgs = read(name, arguments)?;
             json(&app.pools(a.cursor.as_deref(), a.limit.unwrap_or(50).min(1000)).await?)

@@ -256,8 +256,19 @@ async fn submit_session(
     Ok((StatusCode::CREATED, Json(detail)).into_response())
 }
 
-async fn session(Extract(state): Extract<Arc<State>>, Path(id): Path<String>) -> ApiResult<Response> {
-    Ok(Json(state.app.session(parse_session_id(&id)?).await?).into_response())
+async fn session(
+    Extract(state): Extract<Arc<State>>,
+    Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Response> {
+    let mut metric = None;
+    for (key, value) in query_pairs(raw.as_deref())? {
+        match key.as_str() {
+            "metric" => metric = Some(value),
+            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
+        }
+    }
+    Ok(Json(state.app.session_with_metric(parse_session_id(&id)?, metric.as_deref()).await?).into_response())
 }
 
 async fn pools(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> ApiResult<Response> {

@@ -4,8 +4,9 @@ use crate::cli::{GlobalArgs, SessionCommand};
 use crate::commands::exp::table;
 use crate::output::{print_json, print_stdout, CliFailure};
 use falcon_app::experiments::show_value;
-use falcon_app::goals::{parse_goal_id, parse_session_id, SessionDetail, SessionRequest};
+use falcon_app::goals::{parse_goal_id, parse_session_id, SessionDetail, SessionGrid, SessionRequest};
 use falcon_app::render::numbers::significant;
+use falcon_app::session_grid::value_label;
 use falcon_app::App;
 use falcon_core::ErrorKind;
 use std::io::IsTerminal;
@@ -59,14 +60,16 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &SessionCommand) -> an
             super::worker::report_events(false, &events)?;
             render(global, &view)?;
         }
-        SessionCommand::Show { id } => render(global, &app.session(parse_session_id(id)?).await?)?,
+        SessionCommand::Show { id, metric } => {
+            render(global, &app.session_with_metric(parse_session_id(id)?, metric.as_deref()).await?)?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// The session: its experiments (with the median of each stored metric, and `re-run of baseline` on a point
 /// whose config hash is its baseline's), then the keys that differ, configuration first and bookkeeping
-/// (names, goal, Falcon's labels) last.
+/// (names, goal, Falcon's labels) last, then the sweep grid (the dashboard's session page).
 fn render(global: &GlobalArgs, detail: &SessionDetail) -> anyhow::Result<()> {
     if global.json {
         return print_json(detail);
@@ -102,6 +105,64 @@ fn render(global: &GlobalArgs, detail: &SessionDetail) -> anyhow::Result<()> {
             d.add_row([row.path.clone(), row.group.to_string(), values.join(" | ")]);
         }
         print_stdout(&d.to_string())?;
+    }
+    grid(&detail.grid)
+}
+
+/// The sweep as the dashboard draws it: one table per facet, rows × columns of the grid's metric, `★` on the
+/// best cell, `(n)` where repeats share a cell.
+fn grid(g: &SessionGrid) -> anyhow::Result<()> {
+    let label = |v: Option<&serde_json::Value>| v.map(value_label).unwrap_or_else(|| "runs".into());
+    let rows: Vec<Option<&serde_json::Value>> =
+        if g.row_values.is_empty() { vec![None] } else { g.row_values.iter().map(Some).collect() };
+    let cols: Vec<Option<&serde_json::Value>> =
+        if g.column_values.is_empty() { vec![None] } else { g.column_values.iter().map(Some).collect() };
+    let direction = match g.direction {
+        Some(falcon_core::stats::Direction::LowerIsBetter) => "lower is better, ★ the best",
+        Some(falcon_core::stats::Direction::HigherIsBetter) => "higher is better, ★ the best",
+        None => "no standard direction: no cell is best",
+    };
+    print_stdout(&format!("\n{} over the sweep (median of each point's runs; {direction})", g.metric))?;
+    for facet in &g.facets {
+        if !facet.fixed.is_empty() {
+            let fixed: Vec<String> =
+                facet.fixed.iter().map(|f| format!("{} = {}", f.key, value_label(&f.value))).collect();
+            print_stdout(&fixed.join(", "))?;
+        }
+        let corner = match (&g.rows_key, &g.columns_key) {
+            (Some(r), Some(c)) => format!("{r} ↓ · {c} →"),
+            (None, Some(c)) => format!("{c} →"),
+            _ => String::new(),
+        };
+        let header: Vec<String> =
+            std::iter::once(corner).chain(cols.iter().map(|c| c.map(value_label).unwrap_or_default())).collect();
+        let mut t = table(header.iter().map(String::as_str));
+        for (ri, r) in rows.iter().enumerate() {
+            let mut line = vec![label(*r)];
+            for cell in facet.cells.get(ri).into_iter().flatten() {
+                line.push(match (cell.experiments.first(), cell.value) {
+                    (None, _) => "–".to_string(),
+                    (Some(id), None) => {
+                        format!("{id} {}", cell.statuses.first().map(|s| s.to_string()).unwrap_or_default())
+                    }
+                    (Some(id), Some(v)) => format!(
+                        "{}{}{} {id}",
+                        if cell.best { "★ " } else { "" },
+                        significant(Some(v), 4),
+                        if cell.experiments.len() > 1 {
+                            format!(" (n = {})", cell.experiments.len())
+                        } else {
+                            String::new()
+                        },
+                    ),
+                });
+            }
+            t.add_row(line);
+        }
+        print_stdout(&t.to_string())?;
+    }
+    if g.no_axes {
+        print_stdout("(no stored sweep axes: the runs are one row)")?;
     }
     Ok(())
 }

@@ -4,6 +4,8 @@
 //! each crate may name directly, which crates must never appear below it, and which storage and cluster
 //! clients the interface crates must not name. Dev-dependencies are ignored (tests may use anything).
 
+pub mod modules;
+
 use cargo_metadata::{DependencyKind, Metadata, Node, PackageId};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 

@@ -8,12 +8,8 @@
 use std::path::PathBuf;
 
 const KNOWN: &[&str] = &[
-    "falcon-analysis: compare::matching ↔ compare::signature",
-    "falcon-analysis: error ↔ limits",
     "falcon-analysis: profile ↔ timeline",
-    "falcon-analysis: profile::gpu_costs ↔ profile::op_metrics",
     "falcon-analysis: timeline ↔ trace",
-    "falcon-analysis: trace::breakdown ↔ trace::host",
     "falcon-api: dashboard ↔ routes",
     "falcon-api: dashboard ↔ security",
     "falcon-api: openapi ↔ routes",
@@ -21,8 +17,6 @@ const KNOWN: &[&str] = &[
     "falcon-app: goal_report ↔ render",
     "falcon-app: render::compare_md ↔ render::compare_table",
     "falcon-app: render::compare_table ↔ render::profile",
-    "falcon-core: artifact ↔ resources",
-    "falcon-core: stats::runs ↔ stats::verdict",
 ];
 
 #[test]

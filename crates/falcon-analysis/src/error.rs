@@ -75,3 +75,10 @@ impl AnalysisError {
         }
     }
 }
+
+impl AnalysisError {
+    /// The error of a compressed input `path` that inflates past `limit` bytes.
+    pub fn decompressed_too_large(path: &std::path::Path, limit: u64) -> AnalysisError {
+        AnalysisError::DecompressedTooLarge { path: path.to_path_buf(), limit }
+    }
+}

@@ -4,14 +4,11 @@
 //! A gzip or deflate stream inflates by up to about 1000× (1 MiB of gzipped zeros is 1 GiB), so the size of the
 //! file says nothing about the work of reading it. Every decompressing reader of this crate is wrapped in
 //! [`Bounded`], which fails with a [`LimitExceeded`] I/O error once more than the cap has come out of it; the
-//! readers turn that into [`AnalysisError::DecompressedTooLarge`], which names the file, the cap and how to raise
+//! readers turn that into the analysis error `DecompressedTooLarge`, which names the file, the cap and how to raise
 //! it ([`FLAG`] on the reading commands, [`CONFIG_KEY`] in `falcon.toml` for the worker, [`ENV_VAR`]).
 //! The default is [`falcon_core::config::DEFAULT_MAX_DECOMPRESSED_MIB`].
 
 use std::io::Read;
-use std::path::Path;
-
-use crate::error::AnalysisError;
 
 /// The reading commands' flag that raises the cap (in MiB).
 pub const FLAG: &str = "--max-decompressed";
@@ -95,13 +92,6 @@ impl<R: Read> Read for Bounded<R> {
             return Err(std::io::Error::other(LimitExceeded { limit: self.limit }));
         }
         Ok(n)
-    }
-}
-
-impl AnalysisError {
-    /// The error of a compressed input `path` that inflates past `limit` bytes.
-    pub fn decompressed_too_large(path: &Path, limit: u64) -> AnalysisError {
-        AnalysisError::DecompressedTooLarge { path: path.to_path_buf(), limit }
     }
 }
 

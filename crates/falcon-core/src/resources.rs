@@ -1,6 +1,6 @@
 //! The resource-use series of a job: what the Job module samples while a job runs (without the workload's help)
 //! and analysis reads for the memory verdict. Stored as JSON Lines at `resources/<attempt>/usage.jsonl` among
-//! the job's artifacts (kind [`ArtifactKind::Resources`](crate::artifact::ArtifactKind::Resources)), one sample
+//! the job's artifacts (artifact kind `resources`), one sample
 //! a line:
 //!
 //! ```json

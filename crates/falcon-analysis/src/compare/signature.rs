@@ -1,4 +1,4 @@
-//! What each op's computation looks like, as [`super::matching`] scores a pair of ops across two captures:
+//! What each op's computation looks like, as `matching` scores a pair of ops across two captures:
 //! the HLO instruction's opcode, fusion kind, result shape and, for a fusion, the mix of opcodes it fuses
 //! (from the programs' serialized `HloProto`s on the capture's metadata plane, decoded by
 //! [`crate::profile::hlo`]), with the framework op name (`OpMetadata.op_name`) and source line that

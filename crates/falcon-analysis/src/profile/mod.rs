@@ -24,7 +24,7 @@ pub mod cpu_ops;
 pub mod device;
 pub mod findings;
 pub mod from_trace;
-mod gpu_costs;
+
 pub mod hlo;
 pub mod hlo_stats;
 pub mod kernels;

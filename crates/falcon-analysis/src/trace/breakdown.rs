@@ -11,7 +11,7 @@
 //!    [`super::analyze_trace`], which sees the launches and the host threads) the device is idle in a gap
 //!    the host caused: on a trace that records launch calls, a gap ended by work launched after the gap
 //!    began ([`super::launch`], HTA's rule); else a gap during which a host thread of its host *works* —
-//!    input, dispatch; never a host wait on the device, see [`super::host`]. This is the time the
+//!    input, dispatch; never a host wait on the device, see the `host` module. This is the time the
 //!    host-bound check counts ([`falcon_core::bound`]): the same numbers;
 //! 5. `other` — only events the reader classed `Other` run (busy with something unclassified);
 //! 6. `idle` — no device event runs and the gap is not the host's (`Module` events never count as busy). Its

@@ -12,7 +12,7 @@
 //!
 //! with `delta_rel = (b.median − a.median) / a.median`. Values that cannot be computed are `null`.
 //! `runs`, `between_run_cv` and `repeats_needed` are set by the run-level comparison
-//! ([`super::runs::compare_runs`], where the unit of evidence is the run) and `null` here; a verdict
+//! (`compare_runs`, where the unit of evidence is the run) and `null` here; a verdict
 //! serialised without them still deserialises.
 //!
 //! Method ([`compare`]):
@@ -186,9 +186,9 @@ pub struct RunCounts {
 pub enum NoiseSource {
     /// The compared runs themselves (a side has ≥ 2 runs), pooled with the prior.
     Runs,
-    /// The caller's history of runs with the same config hash ([`super::runs::NoiseEstimate`]).
+    /// The caller's history of runs with the same config hash.
     History,
-    /// The documented default floor ([`super::runs::DEFAULT_BETWEEN_RUN_CV`]).
+    /// The documented default floor (5 %).
     Default,
 }
 
@@ -224,9 +224,9 @@ pub struct Verdict {
     /// Upper end of the bootstrap confidence interval of `delta_rel`.
     pub ci_high_rel: Option<f64>,
     /// Two-sided p-value: Mann–Whitney U for [`compare`], the run-level t-test for
-    /// [`super::runs::compare_runs`]; `null` when a side is empty.
+    /// the run-level comparison; `null` when a side is empty.
     pub p_value: Option<f64>,
-    /// Number of runs per side when the unit of evidence is the run ([`super::runs::compare_runs`]); `null`
+    /// Number of runs per side when the unit of evidence is the run; `null`
     /// for a comparison of two plain samples ([`compare`]).
     #[serde(default)]
     pub runs: Option<RunCounts>,
@@ -374,7 +374,7 @@ fn decide(
 }
 
 /// Step 4 of the decision rule (module documentation) once the relative change `d` is defined: shared by
-/// [`compare`] and the run-level [`super::runs::compare_runs`]. `unit` names what more of would settle an
+/// [`compare`] and the run-level comparison (`compare_runs`). `unit` names what more of would settle an
 /// inconclusive verdict ("samples", "runs").
 pub(super) fn decide_shift(
     d: f64,

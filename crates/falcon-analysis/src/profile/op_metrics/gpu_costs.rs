@@ -7,9 +7,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::hlo::cost::CostSource;
-use super::hlo::GpuHlo;
-use super::op_metrics::{MemoryAccessed, OpMetricsDb};
+use super::{MemoryAccessed, OpMetricsDb};
+use crate::profile::hlo::cost::CostSource;
+use crate::profile::hlo::GpuHlo;
 
 /// Fills the costs of `db`'s ops from `hlo`; whether any op was found in a program.
 pub(crate) fn fill(db: &mut OpMetricsDb, hlo: &GpuHlo) -> bool {

@@ -223,8 +223,74 @@ fn expand(chars: &[char], prefix: Vec<String>, at: usize, out: &mut Vec<Vec<Stri
     }
 }
 
-/// The module a path written in module `from` refers to, if it is one of `modules` (the longest prefix that is).
-fn resolve(from: &str, path: &[String], modules: &BTreeMap<ModPath, PathBuf>) -> Option<ModPath> {
+/// A crate's modules and the module re-exports among them (`pub use profile::{steps, cpu_ops};` at the root
+/// makes `steps` another name of `profile::steps`).
+struct Tree {
+    modules: BTreeMap<ModPath, PathBuf>,
+    aliases: BTreeMap<ModPath, ModPath>,
+}
+
+impl Tree {
+    fn new(modules: BTreeMap<ModPath, PathBuf>) -> Tree {
+        let mut tree = Tree { modules, aliases: BTreeMap::new() };
+        let mut aliases = BTreeMap::new();
+        for (m, file) in &tree.modules {
+            let Ok(text) = std::fs::read_to_string(file) else { continue };
+            let code = code_only(&text);
+            for stmt in code.split("pub use ").skip(1) {
+                let stmt = stmt.split(';').next().unwrap_or("");
+                for p in
+                    paths(stmt).into_iter().chain(std::iter::once(stmt.trim().split("::").map(String::from).collect()))
+                {
+                    let Some(last) = p.last().filter(|l| l.chars().all(is_ident)) else { continue };
+                    if let Some(target) = tree.exact(m, &p) {
+                        let alias = if m.is_empty() { last.clone() } else { format!("{m}::{last}") };
+                        if !tree.modules.contains_key(&alias) && alias != target {
+                            aliases.insert(alias, target);
+                        }
+                    }
+                }
+            }
+        }
+        tree.aliases = aliases;
+        tree
+    }
+
+    /// The module a path names exactly (every segment a module), without aliases.
+    fn exact(&self, from: &str, path: &[String]) -> Option<ModPath> {
+        let (base, rest) = start(from, path)?;
+        let full: Vec<String> = base.into_iter().chain(rest.iter().cloned()).collect();
+        let key = full.join("::");
+        (!rest.is_empty() && self.modules.contains_key(&key)).then_some(key)
+    }
+
+    /// The module a path written in module `from` refers to, if it is one of the crate's (the longest prefix
+    /// that is, through re-exports).
+    fn resolve(&self, from: &str, path: &[String]) -> Option<ModPath> {
+        let (base, rest) = start(from, path)?;
+        let mut best = None;
+        let mut cur = base.clone();
+        for seg in rest {
+            cur.push(seg.clone());
+            let key = cur.join("::");
+            if self.modules.contains_key(&key) {
+                best = Some(key);
+            } else if let Some(target) = self.aliases.get(&key) {
+                cur = target.split("::").map(String::from).collect();
+                best = Some(target.clone());
+            } else {
+                break;
+            }
+        }
+        match path.first().map(String::as_str) {
+            Some("crate" | "super" | "self") => best.or(Some(base.join("::"))),
+            _ => best,
+        }
+    }
+}
+
+/// Where a path starts (the module its first segment is relative to) and the segments after that.
+fn start<'p>(from: &str, path: &'p [String]) -> Option<(Vec<String>, &'p [String])> {
     let mut base: Vec<String> = if from.is_empty() { Vec::new() } else { from.split("::").map(String::from).collect() };
     let mut rest = path;
     match rest.first().map(String::as_str) {
@@ -242,20 +308,7 @@ fn resolve(from: &str, path: &[String], modules: &BTreeMap<ModPath, PathBuf>) ->
         // A bare first segment names a child of `from`, or something else entirely (a crate, a type).
         _ => {}
     }
-    let mut best = None;
-    let mut cur = base.clone();
-    for seg in rest {
-        cur.push(seg.clone());
-        if modules.contains_key(&cur.join("::")) {
-            best = Some(cur.join("::"));
-        } else {
-            break;
-        }
-    }
-    match path.first().map(String::as_str) {
-        Some("crate" | "super" | "self") => best.or(Some(base.join("::"))),
-        _ => best,
-    }
+    Some((base, rest))
 }
 
 fn is_ancestor(a: &str, of: &str) -> bool {
@@ -264,14 +317,14 @@ fn is_ancestor(a: &str, of: &str) -> bool {
 
 /// Every module's references to other modules of the crate (ancestors left out).
 pub fn references(src: &Path) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
-    let modules = modules(src);
+    let tree = Tree::new(modules(src));
     let mut refs: BTreeMap<ModPath, BTreeSet<ModPath>> = BTreeMap::new();
-    for (m, file) in &modules {
+    for (m, file) in &tree.modules {
         let Ok(text) = std::fs::read_to_string(file) else { continue };
         let code = code_only(&text);
         let set = refs.entry(m.clone()).or_default();
         for p in paths(&code) {
-            if let Some(target) = resolve(m, &p, &modules) {
+            if let Some(target) = tree.resolve(m, &p) {
                 if &target != m && !is_ancestor(&target, m) {
                     set.insert(target);
                 }
@@ -340,6 +393,9 @@ mod tests {
         std::fs::write(dir.join("a/child.rs"), "use super::g; use crate::c::K;").unwrap();
         std::fs::write(dir.join("b.rs"), "pub fn f() { crate::a::g(); }").unwrap();
         std::fs::write(dir.join("c.rs"), "pub const K: u8 = 1;").unwrap();
+        std::fs::write(dir.join("d.rs"), "use crate::child::X;").unwrap();
+        std::fs::write(dir.join("lib.rs"), "mod a; mod b; mod c; mod d; pub use a::child;").unwrap();
+        assert!(references(&dir)["d"].contains("a::child"), "through the root's re-export");
         assert_eq!(mutual_references(&dir), [("a".to_string(), "b".to_string())]);
         assert_eq!(references(&dir)["a::child"], BTreeSet::from(["c".to_string()]), "its parent is not counted");
         assert!(references(&dir)["a"].contains("a::child"));

@@ -8,8 +8,6 @@
 use std::path::PathBuf;
 
 const KNOWN: &[&str] = &[
-    "falcon-analysis: profile ↔ timeline",
-    "falcon-analysis: timeline ↔ trace",
     "falcon-api: dashboard ↔ routes",
     "falcon-api: dashboard ↔ security",
     "falcon-api: openapi ↔ routes",

@@ -10,10 +10,12 @@
 pub mod accuracy;
 pub mod compare;
 pub mod error;
+pub mod gpu_kernels;
 pub mod input;
 pub mod kernel_bench;
 pub mod leak;
 pub mod limits;
+pub mod planes;
 pub mod profile;
 #[cfg(feature = "service")]
 pub mod service;

@@ -12,8 +12,8 @@ use std::path::Path;
 use super::matching::OpRow;
 use super::{hardware_name, OpSource, Side, SideData};
 use crate::error::Result;
+use crate::gpu_kernels::KernelStat;
 use crate::input::HostFile;
-use crate::kernels::KernelStat;
 use crate::profile::{AnalyzeOptions, ProfileReport, Tool};
 use crate::timeline::{DeviceKind, EventClass, Timeline};
 

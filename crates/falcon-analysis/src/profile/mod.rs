@@ -32,7 +32,7 @@ pub mod memory;
 pub mod op_metrics;
 pub mod op_profile;
 pub mod overview;
-pub mod planes;
+pub use crate::planes;
 pub mod roofline;
 pub mod steps;
 pub mod time_breakdown;

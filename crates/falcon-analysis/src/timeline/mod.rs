@@ -1,6 +1,6 @@
 //! One in-memory timeline model for deep trace analysis, fed by two readers: an XSpace (`xspace.rs`)
 //! and Chrome trace JSON (`chrome.rs`: XLA/XProf's trace viewer output, JAX's `*.trace.json.gz`,
-//! PyTorch profiler traces). The analyses in [`crate::trace`] read only this model.
+//! PyTorch profiler traces). The trace analyses read only this model.
 //!
 //! The model is deliberately small: times are integer picoseconds relative to the earliest event of the
 //! trace (`origin_ps`, absolute, for display), names are interned, and each event is one fixed-size

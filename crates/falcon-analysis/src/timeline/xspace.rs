@@ -14,7 +14,7 @@
 //!   scopes, `Launch Stats`, `Source code`, …) are not op lines; `XLA Modules` and `Steps` still give
 //!   modules and markers.
 //! - **CPU-only capture** (no `/device:TPU|GPU` plane): one [`DeviceKind::CpuExecutor`] device made of
-//!   the `/host:CPU` events that carry an `hlo_op` stat (the rule of [`crate::cpu_ops`]), named by
+//!   the `/host:CPU` events that carry an `hlo_op` stat (the rule of the XLA:CPU op profile), named by
 //!   that stat. Its modules are the `/host:CPU` events carrying `hlo_module` but no `hlo_op` (XLA:CPU
 //!   captures seen so far have none).
 //!
@@ -39,7 +39,7 @@
 //!
 //! Every other line of `/host:CPU` (lines XProf derives excluded) is a [`HostThread`] holding its
 //! events that did not go to the CPU executor device, named by display name. Host step markers follow
-//! [`crate::steps`]: an event whose name starts with `train`, `test` or `TraceContext` without a `/`,
+//! the profile's step detection: an event whose name starts with `train`, `test` or `TraceContext` without a `/`,
 //! tied to a step by a `group_id`, a non-zero `_r` or a `step_num` stat; its step is `step_num`, else
 //! `group_id`, else its ordinal among such markers. Device `Steps`-line markers take their step from
 //! `step_name` (when an integer), else `group_id`, else their ordinal on the line.
@@ -55,7 +55,7 @@ use super::{
     collective_kind, Device, DeviceKind, Event, EventClass, HostThread, Launch, NameId, StepMarker, StepSource,
     Timeline, TimelineSource,
 };
-use crate::profile::planes::{DERIVED_LINE_SUFFIXES, HOST_CPU_PLANE};
+use crate::planes::{DERIVED_LINE_SUFFIXES, HOST_CPU_PLANE};
 
 /// Lines XProf derives on device planes (never raw op lines on a GPU).
 pub(crate) const DERIVED_DEVICE_LINES: [&str; 16] = [

@@ -7,7 +7,7 @@
 //! - **Kernel rows** are [`KernelStat`]s, XProf's `kernel_stats` shape: one row per (name, grid, block,
 //!   registers, shared memory, launching op), over every GPU device event of the trace that is a kernel
 //!   (memcpy and memset events are not kernels). Tensor-core use is decided by the name, with the rules of
-//!   [`crate::kernels::is_kernel_using_tensor_core`] (XProf's patterns and the Hopper ones: `nvjet_sm90`,
+//!   [`crate::gpu_kernels::is_kernel_using_tensor_core`] (XProf's patterns and the Hopper ones: `nvjet_sm90`,
 //!   `sm90_xmma`, cuDNN `sdpa … wgmma`, CUTLASS, Triton GEMM templates). Times in µs.
 //! - **The launching op** of a device event is the innermost host event running on the launching thread at
 //!   the start of its launch call, CUDA runtime and driver calls (`cuda…`, `cu…`) left out: with PyTorch this
@@ -36,7 +36,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use super::host::{innermost_segments, StepSpans};
-use crate::kernels::{is_kernel_using_tensor_core, is_op_tensor_core_eligible, KernelStat};
+use crate::gpu_kernels::{is_kernel_using_tensor_core, is_op_tensor_core_eligible, KernelStat};
 use crate::timeline::{Device, DeviceKind, EventClass, Timeline};
 
 /// Device time and host time of one framework op (or scope).

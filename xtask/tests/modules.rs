@@ -11,10 +11,6 @@ const KNOWN: &[&str] = &[
     "falcon-api: dashboard ↔ routes",
     "falcon-api: dashboard ↔ security",
     "falcon-api: openapi ↔ routes",
-    "falcon-app: experiments ↔ render",
-    "falcon-app: goal_report ↔ render",
-    "falcon-app: render::compare_md ↔ render::compare_table",
-    "falcon-app: render::compare_table ↔ render::profile",
 ];
 
 #[test]

@@ -333,7 +333,7 @@ impl App {
                     metric: name.clone(),
                     steps: samples.len(),
                     warmup_until: (k > 0).then(|| samples[k - 1].0 as f64),
-                    points: crate::render::svg::downsample(&points, max_points),
+                    points: crate::series::downsample(&points, max_points),
                 }
             })
             .collect();

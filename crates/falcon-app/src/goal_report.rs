@@ -3,8 +3,8 @@
 //! The business answers are EXP's: the ranking and progress (`gap_closed`, target) come from
 //! `Exp::compare_goal`, the config diff and the metric verdicts (the goal's metric and the standard ones) from
 //! `Exp::diff` and `Exp::goal_verdicts`. This layer only adds the profile comparison from analysis and the
-//! notes on what is missing. The report is built once as a [`GoalReport`] and rendered as JSON or, by
-//! [`crate::render::goal`], as text tables, Markdown or a self-contained HTML page.
+//! notes on what is missing. The report is built once as a [`GoalReport`] and rendered as JSON or, by the
+//! goal renderer (`render::goal`), as text tables, Markdown or a self-contained HTML page.
 //!
 //! # JSON shape (`--json` or `--format json`; stable)
 //!

@@ -27,6 +27,7 @@ pub mod kernel;
 pub mod page;
 pub mod profiles;
 pub mod render;
+pub mod series;
 pub mod session_grid;
 pub mod setup;
 pub mod skills;

@@ -4,9 +4,9 @@
 //!
 //! Values are printed with 6 significant digits, errors as percents; the JSON report is the struct itself.
 
-use super::compare_table::{new_table, sections_to_markdown, sections_to_text, Part, Section};
 use super::html::{self, escape};
 use super::svg::{self, num, padded_domain, text, tick_label, Linear};
+use super::text::{new_table, sections_to_markdown, sections_to_text, Part, Section};
 use falcon_analysis::accuracy::align::{AccuracyReport, AlignedPoint, MetricAlignment, SideInfo, Verdict};
 use std::fmt::Write;
 

@@ -1,7 +1,8 @@
 //! The profile comparison as Markdown: the sections of [`compare_table`](super::compare_table) (same rows,
 //! same numbers) with headings and Markdown tables.
 
-use super::compare_table::{sections, sections_to_markdown};
+use super::compare_table::sections;
+use super::text::sections_to_markdown;
 use falcon_analysis::compare::ProfileComparison;
 use falcon_exp::diff::Change;
 

@@ -1,4 +1,4 @@
-//! The profile comparison as terminal tables, and the section builder [`compare_md`](super::compare_md)
+//! The profile comparison as terminal tables, and the section builder the Markdown report (`compare_md`)
 //! shares, so the terminal and the Markdown report show the same rows with the same numbers.
 //!
 //! Numbers are the comparison's JSON values at fixed precision: times in µs with 3 decimals, step times in
@@ -8,8 +8,9 @@
 //! MFU and totals, memory, top regressions and top improvements (matched ops only), added ops (B only) and
 //! removed ops (A only) by self time, categories, roofline changes, matching.
 
-use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
-use comfy_table::{ContentArrangement, Table};
+use comfy_table::Table;
+
+use super::text::{dus, mfu_pct, ms_of_s, new_table, p_value, rel_pct, sections_to_text, shorten, us, Part, Section};
 use falcon_analysis::compare::{MatchedBy, OpChange, OpSource, OpStatus, ProfileComparison, Side, TimeDelta};
 use falcon_core::stats::Verdict;
 use falcon_exp::diff::Change;
@@ -22,104 +23,6 @@ pub fn render(c: &ProfileComparison, top: usize) -> String {
 /// [`render`] with the experiments' config diff after the header (when both inputs were experiments).
 pub fn render_with(c: &ProfileComparison, top: usize, config_diff: Option<&[Change]>) -> String {
     sections_to_text(&sections(c, top, false, config_diff))
-}
-
-/// Sections as terminal text: each title, then its parts, a blank line between sections.
-pub fn sections_to_text(sections: &[Section]) -> String {
-    let mut out = String::new();
-    for (i, s) in sections.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(&s.title);
-        out.push('\n');
-        for part in &s.parts {
-            match part {
-                Part::Text(t) => out.push_str(t),
-                Part::Table(t) => out.push_str(&t.to_string()),
-            }
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// Sections as Markdown: the first title at heading `level`, the others one level below.
-pub fn sections_to_markdown(sections: &[Section], level: usize) -> String {
-    let level = level.clamp(1, 5);
-    let mut out = String::new();
-    for (i, s) in sections.iter().enumerate() {
-        let hashes = "#".repeat(if i == 0 { level } else { level + 1 });
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(&format!("{hashes} {}\n", s.title));
-        for part in &s.parts {
-            out.push('\n');
-            match part {
-                Part::Text(t) => out.push_str(t),
-                Part::Table(t) => out.push_str(&t.to_string()),
-            }
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// One part of a section.
-pub enum Part {
-    /// A line (or paragraph) of text.
-    Text(String),
-    Table(Table),
-}
-
-/// A titled block of the report.
-pub struct Section {
-    pub title: String,
-    pub parts: Vec<Part>,
-}
-
-/// A table for the terminal (`markdown` false) or Markdown.
-pub fn new_table(markdown: bool, header: impl Into<comfy_table::Row>) -> Table {
-    let mut t = Table::new();
-    t.load_preset(if markdown { ASCII_MARKDOWN } else { UTF8_FULL_CONDENSED })
-        .set_content_arrangement(if markdown { ContentArrangement::Disabled } else { ContentArrangement::Dynamic })
-        .set_header(header);
-    t
-}
-
-/// Microseconds, 3 decimals.
-pub fn us(x: f64) -> String {
-    format!("{x:.3}")
-}
-
-/// A signed change in microseconds, 3 decimals.
-pub fn dus(x: f64) -> String {
-    format!("{x:+.3}")
-}
-
-/// A relative change as a signed percent with 2 decimals; `—` when undefined.
-pub fn rel_pct(r: Option<f64>) -> String {
-    r.map_or_else(|| "—".to_string(), |r| format!("{:+.2}%", r * 100.0))
-}
-
-/// Seconds as milliseconds, 3 decimals; `—` when absent.
-pub fn ms_of_s(s: Option<f64>) -> String {
-    s.map_or_else(|| "—".to_string(), |s| format!("{:.3}", s * 1e3))
-}
-
-/// A fraction (MFU) as a percent with 4 decimals; `—` when absent.
-pub fn mfu_pct(f: Option<f64>) -> String {
-    f.map_or_else(|| "—".to_string(), |f| format!("{:.4}%", f * 100.0))
-}
-
-/// A p-value: 4 decimals, scientific below 0.001.
-pub fn p_value(p: Option<f64>) -> String {
-    match p {
-        None => "—".to_string(),
-        Some(p) if p != 0.0 && p < 1e-3 => format!("{p:.3e}"),
-        Some(p) => format!("{p:.4}"),
-    }
 }
 
 fn mib(bytes: f64) -> String {
@@ -144,7 +47,7 @@ fn code(markdown: bool, s: &str) -> String {
         format!("`{}`", s.replace('|', "\\|").replace('`', "'"))
     } else {
         // Terminal cells keep a long name (a templated C++ kernel) to its head and an ellipsis.
-        super::profile::shorten(s, 100, 80)
+        shorten(s, 100, 80)
     }
 }
 

@@ -5,8 +5,8 @@
 //! Numbers: times in ms with 4 significant digits, TFLOP/s and GB/s with 4 significant digits, % of roofline
 //! with 1 decimal, speed-ups with 2 decimals and `×`, relative changes as signed percents with 2 decimals.
 
-use super::compare_table::{new_table, p_value, rel_pct};
 use super::html;
+use super::text::{new_table, p_value, rel_pct};
 use super::Format as ReportFormat;
 use falcon_analysis::kernel_bench::{KernelComparison, KernelDelta, KernelReport, KernelRow, RooflineBound, RowKey};
 use falcon_core::stats::VerdictKind;

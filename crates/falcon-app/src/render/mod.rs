@@ -1,7 +1,7 @@
 //! The renderers every front end shares: analysis reports (structs from `falcon-analysis`, composed with EXP's
 //! where a use case needs both) as text tables, Markdown and self-contained HTML pages with inline SVG charts.
 //! JSON is the structs themselves. The text tables and the Markdown of a report come from one section model
-//! (`compare_table`), so both show the same rows; the terminal front end picks the text form.
+//! (`text`), so both show the same rows; the terminal front end picks the text form.
 
 pub mod accuracy;
 pub mod compare_html;
@@ -18,6 +18,7 @@ pub mod profile;
 pub mod profile_compare;
 pub mod svg;
 pub mod tensors;
+pub mod text;
 pub mod verdict;
 
 /// The document formats a report renders to.

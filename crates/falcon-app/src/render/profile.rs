@@ -2,7 +2,7 @@
 //! format chosen by `markdown` (headings and Markdown tables, else plain headings and box tables), so both
 //! forms show the same rows and numbers. JSON is the report structs themselves.
 
-use super::compare_table::new_table;
+use super::text::{new_table, shorten};
 use crate::experiments::AnalysisSummary;
 use falcon_analysis::device::Hardware;
 use falcon_analysis::profile::{ProfileReport, Tool};
@@ -604,17 +604,6 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
     }
     out.extend(r.notes.iter().map(|note| format!("note: {note}")));
     out.join("\n")
-}
-
-/// `s` whole when it has at most `max` characters, else its first `kept` characters and `…`. Counts
-/// characters, not bytes, so a name with multi-byte characters is never cut inside one.
-pub fn shorten(s: &str, max: usize, kept: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(kept).collect();
-    out.push('…');
-    out
 }
 
 /// A section heading: `## text` between blank lines in Markdown, else a blank line and the text.

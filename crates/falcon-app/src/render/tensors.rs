@@ -5,8 +5,8 @@
 //! Errors are shown in scientific notation with 3 significant digits, cosine with 6 decimals, the share of
 //! close elements as a percent (never rounded up to 100 % when an element is not close).
 
-use super::compare_table::new_table;
 use super::html;
+use super::text::new_table;
 use falcon_analysis::tensors::{TensorDiff, TensorReport};
 use std::fmt::Write;
 

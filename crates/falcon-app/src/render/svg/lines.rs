@@ -1,6 +1,6 @@
 //! Line charts of series over a shared x axis (metrics by step, a memory curve, one metric across runs), with
 //! a shaded x range (the warm-up), horizontal reference lines (a target, a baseline) and marked x positions
-//! (change points). Long series are thinned before drawing by [`downsample`], which keeps every bucket's
+//! (change points). Long series are thinned before drawing by `downsample` (`crate::series`), which keeps every bucket's
 //! lowest and highest point, so a spike never disappears from a chart of 100,000 steps.
 
 use super::{line, num, open, padded_domain, si, text, tick_label, Linear, GREY};
@@ -41,41 +41,6 @@ pub struct LineChart {
     pub references: Vec<Reference>,
     /// Vertical marks at these x positions, labelled (e.g. change points).
     pub marks: Vec<(f64, String)>,
-}
-
-/// At most about `max` points of `points` (x order kept): the points split into `max / 2` buckets, each kept
-/// as its lowest and highest point in x order; the first and last points are always kept.
-pub fn downsample(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
-    let max = max.max(4);
-    if points.len() <= max {
-        return points.to_vec();
-    }
-    let buckets = max / 2;
-    let size = points.len().div_ceil(buckets);
-    let mut out = Vec::with_capacity(max + 2);
-    for chunk in points.chunks(size) {
-        let (mut lo, mut hi) = (0, 0);
-        for (i, p) in chunk.iter().enumerate() {
-            if p.1 < chunk[lo].1 {
-                lo = i;
-            }
-            if p.1 > chunk[hi].1 {
-                hi = i;
-            }
-        }
-        let (a, b) = (lo.min(hi), lo.max(hi));
-        out.push(chunk[a]);
-        if b != a {
-            out.push(chunk[b]);
-        }
-    }
-    if out.first() != points.first() {
-        out.insert(0, points[0]);
-    }
-    if out.last() != points.last() {
-        out.push(points[points.len() - 1]);
-    }
-    out
 }
 
 /// A tick of an axis whose ticks are `step` apart: SI prefixes from 10,000 up (`12.1 G`), else as many
@@ -213,6 +178,7 @@ pub fn line_chart(c: &LineChart) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::series::downsample;
 
     #[test]
     fn downsampling_keeps_extremes_and_ends() {

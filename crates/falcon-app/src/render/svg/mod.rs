@@ -11,9 +11,10 @@ mod distribution;
 mod lines;
 mod roofline;
 
+pub use crate::series::downsample;
 pub use bars::{hbars, Bar};
 pub use distribution::{strip_box, Series};
-pub use lines::{downsample, line_chart, Line, LineChart, Reference};
+pub use lines::{line_chart, Line, LineChart, Reference};
 pub use roofline::{roofline, Move, Roof};
 
 /// The SVG namespace (an identifier, never fetched).

@@ -9,11 +9,14 @@
 //! - **Invariants:** errors are `{"error": {"code", "message", "hint"}}` with the status of their kind; no
 //!   route but `/healthz` and `/readyz` answers without passing `security::guard`.
 
+mod bodies;
 mod body;
 pub mod connections;
 mod dashboard;
 pub mod error;
 pub mod openapi;
+mod reports;
+mod request;
 pub(crate) mod routes;
 mod security;
 pub mod server;

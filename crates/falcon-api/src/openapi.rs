@@ -4,7 +4,7 @@
 //! come from too. Schemas are JSON Schema 2020-12 (OpenAPI 3.1's dialect), written for what the server sends
 //! (serialization); every number may also be `null`, since a non-finite float is written as `null`.
 
-use crate::routes::bodies::{ClaimBody, CloseBody, NewGoalBody, SessionBody};
+use crate::bodies::{ClaimBody, CloseBody, NewGoalBody, SessionBody};
 use falcon_app::experiments::{
     AnalysisSummary, ArtifactRecord, ExperimentDetail, ExperimentItem, MemoryVerdict, RunComparison,
 };

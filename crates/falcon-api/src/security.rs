@@ -154,15 +154,7 @@ impl Seen {
 
 /// The dashboard's sign-in cookie, when the request carries one.
 pub fn signin_cookie(req: &Request) -> Option<String> {
-    cookie_in(req.headers())
-}
-
-/// The dashboard's sign-in cookie among `headers`.
-pub fn cookie_in(headers: &axum::http::HeaderMap) -> Option<String> {
-    headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(';')).find_map(|pair| {
-        let (name, value) = pair.trim().split_once('=')?;
-        (name == crate::dashboard::COOKIE && !value.is_empty()).then(|| value.to_string())
-    })
+    crate::request::cookie_in(req.headers())
 }
 
 async fn check(state: &State, seen: Seen) -> Result<Option<Principal>, ApiError> {

@@ -50,7 +50,7 @@ impl Default for ServeOptions {
 
 /// The router over a state (for tests and for [`serve`]).
 pub fn router(state: Arc<State>) -> axum::Router {
-    crate::routes::router()
+    crate::routes::router(crate::dashboard::router())
         // On matched routes only: a path with no route is a 404, a method a route lacks a 405.
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), security::guard))
         .layer(axum::middleware::from_fn(security::response_headers))

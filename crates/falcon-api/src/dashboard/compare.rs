@@ -5,8 +5,8 @@
 
 use super::{error_page, principal, render, status_badge, Shell};
 use crate::error::{ApiError, ApiResult};
-use crate::routes::Path;
-use crate::routes::{experiment_id, query_pairs};
+use crate::request::Path;
+use crate::request::{experiment_id, query_pairs};
 use crate::state::State;
 use axum::extract::{RawQuery, Request, State as Extract};
 use axum::http::{header, StatusCode};
@@ -155,11 +155,10 @@ async fn build(state: &State, a: &str, b: &str) -> ApiResult<String> {
 /// The profile comparison's HTML section, kept among A's reports once computed.
 async fn profile_section(state: &State, a: ExperimentId, b: ExperimentId) -> ApiResult<String> {
     let app = state.app.clone();
-    let bytes =
-        crate::routes::profiles::kept_or(state, a, &format!("profile-compare-{b}-section.html"), || async move {
-            let result = app.compare_profiles(&a.to_string(), &b.to_string(), None, &CompareOptions::default()).await?;
-            Ok(falcon_app::render::compare_html::render_section(&result.comparison, 20).into_bytes())
-        })
-        .await?;
+    let bytes = crate::reports::kept_or(state, a, &format!("profile-compare-{b}-section.html"), || async move {
+        let result = app.compare_profiles(&a.to_string(), &b.to_string(), None, &CompareOptions::default()).await?;
+        Ok(falcon_app::render::compare_html::render_section(&result.comparison, 20).into_bytes())
+    })
+    .await?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

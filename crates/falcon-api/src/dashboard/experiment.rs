@@ -4,8 +4,8 @@
 
 use super::{can_write, error_page, principal, render, status_badge, time, Shell};
 use crate::error::ApiResult;
-use crate::routes::experiment_id;
-use crate::routes::Path;
+use crate::request::experiment_id;
+use crate::request::Path;
 use crate::state::State;
 use axum::extract::{Request, State as Extract};
 use axum::response::Response;
@@ -276,7 +276,7 @@ fn analysis(d: &ExperimentDetail) -> String {
 /// export for Perfetto.
 async fn trace_steps(state: &State, id: falcon_core::ids::ExperimentId) -> String {
     let mut s = String::from("<section><h2>Trace: where each step's time goes</h2>");
-    let run = match crate::routes::profiles::trace_json(state, id).await {
+    let run = match crate::reports::trace_json(state, id).await {
         Ok(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes).unwrap_or_default(),
         Err(e) => {
             let _ = write!(s, "<p class=\"error\" role=\"alert\">{}</p></section>", escape(&e.message));
@@ -408,7 +408,7 @@ fn artifacts(d: &ExperimentDetail, id: falcon_core::ids::ExperimentId) -> String
             let _ = write!(
                 s,
                 "<tr><td><a href=\"/api/v1/experiments/{id}/artifacts/{}\" download>{}</a></td><td>{}</td><td class=\"num\">{}</td></tr>",
-                escape(&super::url_path(path)),
+                escape(&crate::request::url_path(path)),
                 escape(path),
                 escape(a.kind.as_str()),
                 fmt_bytes(a.size as f64, false)

@@ -4,7 +4,7 @@
 
 use super::{error_page, principal, render, status_badge, time, Shell};
 use crate::error::{ApiError, ApiResult};
-use crate::routes::{page_limit, query_pairs};
+use crate::request::{page_limit, query_pairs};
 use crate::state::State;
 use axum::extract::{RawQuery, Request, State as Extract};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -193,7 +193,7 @@ pub async fn live(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) 
             return Err(ApiError::usage(format!("unknown query parameter `{key}`")));
         }
         for part in value.split(',').filter(|p| !p.is_empty()) {
-            ids.push(crate::routes::experiment_id(part)?);
+            ids.push(crate::request::experiment_id(part)?);
         }
     }
     if ids.is_empty() || ids.len() > LIVE_MAX {

@@ -3,7 +3,7 @@
 
 use super::{error_page, principal, render, time, Shell};
 use crate::error::{ApiError, ApiResult};
-use crate::routes::query_pairs;
+use crate::request::query_pairs;
 use crate::state::State;
 use axum::extract::{RawQuery, Request, State as Extract};
 use axum::response::Response;

@@ -31,8 +31,7 @@ use falcon_core::auth::Scope;
 use falcon_core::status::ExperimentStatus;
 use std::sync::Arc;
 
-/// The cookie a signed-in browser carries (`HttpOnly; SameSite=Strict`): an opaque sign-in id, never the token.
-pub const COOKIE: &str = "falcon_session";
+pub use crate::request::COOKIE;
 
 pub fn router() -> Router<Arc<State>> {
     Router::new()
@@ -179,17 +178,4 @@ pub fn time(ms: falcon_core::time::Millis) -> String {
     let iso = ms.to_rfc3339();
     let shown = iso.get(..19).map(|t| t.replace('T', " ")).unwrap_or_else(|| iso.clone());
     format!("<time datetime=\"{}\">{} UTC</time>", escape(&iso), escape(&shown))
-}
-
-/// A path for a URL: every byte but letters, digits, `-._~` and `/` percent-encoded.
-pub fn url_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }

@@ -6,8 +6,8 @@
 
 use super::{error_page, principal, render, status_badge, Shell};
 use crate::error::{ApiError, ApiResult};
-use crate::routes::query_pairs;
-use crate::routes::Path;
+use crate::request::query_pairs;
+use crate::request::Path;
 use crate::state::State;
 use axum::extract::{RawQuery, Request, State as Extract};
 use axum::response::Response;

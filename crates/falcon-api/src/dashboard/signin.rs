@@ -26,7 +26,7 @@ pub const LIFETIME: Duration = Duration::from_secs(12 * 3600);
 /// read `\` as `/`, so anything but printable ASCII, and a second `/` or `\` after the first, fall back to `/`.
 fn next_path(raw: Option<&str>) -> String {
     let next =
-        crate::routes::query_pairs(raw).ok().and_then(|p| p.into_iter().find(|(k, _)| k == "next").map(|(_, v)| v));
+        crate::request::query_pairs(raw).ok().and_then(|p| p.into_iter().find(|(k, _)| k == "next").map(|(_, v)| v));
     match next {
         Some(n)
             if n.starts_with('/')
@@ -93,7 +93,7 @@ pub async fn submit(Extract(state): Extract<Arc<State>>, headers: HeaderMap, raw
 
 /// `POST /signout`: the sign-in ended on the server and the cookie cleared.
 pub async fn signout(Extract(state): Extract<Arc<State>>, headers: HeaderMap) -> ApiResult<Response> {
-    let ended = match crate::security::cookie_in(&headers) {
+    let ended = match crate::request::cookie_in(&headers) {
         Some(id) => state.app.sign_out(&id).await?,
         None => false,
     };

@@ -4,7 +4,7 @@
 use super::{count, experiment_id, flag, page_limit, query_pairs};
 use crate::body;
 use crate::error::{ApiError, ApiResult};
-use crate::routes::Path;
+use crate::request::Path;
 use crate::state::State;
 use axum::body::Body;
 use axum::extract::{RawQuery, State as Extract};
@@ -56,7 +56,7 @@ async fn list(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> A
 
 /// A query parameter that must be an id `{prefix}N`.
 fn id_param(name: &str, value: String, prefix: &str) -> ApiResult<String> {
-    if super::bodies::is_id(&value, prefix) {
+    if crate::bodies::is_id(&value, prefix) {
         Ok(value)
     } else {
         Err(ApiError::usage(format!("{name}={value}: an id {prefix}N")))
@@ -210,7 +210,7 @@ pub fn served_uris(artifacts: &mut [falcon_app::experiments::ArtifactRecord]) {
         a.uri = match a.experiment {
             Some(id) => {
                 let name = a.key.strip_prefix(&format!("experiments/{id}/")).unwrap_or(&a.key);
-                format!("/api/v1/experiments/{id}/artifacts/{}", crate::dashboard::url_path(name))
+                format!("/api/v1/experiments/{id}/artifacts/{}", crate::request::url_path(name))
             }
             None => String::new(),
         };
@@ -334,7 +334,7 @@ async fn compare(
     let mut request = CompareRequest { a, b, metric: "step_time_s".into(), direction: None, warmup: None };
     for (key, value) in query_pairs(raw.as_deref())? {
         match key.as_str() {
-            "metric" if super::bodies::is_metric(&value) => request.metric = value,
+            "metric" if crate::bodies::is_metric(&value) => request.metric = value,
             "metric" => return Err(ApiError::usage(format!("metric={value}: 1 to 128 letters, digits or `_.:/-`"))),
             "direction" => {
                 request.direction = Some(value.parse().map_err(|e| ApiError::usage(format!("direction={value}: {e}")))?)

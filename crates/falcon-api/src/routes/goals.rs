@@ -3,8 +3,8 @@
 //! body field: a `write` token claims for itself (its name is the owner) and releases, achieves or abandons only
 //! the goals it holds; an `admin` token acts on any goal, and may claim for another owner by naming it.
 
-use super::bodies::{ClaimBody, CloseBody, NewGoalBody, SessionBody};
 use super::{page_limit, query_pairs};
+use crate::bodies::{ClaimBody, CloseBody, NewGoalBody, SessionBody};
 use crate::body;
 use crate::error::{ApiError, ApiResult};
 use crate::routes::Path;

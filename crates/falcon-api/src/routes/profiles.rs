@@ -8,6 +8,7 @@
 use super::goals::text;
 use super::{experiment_id, query_pairs};
 use crate::error::{ApiError, ApiResult};
+use crate::reports::{kept_or, trace_json};
 use crate::routes::Path;
 use crate::state::State;
 use axum::extract::{RawQuery, State as Extract};
@@ -15,10 +16,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use falcon_app::profiles::{AnalyzeOptions, CompareOptions, Tool, TraceOptions};
+use falcon_app::profiles::{AnalyzeOptions, CompareOptions, Tool};
 use falcon_app::render::profile_compare;
 use falcon_app::render::Format;
-use falcon_core::ids::ExperimentId;
 use std::sync::Arc;
 
 pub fn router() -> Router<Arc<State>> {
@@ -27,36 +27,6 @@ pub fn router() -> Router<Arc<State>> {
         .route("/api/v1/profiles/{a}/compare/{b}", get(compare))
         .route("/api/v1/traces/{exp}", get(trace))
         .route("/api/v1/traces/{exp}/export", get(export))
-}
-
-/// A heavy analysis' permit, or 429.
-fn permit(state: &State) -> ApiResult<tokio::sync::OwnedSemaphorePermit> {
-    state.heavy.clone().try_acquire_owned().map_err(|_| {
-        let mut e = ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "too_many_requests",
-            "the server is running as many analyses as it allows; try again shortly",
-        );
-        e.retry_after = Some(5);
-        e
-    })
-}
-
-/// A report kept for the experiment, or computed (under a permit) and kept.
-pub(crate) async fn kept_or<F, Fut>(state: &State, id: ExperimentId, name: &str, compute: F) -> ApiResult<Vec<u8>>
-where
-    F: FnOnce() -> Fut,
-    Fut: std::future::Future<Output = ApiResult<Vec<u8>>>,
-{
-    if let Some(bytes) = state.app.kept_report(id, name).await? {
-        return Ok(bytes);
-    }
-    let _permit = permit(state)?;
-    let bytes = compute().await?;
-    if let Err(e) = state.app.keep_report(id, name, bytes.clone()).await {
-        tracing::warn!("keeping the report {name} of {id} failed (it is computed again next time): {e}");
-    }
-    Ok(bytes)
 }
 
 /// `GET /api/v1/traces/{exp}/export`: the first host's capture as gzipped Chrome trace JSON, a download that
@@ -177,14 +147,4 @@ async fn compare(
 /// `GET /api/v1/traces/{exp}`: where each step's time goes (as `falcon profile trace --json`).
 async fn trace(Extract(state): Extract<Arc<State>>, Path(exp): Path<String>) -> ApiResult<Response> {
     Ok(json_bytes(trace_json(&state, experiment_id(&exp)?).await?))
-}
-
-/// The trace analysis of an experiment as JSON: kept, or computed under the limit and then kept.
-pub(crate) async fn trace_json(state: &State, id: ExperimentId) -> ApiResult<Vec<u8>> {
-    let app = state.app.clone();
-    kept_or(state, id, "trace.json", || async move {
-        let run = app.analyze_trace(&id.to_string(), None, &TraceOptions::default()).await?;
-        serde_json::to_vec(&run).map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failure", e.to_string()))
-    })
-    .await
 }

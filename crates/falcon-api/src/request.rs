@@ -1,0 +1,85 @@
+//! Reading requests and writing URLs, for the API routes and the dashboard pages alike: the path extractor that
+//! answers with the JSON error, ids, page sizes, counts, flags and query strings as the API takes them, the
+//! dashboard's sign-in cookie, and a stored path as a URL path.
+
+use crate::error::{ApiError, ApiResult};
+use axum::http::header;
+use falcon_core::ids::ExperimentId;
+
+/// The cookie a signed-in browser carries (`HttpOnly; SameSite=Strict`): an opaque sign-in id, never the token.
+pub const COOKIE: &str = "falcon_session";
+
+/// The dashboard's sign-in cookie among `headers`.
+pub fn cookie_in(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(';')).find_map(|pair| {
+        let (name, value) = pair.trim().split_once('=')?;
+        (name == COOKIE && !value.is_empty()).then(|| value.to_string())
+    })
+}
+
+/// The path's parameters, as axum's `Path` reads them but refused with the JSON error (a bad percent-encoding
+/// is a 400 `usage`, not axum's plain-text answer).
+pub struct Path<T>(pub T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> axum::extract::FromRequestParts<S> for Path<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, ApiError> {
+        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(value)) => Ok(Path(value)),
+            Err(e) => Err(ApiError::usage(format!("the path: {}", e.body_text()))),
+        }
+    }
+}
+
+/// An experiment id as the API takes it: `e-N` only (a path is never read on the server's disk).
+pub fn experiment_id(text: &str) -> ApiResult<ExperimentId> {
+    let digits = text.strip_prefix("e-").filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    digits
+        .and_then(|_| text.parse().ok())
+        .ok_or_else(|| ApiError::usage(format!("`{text}` is not an experiment id (e-N)")))
+}
+
+/// A page size: 0 to 1000.
+pub fn page_limit(text: &str) -> ApiResult<usize> {
+    match text.parse::<usize>() {
+        Ok(n) if n <= 1000 => Ok(n),
+        _ => Err(ApiError::usage(format!("limit={text}: a page size from 0 to 1000"))),
+    }
+}
+
+/// A count parameter `name=value` from `lo` to `hi`.
+pub fn count(name: &str, value: &str, lo: usize, hi: usize) -> ApiResult<usize> {
+    match value.parse::<usize>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(ApiError::usage(format!("{name}={value}: a count from {lo} to {hi}"))),
+    }
+}
+
+/// A boolean parameter: `true`/`1` or `false`/`0`.
+pub fn flag(name: &str, value: &str) -> ApiResult<bool> {
+    match value {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        _ => Err(ApiError::usage(format!("{name}={value}: true or false"))),
+    }
+}
+
+/// The query string's pairs, in order (a key may repeat: `label=a=1&label=b=2`).
+pub fn query_pairs(raw: Option<&str>) -> ApiResult<Vec<(String, String)>> {
+    serde_urlencoded::from_str::<Vec<(String, String)>>(raw.unwrap_or(""))
+        .map_err(|e| ApiError::usage(format!("the query string: {e}")))
+}
+
+/// A path for a URL: every byte but letters, digits, `-._~` and `/` percent-encoded.
+pub fn url_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

@@ -12,7 +12,6 @@ const LONG: &[(&str, usize)] = &[
     ("crates/falcon-analysis/src/accuracy/align.rs", 809),
     ("crates/falcon-analysis/src/profile/hlo/cost.rs", 836),
     ("crates/falcon-analysis/src/service/mod.rs", 885),
-    ("crates/falcon-analysis/src/timeline/chrome.rs", 1978),
     ("crates/falcon-core/src/spec/mod.rs", 825),
     ("crates/falcon-infra/tests/metastore.rs", 989),
     ("crates/falcon-job/src/backend/slurm.rs", 1085),

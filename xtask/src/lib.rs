@@ -1,6 +1,6 @@
 //! Repository checks that run as ordinary tests.
 //!
-//! [`layering_violations`] enforces the arrows of DESIGN.md §1 over `cargo metadata`: which Falcon crates
+//! [`layering_violations`] enforces the arrows of docs/DESIGN.md §1 over `cargo metadata`: which Falcon crates
 //! each crate may name directly, which crates must never appear below it, and which storage and cluster
 //! clients the interface crates must not name. Dev-dependencies are ignored (tests may use anything).
 
@@ -19,7 +19,7 @@ pub const TEST_ONLY: &str = "fake-kube-apiserver";
 pub const INTERFACE_FORBIDDEN: &[&str] =
     &["falcon-infra", "falcon-job", "sqlx", "opendal", "object_store", "kube", "k8s-openapi"];
 
-/// The Falcon crates each crate may depend on directly (DESIGN.md §1, "may depend on").
+/// The Falcon crates each crate may depend on directly (docs/DESIGN.md §1, "may depend on").
 pub const ALLOWED_FALCON_DEPS: &[(&str, &[&str])] = &[
     ("falcon-core", &[]),
     ("falcon-infra", &["falcon-core"]),

@@ -1,4 +1,4 @@
-//! The layering test: the workspace keeps every arrow of DESIGN.md §1 out, and the check itself catches an
+//! The layering test: the workspace keeps every arrow of docs/DESIGN.md §1 out, and the check itself catches an
 //! injected forbidden edge.
 
 use cargo_metadata::Metadata;
@@ -44,7 +44,7 @@ fn the_workspace_keeps_every_forbidden_arrow_out() {
     let violations = layering_violations(&parse(metadata_json()));
     assert!(
         violations.is_empty(),
-        "layering violations (DESIGN.md §1):\n{}",
+        "layering violations (docs/DESIGN.md §1):\n{}",
         violations.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join("\n")
     );
 }

@@ -1,4 +1,4 @@
-//! `falcon-app`: the application layer every front end sits on (DESIGN.md §1).
+//! `falcon-app`: the application layer every front end sits on (docs/DESIGN.md §1).
 //!
 //! The CLI, the Web API and the MCP server are thin shells: they parse a request, call one function here and
 //! render the struct it returns. This crate composes EXP (`falcon-exp`) and analysis (`falcon-analysis`) into

@@ -1,5 +1,5 @@
 //! Printing: JSON on stdout, human text on stdout, errors on stderr (or as a JSON envelope on stdout), and the
-//! exit code each failure maps to (DESIGN.md §6).
+//! exit code each failure maps to (docs/DESIGN.md §6).
 
 use falcon_app::contract::ErrorBody;
 use falcon_core::ErrorKind;

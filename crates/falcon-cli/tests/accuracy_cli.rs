@@ -1,6 +1,6 @@
 //! `falcon accuracy compare A B` as a user runs it: Megatron-LM golden values of the same BERT model on
 //! DGX A100 and DGX H100 pass at the default rtol, `--metric` and `--rtol` change what is compared and how
-//! strictly, `--fail-on-mismatch` exits 5 on a `fail` verdict, bad inputs fail with DESIGN.md §6's exit
+//! strictly, `--fail-on-mismatch` exits 5 on a `fail` verdict, bad inputs fail with docs/DESIGN.md §6's exit
 //! codes, and the Markdown and HTML reports carry the same numbers.
 
 mod common;

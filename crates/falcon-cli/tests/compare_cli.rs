@@ -1,6 +1,6 @@
 //! `falcon profile compare A B` as a user runs it, on real captures: a capture against itself is all zeros,
 //! batch 8 against batch 16 is a regression with per-op deltas that add up, the Markdown report carries the
-//! JSON's numbers, and bad inputs fail with the exit code DESIGN.md §6 gives them.
+//! JSON's numbers, and bad inputs fail with the exit code docs/DESIGN.md §6 gives them.
 
 mod common;
 

@@ -117,7 +117,7 @@ fn bad_specs_are_refused_with_file_line_and_column() {
     std::fs::write(dir.path().join("typo.yaml"), "name: x\nscenario: benchmark\nresouces: {accelerator: cpu}\n")
         .unwrap();
     let out = falcon(dir.path(), &["exp", "submit", "typo.yaml", "--json"]);
-    assert_eq!(out.status.code(), Some(1), "an invalid file is a failure (DESIGN.md §6)");
+    assert_eq!(out.status.code(), Some(1), "an invalid file is a failure (docs/DESIGN.md §6)");
     let err = json(&out);
     let message = err["error"]["message"].as_str().unwrap();
     assert!(message.starts_with("typo.yaml:3:1:") && message.contains("did you mean `resources`"), "{message}");

@@ -1,5 +1,5 @@
 //! `falcon profile …` as a user runs it: analyse files, run directories and experiments; bad input gets
-//! a clear error and the exit code DESIGN.md §6 gives it; an experiment with a profile gets its summary row.
+//! a clear error and the exit code docs/DESIGN.md §6 gives it; an experiment with a profile gets its summary row.
 
 mod common;
 

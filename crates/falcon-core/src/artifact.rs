@@ -1,4 +1,4 @@
-//! Artifact kinds and how a file the workload wrote is recognised as one (DESIGN.md §2).
+//! Artifact kinds and how a file the workload wrote is recognised as one (docs/DESIGN.md §2).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! Configuration: the types, the layers and their pure merge (DESIGN.md §6).
+//! Configuration: the types, the layers and their pure merge (docs/DESIGN.md §6).
 //!
 //! Precedence, lowest first: built-in defaults < `falcon.toml` < `FALCON_*` environment < command-line flags.
 //! The interface reads the file and the environment and hands their contents here; nothing in this module

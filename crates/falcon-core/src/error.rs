@@ -1,4 +1,4 @@
-//! Error kinds shared by every layer, and the exit code each maps to (DESIGN.md §6).
+//! Error kinds shared by every layer, and the exit code each maps to (docs/DESIGN.md §6).
 
 use serde::Serialize;
 

@@ -59,7 +59,7 @@ macro_rules! string_enum {
 }
 
 string_enum!(
-    /// Where an experiment is in its lifecycle (DESIGN.md §2).
+    /// Where an experiment is in its lifecycle (docs/DESIGN.md §2).
     ExperimentStatus, "experiment status", {
         /// Recorded, not yet handed to the Job module.
         Pending = "PENDING",
@@ -84,7 +84,7 @@ impl ExperimentStatus {
 }
 
 string_enum!(
-    /// Where a job is in its lifecycle (DESIGN.md §2, Job).
+    /// Where a job is in its lifecycle (docs/DESIGN.md §2, Job).
     JobStatus, "job status", {
         /// Waiting for the scheduler to place it.
         Queued = "QUEUED",

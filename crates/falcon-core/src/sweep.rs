@@ -1,4 +1,4 @@
-//! Sweeps (DESIGN.md §2): an experiment spec plus a `sweep` block whose keys are dotted spec paths and whose
+//! Sweeps (docs/DESIGN.md §2): an experiment spec plus a `sweep` block whose keys are dotted spec paths and whose
 //! values are lists; the cartesian product of the lists gives the experiments.
 //!
 //! ```yaml
@@ -143,7 +143,7 @@ pub fn expand_points_repeated(
     let Value::Object(root) = &doc.value else {
         return Err(doc
             .error(&[], "a sweep file is a mapping with `sweep` and a `base` spec")
-            .with_hint("see DESIGN.md §2: `base: spec.yaml`, `sweep: {config.batch_size: [128, 256]}`"));
+            .with_hint("see docs/DESIGN.md §2: `base: spec.yaml`, `sweep: {config.batch_size: [128, 256]}`"));
     };
     check_top_level(&doc, root)?;
     let (base, base_source) = load(&doc, root, file, &load_base)?;

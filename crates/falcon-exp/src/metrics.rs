@@ -2,7 +2,7 @@
 //!
 //! The series themselves stay in the artifact store; the metadata store keeps one summary row per numeric
 //! field (count, mean, median, p90, min, max, last, and the within-run spread IQR/1.349 that run-level
-//! verdicts use) with the warm-up steps excluded (DESIGN.md §2).
+//! verdicts use) with the warm-up steps excluded (docs/DESIGN.md §2).
 
 use falcon_core::metrics_jsonl::{self, StepColumn};
 use falcon_core::stats::{drop_warmup, summarize, RunSample};

@@ -1,4 +1,4 @@
-//! Run-level comparisons: the run is the unit of evidence (DESIGN.md §2).
+//! Run-level comparisons: the run is the unit of evidence (docs/DESIGN.md §2).
 //!
 //! An experiment is one run of its config. A comparison names a set of runs per side ([`RunSet`]: a list of
 //! experiments, a session's completed experiments, or every completed run of a config hash), summarises each
@@ -125,7 +125,7 @@ pub struct Sides {
 /// its noise estimate used.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RunComparison {
-    /// The verdict (DESIGN.md §2).
+    /// The verdict (docs/DESIGN.md §2).
     #[serde(flatten)]
     pub verdict: Verdict,
     /// The runs of each side.

@@ -1,4 +1,4 @@
-//! The dashboard: server-rendered pages at `/` over the same `falcon-app` calls as the API (DESIGN.md §8).
+//! The dashboard: server-rendered pages at `/` over the same `falcon-app` calls as the API (docs/DESIGN.md §8).
 //!
 //! - **Owns:** page routes, the page shell (navigation, the data link to each page's JSON), sign-in (a session
 //!   id in a cookie) and sign-out, the live status stream of the experiments page, the static assets (inside the

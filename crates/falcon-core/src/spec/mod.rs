@@ -1,4 +1,4 @@
-//! Experiment specs (DESIGN.md §2): the file an engineer or agent writes to describe one experiment, its
+//! Experiment specs (docs/DESIGN.md §2): the file an engineer or agent writes to describe one experiment, its
 //! parsing from YAML or JSON with errors that point at a file, line, column and field, the checks that catch
 //! mistakes before a job is spent, `${config.…}` substitution, and the canonical snapshot with its hash.
 //!
@@ -29,7 +29,7 @@
 //!
 //! Everything here is pure: [`parse_spec`] takes the text the caller read and the file name for messages.
 //!
-//! Beyond DESIGN's list, `resources` also takes `reservation` (the reservation's name, required with
+//! Beyond the list of docs/DESIGN.md §2, `resources` also takes `reservation` (the reservation's name, required with
 //! `capacity: reservation`) and `topology` (checked against the catalog), which the Job module needs.
 
 mod canonical;
@@ -55,7 +55,7 @@ use std::fmt;
 /// A path into a document: object keys and array indexes (in decimal), outermost first.
 pub type FieldPath = Vec<String>;
 
-/// One experiment, as DESIGN.md §2 describes it. Built by [`parse_spec`], which also checks it.
+/// One experiment, as docs/DESIGN.md §2 describes it. Built by [`parse_spec`], which also checks it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExperimentSpec {
@@ -204,7 +204,7 @@ fn default_num_steps() -> u64 {
 /// Most retries a spec may ask for (the Job module allows 100 attempts).
 pub const MAX_RETRIES: u32 = 99;
 
-/// Environment variables Falcon sets for every workload (DESIGN.md §2); a spec may not set them itself.
+/// Environment variables Falcon sets for every workload (docs/DESIGN.md §2); a spec may not set them itself.
 pub const RESERVED_ENV: [&str; 5] = [
     "FALCON_EXP_ID",
     "FALCON_EXP_CONFIG",
@@ -260,7 +260,7 @@ impl ExperimentSpec {
     }
 }
 
-/// The `FALCON_*` variables a workload gets (DESIGN.md §2): `FALCON_EXP_ID`, `FALCON_EXP_CONFIG` (where the
+/// The `FALCON_*` variables a workload gets (docs/DESIGN.md §2): `FALCON_EXP_ID`, `FALCON_EXP_CONFIG` (where the
 /// snapshot JSON was written), `FALCON_ARTIFACT_DIR` and, when profiling is on, `FALCON_PROFILE_START_STEP` and
 /// `FALCON_PROFILE_NUM_STEPS`. The caller adds them to the substituted `workload.env`.
 pub fn falcon_env(
@@ -317,7 +317,7 @@ impl SpecError {
         self
     }
 
-    /// How the interface reports it: an invalid file is a failure (exit 1, DESIGN.md §6: "a corrupt or invalid
+    /// How the interface reports it: an invalid file is a failure (exit 1, docs/DESIGN.md §6: "a corrupt or invalid
     /// one is 1"); a missing one is the caller's not-found.
     pub fn kind(&self) -> ErrorKind {
         ErrorKind::Invalid

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashSet};
 /// Deepest nesting accepted, in both formats (serde_json's own limit is 128).
 const MAX_DEPTH: usize = 128;
 
-/// Largest document accepted: a snapshot must fit the metadata store's 1 MiB limit (DESIGN.md §3).
+/// Largest document accepted: a snapshot must fit the metadata store's 1 MiB limit (docs/DESIGN.md §3).
 pub const MAX_BYTES: usize = 1 << 20;
 
 /// A place in a source file: 1-based line and column, counted in characters.

@@ -1,5 +1,5 @@
-//! Descriptive statistics of one metric series: the summary the metadata store keeps (DESIGN §3: count, mean,
-//! median, p90, min, max, last) and the warm-up rule (DESIGN §2).
+//! Descriptive statistics of one metric series: the summary the metadata store keeps (docs/DESIGN.md §3: count, mean,
+//! median, p90, min, max, last) and the warm-up rule (docs/DESIGN.md §2).
 //!
 //! Non-finite values (NaN, ±∞: a diverged loss, a division by a zero step time) are not data: every function
 //! here skips them, and `count` says how many values were used.
@@ -86,7 +86,7 @@ pub fn percentile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
     Some(sorted[lo] + frac * (sorted[hi] - sorted[lo]))
 }
 
-/// Warm-up steps to drop from a series of `n` steps (DESIGN §2): the larger of the first 2 steps and the first
+/// Warm-up steps to drop from a series of `n` steps (docs/DESIGN.md §2): the larger of the first 2 steps and the first
 /// 10 % (rounded up), but always leaving at least one step: `min(max(2, ⌈n/10⌉), n − 1)`, and 0 for `n ≤ 1`.
 pub fn warmup_len(n: usize) -> usize {
     n.div_ceil(10).max(2).min(n.saturating_sub(1))

@@ -1,4 +1,4 @@
-//! Run-level comparison: verdicts that hold across runs (DESIGN §2).
+//! Run-level comparison: verdicts that hold across runs (docs/DESIGN.md §2).
 //!
 //! The steps of one run are not independent samples of a config: everything that is fixed for the length of
 //! a run (the hosts it landed on, their placement and interconnect, the compiler's choices, the input

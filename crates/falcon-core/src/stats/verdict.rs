@@ -1,4 +1,4 @@
-//! Comparing two samples of one metric: the verdict object of DESIGN §2.
+//! Comparing two samples of one metric: the verdict object of docs/DESIGN.md §2.
 //!
 //! Every comparison in Falcon (EXP's `exp compare`, analysis's step-time and kernel comparisons) returns a
 //! [`Verdict`], serialised as
@@ -113,12 +113,12 @@ impl From<Direction> for crate::status::Direction {
     }
 }
 
-/// The standard metrics reports compare between two experiments besides a goal's own (DESIGN §2), in the
+/// The standard metrics reports compare between two experiments besides a goal's own (docs/DESIGN.md §2), in the
 /// order they are shown.
 pub const STANDARD_METRICS: &[&str] =
     &["step_time_s", "tokens_per_s", "tflops_per_device", "mfu", "loss", "peak_hbm_bytes"];
 
-/// The good direction of a standard metric name (DESIGN §2); `None` for other names, which need a direction
+/// The good direction of a standard metric name (docs/DESIGN.md §2); `None` for other names, which need a direction
 /// from the user.
 pub fn direction_for(metric: &str) -> Option<Direction> {
     match metric {
@@ -203,7 +203,7 @@ pub struct BetweenRunCv {
     pub dof: f64,
 }
 
-/// The one shape every two-sample comparison returns (DESIGN §2). See the module documentation for the
+/// The one shape every two-sample comparison returns (docs/DESIGN.md §2). See the module documentation for the
 /// method and the decision rule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {

@@ -14,6 +14,35 @@ pub use falcon_analysis::service::{ResolvedProfile, TraceRun};
 pub use falcon_analysis::trace::{TraceAnalysis, TraceOptions};
 pub use falcon_analysis::trace_export::TraceFileExport;
 
+/// A selection of profile tools as every front end takes it (names, `all` for every one): the tools, empty for
+/// all. An unknown name is a usage error naming the accepted ones.
+pub fn parse_tools<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Vec<Tool>> {
+    selection(names, "overview, ops, hlo, roofline, memory, kernels, steps, all")
+}
+
+/// A selection of trace analyses as every front end takes it (names, `all` for every one): the analyses, empty for
+/// all.
+pub fn parse_trace_analyses<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Vec<TraceAnalysis>> {
+    selection(names, "breakdown, overlap, gaps, host, steps, all")
+}
+
+fn selection<'a, T: std::str::FromStr + PartialEq>(
+    names: impl IntoIterator<Item = &'a str>,
+    accepted: &str,
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for name in names.into_iter().map(str::trim).filter(|n| !n.is_empty()) {
+        if name.eq_ignore_ascii_case("all") {
+            return Ok(Vec::new());
+        }
+        let v: T = name.parse().map_err(|_| AppError::usage(format!("`{name}`: one of {accepted}")))?;
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
 /// A profile comparison and, when both inputs were experiments, their config diff (A → B).
 #[derive(Debug, Clone)]
 pub struct ProfileCompareResult {

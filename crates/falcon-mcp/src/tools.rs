@@ -12,7 +12,7 @@ use falcon_app::experiments::{
 };
 use falcon_app::goals::{parse_goal_id, parse_session_id, GoalComparison, GoalReport, GoalView, PoolUsage};
 use falcon_app::page::Page;
-use falcon_app::profiles::{AnalyzeOptions, CompareOptions, ProfileComparison, ProfileReport, Tool, TraceRun};
+use falcon_app::profiles::{AnalyzeOptions, CompareOptions, ProfileComparison, ProfileReport, TraceRun};
 use falcon_app::{App, AppError, Result};
 use falcon_core::status::GoalStatus;
 use falcon_core::ErrorKind;
@@ -449,8 +449,9 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
         }
         "profile_analyze" => {
             let a: args::ProfileAnalyze = read(name, arguments)?;
-            let tools = many(a.tool).iter().map(|t| profile_tool(t)).collect::<Result<Vec<_>>>()?;
-            let tools = if tools.contains(&None) { Vec::new() } else { tools.into_iter().flatten().collect() };
+            let names = many(a.tool);
+            let tools = falcon_app::profiles::parse_tools(names.iter().map(String::as_str))
+                .map_err(|e| AppError::usage(format!("profile_analyze: tool {e}")))?;
             let options = AnalyzeOptions {
                 tools,
                 model_flops_per_step: a.model_flops,
@@ -461,25 +462,11 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json::<ProfileReport>(&report)
         }
         "profile_trace" => {
-            use falcon_app::profiles::{TraceAnalysis, TraceOptions};
+            use falcon_app::profiles::TraceOptions;
             let a: args::ProfileTrace = read(name, arguments)?;
-            let mut analyses = Vec::new();
-            for x in many(a.analysis) {
-                analyses.push(match x.as_str() {
-                    "all" => None,
-                    "breakdown" => Some(TraceAnalysis::Breakdown),
-                    "overlap" => Some(TraceAnalysis::Overlap),
-                    "gaps" => Some(TraceAnalysis::Gaps),
-                    "host" => Some(TraceAnalysis::Host),
-                    "steps" => Some(TraceAnalysis::Steps),
-                    other => {
-                        return Err(AppError::usage(format!(
-                            "profile_trace: analysis `{other}`: one of breakdown, overlap, gaps, host, steps, all"
-                        )))
-                    }
-                });
-            }
-            let analyses = if analyses.contains(&None) { Vec::new() } else { analyses.into_iter().flatten().collect() };
+            let names = many(a.analysis);
+            let analyses = falcon_app::profiles::parse_trace_analyses(names.iter().map(String::as_str))
+                .map_err(|e| AppError::usage(format!("profile_trace: analysis {e}")))?;
             let options = TraceOptions { analyses, ..TraceOptions::default() };
             json::<TraceRun>(&app.analyze_trace(&a.input, a.host.as_deref(), &options).await?)
         }
@@ -522,25 +509,6 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
 
 fn goal(g: falcon_app::goals::GoalRecord) -> Result<Value> {
     json(&GoalView::from(g))
-}
-
-/// A `tool` value: `Some(tool)`, or `None` for `all`.
-fn profile_tool(name: &str) -> Result<Option<Tool>> {
-    Ok(Some(match name {
-        "all" => return Ok(None),
-        "overview" => Tool::Overview,
-        "ops" => Tool::Ops,
-        "hlo" => Tool::Hlo,
-        "roofline" => Tool::Roofline,
-        "memory" => Tool::Memory,
-        "kernels" => Tool::Kernels,
-        "steps" => Tool::Steps,
-        other => {
-            return Err(AppError::usage(format!(
-                "profile_analyze: tool `{other}`: one of overview, ops, hlo, roofline, memory, kernels, steps, all"
-            )))
-        }
-    }))
 }
 
 /// `exp_submit`: the spec read (a file through the same bounded reader as the CLI, or the text given), submitted,

@@ -92,6 +92,17 @@ impl Tool {
     }
 }
 
+impl std::str::FromStr for Tool {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Tool::ALL.into_iter().find(|t| t.as_str() == s.trim().to_ascii_lowercase()).ok_or_else(|| {
+            format!(
+                "unknown profile tool `{s}` (expected one of: overview, ops, hlo, roofline, memory, kernels, steps)"
+            )
+        })
+    }
+}
+
 /// What to compute.
 #[derive(Debug, Clone, Default)]
 pub struct AnalyzeOptions {

@@ -88,21 +88,8 @@ fn parse_tools(text: &str) -> ApiResult<(String, Vec<Tool>)> {
     if names.is_empty() || names.contains(&"all") {
         return Ok(("all".into(), Vec::new()));
     }
-    let tools = names
-        .iter()
-        .map(|n| match *n {
-            "overview" => Ok(Tool::Overview),
-            "ops" => Ok(Tool::Ops),
-            "hlo" => Ok(Tool::Hlo),
-            "roofline" => Ok(Tool::Roofline),
-            "memory" => Ok(Tool::Memory),
-            "kernels" => Ok(Tool::Kernels),
-            "steps" => Ok(Tool::Steps),
-            other => Err(ApiError::usage(format!(
-                "tool={other}: overview, ops, hlo, roofline, memory, kernels, steps or all"
-            ))),
-        })
-        .collect::<ApiResult<Vec<_>>>()?;
+    let tools =
+        falcon_app::profiles::parse_tools(names.iter().copied()).map_err(|e| ApiError::usage(format!("tool={e}")))?;
     Ok((names.join("+"), tools))
 }
 

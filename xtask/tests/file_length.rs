@@ -11,7 +11,6 @@ const LONG: &[(&str, usize)] = &[
     ("crates/fake-kube-apiserver/src/controllers.rs", 1110),
     ("crates/falcon-analysis/src/accuracy/align.rs", 809),
     ("crates/falcon-analysis/src/profile/hlo/cost.rs", 836),
-    ("crates/falcon-analysis/src/service/mod.rs", 885),
     ("crates/falcon-core/src/spec/mod.rs", 825),
     ("crates/falcon-infra/tests/metastore.rs", 989),
     ("crates/falcon-job/src/backend/slurm.rs", 1085),

@@ -273,7 +273,13 @@ impl XPlane {
 
     /// An event's stat by name: the event's own stats first, then its metadata's stats (as XProf).
     pub fn event_stat<'s>(&'s self, event: &'s XEvent, name: &str) -> Option<&'s XStat> {
-        let id = self.stat_metadata_by_name(name)?.id;
+        self.event_stat_by_id(event, Some(self.stat_metadata_by_name(name)?.id))
+    }
+
+    /// An event's stat by its metadata id (looked up once per plane by the caller): the event's own stats
+    /// first, then its metadata's stats (as XProf's visitor); `None` for no id.
+    pub fn event_stat_by_id<'s>(&'s self, event: &'s XEvent, id: Option<i64>) -> Option<&'s XStat> {
+        let id = id?;
         event
             .stats
             .iter()

@@ -25,7 +25,7 @@
 
 use std::collections::BTreeMap;
 
-use falcon_xplane::{XEvent, XPlane, XSpace, XStat};
+use falcon_xplane::{XEvent, XPlane, XSpace};
 use serde::Serialize;
 
 use super::planes::DERIVED_LINE_SUFFIXES;
@@ -99,25 +99,15 @@ impl OpStatIds {
     }
 }
 
-/// An event's stat by metadata id: its own stats first, then its metadata's (as XProf).
-fn stat_by_id<'p>(plane: &'p XPlane, event: &'p XEvent, id: Option<i64>) -> Option<&'p XStat> {
-    let id = id?;
-    event
-        .stats
-        .iter()
-        .find(|s| s.metadata_id == id)
-        .or_else(|| plane.event_metadata_of(event)?.stats.iter().find(|s| s.metadata_id == id))
-}
-
 /// The op name, module and category of an XLA:CPU op event; `None` if it is not one.
 fn op_identity<'p>(
     plane: &'p XPlane,
     ids: &OpStatIds,
     event: &'p XEvent,
 ) -> Option<(&'p str, &'p str, Option<&'p str>)> {
-    let op = stat_by_id(plane, event, ids.hlo_op)?;
+    let op = plane.event_stat_by_id(event, ids.hlo_op)?;
     let name = plane.stat_str(op).unwrap_or_else(|| plane.event_name(event));
-    let str_stat = |id: Option<i64>| stat_by_id(plane, event, id).and_then(|s| plane.stat_str(s));
+    let str_stat = |id: Option<i64>| plane.event_stat_by_id(event, id).and_then(|s| plane.stat_str(s));
     let module = str_stat(ids.hlo_module).unwrap_or_default();
     Some((module, name, str_stat(ids.hlo_category)))
 }

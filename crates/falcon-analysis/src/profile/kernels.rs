@@ -473,12 +473,7 @@ impl StatIds {
 
     /// The event's stat with this id, then its metadata's (as XProf's visitor).
     fn stat<'a>(plane: &'a XPlane, event: &'a XEvent, id: Option<i64>) -> Option<&'a XStat> {
-        let id = id?;
-        event
-            .stats
-            .iter()
-            .find(|s| s.metadata_id == id)
-            .or_else(|| plane.event_metadata_of(event)?.stats.iter().find(|s| s.metadata_id == id))
+        plane.event_stat_by_id(event, id)
     }
 
     fn str<'a>(&self, plane: &'a XPlane, event: &'a XEvent, id: Option<i64>) -> Option<&'a str> {

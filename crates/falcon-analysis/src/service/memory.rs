@@ -99,7 +99,7 @@ impl Analysis {
         let meta = self.meta().await?;
         let mut ids = Vec::new();
         for kind in [ArtifactKind::Resources, ArtifactKind::Metrics, ArtifactKind::Xprof] {
-            ids.extend(meta.experiments_awaiting_analysis_in(None, among, MEMORY_TOOL, kind, &[], limit).await?);
+            ids.extend(self.awaiting(None, among, MEMORY_TOOL, kind, &[], limit).await?);
         }
         ids.sort();
         ids.dedup();

@@ -273,12 +273,7 @@ impl Ids {
 }
 
 fn stat<'p>(plane: &'p XPlane, event: &'p XEvent, id: Option<i64>) -> Option<&'p XStat> {
-    let id = id?;
-    event
-        .stats
-        .iter()
-        .find(|s| s.metadata_id == id)
-        .or_else(|| plane.event_metadata_of(event)?.stats.iter().find(|s| s.metadata_id == id))
+    plane.event_stat_by_id(event, id)
 }
 
 fn int_stat(plane: &XPlane, event: &XEvent, id: Option<i64>) -> Option<i64> {

@@ -8,6 +8,31 @@
 //!   the same object the CLI's `--json` prints), touch storage or cluster clients, read a file a request names.
 //! - **Invariants:** errors are `{"error": {"code", "message", "hint"}}` with the status of their kind; no
 //!   route but `/healthz` and `/readyz` answers without passing `security::guard`.
+//!
+//! # In detail
+//!
+//! - **Owns:** `falcon serve`'s HTTP API (axum) and dashboard over `falcon-app`: `routes/` one module per noun
+//!   (experiments with logs over Server-Sent Events and artifacts with `Range`; goals, sessions and pools; profiles
+//!   and traces under a limit of heavy analyses, their reports kept as artifacts; health), `bodies.rs` (the JSON
+//!   request bodies: the handlers parse them and the document derives their schemas), `security.rs` (access log; one
+//!   Host naming the server, Origin, content type, bearer tokens with scopes or a dashboard sign-in session, open
+//!   only on a loopback bind without `--allowed-host` over a store that never held a token; `nosniff` and a
+//!   sandboxing CSP on every answer that is not a page), `body.rs` (1 MiB cap), `error.rs` (error kind → HTTP status,
+//!   the CLI's error body), `openapi.rs` (the OpenAPI 3.1 document: a route table beside the router and `schemars`
+//!   schemas of the same types the handlers return), `connections.rs` (the accept loop over hyper: request heads
+//!   within 15 s, bodies within 30 s, a cap on connections in all and per client with the oldest idle one giving
+//!   way), `server.rs` (bind rules, the worker loop, a stop within 10 s whatever the clients do); `dashboard/` (the
+//!   pages at `/`: experiments with the live status stream, experiment, compare, goals, session grid, history,
+//!   sign-in (an opaque session id in a cookie, never the token; sign-out ends it on the server); `assets/` inside
+//!   the binary)
+//! - **Must not:** the same as the CLI; name `falcon-mcp`; keep state of its own beyond the heavy-analysis permits
+//!   and the "any token?" cache
+//! - **Invariants:** a use case is a `falcon-app` call, never written here; every body is the CLI's `--json` object;
+//!   every route is in the document (a test requests each; Schemathesis checks the rest); no route reaches a handler
+//!   past the security checks; nothing but the health routes, the sign-in form and the static assets answers without
+//!   a token once one was ever made (revoking them all never reopens it); goal actions answer to the caller's
+//!   identity, never to a body field; an artifact is never a page of the origin (a sandboxed download); a page
+//!   escapes every stored text and runs no inline script (its CSP forbids them)
 
 mod bodies;
 mod body;

@@ -11,6 +11,23 @@
 //!   print or read the terminal.
 //! - **Invariants:** a use case is implemented once, here, and every front end returns its struct as the same
 //!   JSON; missing pieces of a composed answer are notes, not failures.
+//!
+//! # In detail
+//!
+//! - **Owns:** every use case a front end offers, on an `App` handle that connects EXP and analysis lazily:
+//!   experiments (submit, wait, list as pages, show with the memory verdict composed from its row
+//!   (`ExperimentDetail`), metric charts, cancel, logs (tails, from offsets) and follow, artifacts, diff, compare,
+//!   history), the worker pass with its analyses (`WorkerEvent`s), goals (create, list, claim, close, compare, the
+//!   goal report), sessions, pools, profiles (analyze, trace, fetch, export, compare with config diff), accuracy and
+//!   tensors, kernel bench, doctor, `gc` (job folders of ended, collected jobs; the profile cache trimmed LRU to a
+//!   cap); the agent skills of `skills/`, embedded at build time (`build.rs`) and listed, shown and installed by
+//!   `skills`; the agent's `context` (stores, pools with their load and the catalog's peaks, goals, experiments,
+//!   skills; Markdown ≤ 8 KB); `Page` (items + opaque cursor); `AppError` (kind → exit code / HTTP status, hint); the
+//!   shared renderers in `render/` (Markdown, HTML, inline SVG — roofline, distributions, bars, line charts with
+//!   min/max thinning — text tables from the same section model; `memory` for the verdict's terminal lines)
+//! - **Must not:** hold business rules (progress, verdicts, lifecycle are EXP's; numbers are analysis'); name
+//!   `falcon-infra`, `falcon-job`, `sqlx`, `opendal`, `kube`; print
+//! - **Invariants:** a use case exists once; missing parts of a composed answer are notes, not failures
 
 pub mod accuracy;
 mod app;

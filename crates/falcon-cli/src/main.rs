@@ -2,6 +2,15 @@
 //!
 //! This crate parses input into calls on EXP and analysis and renders their results (tables, JSON). It never
 //! reaches storage or clusters itself; the layering test keeps it that way.
+//!
+//! # In detail
+//!
+//! - **Owns:** the `falcon` binary: clap, terminal tables, `--json` (the contract in README "The JSON contract"),
+//!   exit codes, reading `falcon.toml` and the environment; each command module parses, calls one `falcon-app` method
+//!   and renders
+//! - **Must not:** depend on `falcon-exp`, `falcon-analysis` or anything below them
+//! - **Invariants:** JSON on stdout (one object, or JSON Lines for streams), logs on stderr (colour only on a
+//!   terminal); errors in `--json` mode are `{"error": {...}}`
 
 mod cli;
 mod commands;

@@ -4,6 +4,26 @@
 //! and calls methods on it: `doctor`, submit (spec → canonical snapshot + hash → job), the lifecycle driven by
 //! job states, config diffs, metric summaries, verdicts and change points, sessions (sweeps) and goals (claims
 //! with leases, ranking, progress, verdicts).
+//!
+//! # In detail
+//!
+//! - **Owns:** the `Exp` facade the application layer calls: `connect`, `doctor`; `submit` (spec → canonical snapshot
+//!   and hash → `JobSpec` → Job module), `reconcile`/`work`/`wait` (job states → lifecycle), artifact indexing from the
+//!   job-outputs record (no download) and metric summaries with notes on what the reader skipped, recovery of PENDING
+//!   experiments whose submitter stopped, `show` (with `skipped[]` and `notes[]`)/`list`/`logs`/`diff`; `runs`
+//!   (run-level `compare_runs` over `RunSet`s: experiment lists, sessions, config-hash prefixes; history noise from
+//!   the `run_noise` row, compared runs left out), `history` (run values per series, shifts with effect, interval and
+//!   power note); `progress` (`wait_all`: each waited experiment's status, why it waits, the step its live metrics
+//!   reached); sessions (sweeps with `repeats`; `base: e-N` starts a sweep from a run's stored spec, its points'
+//!   baseline — `expand_sweep`), goals (claims with leases, compare with run-level verdicts per config and the
+//!   baseline's re-runs marked); `lifecycle` (valid transitions, job → experiment mapping), `diff` (by path, grouped,
+//!   N-way; bookkeeping fields — name, goal, session, baseline, Falcon's labels — apart from configuration), `sweep`,
+//!   `metrics` (series and summaries over `falcon_core::metrics_jsonl`)
+//! - **Must not:** parse profiles or compute MFU (that is analysis); talk to a cluster directly (that is Job)
+//! - **Invariants:** the interface gets services only from constructors here and in analysis; every status move is
+//!   validated by `lifecycle` and applied as a compare-and-set; the job manager is built lazily, so commands that run
+//!   no job never need every pool's backend; a verdict between experiments is run-level (the run is the unit of
+//!   evidence), and lists and goal comparisons read summary rows, never metrics files
 
 pub mod diff;
 mod doctor;

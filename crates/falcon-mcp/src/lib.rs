@@ -15,6 +15,15 @@
 //!   claim or close. (Analyses still keep their derived results, as the Web API's GET routes do.)
 //! - **Invariants:** stdout carries JSON-RPC only: logs go to stderr, nothing prints a progress bar; a use case
 //!   is never written here, only called.
+//!
+//! # In detail
+//!
+//! - **Owns:** `falcon mcp` over `rmcp` (stdio): `tools.rs` the tool table — one per use case, input schemas from
+//!   `args.rs`, output schemas from the `--json` types — and its dispatch, `prompts.rs` the skills as prompts,
+//!   `progress.rs` progress notifications, `lib.rs` the handler and stdio lifecycle
+//! - **Must not:** name `falcon-api`; hold a use case; write anything but JSON-RPC to stdout
+//! - **Invariants:** every tool's structured result is the CLI's `--json` object; errors are
+//!   `falcon_app::contract::ErrorBody`
 
 mod args;
 mod progress;

@@ -9,7 +9,6 @@ const LIMIT: usize = 800;
 
 const LONG: &[(&str, usize)] = &[
     ("crates/fake-kube-apiserver/src/controllers.rs", 1110),
-    ("crates/falcon-analysis/src/accuracy/align.rs", 809),
     ("crates/falcon-analysis/src/profile/hlo/cost.rs", 836),
     ("crates/falcon-core/src/spec/mod.rs", 825),
     ("crates/falcon-infra/tests/metastore.rs", 989),

@@ -10,6 +10,7 @@ pub mod align;
 pub mod generic;
 pub mod maxtext;
 pub mod megatron;
+mod names;
 pub mod read;
 pub mod tfevents;
 

@@ -2,15 +2,17 @@
 //! with the [`scheduler`](crate::scheduler), submits them, polls their backends, moves statuses, retries,
 //! fails over from pools without capacity, enforces timeouts, carries out cancels, and copies logs and local
 //! artifacts into the artifact store. A failed attempt's reason ends with the last meaningful line of its
-//! error stream (`exited with status 2: error: bad flag`, see [`failure`]).
+//! error stream (`exited with status 2: error: bad flag`, see [`failure`](crate::failure)).
 //!
 //! Every state lives in the metadata store; the in-memory part is only timing (when a job became
 //! unschedulable, when logs were last copied). A manager killed at any point loses nothing: another one claims
 //! its jobs once their leases lapse and reconciles them against the backends by their deterministic names.
+//!
+//! This file holds the manager's setup, the tick (claiming, placing, submitting) and the leases;
+//! `manager/reconcile.rs` reconciles one job against its backend, `manager/outputs.rs` collects its outputs.
 
-use crate::backend::{object_name, Backend, BackendRef, BackendState, Submission};
+use crate::backend::{object_name, Backend, BackendRef, Submission};
 use crate::error::{JobError, Result};
-use crate::failure;
 use crate::pool::Pool;
 use crate::scheduler::{schedule, Decision, PoolLoad, QueuedJob};
 use crate::spec::{JobSpec, Resolved};
@@ -26,10 +28,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod gc;
+mod outputs;
+mod reconcile;
 mod sampling;
 pub use gc::JobDirCollection;
+pub use outputs::COLLECT_TRIES;
+use sampling::Sampling;
 pub use sampling::MAX_SAMPLES;
-use sampling::{Sampling, Upload};
 
 const ACTIVE: [JobStatus; 4] = [JobStatus::Queued, JobStatus::Submitted, JobStatus::Pending, JobStatus::Running];
 
@@ -136,16 +141,6 @@ impl Drop for Background {
 struct Tracked {
     unschedulable_since: Option<Instant>,
     last_copy: Option<Instant>,
-}
-
-/// The fewest times the final collection of an ended job's outputs is tried (once per tick) before giving up.
-pub const COLLECT_TRIES: u32 = 10;
-
-/// What the final collection came to.
-enum Collected {
-    Done,
-    Retry,
-    GaveUp(String),
 }
 
 /// The Job module's service.
@@ -501,184 +496,6 @@ impl JobManager {
         Ok(())
     }
 
-    async fn reconcile(&self, job: &JobRecord, report: &mut TickReport) -> Result<()> {
-        let (Some(pool_name), Some(handle)) = (&job.pool, &job.backend_ref) else {
-            return self
-                .finish(
-                    job,
-                    JobStatus::Failed,
-                    "active without a placement (corrupt row)",
-                    JobChanges::default(),
-                    report,
-                )
-                .await;
-        };
-        let Some(pool) = self.pools.iter().position(|p| &p.name == pool_name) else {
-            return self
-                .finish(
-                    job,
-                    JobStatus::Failed,
-                    &format!("pool `{pool_name}` is no longer configured"),
-                    JobChanges::default(),
-                    report,
-                )
-                .await;
-        };
-        let backend = &self.backends[pool];
-        let handle = BackendRef(handle.clone());
-        self.track_sampling(job, pool, &handle);
-        if job.cancel_requested {
-            // Copy first: on Kubernetes the delete takes the pods, and their logs, with it.
-            let _ = self.copy_outputs(job, backend.as_ref(), &handle, true).await;
-            backend.cancel(&handle).await?;
-            return match self.collect_final(job, backend.as_ref(), &handle).await? {
-                Collected::Done => {
-                    self.finish(job, JobStatus::Cancelled, "cancelled on request", JobChanges::default(), report).await
-                }
-                Collected::Retry => Ok(()),
-                Collected::GaveUp(why) => {
-                    self.finish(job, JobStatus::Failed, &why, JobChanges::default(), report).await
-                }
-            };
-        }
-        let spec: JobSpec =
-            serde_json::from_value(job.spec.clone()).map_err(|e| JobError::spec("spec", e.to_string()))?;
-        if let (JobStatus::Running, Some(limit), Some(started)) = (job.status, spec.timeout_s, job.started) {
-            if now().0 - started.0 > (limit as i64) * 1000 {
-                let _ = self.copy_outputs(job, backend.as_ref(), &handle, true).await;
-                backend.cancel(&handle).await?;
-                let reason = match self.collect_final(job, backend.as_ref(), &handle).await? {
-                    Collected::Done => format!("timed out after {limit} s"),
-                    Collected::Retry => return Ok(()),
-                    Collected::GaveUp(why) => format!("timed out after {limit} s; {why}"),
-                };
-                return self.finish(job, JobStatus::Failed, &reason, JobChanges::default(), report).await;
-            }
-        }
-        let state = backend.status(&handle).await?;
-        if !matches!(state, BackendState::Pending { unschedulable: true, .. }) {
-            self.with_tracked(job.id, |t| t.unschedulable_since = None);
-        }
-        match state {
-            BackendState::Pending { reason, unschedulable } => {
-                if job.status == JobStatus::Submitted {
-                    self.transition(job, JobStatus::Pending, &reason, JobChanges::default()).await?;
-                }
-                if unschedulable {
-                    let since = self.with_tracked(job.id, |t| *t.unschedulable_since.get_or_insert_with(Instant::now));
-                    if since.elapsed() >= self.config.capacity_timeout {
-                        return self.fail_over(job, pool, &handle, &reason).await;
-                    }
-                }
-                Ok(())
-            }
-            BackendState::Running => {
-                if job.status != JobStatus::Running {
-                    let changes = JobChanges { started: Some(now()), ..Default::default() };
-                    self.transition(job, JobStatus::Running, &format!("running on pool {pool_name}"), changes).await?;
-                }
-                if let Err(e) = self.copy_outputs(job, backend.as_ref(), &handle, false).await {
-                    tracing::warn!("job {}: copying logs and artifacts failed (retried at the next copy): {e}", job.id);
-                }
-                Ok(())
-            }
-            BackendState::Succeeded => {
-                match self.collect_final(job, backend.as_ref(), &handle).await? {
-                    Collected::Done => {}
-                    Collected::Retry => return Ok(()),
-                    Collected::GaveUp(why) => {
-                        let changes = JobChanges { exit_code: Some(0), ..Default::default() };
-                        return self.finish(job, JobStatus::Failed, &why, changes, report).await;
-                    }
-                }
-                let changes = JobChanges { exit_code: Some(0), ..Default::default() };
-                self.finish(job, JobStatus::Succeeded, "exited with status 0", changes, report).await
-            }
-            BackendState::Failed { exit_code, reason } => {
-                let uncollected = match self.collect_final(job, backend.as_ref(), &handle).await? {
-                    Collected::Done => None,
-                    Collected::Retry => return Ok(()),
-                    Collected::GaveUp(why) => Some(why),
-                };
-                let cause = self.failure_cause(job, backend.as_ref(), &handle).await;
-                let reason = failure::with_cause(reason, cause.as_deref());
-                let reason = match uncollected {
-                    None => reason,
-                    Some(why) => format!("{reason}; {why}"),
-                };
-                let retryable = exit_code.is_some_and(|c| spec.retry.retry_exit_codes.contains(&c));
-                let changes = JobChanges { exit_code: exit_code.map(i64::from), ..Default::default() };
-                let ended = self.finish(job, JobStatus::Failed, &reason, changes, report).await;
-                if retryable {
-                    let code = exit_code.unwrap_or(-1);
-                    let why = match &cause {
-                        Some(cause) => format!("exit code {code} is retryable ({cause})"),
-                        None => format!("exit code {code} is retryable"),
-                    };
-                    self.retry(job, JobStatus::Failed, &spec, &why).await?;
-                }
-                ended
-            }
-            BackendState::Preempted { reason } => {
-                let reason = match self.collect_final(job, backend.as_ref(), &handle).await? {
-                    Collected::Done => reason,
-                    Collected::Retry => return Ok(()),
-                    Collected::GaveUp(why) => format!("{reason}; {why}"),
-                };
-                let ended = self.finish(job, JobStatus::Preempted, &reason, JobChanges::default(), report).await;
-                self.retry(job, JobStatus::Preempted, &spec, "preempted").await?;
-                ended
-            }
-            BackendState::Cancelled => match self.collect_final(job, backend.as_ref(), &handle).await? {
-                Collected::Done => {
-                    self.finish(job, JobStatus::Cancelled, "cancelled on the backend", JobChanges::default(), report)
-                        .await
-                }
-                Collected::Retry => Ok(()),
-                Collected::GaveUp(why) => {
-                    self.finish(job, JobStatus::Failed, &why, JobChanges::default(), report).await
-                }
-            },
-            BackendState::Missing => {
-                self.finish(
-                    job,
-                    JobStatus::Failed,
-                    &format!("pool {pool_name} no longer knows {}", handle.0),
-                    JobChanges::default(),
-                    report,
-                )
-                .await
-            }
-        }
-    }
-
-    /// Puts a finished attempt back in the queue when attempts remain (the Job module owns retries).
-    async fn retry(&self, job: &JobRecord, from: JobStatus, spec: &JobSpec, why: &str) -> Result<()> {
-        if job.attempt >= i64::from(spec.retry.max_attempts) {
-            return Ok(());
-        }
-        let next = job.attempt + 1;
-        let reason = format!("{why}: retrying as attempt {next} of {}", spec.retry.max_attempts);
-        let changes = JobChanges { attempt: Some(next), placement: Some(None), ..Default::default() };
-        let current = JobRecord { status: from, ..job.clone() };
-        self.transition(&current, JobStatus::Queued, &reason, changes).await?;
-        Ok(())
-    }
-
-    /// Moves a job off a pool that cannot provide capacity, to be placed elsewhere.
-    async fn fail_over(&self, job: &JobRecord, pool: usize, handle: &BackendRef, reason: &str) -> Result<()> {
-        let pool_name = &self.pools[pool].name;
-        self.backends[pool].cancel(handle).await?;
-        let mut excluded = job.excluded_pools.clone();
-        excluded.push(pool_name.clone());
-        let waited = self.config.capacity_timeout.as_secs();
-        let text = format!("moved off pool {pool_name}: no capacity for {waited} s ({reason})");
-        let changes = JobChanges { placement: Some(None), excluded_pools: Some(excluded), ..Default::default() };
-        self.transition(job, JobStatus::Queued, &text, changes).await?;
-        self.with_tracked(job.id, |t| t.unschedulable_since = None);
-        Ok(())
-    }
-
     async fn transition(&self, job: &JobRecord, to: JobStatus, reason: &str, changes: JobChanges) -> Result<()> {
         self.meta.transition_job(job.id, job.status, to, reason, changes).await.map(|_| ()).map_err(|e| match e {
             InfraError::Conflict(m) => JobError::Store(InfraError::Conflict(m)),
@@ -700,101 +517,6 @@ impl JobManager {
         self.sampling.forget(job.id);
         report.finished.push(job.id);
         Ok(())
-    }
-
-    /// The final collection of an ended job's outputs, which must succeed before the job is terminal: on a
-    /// failure the job stays RUNNING ("collecting outputs", tried again next tick) for at least
-    /// [`COLLECT_TRIES`] tries and `collect_patience`, then gives up with the reason (the job then ends FAILED:
-    /// its data is not all there). The tries and the time of the first are counted in the store, so a worker
-    /// killed meanwhile does not start the count again: its successor continues it.
-    async fn collect_final(&self, job: &JobRecord, backend: &dyn Backend, handle: &BackendRef) -> Result<Collected> {
-        let Err(e) = self.copy_outputs(job, backend, handle, true).await else {
-            return Ok(Collected::Done);
-        };
-        let (tries, since) = self.meta.record_collect_failure(job.id).await?;
-        let failing_for = Duration::from_millis(u64::try_from(now().0.saturating_sub(since.0)).unwrap_or(0));
-        if tries >= i64::from(COLLECT_TRIES) && failing_for >= self.config.collect_patience {
-            return Ok(Collected::GaveUp(format!("its outputs could not be collected after {tries} tries: {e}")));
-        }
-        let reason = format!(
-            "collecting outputs: try {tries} failed ({e}); trying again (it fails after {COLLECT_TRIES} tries and {}s)",
-            self.config.collect_patience.as_secs()
-        );
-        tracing::warn!("job {}: {reason}", job.id);
-        if job.status == JobStatus::Running {
-            self.meta.set_job_status_reason(job.id, &reason).await?;
-        } else {
-            let changes = JobChanges { started: Some(now()), ..Default::default() };
-            self.transition(job, JobStatus::Running, &reason, changes).await?;
-        }
-        Ok(Collected::Retry)
-    }
-
-    /// The last meaningful line of what a failed attempt wrote to its error stream ([`failure`]), when its
-    /// backend can read it. A read that fails only leaves the reason without its cause.
-    async fn failure_cause(&self, job: &JobRecord, backend: &dyn Backend, handle: &BackendRef) -> Option<String> {
-        match backend.failure_output(handle).await {
-            Ok(bytes) => bytes.as_deref().and_then(failure::meaningful_line),
-            Err(e) => {
-                tracing::warn!("job {}: reading the end of its error output failed (its reason lacks it): {e}", job.id);
-                None
-            }
-        }
-    }
-
-    /// Copies logs and local artifacts into the store: at most every `log_interval` while running, always at the
-    /// end. Files that cannot be stored are recorded as skipped in the job's outputs; an error is a store
-    /// failure, and nothing stored before it is lost.
-    async fn copy_outputs(
-        &self,
-        job: &JobRecord,
-        backend: &dyn Backend,
-        handle: &BackendRef,
-        last: bool,
-    ) -> Result<()> {
-        let due = self.with_tracked(job.id, |t| {
-            let due = last || t.last_copy.is_none_or(|at| at.elapsed() >= self.config.log_interval);
-            if due {
-                t.last_copy = Some(Instant::now());
-            }
-            due
-        });
-        if !due {
-            return Ok(());
-        }
-        let prefix = self.prefix(job);
-        for log in backend.logs(handle).await? {
-            let rel = format!("logs/{}/{}.log", job.attempt, sanitize(&log.source));
-            self.sync.put_live(job.id, &format!("{prefix}/{rel}"), &rel, log.text).await?;
-        }
-        self.copy_samples(job.id, &prefix, last).await?;
-        if let Some(dir) = backend.artifact_dir(handle) {
-            self.sync.upload_dir(job.id, &dir, &prefix, last).await?;
-        }
-        Ok(())
-    }
-
-    /// Writes the job's resource-use series (or why it has none), merging what an earlier worker stored first.
-    async fn copy_samples(&self, job: JobId, prefix: &str, last: bool) -> Result<()> {
-        match self.sampling.upload(job, last) {
-            None => Ok(()),
-            Some(Upload::Skip { rel, reason }) => self.sync.record_skip_once(job, &rel, &reason).await,
-            Some(Upload::Series { rel, attempt, mut text, merge }) => {
-                let key = format!("{prefix}/{rel}");
-                if merge {
-                    let stored = match self.artifacts.get(&key).await {
-                        Ok(bytes) => falcon_core::resources::read(&String::from_utf8_lossy(&bytes)).samples,
-                        Err(InfraError::ObjectNotFound { .. }) => Vec::new(),
-                        Err(e) => return Err(e.into()),
-                    };
-                    self.sampling.merge_stored(job, attempt, &stored);
-                    if let Some(Upload::Series { text: merged, .. }) = self.sampling.upload(job, true) {
-                        text = merged;
-                    }
-                }
-                self.sync.put_live(job, &key, &rel, text).await
-            }
-        }
     }
 
     /// Samples an active job's resource use from now on (when sampling is on).
@@ -850,10 +572,6 @@ fn not_found(id: JobId) -> impl FnOnce(InfraError) -> JobError {
         InfraError::NotFound { .. } => JobError::NotFound(id.to_string()),
         other => other.into(),
     }
-}
-
-fn sanitize(source: &str) -> String {
-    source.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
 }
 
 fn now() -> Millis {

@@ -41,13 +41,23 @@
 //!   operands' and results' bytes; marked [`CostSource::Estimated`].
 //! * Other custom calls keep their bytes (operands and results) and are [`CostSource::Unknown`] FLOPs, named as
 //!   such rather than shown as 0.
+//!
+//! The model (`CostModel`, fusions and utilizations) is here; the per-element cycle table and the elementwise
+//! opcodes are `elementwise`, the shape formulas (dot, convolution, GEMM dimensions, fused attention) `formulas`.
 
 use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
 use super::program::{Instr, Program};
-use super::proto::{element, DotDimensionNumbers, HloComputationProto, ShapeProto};
+use super::proto::{HloComputationProto, ShapeProto};
+
+mod elementwise;
+mod formulas;
+
+pub use elementwise::cycles;
+use elementwise::is_elementwise_opcode;
+use formulas::{conv_flops, dot_flops, fused_attention_flops, gemm_dot_dimensions, is_cublas_gemm};
 
 /// Where an op's FLOPs come from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -81,148 +91,6 @@ impl OpCost {
     pub fn bytes(&self) -> f64 {
         self.bytes_read + self.bytes_written
     }
-}
-
-/// Per-element clock cycles of XLA's default GPU op profile (`sm_86`, from XLA's
-/// `xla/service/gpu/model/hlo_op_profiles_data.h`) for `(opcode, element type)`; 3 for a pair it lacks. The
-/// table has no bf16 row: every bf16 elementwise op is 3.
-pub fn cycles(opcode: &str, element_type: i32) -> f64 {
-    use element::*;
-    let c = match (opcode, element_type) {
-        ("add" | "subtract", F64 | C128) => 97,
-        ("multiply", F64) => 97,
-        ("multiply", C128) => 270,
-        ("atan2", F16) => 482,
-        ("atan2", F32) => 486,
-        ("atan2", F64) => 3747,
-        ("atan2", C64) => 5353,
-        ("atan2", C128) => 39027,
-        ("cbrt", F16) => 925,
-        ("cbrt", F32) => 867,
-        ("cbrt", F64) => 6339,
-        ("cosine", F16) => 691,
-        ("cosine" | "sine", F32) => 662,
-        ("cosine", F64) => 1717,
-        ("cosine", C128) => 6613,
-        ("sine", F64) => 1789,
-        ("sine", C128) => 5878,
-        ("divide", S8) => 370,
-        ("divide", S16) => 367,
-        ("divide", S32 | U8) => 306,
-        ("divide", S64) => 918,
-        ("divide", U16) => 302,
-        ("divide", U32) => 115,
-        ("divide", U64) => 838,
-        ("divide", F64) => 2016,
-        ("divide", C64) => 687,
-        ("divide", C128) => 7941,
-        ("exponential", F16) => 108,
-        ("exponential", F32) => 86,
-        ("exponential", F64) => 1652,
-        ("exponential", C64) => 1360,
-        ("exponential", C128) => 4028,
-        ("exponential-minus-one", F16) => 396,
-        ("exponential-minus-one", F32) => 381,
-        ("exponential-minus-one", F64) => 1900,
-        ("exponential-minus-one", C64) => 1400,
-        ("exponential-minus-one", C128) => 4161,
-        ("log", F16) => 266,
-        ("log", F32) => 244,
-        ("log", F64) => 608,
-        ("log", C64) => 950,
-        ("log", C128) => 7599,
-        ("log-plus-one", F16) => 284,
-        ("log-plus-one", F32) => 262,
-        ("log-plus-one", F64) => 2073,
-        ("log-plus-one", C64) => 842,
-        ("log-plus-one", C128) => 6962,
-        ("logistic", F16) => 226,
-        ("logistic", F32) => 176,
-        ("logistic", F64) => 2412,
-        ("power", S8) => 392,
-        ("power", S16) => 396,
-        ("power", S64) => 601,
-        ("power", U8) => 388,
-        ("power", U16) => 399,
-        ("power", U64) => 604,
-        ("power", F16) => 975,
-        ("power", F32) => 925,
-        ("power", F64) => 5511,
-        ("power", C64) => 3351,
-        ("power", C128) => 18205,
-        ("rsqrt", F16) => 97,
-        ("rsqrt" | "sqrt", F32) => 75,
-        ("rsqrt", F64) => 698,
-        ("rsqrt", C64) => 2383,
-        ("rsqrt", C128) => 11318,
-        ("sqrt", F16) => 97,
-        ("sqrt", F64) => 986,
-        ("sqrt", C64) => 3193,
-        ("sqrt", C128) => 15606,
-        ("tanh", F16) => 212,
-        ("tanh", F32) => 190,
-        ("tanh", F64) => 1609,
-        ("tanh", C128) => 9939,
-        _ => 3,
-    };
-    f64::from(c)
-}
-
-/// XLA's `IsOpElementwise`.
-fn is_elementwise_opcode(opcode: &str) -> bool {
-    matches!(
-        opcode,
-        "abs"
-            | "round-nearest-afz"
-            | "round-nearest-even"
-            | "ceil"
-            | "count-leading-zeros"
-            | "convert"
-            | "bitcast-convert"
-            | "copy"
-            | "cosine"
-            | "erf"
-            | "exponential"
-            | "exponential-minus-one"
-            | "floor"
-            | "imag"
-            | "is-finite"
-            | "log"
-            | "log-plus-one"
-            | "not"
-            | "negate"
-            | "popcnt"
-            | "real"
-            | "reduce-precision"
-            | "rsqrt"
-            | "logistic"
-            | "sign"
-            | "sine"
-            | "sqrt"
-            | "cbrt"
-            | "tan"
-            | "tanh"
-            | "add"
-            | "atan2"
-            | "compare"
-            | "complex"
-            | "divide"
-            | "maximum"
-            | "minimum"
-            | "multiply"
-            | "power"
-            | "remainder"
-            | "subtract"
-            | "and"
-            | "or"
-            | "xor"
-            | "shift-left"
-            | "shift-right-arithmetic"
-            | "shift-right-logical"
-            | "stochastic-convert"
-            | "select"
-            | "clamp"
-    )
 }
 
 /// Properties of one instruction, as `HloCostAnalysis` keeps them.
@@ -701,139 +569,5 @@ fn bitcast_convert_changes_width(program: &Program<'_>, i: &Instr<'_>) -> bool {
     out != input
 }
 
-/// `HloCostAnalysis::GetDotFlops`: 2 × output elements × the contracted size of the left operand.
-pub(crate) fn dot_flops(lhs: &ShapeProto, result: &ShapeProto, dn: Option<&DotDimensionNumbers>) -> f64 {
-    let width: f64 = dn
-        .map(|d| {
-            d.lhs_contracting_dimensions
-                .iter()
-                .filter_map(|&i| usize::try_from(i).ok().and_then(|i| lhs.dimensions.get(i)))
-                .map(|&n| n.max(0) as f64)
-                .product()
-        })
-        .unwrap_or(1.0);
-    2.0 * elements(result) * width
-}
-
-/// `HloCostAnalysis::GetConvolutionFlops` (valid window positions counted per spatial dimension).
-fn conv_flops(
-    lhs: &ShapeProto,
-    rhs: &ShapeProto,
-    result: &ShapeProto,
-    dn: &super::proto::ConvolutionDimensionNumbers,
-    window: Option<&super::proto::Window>,
-    feature_groups: i64,
-    batch_groups: i64,
-) -> f64 {
-    let dim = |s: &ShapeProto, i: i64| usize::try_from(i).ok().and_then(|i| s.dimensions.get(i)).copied().unwrap_or(0);
-    let input_feature = dim(lhs, dn.input_feature_dimension);
-    let output_feature = dim(result, dn.output_feature_dimension);
-    let batch = dim(lhs, dn.input_batch_dimension);
-    let mut valid_positions = 1f64;
-    let dims = window.map(|w| w.dimensions.as_slice()).unwrap_or(&[]);
-    for (s, wd) in dims.iter().enumerate() {
-        let k = dn.kernel_spatial_dimensions.get(s).map_or(1, |&d| dim(rhs, d));
-        let o = dn.output_spatial_dimensions.get(s).map_or(1, |&d| dim(result, d));
-        let i = dn.input_spatial_dimensions.get(s).map_or(1, |&d| dim(lhs, d));
-        let (stride, base, wdil) = (wd.stride.max(1), wd.base_dilation.max(1), wd.window_dilation.max(1));
-        if i == o
-            && k == o
-            && i == base
-            && wdil == 1
-            && (i - 1).max(1) == stride
-            && wd.padding_low == 0
-            && wd.padding_high == 0
-        {
-            valid_positions *= i as f64;
-            continue;
-        }
-        if i == 1
-            && k == o
-            && wdil == 1
-            && base == 1
-            && stride == 1
-            && wd.padding_high == o - 1
-            && wd.padding_low == o - 1
-        {
-            valid_positions *= o as f64;
-            continue;
-        }
-        let mut count: i64 = 0;
-        // Bounded: a malformed window cannot make this loop run away.
-        let k = k.clamp(0, 1 << 16);
-        let o = o.clamp(0, 1 << 20);
-        for kernel_idx in 0..k {
-            if stride == 1 && base == 1 {
-                let base_idx = wd.padding_low - kernel_idx * wdil;
-                count += ((i + base_idx).min(o) - base_idx.max(0)).max(0);
-                continue;
-            }
-            for out_idx in 0..o {
-                let undilated = out_idx * stride - wd.padding_low + kernel_idx * wdil;
-                let lhs_idx = if base > 1 { undilated / base } else { undilated };
-                if undilated != lhs_idx * base || lhs_idx < 0 || lhs_idx >= i {
-                    continue;
-                }
-                count += 1;
-            }
-        }
-        valid_positions *= count as f64;
-    }
-    let fma = (input_feature / feature_groups.max(1)) as f64
-        * output_feature as f64
-        * (batch / batch_groups.max(1)) as f64
-        * valid_positions;
-    2.0 * fma
-}
-
-/// cuBLAS GEMM custom-call targets (XLA `IsCublasGemm`).
-fn is_cublas_gemm(target: &str) -> bool {
-    matches!(target, "__cublas$gemm" | "__cublas$lt$matmul" | "__cublas$lt$matmul$f8" | "__cublas$lt$matmul$mx")
-}
-
-/// The `dot_dimension_numbers` of a GEMM's backend config (JSON: `gemm_backend_config` inside the GPU
-/// backend config, or at the top level in older captures); dimensions are JSON strings or numbers.
-fn gemm_dot_dimensions(config: &[u8]) -> Option<DotDimensionNumbers> {
-    let v: serde_json::Value = serde_json::from_slice(config).ok()?;
-    let gemm = v.get("gemm_backend_config").unwrap_or(&v);
-    let dn = gemm.get("dot_dimension_numbers")?;
-    let list = |k: &str| -> Vec<i64> {
-        dn.get(k)
-            .and_then(|a| a.as_array())
-            .map(|a| a.iter().filter_map(|x| x.as_i64().or_else(|| x.as_str().and_then(|s| s.parse().ok()))).collect())
-            .unwrap_or_default()
-    };
-    Some(DotDimensionNumbers {
-        lhs_contracting_dimensions: list("lhs_contracting_dimensions"),
-        rhs_contracting_dimensions: list("rhs_contracting_dimensions"),
-        lhs_batch_dimensions: list("lhs_batch_dimensions"),
-        rhs_batch_dimensions: list("rhs_batch_dimensions"),
-    })
-}
-
-/// cuDNN fused attention, from Q `[B, S_q, H, D]` (or `[B, H, S_q, D]`, whichever matches) and K
-/// `[B, S_kv, H, D]`: 4·B·H·S_q·S_kv·D forward (Q·Kᵀ and P·V), 10·… backward (five GEMMs); 0 when the shapes
-/// do not read as attention.
-fn fused_attention_flops(target: &str, operands: &[Option<&ShapeProto>], _result: &ShapeProto) -> f64 {
-    let (Some(q), Some(k)) = (operands.first().and_then(|s| *s), operands.get(1).and_then(|s| *s)) else {
-        return 0.0;
-    };
-    if q.dimensions.len() != 4 || k.dimensions.len() != 4 {
-        return 0.0;
-    }
-    let d = q.dimensions[3].max(0) as f64;
-    if d != k.dimensions[3].max(0) as f64 {
-        return 0.0;
-    }
-    let (b, q_rest, k_rest) = (q.dimensions[0].max(0) as f64, &q.dimensions[1..3], &k.dimensions[1..3]);
-    // The head dimension is the one Q and K share; the other is each side's sequence.
-    let (h, sq, skv) =
-        if q_rest[1] == k_rest[1] { (q_rest[1], q_rest[0], k_rest[0]) } else { (q_rest[0], q_rest[1], k_rest[1]) };
-    let per_gemm = 2.0 * b * h.max(0) as f64 * sq.max(0) as f64 * skv.max(0) as f64 * d;
-    let backward = target.to_ascii_lowercase().contains("backward");
-    per_gemm * if backward { 5.0 } else { 2.0 }
-}
-
 #[cfg(test)]
-#[path = "cost_tests.rs"]
 mod tests;

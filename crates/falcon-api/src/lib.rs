@@ -39,6 +39,7 @@ mod body;
 pub mod connections;
 mod dashboard;
 pub mod error;
+mod events;
 pub mod openapi;
 mod reports;
 mod request;

@@ -57,62 +57,58 @@ impl AccuracyRequest {
     }
 }
 
-impl App {
-    /// Reads both runs, aligns them by step and compares every metric.
-    pub async fn compare_accuracy(&self, req: &AccuracyRequest) -> Result<AccuracyReport> {
-        let options = req.options()?;
-        let (a, b) = self.accuracy_inputs(req).await?;
-        let read_opts = ReadOptions { step_column: req.step_column.clone() };
-        let report = tokio::task::spawn_blocking(move || -> Result<AccuracyReport> {
-            let read = |p: &Path| read_path(p, &read_opts).map_err(|e| AppError::with_input_hint(e, INPUT_HINT));
-            let (ra, rb) = (read(&a)?, read(&b)?);
-            Ok(align(&ra, &rb, &options)?)
-        })
+pub(crate) async fn compare_accuracy(app: &App, req: &AccuracyRequest) -> Result<AccuracyReport> {
+    let options = req.options()?;
+    let (a, b) = accuracy_inputs(app, req).await?;
+    let read_opts = ReadOptions { step_column: req.step_column.clone() };
+    let report = tokio::task::spawn_blocking(move || -> Result<AccuracyReport> {
+        let read = |p: &Path| read_path(p, &read_opts).map_err(|e| AppError::with_input_hint(e, INPUT_HINT));
+        let (ra, rb) = (read(&a)?, read(&b)?);
+        Ok(align(&ra, &rb, &options)?)
+    })
+    .await
+    .map_err(|e| AppError::new(ErrorKind::Failure, format!("accuracy task failed: {e}")))??;
+    Ok(report)
+}
+
+/// The local paths of A and B: as given when both exist, else an experiment's metrics artifacts (the
+/// stores are opened only then).
+async fn accuracy_inputs(app: &App, req: &AccuracyRequest) -> Result<(PathBuf, PathBuf)> {
+    crate::files::check_input(Path::new(&req.a))?;
+    crate::files::check_input(Path::new(&req.b))?;
+    if Path::new(&req.a).exists() && Path::new(&req.b).exists() {
+        return Ok((PathBuf::from(&req.a), PathBuf::from(&req.b)));
+    }
+    let analysis = app.analysis().await?;
+    let resolved = async {
+        let a = analysis.accuracy_inputs(&req.a).await?;
+        let b = analysis.accuracy_inputs(&req.b).await?;
+        Ok::<_, AnalysisError>((a, b))
+    }
+    .await;
+    resolved.map_err(|e| match e {
+        AnalysisError::NotFound(msg) => AppError::new(ErrorKind::NotFound, msg).with_hint(INPUT_HINT),
+        other => AppError::from(other),
+    })
+}
+
+pub(crate) async fn compare_tensors(app: &App, a: &Path, b: &Path, options: &TensorOptions) -> Result<TensorReport> {
+    crate::files::check_input(a)?;
+    crate::files::check_input(b)?;
+    let mut options = options.clone();
+    if options.max_decompressed_bytes == Some(0) {
+        return Err(AppError::usage(format!("{} must be at least 1 (MiB)", falcon_analysis::limits::FLAG)));
+    }
+    // The configured cap when the caller set none; local dumps need no configuration, so a configuration
+    // that does not load leaves the built-in default.
+    if options.max_decompressed_bytes.is_none() {
+        options.max_decompressed_bytes = app.config().ok().map(falcon_analysis::limits::max_decompressed_bytes);
+    }
+    let (a, b) = (a.to_path_buf(), b.to_path_buf());
+    tokio::task::spawn_blocking(move || falcon_analysis::tensors::compare_dumps(&a, &b, &options))
         .await
-        .map_err(|e| AppError::new(ErrorKind::Failure, format!("accuracy task failed: {e}")))??;
-        Ok(report)
-    }
-
-    /// The local paths of A and B: as given when both exist, else an experiment's metrics artifacts (the
-    /// stores are opened only then).
-    async fn accuracy_inputs(&self, req: &AccuracyRequest) -> Result<(PathBuf, PathBuf)> {
-        crate::files::check_input(Path::new(&req.a))?;
-        crate::files::check_input(Path::new(&req.b))?;
-        if Path::new(&req.a).exists() && Path::new(&req.b).exists() {
-            return Ok((PathBuf::from(&req.a), PathBuf::from(&req.b)));
-        }
-        let analysis = self.analysis().await?;
-        let resolved = async {
-            let a = analysis.accuracy_inputs(&req.a).await?;
-            let b = analysis.accuracy_inputs(&req.b).await?;
-            Ok::<_, AnalysisError>((a, b))
-        }
-        .await;
-        resolved.map_err(|e| match e {
-            AnalysisError::NotFound(msg) => AppError::new(ErrorKind::NotFound, msg).with_hint(INPUT_HINT),
-            other => AppError::from(other),
-        })
-    }
-
-    /// Compares two tensor dumps (`.npy`, `.npz`, `.safetensors`, directories of `.npy`), A the reference.
-    pub async fn compare_tensors(&self, a: &Path, b: &Path, options: &TensorOptions) -> Result<TensorReport> {
-        crate::files::check_input(a)?;
-        crate::files::check_input(b)?;
-        let mut options = options.clone();
-        if options.max_decompressed_bytes == Some(0) {
-            return Err(AppError::usage(format!("{} must be at least 1 (MiB)", falcon_analysis::limits::FLAG)));
-        }
-        // The configured cap when the caller set none; local dumps need no configuration, so a configuration
-        // that does not load leaves the built-in default.
-        if options.max_decompressed_bytes.is_none() {
-            options.max_decompressed_bytes = self.config().ok().map(falcon_analysis::limits::max_decompressed_bytes);
-        }
-        let (a, b) = (a.to_path_buf(), b.to_path_buf());
-        tokio::task::spawn_blocking(move || falcon_analysis::tensors::compare_dumps(&a, &b, &options))
-            .await
-            .map_err(|e| AppError::new(ErrorKind::Failure, format!("tensor comparison task failed: {e}")))?
-            .map_err(tensor_failure)
-    }
+        .map_err(|e| AppError::new(ErrorKind::Failure, format!("tensor comparison task failed: {e}")))?
+        .map_err(tensor_failure)
 }
 
 /// The analysis error with a hint for tensor dumps (the analysis module's hints speak of profiles).

@@ -116,114 +116,110 @@ pub struct SkillLine {
     pub description: String,
 }
 
-impl App {
-    /// The context (see the module docs). Fails only without a configuration.
-    pub async fn context(&self) -> Result<Context> {
-        let config = self.config()?.redacted();
-        let mut notes = Vec::new();
-        let usage = match self.exp().await {
-            Ok(exp) => match exp.pools().await {
-                Ok(u) => Some(u),
-                Err(e) => {
-                    notes.push(format!("pool load not read: {e}"));
-                    None
-                }
-            },
+pub(crate) async fn context(app: &App) -> Result<Context> {
+    let config = app.config()?.redacted();
+    let mut notes = Vec::new();
+    let usage = match app.exp().await {
+        Ok(exp) => match exp.pools().await {
+            Ok(u) => Some(u),
             Err(e) => {
-                notes.push(format!("the metadata store could not be opened ({e}): no load, goals or experiments"));
+                notes.push(format!("pool load not read: {e}"));
                 None
             }
-        };
-        let pools = config
-            .pools
-            .iter()
-            .map(|p| {
-                let load = usage.as_ref().and_then(|u| u.iter().find(|u| u.pool.name == p.name));
-                PoolContext {
-                    name: p.name.clone(),
-                    backend: word(&p.backend),
-                    zone: p.zone.clone(),
-                    platform: word(&p.platform),
-                    accelerators: p.accelerators.clone(),
-                    capacity: p.capacity,
-                    used: load.map(|l| l.used),
-                    running: load.map(|l| l.running),
-                    waiting: load.map(|l| l.waiting),
-                    peaks: p.accelerators.iter().filter_map(|a| peak(a)).collect(),
-                }
-            })
-            .collect();
-        let mut context = Context {
-            falcon: Version { name: "falcon", version: env!("CARGO_PKG_VERSION") },
-            stores: Stores {
-                data_dir: config.data_dir.display().to_string(),
-                db: config.db.clone(),
-                artifacts: falcon_core::config::redact_url(&config.artifacts),
-            },
-            pools,
-            queued_experiments: None,
-            goals: Vec::new(),
-            experiments: Experiments::default(),
-            skills: crate::skills::list()?
-                .into_iter()
-                .map(|s| SkillLine { name: s.name, description: s.description })
-                .collect(),
-            notes,
-        };
-        if usage.is_some() {
-            if let Err(e) = self.fill_state(&mut context).await {
-                context.notes.push(format!("goals and experiments not read: {e}"));
+        },
+        Err(e) => {
+            notes.push(format!("the metadata store could not be opened ({e}): no load, goals or experiments"));
+            None
+        }
+    };
+    let pools = config
+        .pools
+        .iter()
+        .map(|p| {
+            let load = usage.as_ref().and_then(|u| u.iter().find(|u| u.pool.name == p.name));
+            PoolContext {
+                name: p.name.clone(),
+                backend: word(&p.backend),
+                zone: p.zone.clone(),
+                platform: word(&p.platform),
+                accelerators: p.accelerators.clone(),
+                capacity: p.capacity,
+                used: load.map(|l| l.used),
+                running: load.map(|l| l.running),
+                waiting: load.map(|l| l.waiting),
+                peaks: p.accelerators.iter().filter_map(|a| peak(a)).collect(),
             }
+        })
+        .collect();
+    let mut context = Context {
+        falcon: Version { name: "falcon", version: env!("CARGO_PKG_VERSION") },
+        stores: Stores {
+            data_dir: config.data_dir.display().to_string(),
+            db: config.db.clone(),
+            artifacts: falcon_core::config::redact_url(&config.artifacts),
+        },
+        pools,
+        queued_experiments: None,
+        goals: Vec::new(),
+        experiments: Experiments::default(),
+        skills: crate::skills::list()?
+            .into_iter()
+            .map(|s| SkillLine { name: s.name, description: s.description })
+            .collect(),
+        notes,
+    };
+    if usage.is_some() {
+        if let Err(e) = fill_state(app, &mut context).await {
+            context.notes.push(format!("goals and experiments not read: {e}"));
         }
-        Ok(context)
     }
+    Ok(context)
+}
 
-    async fn fill_state(&self, context: &mut Context) -> Result<()> {
-        let exp = self.exp().await?;
-        let provisioning = ExperimentFilter { status: Some(ExperimentStatus::Provisioning), ..Default::default() };
-        context.queued_experiments = Some(exp.count(&provisioning).await?);
-        let mut goals: Vec<_> = exp
-            .goals(None)
-            .await?
-            .into_iter()
-            .filter(|g| matches!(g.status, GoalStatus::Open | GoalStatus::Claimed))
-            .collect();
-        goals.sort_by_key(|g| (std::cmp::Reverse(g.priority), g.id));
-        context.goals = goals
-            .into_iter()
-            .take(MOST)
-            .map(|g| GoalContext {
-                id: g.id,
-                title: g.title,
-                metric: g.metric,
-                direction: g.direction.to_string(),
-                target: g.target,
-                baseline: g.baseline,
-                priority: g.priority,
-                status: g.status,
-                owner: g.owner,
-                lease_expires_iso: g.lease_expires,
-            })
-            .collect();
-        let line = |r: falcon_exp::ExperimentRecord| ExperimentLine {
-            id: r.id,
-            name: r.name,
-            status: r.status,
-            scenario: r.scenario.to_string(),
-            created_iso: r.created,
-        };
-        let mut active = Vec::new();
-        for status in [ExperimentStatus::Running, ExperimentStatus::Provisioning, ExperimentStatus::Pending] {
-            let filter = ExperimentFilter { status: Some(status), limit: MOST as u32, ..Default::default() };
-            active.extend(exp.list(&filter).await?.into_iter().map(line));
-        }
-        active.truncate(MOST);
-        context.experiments.active = active;
-        let newest = exp.list(&ExperimentFilter { limit: 50, ..Default::default() }).await?;
-        context.experiments.recent =
-            newest.into_iter().filter(|r| r.status.is_terminal()).take(MOST).map(line).collect();
-        Ok(())
+async fn fill_state(app: &App, context: &mut Context) -> Result<()> {
+    let exp = app.exp().await?;
+    let provisioning = ExperimentFilter { status: Some(ExperimentStatus::Provisioning), ..Default::default() };
+    context.queued_experiments = Some(exp.count(&provisioning).await?);
+    let mut goals: Vec<_> = exp
+        .goals(None)
+        .await?
+        .into_iter()
+        .filter(|g| matches!(g.status, GoalStatus::Open | GoalStatus::Claimed))
+        .collect();
+    goals.sort_by_key(|g| (std::cmp::Reverse(g.priority), g.id));
+    context.goals = goals
+        .into_iter()
+        .take(MOST)
+        .map(|g| GoalContext {
+            id: g.id,
+            title: g.title,
+            metric: g.metric,
+            direction: g.direction.to_string(),
+            target: g.target,
+            baseline: g.baseline,
+            priority: g.priority,
+            status: g.status,
+            owner: g.owner,
+            lease_expires_iso: g.lease_expires,
+        })
+        .collect();
+    let line = |r: falcon_exp::ExperimentRecord| ExperimentLine {
+        id: r.id,
+        name: r.name,
+        status: r.status,
+        scenario: r.scenario.to_string(),
+        created_iso: r.created,
+    };
+    let mut active = Vec::new();
+    for status in [ExperimentStatus::Running, ExperimentStatus::Provisioning, ExperimentStatus::Pending] {
+        let filter = ExperimentFilter { status: Some(status), limit: MOST as u32, ..Default::default() };
+        active.extend(exp.list(&filter).await?.into_iter().map(line));
     }
+    active.truncate(MOST);
+    context.experiments.active = active;
+    let newest = exp.list(&ExperimentFilter { limit: 50, ..Default::default() }).await?;
+    context.experiments.recent = newest.into_iter().filter(|r| r.status.is_terminal()).take(MOST).map(line).collect();
+    Ok(())
 }
 
 /// A unit enum's serde name (`local`, `tpu`).

@@ -218,284 +218,226 @@ pub struct HistoryView {
     pub note: Option<String>,
 }
 
-impl App {
-    /// Records an experiment from a checked spec and queues its job; with `wait`, runs the worker loop here
-    /// until it ends (the embedded worker of `exp submit --wait`) and, when it completed, the analyses it
-    /// calls for. `progress` hears of the submission, then of each status reached while waiting. Returns the
-    /// experiment's detail and the analysis events.
-    pub async fn submit_experiment(
-        &self,
-        spec: &ExperimentSpec,
-        wait: bool,
-        timeout: Option<std::time::Duration>,
-        mut progress: impl FnMut(SubmitProgress<'_>),
-    ) -> Result<(ExperimentDetail, Vec<WorkerEvent>)> {
-        let exp = self.exp().await?;
-        placeable(exp, spec, "")?;
-        let rec = exp.submit(spec).await?;
-        progress(SubmitProgress::Submitted(&rec));
-        if !wait {
-            return Ok((ExperimentDetail::compose(exp.show(rec.id).await?), Vec::new()));
-        }
-        let deadline = timeout.map(|t| std::time::Instant::now() + t);
-        // The embedded worker keeps its leases on their own timer, like `falcon worker`.
-        let background = exp.start_background().await?;
-        let waited = exp.wait_until(rec.id, deadline, |r| progress(SubmitProgress::Status(r))).await;
-        // Whatever the wait came to: the samples of jobs still running written, the leases handed back.
-        let stopped = exp.stop_background(background).await;
-        let rec = waited?;
-        stopped?;
-        let events = if rec.status == ExperimentStatus::Completed {
-            self.analyze_completed_among(Some(&[rec.id])).await
-        } else {
-            Vec::new()
-        };
-        Ok((ExperimentDetail::compose(exp.show(rec.id).await?), events))
+pub(crate) async fn submit_experiment(
+    app: &App,
+    spec: &ExperimentSpec,
+    wait: bool,
+    timeout: Option<std::time::Duration>,
+    mut progress: impl FnMut(SubmitProgress<'_>),
+) -> Result<(ExperimentDetail, Vec<WorkerEvent>)> {
+    let exp = app.exp().await?;
+    placeable(exp, spec, "")?;
+    let rec = exp.submit(spec).await?;
+    progress(SubmitProgress::Submitted(&rec));
+    if !wait {
+        return Ok((ExperimentDetail::compose(exp.show(rec.id).await?), Vec::new()));
     }
+    let deadline = timeout.map(|t| std::time::Instant::now() + t);
+    // The embedded worker keeps its leases on their own timer, like `falcon worker`.
+    let background = exp.start_background().await?;
+    let waited = exp.wait_until(rec.id, deadline, |r| progress(SubmitProgress::Status(r))).await;
+    // Whatever the wait came to: the samples of jobs still running written, the leases handed back.
+    let stopped = exp.stop_background(background).await;
+    let rec = waited?;
+    stopped?;
+    let events = if rec.status == ExperimentStatus::Completed {
+        app.analyze_completed_among(Some(&[rec.id])).await
+    } else {
+        Vec::new()
+    };
+    Ok((ExperimentDetail::compose(exp.show(rec.id).await?), events))
+}
 
-    /// A page of the experiments matching the query, newest first. The cursor of the next page is the last
-    /// row's id (the same as `before`, which it replaces); `limit` 0 gives an empty page. With
-    /// `with_metrics`, the page's metric summaries come from the summary rows in one read (no metrics file is
-    /// opened).
-    pub async fn list_experiments(&self, query: &ListQuery, cursor: Option<&str>) -> Result<Page<ExperimentItem>> {
-        let mut query = query.clone();
-        if let Some(c) = cursor {
-            if query.before.is_some() {
-                return Err(AppError::usage("cursor and before both say where the page starts; give one"));
+pub(crate) async fn list_experiments(
+    app: &App,
+    query: &ListQuery,
+    cursor: Option<&str>,
+) -> Result<Page<ExperimentItem>> {
+    let mut query = query.clone();
+    if let Some(c) = cursor {
+        if query.before.is_some() {
+            return Err(AppError::usage("cursor and before both say where the page starts; give one"));
+        }
+        c.parse::<ExperimentId>().map_err(|_| crate::page::bad_cursor(c))?;
+        query.before = Some(c.to_string());
+    }
+    let mut filter = query.filter()?;
+    if query.limit == 0 {
+        return Ok(Page { items: Vec::new(), next_cursor: None });
+    }
+    // One row more than the page: whether there is a next page is then known, not guessed.
+    filter.limit = query.limit.saturating_add(1);
+    let exp = app.exp().await?;
+    let mut records = exp.list(&filter).await?;
+    let more = records.len() > query.limit as usize;
+    records.truncate(query.limit as usize);
+    let next_cursor = if more { records.last().map(|r| r.id.to_string()) } else { None };
+    let mut metrics = if query.with_metrics {
+        let ids: Vec<ExperimentId> = records.iter().map(|r| r.id).collect();
+        Some(exp.metric_summaries_of(&ids).await?)
+    } else {
+        None
+    };
+    let items = records
+        .into_iter()
+        .map(|record| {
+            let metrics = metrics.as_mut().map(|m| m.remove(&record.id).unwrap_or_default());
+            ExperimentItem { record, metrics }
+        })
+        .collect();
+    Ok(Page { items, next_cursor })
+}
+
+pub(crate) async fn metric_charts(
+    app: &App,
+    id: ExperimentId,
+    max_points: usize,
+    max_charts: usize,
+) -> Result<(Vec<MetricChart>, Vec<String>)> {
+    let series = app.exp().await?.metric_series(id).await?;
+    let first = ["step_time_s", "step_time_ms", "loss", "tokens_per_s", "samples_per_s", "mfu"];
+    let mut names: Vec<&String> = series.fields.keys().collect();
+    names.sort_by_key(|n| (first.iter().position(|f| f == n).unwrap_or(first.len()), n.as_str()));
+    let mut notes: Vec<String> = series
+        .notes
+        .iter()
+        .map(|n| match n.line {
+            Some(line) => format!("{}:{line}: {}", n.file, n.reason),
+            None => format!("{}: {}", n.file, n.reason),
+        })
+        .collect();
+    if names.len() > max_charts {
+        notes.push(format!("{} of {} metrics drawn (the first by name after the usual ones)", max_charts, names.len()));
+    }
+    let charts = names
+        .into_iter()
+        .take(max_charts)
+        .map(|name| {
+            let samples = &series.fields[name];
+            let points: Vec<(f64, f64)> = samples.iter().map(|(s, v)| (*s as f64, *v)).collect();
+            let k = falcon_core::stats::warmup_len(samples.len());
+            MetricChart {
+                metric: name.clone(),
+                steps: samples.len(),
+                warmup_until: (k > 0).then(|| samples[k - 1].0 as f64),
+                points: crate::series::downsample(&points, max_points),
             }
-            c.parse::<ExperimentId>().map_err(|_| crate::page::bad_cursor(c))?;
-            query.before = Some(c.to_string());
-        }
-        let mut filter = query.filter()?;
-        if query.limit == 0 {
-            return Ok(Page { items: Vec::new(), next_cursor: None });
-        }
-        // One row more than the page: whether there is a next page is then known, not guessed.
-        filter.limit = query.limit.saturating_add(1);
-        let exp = self.exp().await?;
-        let mut records = exp.list(&filter).await?;
-        let more = records.len() > query.limit as usize;
-        records.truncate(query.limit as usize);
-        let next_cursor = if more { records.last().map(|r| r.id.to_string()) } else { None };
-        let mut metrics = if query.with_metrics {
-            let ids: Vec<ExperimentId> = records.iter().map(|r| r.id).collect();
-            Some(exp.metric_summaries_of(&ids).await?)
-        } else {
-            None
-        };
-        let items = records
-            .into_iter()
-            .map(|record| {
-                let metrics = metrics.as_mut().map(|m| m.remove(&record.id).unwrap_or_default());
-                ExperimentItem { record, metrics }
-            })
-            .collect();
-        Ok(Page { items, next_cursor })
-    }
+        })
+        .collect();
+    Ok((charts, notes))
+}
 
-    /// The experiment's per-step metrics as charts: each numeric field's `(step, value)` points thinned to at
-    /// most `max_points` (every bucket's lowest and highest point kept), with the step where the warm-up rule
-    /// ends; the usual fields first (step time, loss, throughput), then the rest by name, at most `max_charts`.
-    /// What the metrics reader skipped comes back as notes.
-    pub async fn metric_charts(
-        &self,
-        id: ExperimentId,
-        max_points: usize,
-        max_charts: usize,
-    ) -> Result<(Vec<MetricChart>, Vec<String>)> {
-        let series = self.exp().await?.metric_series(id).await?;
-        let first = ["step_time_s", "step_time_ms", "loss", "tokens_per_s", "samples_per_s", "mfu"];
-        let mut names: Vec<&String> = series.fields.keys().collect();
-        names.sort_by_key(|n| (first.iter().position(|f| f == n).unwrap_or(first.len()), n.as_str()));
-        let mut notes: Vec<String> = series
-            .notes
-            .iter()
-            .map(|n| match n.line {
-                Some(line) => format!("{}:{line}: {}", n.file, n.reason),
-                None => format!("{}: {}", n.file, n.reason),
-            })
-            .collect();
-        if names.len() > max_charts {
-            notes.push(format!(
-                "{} of {} metrics drawn (the first by name after the usual ones)",
-                max_charts,
-                names.len()
-            ));
-        }
-        let charts = names
-            .into_iter()
-            .take(max_charts)
-            .map(|name| {
-                let samples = &series.fields[name];
-                let points: Vec<(f64, f64)> = samples.iter().map(|(s, v)| (*s as f64, *v)).collect();
-                let k = falcon_core::stats::warmup_len(samples.len());
-                MetricChart {
-                    metric: name.clone(),
-                    steps: samples.len(),
-                    warmup_until: (k > 0).then(|| samples[k - 1].0 as f64),
-                    points: crate::series::downsample(&points, max_points),
-                }
-            })
-            .collect();
-        Ok((charts, notes))
-    }
+pub(crate) async fn experiment_artifacts(
+    app: &App,
+    id: ExperimentId,
+    cursor: Option<&str>,
+    limit: usize,
+) -> Result<Page<ArtifactRecord>> {
+    Page::of_all(app.exp().await?.show(id).await?.artifacts, cursor, limit)
+}
 
-    /// A page of an experiment's indexed artifacts.
-    pub async fn experiment_artifacts(
-        &self,
-        id: ExperimentId,
-        cursor: Option<&str>,
-        limit: usize,
-    ) -> Result<Page<ArtifactRecord>> {
-        Page::of_all(self.exp().await?.show(id).await?.artifacts, cursor, limit)
+pub(crate) async fn show_experiment(app: &App, id: ExperimentId, warmup: Option<usize>) -> Result<ExperimentDetail> {
+    let exp = app.exp().await?;
+    let mut view = exp.show(id).await?;
+    if warmup.is_some() {
+        view.metrics = exp.metric_summaries(view.record.id, warmup).await?;
     }
+    Ok(ExperimentDetail::compose(view))
+}
 
-    /// One experiment: record, history, artifacts, metric summaries (over `warmup` dropped samples when
-    /// given), analysis summaries, the memory verdict.
-    pub async fn show_experiment(&self, id: ExperimentId, warmup: Option<usize>) -> Result<ExperimentDetail> {
-        let exp = self.exp().await?;
-        let mut view = exp.show(id).await?;
-        if warmup.is_some() {
-            view.metrics = exp.metric_summaries(view.record.id, warmup).await?;
-        }
-        Ok(ExperimentDetail::compose(view))
+pub(crate) async fn experiment_record(app: &App, id: ExperimentId) -> Result<ExperimentRecord> {
+    Ok(app.exp().await?.experiment(id).await?)
+}
+
+pub(crate) async fn experiment_status(app: &App, id: ExperimentId) -> Result<ExperimentStatus> {
+    Ok(app.exp().await?.experiment(id).await?.status)
+}
+
+pub(crate) async fn cancel_experiment(app: &App, id: ExperimentId) -> Result<ExperimentDetail> {
+    let exp = app.exp().await?;
+    let rec = exp.cancel(id).await?;
+    Ok(ExperimentDetail::compose(exp.show(rec.id).await?))
+}
+
+pub(crate) async fn experiment_logs_from(
+    app: &App,
+    id: ExperimentId,
+    from: &std::collections::BTreeMap<String, u64>,
+) -> Result<Vec<falcon_exp::outputs::LogChunk>> {
+    Ok(app.exp().await?.logs_from(id, from).await?)
+}
+
+pub(crate) async fn experiment_log_tails(
+    app: &App,
+    id: ExperimentId,
+    max_bytes: u64,
+) -> Result<Vec<falcon_exp::outputs::LogChunk>> {
+    Ok(app.exp().await?.log_tails(id, max_bytes).await?)
+}
+
+pub(crate) async fn experiment_artifact(app: &App, id: ExperimentId, path: &str) -> Result<ArtifactRecord> {
+    Ok(app.exp().await?.artifact(id, path).await?)
+}
+
+pub(crate) async fn artifact_bytes(
+    app: &App,
+    artifact: &ArtifactRecord,
+    range: std::ops::Range<u64>,
+) -> Result<Vec<u8>> {
+    Ok(app.exp().await?.artifact_range(artifact, range).await?.to_vec())
+}
+
+pub(crate) async fn kept_report(app: &App, id: ExperimentId, name: &str) -> Result<Option<Vec<u8>>> {
+    Ok(app.exp().await?.kept_report(id, name).await?.map(|b| b.to_vec()))
+}
+
+pub(crate) async fn keep_report(app: &App, id: ExperimentId, name: &str, bytes: Vec<u8>) -> Result<ArtifactRecord> {
+    Ok(app.exp().await?.keep_report(id, name, bytes).await?)
+}
+
+pub(crate) async fn experiment_logs(app: &App, id: ExperimentId) -> Result<Vec<(String, String)>> {
+    Ok(app.exp().await?.logs(id).await?)
+}
+
+pub(crate) async fn diff_experiments(app: &App, a: ExperimentId, b: ExperimentId) -> Result<Vec<Change>> {
+    Ok(app.exp().await?.diff(a, b).await?)
+}
+
+pub(crate) async fn compare_experiments(app: &App, req: &CompareRequest) -> Result<RunComparison> {
+    let side = |text: &str, which: &str| text.parse::<RunSet>().map_err(|e| AppError::usage(format!("{which}: {e}")));
+    let (a, b) = (side(&req.a, "A")?, side(&req.b, "B")?);
+    Ok(app.exp().await?.compare_runs(&a, &b, &req.metric, req.direction, req.warmup).await?)
+}
+
+pub(crate) async fn history(
+    app: &App,
+    name: Option<String>,
+    config_hash: Option<String>,
+    labels: &[String],
+    metric: &str,
+) -> Result<HistoryView> {
+    let labels = parse_labels(labels)?;
+    if name.is_none() && config_hash.is_none() && labels.is_empty() {
+        return Err(AppError::new(ErrorKind::Usage, "name the series: by its name, config hash or labels"));
     }
-
-    /// An experiment's stored record (one small read: what the dashboard's live rows poll).
-    pub async fn experiment_record(&self, id: ExperimentId) -> Result<ExperimentRecord> {
-        Ok(self.exp().await?.experiment(id).await?)
-    }
-
-    /// An experiment's status (one small read: what a follower polls).
-    pub async fn experiment_status(&self, id: ExperimentId) -> Result<ExperimentStatus> {
-        Ok(self.exp().await?.experiment(id).await?.status)
-    }
-
-    /// Asks for an experiment to be cancelled; a worker stops its job. Returns its detail after the request.
-    pub async fn cancel_experiment(&self, id: ExperimentId) -> Result<ExperimentDetail> {
-        let exp = self.exp().await?;
-        let rec = exp.cancel(id).await?;
-        Ok(ExperimentDetail::compose(exp.show(rec.id).await?))
-    }
-
-    /// What each of an experiment's logs gained since `from` (source → byte offset), read from those offsets:
-    /// what a follower asks for at each poll.
-    pub async fn experiment_logs_from(
-        &self,
-        id: ExperimentId,
-        from: &std::collections::BTreeMap<String, u64>,
-    ) -> Result<Vec<falcon_exp::outputs::LogChunk>> {
-        Ok(self.exp().await?.logs_from(id, from).await?)
-    }
-
-    /// The last `max_bytes` of each of an experiment's logs (whole lines), with the offsets a follower goes on from.
-    pub async fn experiment_log_tails(
-        &self,
-        id: ExperimentId,
-        max_bytes: u64,
-    ) -> Result<Vec<falcon_exp::outputs::LogChunk>> {
-        Ok(self.exp().await?.log_tails(id, max_bytes).await?)
-    }
-
-    /// The indexed artifact at `path` inside an experiment (a path with `..` and the like is refused).
-    pub async fn experiment_artifact(&self, id: ExperimentId, path: &str) -> Result<ArtifactRecord> {
-        Ok(self.exp().await?.artifact(id, path).await?)
-    }
-
-    /// Bytes `range` of an artifact (cut at its end).
-    pub async fn artifact_bytes(&self, artifact: &ArtifactRecord, range: std::ops::Range<u64>) -> Result<Vec<u8>> {
-        Ok(self.exp().await?.artifact_range(artifact, range).await?.to_vec())
-    }
-
-    /// A report kept for the experiment (`reports/<name>`), if one is.
-    pub async fn kept_report(&self, id: ExperimentId, name: &str) -> Result<Option<Vec<u8>>> {
-        Ok(self.exp().await?.kept_report(id, name).await?.map(|b| b.to_vec()))
-    }
-
-    /// Keeps a generated report as the experiment's `reports/<name>` artifact, for the next request.
-    pub async fn keep_report(&self, id: ExperimentId, name: &str, bytes: Vec<u8>) -> Result<ArtifactRecord> {
-        Ok(self.exp().await?.keep_report(id, name, bytes).await?)
-    }
-
-    /// Every log of an experiment collected so far: (source, text).
-    pub async fn experiment_logs(&self, id: ExperimentId) -> Result<Vec<(String, String)>> {
-        Ok(self.exp().await?.logs(id).await?)
-    }
-
-    /// Follows an experiment's logs, driving the worker loop, until it ends: `on_text(source, new_text)` gets
-    /// each log's text as it grows. Returns the status it ended in.
-    pub async fn follow_logs(
-        &self,
-        id: ExperimentId,
-        mut on_text: impl FnMut(&str, &str) -> Result<()>,
-    ) -> Result<ExperimentStatus> {
-        let exp = self.exp().await?;
-        let mut printed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        let background = exp.start_background().await?;
-        loop {
-            let _ = exp.work().await?;
-            let status = exp.show(id).await?.record.status;
-            for (name, text) in exp.logs(id).await? {
-                let seen = printed.entry(name.clone()).or_insert(0);
-                if text.len() > *seen {
-                    // A multi-byte character split across two reads shifts the boundary: give it from the start.
-                    let new = text.get(*seen..).unwrap_or(&text);
-                    on_text(&name, new)?;
-                    *seen = text.len();
-                }
-            }
-            if status.is_terminal() {
-                exp.stop_background(background).await?;
-                return Ok(status);
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    // `--config-hash` takes the full hash or a prefix (the 12 characters `exp list` prints).
+    let config_hash = config_hash.map(|h| h.trim().to_ascii_lowercase());
+    if let Some(h) = &config_hash {
+        if h.is_empty() || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(AppError::usage(format!("config-hash {h}: a config hash is hex digits (or their start)")));
         }
     }
-
-    /// The config diff of two experiments (A → B).
-    pub async fn diff_experiments(&self, a: ExperimentId, b: ExperimentId) -> Result<Vec<Change>> {
-        Ok(self.exp().await?.diff(a, b).await?)
-    }
-
-    /// The verdict on a metric, A (baseline) against B.
-    pub async fn compare_experiments(&self, req: &CompareRequest) -> Result<RunComparison> {
-        let side =
-            |text: &str, which: &str| text.parse::<RunSet>().map_err(|e| AppError::usage(format!("{which}: {e}")));
-        let (a, b) = (side(&req.a, "A")?, side(&req.b, "B")?);
-        Ok(self.exp().await?.compare_runs(&a, &b, &req.metric, req.direction, req.warmup).await?)
-    }
-
-    /// A metric across a series of experiments (same name, config hash or its prefix, or labels), with its shifts.
-    pub async fn history(
-        &self,
-        name: Option<String>,
-        config_hash: Option<String>,
-        labels: &[String],
-        metric: &str,
-    ) -> Result<HistoryView> {
-        let labels = parse_labels(labels)?;
-        if name.is_none() && config_hash.is_none() && labels.is_empty() {
-            return Err(AppError::new(ErrorKind::Usage, "name the series: by its name, config hash or labels"));
-        }
-        // `--config-hash` takes the full hash or a prefix (the 12 characters `exp list` prints).
-        let config_hash = config_hash.map(|h| h.trim().to_ascii_lowercase());
-        if let Some(h) = &config_hash {
-            if h.is_empty() || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(AppError::usage(format!("config-hash {h}: a config hash is hex digits (or their start)")));
-            }
-        }
-        let filter = ExperimentFilter { name, config_hash, labels, ..Default::default() };
-        let exp = self.exp().await?;
-        let history = exp.history(&filter, metric).await?;
-        let completed =
-            exp.count(&ExperimentFilter { status: Some(ExperimentStatus::Completed), ..filter.clone() }).await?;
-        let truncated = completed > HISTORY_READS;
-        let note = truncated.then(|| {
-            format!(
-                "the series has {completed} completed experiments; the history covers the newest {HISTORY_READS} \
-                 (narrow it by name, config hash or labels)"
-            )
-        });
-        Ok(HistoryView { history, completed, truncated, note })
-    }
+    let filter = ExperimentFilter { name, config_hash, labels, ..Default::default() };
+    let exp = app.exp().await?;
+    let history = exp.history(&filter, metric).await?;
+    let completed =
+        exp.count(&ExperimentFilter { status: Some(ExperimentStatus::Completed), ..filter.clone() }).await?;
+    let truncated = completed > HISTORY_READS;
+    let note = truncated.then(|| {
+        format!(
+            "the series has {completed} completed experiments; the history covers the newest {HISTORY_READS} \
+             (narrow it by name, config hash or labels)"
+        )
+    });
+    Ok(HistoryView { history, completed, truncated, note })
 }

@@ -109,33 +109,30 @@ pub fn parse_age(text: &str) -> Result<Duration> {
     falcon_core::spec::parse_duration(t).map(Duration::from_secs).map_err(AppError::usage)
 }
 
-impl App {
-    /// Removes collected job folders and trims the profile cache (see the module docs).
-    pub async fn gc(&self, request: &GcRequest) -> Result<GcReport> {
-        let config = self.config()?;
-        let cache_dir = config.data_dir.join("cache").join("profiles");
-        let dirs = self.exp().await?.collect_job_dirs(request.job_age, request.dry_run).await?;
-        let mut removed = Vec::new();
-        let mut kept = Vec::new();
-        for d in dirs {
-            let item = GcItem {
-                kind: "job_dir",
-                path: d.path,
-                bytes: d.bytes,
-                job: d.job.map(|j| j.to_string()),
-                reason: d.kept_because,
-            };
-            if d.remove {
-                removed.push(item);
-            } else {
-                kept.push(item);
-            }
+pub(crate) async fn gc(app: &App, request: &GcRequest) -> Result<GcReport> {
+    let config = app.config()?;
+    let cache_dir = config.data_dir.join("cache").join("profiles");
+    let dirs = app.exp().await?.collect_job_dirs(request.job_age, request.dry_run).await?;
+    let mut removed = Vec::new();
+    let mut kept = Vec::new();
+    for d in dirs {
+        let item = GcItem {
+            kind: "job_dir",
+            path: d.path,
+            bytes: d.bytes,
+            job: d.job.map(|j| j.to_string()),
+            reason: d.kept_because,
+        };
+        if d.remove {
+            removed.push(item);
+        } else {
+            kept.push(item);
         }
-        let (cache, trimmed) = trim_cache(&cache_dir, request.cache_cap, request.dry_run)?;
-        removed.extend(trimmed);
-        let bytes = removed.iter().map(|i| i.bytes).sum();
-        Ok(GcReport { dry_run: request.dry_run, removed, bytes, kept, cache })
     }
+    let (cache, trimmed) = trim_cache(&cache_dir, request.cache_cap, request.dry_run)?;
+    removed.extend(trimmed);
+    let bytes = removed.iter().map(|i| i.bytes).sum();
+    Ok(GcReport { dry_run: request.dry_run, removed, bytes, kept, cache })
 }
 
 /// Removes the least recently used files under `dir` until it holds at most `cap` bytes.

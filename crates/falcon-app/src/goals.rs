@@ -225,187 +225,171 @@ pub struct SessionRequest<'a> {
     pub repeats: Option<usize>,
 }
 
-impl App {
-    /// Creates a goal. The title must say something and the target, when given, must be a finite number.
-    pub async fn create_goal(&self, req: &GoalRequest) -> Result<GoalRecord> {
-        if req.title.trim().is_empty() {
-            return Err(AppError::usage("title must not be empty: say what the goal is"));
+pub(crate) async fn create_goal(app: &App, req: &GoalRequest) -> Result<GoalRecord> {
+    if req.title.trim().is_empty() {
+        return Err(AppError::usage("title must not be empty: say what the goal is"));
+    }
+    if let Some(t) = req.target.filter(|t| !t.is_finite()) {
+        return Err(AppError::usage(format!("target must be a finite number, not {t}")));
+    }
+    let direction = match &req.direction {
+        Some(d) => d.parse::<Direction>().map_err(|e| AppError::usage(format!("direction: {e}")))?,
+        None => falcon_core::stats::direction_for(&req.metric).map(Direction::from).ok_or_else(|| {
+            AppError::usage(format!(
+                "`{}` has no standard direction; give the direction: maximize or minimize",
+                req.metric
+            ))
+        })?,
+    };
+    let baseline = req
+        .baseline
+        .as_deref()
+        .map(str::parse::<ExperimentId>)
+        .transpose()
+        .map_err(|e| AppError::usage(format!("baseline: {e}")))?;
+    let goal = NewGoal {
+        title: req.title.clone(),
+        workload: req.workload.clone(),
+        hardware: req.hardware.clone(),
+        metric: req.metric.clone(),
+        direction,
+        target: req.target,
+        baseline,
+        priority: req.priority,
+    };
+    Ok(app.exp().await?.create_goal(&goal).await?)
+}
+
+pub(crate) async fn list_goals(
+    app: &App,
+    status: Option<&str>,
+    cursor: Option<&str>,
+    limit: usize,
+) -> Result<Page<GoalView>> {
+    let status =
+        status.map(str::parse::<GoalStatus>).transpose().map_err(|e| AppError::usage(format!("status: {e}")))?;
+    let goals = app.exp().await?.goals(status).await?;
+    Page::of_all(goals.into_iter().map(GoalView::from).collect(), cursor, limit)
+}
+
+pub(crate) async fn set_goal_baseline(app: &App, id: GoalId, baseline: Option<&str>) -> Result<GoalRecord> {
+    let baseline =
+        baseline.map(str::parse::<ExperimentId>).transpose().map_err(|e| AppError::usage(format!("baseline: {e}")))?;
+    Ok(app.exp().await?.set_goal_baseline(id, baseline).await?)
+}
+
+pub(crate) async fn goal(app: &App, id: GoalId) -> Result<GoalRecord> {
+    Ok(app.exp().await?.goal(id).await?)
+}
+
+pub(crate) async fn claim_goal(app: &App, id: Option<GoalId>, owner: &str, lease: Duration) -> Result<GoalRecord> {
+    Ok(app.exp().await?.claim_goal(id, owner, lease).await?)
+}
+
+pub(crate) async fn close_goal(
+    app: &App,
+    id: GoalId,
+    to: GoalStatus,
+    reason: &str,
+    owner: Option<&str>,
+) -> Result<GoalRecord> {
+    let reason = if reason.is_empty() { format!("marked {to}") } else { reason.to_string() };
+    Ok(app.exp().await?.close_goal(id, to, &reason, owner).await?)
+}
+
+pub(crate) async fn compare_goal(app: &App, id: GoalId) -> Result<GoalComparison> {
+    Ok(app.exp().await?.compare_goal(id).await?)
+}
+
+pub(crate) async fn goal_report(app: &App, id: GoalId, top: usize) -> Result<GoalReport> {
+    let exp = app.exp().await?;
+    crate::goal_report::build(exp, id, top).await
+}
+
+pub(crate) async fn submit_session(
+    app: &App,
+    request: &SessionRequest<'_>,
+    load_base: impl Fn(&str) -> std::result::Result<String, String>,
+    on_submitted: impl FnOnce(&SessionView),
+    on_progress: impl FnMut(&[RunProgress]),
+) -> Result<(SessionDetail, Vec<WorkerEvent>)> {
+    let exp = app.exp().await?;
+    let points = exp.expand_sweep(request.sweep_text, request.file_label, load_base, request.repeats).await?;
+    let axes = falcon_exp::sweep::sweep_axes(&points);
+    let specs: Vec<falcon_core::spec::ExperimentSpec> = points.into_iter().map(|p| p.spec).collect();
+    for (i, spec) in specs.iter().enumerate() {
+        crate::experiments::placeable(exp, spec, &format!("experiment {} of the session: ", i + 1))?;
+    }
+    // The axes are kept so that the session's grid can be drawn (the dashboard's session page).
+    let sweep_json = serde_json::json!({ "file": request.file_label, "experiments": specs.len(), "axes": axes });
+    let view = exp.submit_session(request.name, request.goal, sweep_json, &specs).await?;
+    on_submitted(&view);
+    if !request.wait {
+        return Ok((session_detail(app, view, None).await?, Vec::new()));
+    }
+    let deadline = request.timeout.map(|t| std::time::Instant::now() + t);
+    let background = exp.start_background().await?;
+    let ids: Vec<ExperimentId> = view.experiments.iter().map(|e| e.id).collect();
+    let waited = exp.wait_all(&ids, deadline, on_progress).await;
+    let stopped = exp.stop_background(background).await;
+    waited?;
+    stopped?;
+    let mut events = Vec::new();
+    for chunk in ids.chunks(1000) {
+        events.extend(app.analyze_completed_among(Some(chunk)).await);
+    }
+    let view = exp.session(view.session.id).await?;
+    Ok((session_detail(app, view, None).await?, events))
+}
+
+pub(crate) async fn session(app: &App, id: SessionId) -> Result<SessionDetail> {
+    app.session_with_metric(id, None).await
+}
+
+pub(crate) async fn session_with_metric(app: &App, id: SessionId, metric: Option<&str>) -> Result<SessionDetail> {
+    let view = app.exp().await?.session(id).await?;
+    session_detail(app, view, metric).await
+}
+
+/// EXP's session view with each experiment's row: its metric summaries, read for the whole session at
+/// once from the summary rows, and whether its config hash is its baseline's (the goal's baseline, else
+/// its spec's).
+async fn session_detail(app: &App, view: SessionView, metric: Option<&str>) -> Result<SessionDetail> {
+    let exp = app.exp().await?;
+    let goal = match view.session.goal {
+        Some(goal) => Some(exp.goal(goal).await?),
+        None => None,
+    };
+    let goal_baseline = goal.as_ref().and_then(|g| g.baseline);
+    let mut baseline_hashes: HashMap<ExperimentId, String> = HashMap::new();
+    for id in view.experiments.iter().filter_map(|e| goal_baseline.or(e.baseline)) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = baseline_hashes.entry(id) {
+            let hash = match view.experiments.iter().find(|e| e.id == id) {
+                Some(e) => e.config_hash.clone(),
+                None => exp.experiment(id).await?.config_hash,
+            };
+            slot.insert(hash);
         }
-        if let Some(t) = req.target.filter(|t| !t.is_finite()) {
-            return Err(AppError::usage(format!("target must be a finite number, not {t}")));
-        }
-        let direction = match &req.direction {
-            Some(d) => d.parse::<Direction>().map_err(|e| AppError::usage(format!("direction: {e}")))?,
-            None => falcon_core::stats::direction_for(&req.metric).map(Direction::from).ok_or_else(|| {
-                AppError::usage(format!(
-                    "`{}` has no standard direction; give the direction: maximize or minimize",
-                    req.metric
-                ))
-            })?,
-        };
-        let baseline = req
-            .baseline
-            .as_deref()
-            .map(str::parse::<ExperimentId>)
-            .transpose()
-            .map_err(|e| AppError::usage(format!("baseline: {e}")))?;
-        let goal = NewGoal {
-            title: req.title.clone(),
-            workload: req.workload.clone(),
-            hardware: req.hardware.clone(),
-            metric: req.metric.clone(),
-            direction,
-            target: req.target,
-            baseline,
-            priority: req.priority,
-        };
-        Ok(self.exp().await?.create_goal(&goal).await?)
     }
-
-    /// A page of the goals, optionally of one status (`open`, `claimed`, `achieved`, `abandoned`).
-    pub async fn list_goals(&self, status: Option<&str>, cursor: Option<&str>, limit: usize) -> Result<Page<GoalView>> {
-        let status =
-            status.map(str::parse::<GoalStatus>).transpose().map_err(|e| AppError::usage(format!("status: {e}")))?;
-        let goals = self.exp().await?.goals(status).await?;
-        Page::of_all(goals.into_iter().map(GoalView::from).collect(), cursor, limit)
-    }
-
-    /// Sets a goal's baseline (`e-N`, which must exist) or clears it (`None`).
-    pub async fn set_goal_baseline(&self, id: GoalId, baseline: Option<&str>) -> Result<GoalRecord> {
-        let baseline = baseline
-            .map(str::parse::<ExperimentId>)
-            .transpose()
-            .map_err(|e| AppError::usage(format!("baseline: {e}")))?;
-        Ok(self.exp().await?.set_goal_baseline(id, baseline).await?)
-    }
-
-    /// One goal.
-    pub async fn goal(&self, id: GoalId) -> Result<GoalRecord> {
-        Ok(self.exp().await?.goal(id).await?)
-    }
-
-    /// Claims a goal (or, with `None`, the open goal of highest priority) for `owner` with a lease.
-    pub async fn claim_goal(&self, id: Option<GoalId>, owner: &str, lease: Duration) -> Result<GoalRecord> {
-        Ok(self.exp().await?.claim_goal(id, owner, lease).await?)
-    }
-
-    /// Moves a goal to `to` (released = open, achieved, abandoned) with a reason.
-    pub async fn close_goal(
-        &self,
-        id: GoalId,
-        to: GoalStatus,
-        reason: &str,
-        owner: Option<&str>,
-    ) -> Result<GoalRecord> {
-        let reason = if reason.is_empty() { format!("marked {to}") } else { reason.to_string() };
-        Ok(self.exp().await?.close_goal(id, to, &reason, owner).await?)
-    }
-
-    /// The goal's completed experiments ranked against its baseline.
-    pub async fn compare_goal(&self, id: GoalId) -> Result<GoalComparison> {
-        Ok(self.exp().await?.compare_goal(id).await?)
-    }
-
-    /// The goal report: progress, ranking, config diff and verdicts baseline → best, the profile comparison.
-    pub async fn goal_report(&self, id: GoalId, top: usize) -> Result<GoalReport> {
-        let exp = self.exp().await?;
-        crate::goal_report::build(exp, id, top).await
-    }
-
-    /// Expands a sweep (`load_base` reads the base spec files it names; `base: e-N` starts from that experiment,
-    /// its points' baseline) and submits it as a session
-    /// (`on_submitted` hears of it); with `wait`, runs the worker loop until every experiment ended
-    /// (`on_progress` hears where each stands after every pass), then the analyses they call for. Returns the
-    /// session's view and the analysis events.
-    pub async fn submit_session(
-        &self,
-        request: &SessionRequest<'_>,
-        load_base: impl Fn(&str) -> std::result::Result<String, String>,
-        on_submitted: impl FnOnce(&SessionView),
-        on_progress: impl FnMut(&[RunProgress]),
-    ) -> Result<(SessionDetail, Vec<WorkerEvent>)> {
-        let exp = self.exp().await?;
-        let points = exp.expand_sweep(request.sweep_text, request.file_label, load_base, request.repeats).await?;
-        let axes = falcon_exp::sweep::sweep_axes(&points);
-        let specs: Vec<falcon_core::spec::ExperimentSpec> = points.into_iter().map(|p| p.spec).collect();
-        for (i, spec) in specs.iter().enumerate() {
-            crate::experiments::placeable(exp, spec, &format!("experiment {} of the session: ", i + 1))?;
-        }
-        // The axes are kept so that the session's grid can be drawn (the dashboard's session page).
-        let sweep_json = serde_json::json!({ "file": request.file_label, "experiments": specs.len(), "axes": axes });
-        let view = exp.submit_session(request.name, request.goal, sweep_json, &specs).await?;
-        on_submitted(&view);
-        if !request.wait {
-            return Ok((self.session_detail(view, None).await?, Vec::new()));
-        }
-        let deadline = request.timeout.map(|t| std::time::Instant::now() + t);
-        let background = exp.start_background().await?;
-        let ids: Vec<ExperimentId> = view.experiments.iter().map(|e| e.id).collect();
-        let waited = exp.wait_all(&ids, deadline, on_progress).await;
-        let stopped = exp.stop_background(background).await;
-        waited?;
-        stopped?;
-        let mut events = Vec::new();
-        for chunk in ids.chunks(1000) {
-            events.extend(self.analyze_completed_among(Some(chunk)).await);
-        }
-        let view = exp.session(view.session.id).await?;
-        Ok((self.session_detail(view, None).await?, events))
-    }
-
-    /// A session, its experiments (with their stored metric summaries and whether each re-runs its
-    /// baseline's config), aggregate status and the keys that differ between them.
-    pub async fn session(&self, id: SessionId) -> Result<SessionDetail> {
-        self.session_with_metric(id, None).await
-    }
-
-    /// [`App::session`] with its grid over `metric` (`None`: the default of [`crate::session_grid`]).
-    pub async fn session_with_metric(&self, id: SessionId, metric: Option<&str>) -> Result<SessionDetail> {
-        let view = self.exp().await?.session(id).await?;
-        self.session_detail(view, metric).await
-    }
-
-    /// EXP's session view with each experiment's row: its metric summaries, read for the whole session at
-    /// once from the summary rows, and whether its config hash is its baseline's (the goal's baseline, else
-    /// its spec's).
-    async fn session_detail(&self, view: SessionView, metric: Option<&str>) -> Result<SessionDetail> {
-        let exp = self.exp().await?;
-        let goal = match view.session.goal {
-            Some(goal) => Some(exp.goal(goal).await?),
-            None => None,
-        };
-        let goal_baseline = goal.as_ref().and_then(|g| g.baseline);
-        let mut baseline_hashes: HashMap<ExperimentId, String> = HashMap::new();
-        for id in view.experiments.iter().filter_map(|e| goal_baseline.or(e.baseline)) {
-            if let std::collections::hash_map::Entry::Vacant(slot) = baseline_hashes.entry(id) {
-                let hash = match view.experiments.iter().find(|e| e.id == id) {
-                    Some(e) => e.config_hash.clone(),
-                    None => exp.experiment(id).await?.config_hash,
-                };
-                slot.insert(hash);
+    let ids: Vec<ExperimentId> = view.experiments.iter().map(|e| e.id).collect();
+    let mut metrics = exp.metric_summaries_of(&ids).await?;
+    let rows: Vec<SessionRow> = view
+        .experiments
+        .iter()
+        .map(|e| {
+            let baseline = goal_baseline.or(e.baseline);
+            SessionRow {
+                metrics: metrics.remove(&e.id).unwrap_or_default(),
+                baseline_rerun: baseline.is_some_and(|b| b != e.id && baseline_hashes[&b] == e.config_hash),
             }
-        }
-        let ids: Vec<ExperimentId> = view.experiments.iter().map(|e| e.id).collect();
-        let mut metrics = exp.metric_summaries_of(&ids).await?;
-        let rows: Vec<SessionRow> = view
-            .experiments
-            .iter()
-            .map(|e| {
-                let baseline = goal_baseline.or(e.baseline);
-                SessionRow {
-                    metrics: metrics.remove(&e.id).unwrap_or_default(),
-                    baseline_rerun: baseline.is_some_and(|b| b != e.id && baseline_hashes[&b] == e.config_hash),
-                }
-            })
-            .collect();
-        let runs: Vec<(&ExperimentRecord, &MetricSummaries)> =
-            view.experiments.iter().zip(&rows).map(|(e, r)| (e, &r.metrics)).collect();
-        let grid = session_grid(&view.session.spec, &runs, metric, goal.as_ref().map(|g| g.metric.as_str()));
-        Ok(SessionDetail { view, rows, grid })
-    }
+        })
+        .collect();
+    let runs: Vec<(&ExperimentRecord, &MetricSummaries)> =
+        view.experiments.iter().zip(&rows).map(|(e, r)| (e, &r.metrics)).collect();
+    let grid = session_grid(&view.session.spec, &runs, metric, goal.as_ref().map(|g| g.metric.as_str()));
+    Ok(SessionDetail { view, rows, grid })
+}
 
-    /// A page of the configured pools and what is running on them.
-    pub async fn pools(&self, cursor: Option<&str>, limit: usize) -> Result<Page<PoolUsage>> {
-        Page::of_all(self.exp().await?.pools().await?, cursor, limit)
-    }
+pub(crate) async fn pools(app: &App, cursor: Option<&str>, limit: usize) -> Result<Page<PoolUsage>> {
+    Page::of_all(app.exp().await?.pools().await?, cursor, limit)
 }

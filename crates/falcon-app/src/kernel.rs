@@ -25,54 +25,54 @@ pub struct LoadedResults {
     pub note: Option<String>,
 }
 
-impl App {
-    /// Analyses one input's results.
-    pub async fn analyze_kernels(&self, input: &str, options: &KernelOptions) -> Result<(KernelReport, Vec<String>)> {
-        if !(options.p.is_finite() && options.p >= 0.0) {
-            return Err(AppError::usage(format!("p must be a number ≥ 0, not {}", options.p)));
-        }
-        for (flag, value) in [("peak-tflops", options.peak_tflops), ("peak-gbs", options.peak_gbs)] {
-            if let Some(v) = value {
-                if !(v.is_finite() && v > 0.0) {
-                    return Err(AppError::usage(format!("{flag} must be a positive number, not {v}")));
-                }
+pub(crate) async fn analyze_kernels(
+    app: &App,
+    input: &str,
+    options: &KernelOptions,
+) -> Result<(KernelReport, Vec<String>)> {
+    if !(options.p.is_finite() && options.p >= 0.0) {
+        return Err(AppError::usage(format!("p must be a number ≥ 0, not {}", options.p)));
+    }
+    for (flag, value) in [("peak-tflops", options.peak_tflops), ("peak-gbs", options.peak_gbs)] {
+        if let Some(v) = value {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(AppError::usage(format!("{flag} must be a positive number, not {v}")));
             }
         }
-        let loaded = self.load_kernel_results(input).await?;
-        Ok((falcon_analysis::kernel_bench::analyze(&loaded.results, options), loaded.note.into_iter().collect()))
     }
+    let loaded = load_kernel_results(app, input).await?;
+    Ok((falcon_analysis::kernel_bench::analyze(&loaded.results, options), loaded.note.into_iter().collect()))
+}
 
-    /// Compares a baseline's results with a new run's, row by row.
-    pub async fn compare_kernels(&self, base: &str, new: &str) -> Result<(KernelComparison, Vec<String>)> {
-        let base = self.load_kernel_results(base).await?;
-        let new = self.load_kernel_results(new).await?;
-        let notes = base.note.into_iter().chain(new.note).collect();
-        Ok((falcon_analysis::kernel_bench::compare(&base.results, &new.results), notes))
+pub(crate) async fn compare_kernels(app: &App, base: &str, new: &str) -> Result<(KernelComparison, Vec<String>)> {
+    let base = load_kernel_results(app, base).await?;
+    let new = load_kernel_results(app, new).await?;
+    let notes = base.note.into_iter().chain(new.note).collect();
+    Ok((falcon_analysis::kernel_bench::compare(&base.results, &new.results), notes))
+}
+
+/// A local file or directory as is; else an experiment id (`e-12`), whose newest `kernel_bench` results
+/// file is fetched into the cache (the stores are opened only then).
+async fn load_kernel_results(app: &App, input: &str) -> Result<LoadedResults> {
+    if Path::new(input).exists() {
+        return Ok(LoadedResults { results: read(Path::new(input))?, note: None });
     }
-
-    /// A local file or directory as is; else an experiment id (`e-12`), whose newest `kernel_bench` results
-    /// file is fetched into the cache (the stores are opened only then).
-    async fn load_kernel_results(&self, input: &str) -> Result<LoadedResults> {
-        if Path::new(input).exists() {
-            return Ok(LoadedResults { results: read(Path::new(input))?, note: None });
-        }
-        let Some(id) = crate::profiles::experiment_id(input) else {
-            return Err(AppError::new(ErrorKind::NotFound, format!("{input}: no such file, directory or experiment"))
-                .with_hint(
+    let Some(id) = crate::profiles::experiment_id(input) else {
+        return Err(AppError::new(ErrorKind::NotFound, format!("{input}: no such file, directory or experiment"))
+            .with_hint(
                 "give a kernel_bench*.jsonl / .csv results file, a directory holding one, or an experiment id (e-12)",
             ));
-        };
-        let paths = self.analysis().await?.fetch_artifacts(id, ArtifactKind::KernelBench).await?;
-        let Some(path) = newest(&paths) else {
-            return Err(AppError::new(
-                ErrorKind::NotFound,
-                format!("{id} has no kernel-bench results (.jsonl / .csv) among its artifacts"),
-            ));
-        };
-        let note = (paths.len() > 1)
-            .then(|| format!("{id}: {} kernel_bench files; using the newest, {}", paths.len(), path.display()));
-        Ok(LoadedResults { results: read(&path)?, note })
-    }
+    };
+    let paths = app.analysis().await?.fetch_artifacts(id, ArtifactKind::KernelBench).await?;
+    let Some(path) = newest(&paths) else {
+        return Err(AppError::new(
+            ErrorKind::NotFound,
+            format!("{id} has no kernel-bench results (.jsonl / .csv) among its artifacts"),
+        ));
+    };
+    let note = (paths.len() > 1)
+        .then(|| format!("{id}: {} kernel_bench files; using the newest, {}", paths.len(), path.display()));
+    Ok(LoadedResults { results: read(&path)?, note })
 }
 
 /// The newest results file among an experiment's `kernel_bench` artifacts: the last by name (keys sort by

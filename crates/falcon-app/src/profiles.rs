@@ -67,94 +67,87 @@ pub fn experiment_id(input: &str) -> Option<ExperimentId> {
     input.parse().ok()
 }
 
-impl App {
-    /// Analyses a capture with the tools asked for (all when empty); stores the experiment's summary row
-    /// when the input is an experiment.
-    pub async fn analyze_profile(
-        &self,
-        target: &str,
-        host: Option<&str>,
-        options: &AnalyzeOptions,
-    ) -> Result<(ResolvedProfile, ProfileReport)> {
-        for (flag, value) in [("model-flops", options.model_flops_per_step), ("peak-tflops", options.peak_tflops)] {
-            if let Some(f) = value {
-                if !(f.is_finite() && f > 0.0) {
-                    return Err(AppError::usage(format!("{flag} must be a positive number, not {f}")));
-                }
+pub(crate) async fn analyze_profile(
+    app: &App,
+    target: &str,
+    host: Option<&str>,
+    options: &AnalyzeOptions,
+) -> Result<(ResolvedProfile, ProfileReport)> {
+    for (flag, value) in [("model-flops", options.model_flops_per_step), ("peak-tflops", options.peak_tflops)] {
+        if let Some(f) = value {
+            if !(f.is_finite() && f > 0.0) {
+                return Err(AppError::usage(format!("{flag} must be a positive number, not {f}")));
             }
         }
-        crate::files::check_input(Path::new(target))?;
-        // An experiment's logged `model_flops` are read by the analysis itself (the worker's summary row and this
-        // call give one answer): beside the capture's own count, MFU's FLOPs only when the capture has none.
-        Ok(self.analysis().await?.analyze(target, host, options).await?)
     }
+    crate::files::check_input(Path::new(target))?;
+    // An experiment's logged `model_flops` are read by the analysis itself (the worker's summary row and this
+    // call give one answer): beside the capture's own count, MFU's FLOPs only when the capture has none.
+    Ok(app.analysis().await?.analyze(target, host, options).await?)
+}
 
-    /// Where each step's time goes, from the capture's (or a Chrome trace's) timeline.
-    pub async fn analyze_trace(&self, target: &str, host: Option<&str>, options: &TraceOptions) -> Result<TraceRun> {
-        if options.max_decompressed_bytes == Some(0) {
-            return Err(AppError::usage(format!("{} must be at least 1 (MiB)", falcon_analysis::limits::FLAG)));
-        }
-        crate::files::check_input(Path::new(target))?;
-        Ok(self.analysis().await?.trace(target, host, options).await?)
+pub(crate) async fn analyze_trace(
+    app: &App,
+    target: &str,
+    host: Option<&str>,
+    options: &TraceOptions,
+) -> Result<TraceRun> {
+    if options.max_decompressed_bytes == Some(0) {
+        return Err(AppError::usage(format!("{} must be at least 1 (MiB)", falcon_analysis::limits::FLAG)));
     }
+    crate::files::check_input(Path::new(target))?;
+    Ok(app.analysis().await?.trace(target, host, options).await?)
+}
 
-    /// Copies the profile into the cache (checked against the artifact index) and says where it is.
-    pub async fn fetch_profile(&self, target: &str, host: Option<&str>) -> Result<ResolvedProfile> {
-        crate::files::check_input(Path::new(target))?;
-        Ok(self.analysis().await?.resolve(target, host).await?)
-    }
+pub(crate) async fn fetch_profile(app: &App, target: &str, host: Option<&str>) -> Result<ResolvedProfile> {
+    crate::files::check_input(Path::new(target))?;
+    Ok(app.analysis().await?.resolve(target, host).await?)
+}
 
-    /// Writes one host's trace as Chrome trace JSON (gzipped for `.gz`) under a temporary name, renamed into
-    /// place; an existing `output` is replaced only with `force`.
-    pub async fn export_trace(
-        &self,
-        target: &str,
-        output: &Path,
-        host: Option<&str>,
-        force: bool,
-    ) -> Result<TraceExport> {
-        crate::files::check_output_target(output, force)?;
-        crate::files::check_input(Path::new(target))?;
-        let resolved = self.analysis().await?.resolve(target, host).await?;
-        let Some(file) = resolved.files.first().cloned() else {
-            return Err(AppError::new(ErrorKind::NotFound, format!("{target}: no profile")));
-        };
-        let output: PathBuf = output.to_path_buf();
-        let summary =
-            tokio::task::spawn_blocking(move || falcon_analysis::trace_export::export_host_trace(&file, &output))
-                .await
-                .map_err(|e| AppError::new(ErrorKind::Failure, format!("trace export task failed: {e}")))??;
-        Ok(TraceExport { summary, hosts: resolved.files.len() })
-    }
+pub(crate) async fn export_trace(
+    app: &App,
+    target: &str,
+    output: &Path,
+    host: Option<&str>,
+    force: bool,
+) -> Result<TraceExport> {
+    crate::files::check_output_target(output, force)?;
+    crate::files::check_input(Path::new(target))?;
+    let resolved = app.analysis().await?.resolve(target, host).await?;
+    let Some(file) = resolved.files.first().cloned() else {
+        return Err(AppError::new(ErrorKind::NotFound, format!("{target}: no profile")));
+    };
+    let output: PathBuf = output.to_path_buf();
+    let summary = tokio::task::spawn_blocking(move || falcon_analysis::trace_export::export_host_trace(&file, &output))
+        .await
+        .map_err(|e| AppError::new(ErrorKind::Failure, format!("trace export task failed: {e}")))??;
+    Ok(TraceExport { summary, hosts: resolved.files.len() })
+}
 
-    /// An experiment's (first host's) trace as gzipped Chrome trace JSON, in memory: what the dashboard offers
-    /// for Perfetto (`ui.perfetto.dev` opens it). Written through a temporary folder that is then removed.
-    pub async fn export_trace_gz(&self, id: ExperimentId) -> Result<Vec<u8>> {
-        let dir = tempfile::tempdir()
-            .map_err(|e| AppError::new(ErrorKind::Failure, format!("a temporary folder for the trace export: {e}")))?;
-        let path = dir.path().join(format!("{id}.trace.json.gz"));
-        self.export_trace(&id.to_string(), &path, None, false).await?;
-        tokio::fs::read(&path).await.map_err(|e| {
-            AppError::new(ErrorKind::Failure, format!("reading the exported trace {}: {e}", path.display()))
-        })
-    }
+pub(crate) async fn export_trace_gz(app: &App, id: ExperimentId) -> Result<Vec<u8>> {
+    let dir = tempfile::tempdir()
+        .map_err(|e| AppError::new(ErrorKind::Failure, format!("a temporary folder for the trace export: {e}")))?;
+    let path = dir.path().join(format!("{id}.trace.json.gz"));
+    app.export_trace(&id.to_string(), &path, None, false).await?;
+    tokio::fs::read(&path)
+        .await
+        .map_err(|e| AppError::new(ErrorKind::Failure, format!("reading the exported trace {}: {e}", path.display())))
+}
 
-    /// Compares two captures, A the baseline; adds the config diff when both inputs are experiments.
-    pub async fn compare_profiles(
-        &self,
-        a: &str,
-        b: &str,
-        host: Option<&str>,
-        options: &CompareOptions,
-    ) -> Result<ProfileCompareResult> {
-        crate::files::check_input(Path::new(a))?;
-        crate::files::check_input(Path::new(b))?;
-        let ids = experiment_id(a).zip(experiment_id(b));
-        let comparison = self.analysis().await?.compare(a, b, host, options).await?;
-        let config_diff = match ids {
-            Some((a, b)) => Some(self.diff_experiments(a, b).await?),
-            None => None,
-        };
-        Ok(ProfileCompareResult { comparison, config_diff })
-    }
+pub(crate) async fn compare_profiles(
+    app: &App,
+    a: &str,
+    b: &str,
+    host: Option<&str>,
+    options: &CompareOptions,
+) -> Result<ProfileCompareResult> {
+    crate::files::check_input(Path::new(a))?;
+    crate::files::check_input(Path::new(b))?;
+    let ids = experiment_id(a).zip(experiment_id(b));
+    let comparison = app.analysis().await?.compare(a, b, host, options).await?;
+    let config_diff = match ids {
+        Some((a, b)) => Some(app.diff_experiments(a, b).await?),
+        None => None,
+    };
+    Ok(ProfileCompareResult { comparison, config_diff })
 }

@@ -57,53 +57,45 @@ pub fn parse_scope(text: &str) -> Result<Scope> {
     text.parse().map_err(|e: String| AppError::usage(format!("scope: {e}")))
 }
 
-impl App {
-    /// Creates a token; its secret is in the answer and nowhere else.
-    pub async fn create_token(&self, name: &str, scope: Scope) -> Result<CreatedToken> {
-        let created = self.exp().await?.create_token(name, scope).await?;
-        Ok(CreatedToken { name: created.record.name, scope, token: created.secret })
-    }
+pub(crate) async fn create_token(app: &App, name: &str, scope: Scope) -> Result<CreatedToken> {
+    let created = app.exp().await?.create_token(name, scope).await?;
+    Ok(CreatedToken { name: created.record.name, scope, token: created.secret })
+}
 
-    /// Every token, revoked ones included, by name.
-    pub async fn tokens(&self, cursor: Option<&str>, limit: usize) -> Result<Page<TokenView>> {
-        let all = self.exp().await?.tokens().await?.into_iter().map(TokenView::from).collect();
-        Page::of_all(all, cursor, limit)
-    }
+pub(crate) async fn tokens(app: &App, cursor: Option<&str>, limit: usize) -> Result<Page<TokenView>> {
+    let all = app.exp().await?.tokens().await?.into_iter().map(TokenView::from).collect();
+    Page::of_all(all, cursor, limit)
+}
 
-    /// Revokes a live token by name (exit 3 when there is none).
-    pub async fn revoke_token(&self, name: &str) -> Result<TokenView> {
-        Ok(self.exp().await?.revoke_token(name).await?.into())
-    }
+pub(crate) async fn revoke_token(app: &App, name: &str) -> Result<TokenView> {
+    Ok(app.exp().await?.revoke_token(name).await?.into())
+}
 
-    /// The principal a bearer secret stands for; `None` for an unknown or revoked one.
-    pub async fn authenticate(&self, secret: &str) -> Result<Option<Principal>> {
-        Ok(self.exp().await?.authenticate(secret).await?.map(|(t, scope)| Principal { name: t.name, scope }))
-    }
+pub(crate) async fn authenticate(app: &App, secret: &str) -> Result<Option<Principal>> {
+    Ok(app.exp().await?.authenticate(secret).await?.map(|(t, scope)| Principal { name: t.name, scope }))
+}
 
-    /// Whether any live token exists.
-    pub async fn tokens_exist(&self) -> Result<bool> {
-        Ok(self.exp().await?.any_token().await?)
-    }
+pub(crate) async fn tokens_exist(app: &App) -> Result<bool> {
+    Ok(app.exp().await?.any_token().await?)
+}
 
-    /// Whether the store has ever held a token, revoked ones included: a server over such a store is never open.
-    pub async fn tokens_ever(&self) -> Result<bool> {
-        Ok(self.exp().await?.any_token_ever().await?)
-    }
+pub(crate) async fn tokens_ever(app: &App) -> Result<bool> {
+    Ok(app.exp().await?.any_token_ever().await?)
+}
 
-    /// Signs a browser in with a bearer secret: the principal and a new session id lasting `lifetime` (the
-    /// browser keeps the id, never the token); `None` for an unknown or revoked secret.
-    pub async fn sign_in(&self, secret: &str, lifetime: std::time::Duration) -> Result<Option<(Principal, String)>> {
-        let made = self.exp().await?.create_signin(secret, lifetime).await?;
-        Ok(made.map(|(t, scope, id)| (Principal { name: t.name, scope }, id)))
-    }
+pub(crate) async fn sign_in(
+    app: &App,
+    secret: &str,
+    lifetime: std::time::Duration,
+) -> Result<Option<(Principal, String)>> {
+    let made = app.exp().await?.create_signin(secret, lifetime).await?;
+    Ok(made.map(|(t, scope, id)| (Principal { name: t.name, scope }, id)))
+}
 
-    /// The principal a session id stands for; `None` when it is unknown, signed out, expired or its token revoked.
-    pub async fn signin_principal(&self, id: &str) -> Result<Option<Principal>> {
-        Ok(self.exp().await?.signin(id).await?.map(|(t, scope)| Principal { name: t.name, scope }))
-    }
+pub(crate) async fn signin_principal(app: &App, id: &str) -> Result<Option<Principal>> {
+    Ok(app.exp().await?.signin(id).await?.map(|(t, scope)| Principal { name: t.name, scope }))
+}
 
-    /// Signs a session out (server-side: the id opens nothing afterwards); whether it was live.
-    pub async fn sign_out(&self, id: &str) -> Result<bool> {
-        Ok(self.exp().await?.end_signin(id).await?)
-    }
+pub(crate) async fn sign_out(app: &App, id: &str) -> Result<bool> {
+    Ok(app.exp().await?.end_signin(id).await?)
 }

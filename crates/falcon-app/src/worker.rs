@@ -85,55 +85,39 @@ impl Worker<'_> {
     }
 }
 
-impl App {
-    /// Starts a worker loop: lease renewal runs from now until the returned [`Worker`] is dropped.
-    pub async fn start_worker(&self) -> Result<Worker<'_>> {
-        Ok(Worker { app: self, _background: self.exp().await?.start_background().await?, failures: 0 })
-    }
+pub(crate) async fn start_worker(app: &App) -> Result<Worker<'_>> {
+    Ok(Worker { app, _background: app.exp().await?.start_background().await?, failures: 0 })
+}
 
-    /// One pass of the loop; every event it produced, in order. A loop of passes should run inside
-    /// [`App::start_worker`], which keeps the leases between and during passes.
-    pub async fn worker_pass(&self) -> Result<Vec<WorkerEvent>> {
-        let exp = self.exp().await?;
-        let (tick, reconciled) = exp.work().await?;
-        let mut events: Vec<WorkerEvent> = tick
-            .errors
-            .iter()
-            .chain(&reconciled.errors)
-            .map(|e| WorkerEvent::Warning { message: e.to_string() })
-            .collect();
-        events.extend(
-            reconciled.moved.iter().map(|(id, status)| WorkerEvent::Status { experiment: *id, status: *status }),
-        );
-        events.extend(self.analyze_completed().await);
-        Ok(events)
-    }
+pub(crate) async fn worker_pass(app: &App) -> Result<Vec<WorkerEvent>> {
+    let exp = app.exp().await?;
+    let (tick, reconciled) = exp.work().await?;
+    let mut events: Vec<WorkerEvent> =
+        tick.errors.iter().chain(&reconciled.errors).map(|e| WorkerEvent::Warning { message: e.to_string() }).collect();
+    events.extend(reconciled.moved.iter().map(|(id, status)| WorkerEvent::Status { experiment: *id, status: *status }));
+    events.extend(app.analyze_completed().await);
+    Ok(events)
+}
 
-    /// The analysis step: completed experiments with something to analyse and no summary yet. A failure is
-    /// an event, never an error of the pass.
-    pub async fn analyze_completed(&self) -> Vec<WorkerEvent> {
-        self.analyze_completed_among(None).await
-    }
+pub(crate) async fn analyze_completed(app: &App) -> Vec<WorkerEvent> {
+    app.analyze_completed_among(None).await
+}
 
-    /// [`App::analyze_completed`] for the experiments `among` only (when given): what `--wait` submitted.
-    pub async fn analyze_completed_among(&self, among: Option<&[ExperimentId]>) -> Vec<WorkerEvent> {
-        let analysis = match self.analysis().await {
-            Ok(a) => a,
-            Err(e) => return vec![WorkerEvent::Warning { message: format!("analysis step: {e}") }],
-        };
-        let limit = among.map_or(ANALYSES_PER_PASS, |ids| ids.len().clamp(1, 1000) as u32);
-        match analysis.analyze_pending_among(limit, among).await {
-            Ok(done) => done
-                .into_iter()
-                .map(|d| match d.error {
-                    Some(error) => {
-                        WorkerEvent::AnalysisFailed { experiment: d.experiment, analysis: d.tool.into(), error }
-                    }
-                    None => WorkerEvent::Analyzed { experiment: d.experiment, analysis: d.tool.into(), mfu: d.mfu },
-                })
-                .collect(),
-            Err(e) => vec![WorkerEvent::Warning { message: format!("analysis step: {e}") }],
-        }
+pub(crate) async fn analyze_completed_among(app: &App, among: Option<&[ExperimentId]>) -> Vec<WorkerEvent> {
+    let analysis = match app.analysis().await {
+        Ok(a) => a,
+        Err(e) => return vec![WorkerEvent::Warning { message: format!("analysis step: {e}") }],
+    };
+    let limit = among.map_or(ANALYSES_PER_PASS, |ids| ids.len().clamp(1, 1000) as u32);
+    match analysis.analyze_pending_among(limit, among).await {
+        Ok(done) => done
+            .into_iter()
+            .map(|d| match d.error {
+                Some(error) => WorkerEvent::AnalysisFailed { experiment: d.experiment, analysis: d.tool.into(), error },
+                None => WorkerEvent::Analyzed { experiment: d.experiment, analysis: d.tool.into(), mfu: d.mfu },
+            })
+            .collect(),
+        Err(e) => vec![WorkerEvent::Warning { message: format!("analysis step: {e}") }],
     }
 }
 

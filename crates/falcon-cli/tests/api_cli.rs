@@ -37,6 +37,26 @@ async fn end_to_end(db: Option<&str>) {
     let text: String = got.iter().filter(|(e, _)| e == "log").filter_map(|(_, d)| d["text"].as_str()).collect();
     assert!(text.contains("step 0 of 100 ms") && text.contains("step 9 of 100 ms"), "{text}");
 
+    // `exp logs -f --json` follows the same stream (falcon_app::streams): the same text of each log and the
+    // same end, its events the SSE ones with their name under `event` (a CLI's end has no `server_stopping`).
+    let out = falcon(dir.path(), &["exp", "logs", &id, "-f", "--json"]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let by_source = |items: Vec<(&str, &Value)>| {
+        let mut texts = std::collections::BTreeMap::<String, String>::new();
+        for (_, d) in items.into_iter().filter(|(e, _)| *e == "log") {
+            *texts.entry(d["source"].as_str().unwrap().to_string()).or_default() += d["text"].as_str().unwrap();
+        }
+        texts
+    };
+    let cli = by_source(lines.iter().map(|l| (l["event"].as_str().unwrap(), l)).collect());
+    assert_eq!(cli, by_source(got.iter().map(|(e, d)| (e.as_str(), d)).collect()), "{lines:?}");
+    let mut end = data.clone();
+    end.as_object_mut().unwrap().remove("server_stopping");
+    end["event"] = "end".into();
+    assert_eq!(lines.last(), Some(&end), "{lines:?}");
+
     // Listed, shown.
     let (s, page) = get_json(&c, &server.url("/api/v1/experiments?status=COMPLETED&name=api-one")).await;
     assert_eq!(s, 200);

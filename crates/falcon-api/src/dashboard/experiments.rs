@@ -7,13 +7,14 @@ use crate::error::{ApiError, ApiResult};
 use crate::request::{page_limit, query_pairs};
 use crate::state::State;
 use axum::extract::{RawQuery, Request, State as Extract};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::sse::{KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use falcon_app::experiments::{ExperimentItem, ListQuery};
 use falcon_app::render::markup::escape;
-use falcon_core::ids::ExperimentId;
+use falcon_app::streams::Follow;
+use falcon_app::App;
 use falcon_core::status::{ExperimentStatus, Scenario};
-use std::collections::BTreeMap;
+use futures::StreamExt;
 use std::fmt::Write;
 use std::sync::Arc;
 use std::time::Duration;
@@ -179,13 +180,12 @@ fn row(item: &ExperimentItem) -> String {
 
 /// How often the live stream reads the statuses it follows.
 const LIVE_EVERY: Duration = Duration::from_secs(1);
-/// At most this many experiments one stream follows.
-const LIVE_MAX: usize = 200;
 /// A stream ends after this long (the page reconnects if it is still open).
 const LIVE_FOR: Duration = Duration::from_secs(3600);
 
-/// `GET /ui/live?ids=e-1,e-2`: `status` events `{"id", "status", "updated"}` — each id's status at once, then
-/// on every change — until every one has ended (`end`), the server stops, or an hour has passed.
+/// `GET /ui/live?ids=e-1,e-2`: the status stream of `falcon_app::streams` — `status` events `{"id", "status",
+/// "updated"}`, each id's status at once, then on every change — until every one has ended (`end`), the server
+/// stops, or an hour has passed.
 pub async fn live(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let mut ids = Vec::new();
     for (key, value) in query_pairs(raw.as_deref())? {
@@ -196,61 +196,10 @@ pub async fn live(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) 
             ids.push(crate::request::experiment_id(part)?);
         }
     }
-    if ids.is_empty() || ids.len() > LIVE_MAX {
-        return Err(ApiError::usage(format!("ids=: 1 to {LIVE_MAX} experiment ids")));
-    }
-    ids.sort();
-    ids.dedup();
-    struct Live {
-        state: Arc<State>,
-        ids: Vec<ExperimentId>,
-        seen: BTreeMap<ExperimentId, (ExperimentStatus, i64)>,
-        queue: std::collections::VecDeque<Event>,
-        done: bool,
-        started: std::time::Instant,
-    }
-    let start = Live {
-        state,
-        ids,
-        seen: BTreeMap::new(),
-        queue: Default::default(),
-        done: false,
-        started: std::time::Instant::now(),
-    };
-    let stream = futures::stream::unfold(start, |mut l| async move {
-        loop {
-            if let Some(e) = l.queue.pop_front() {
-                return Some((Ok::<_, std::convert::Infallible>(e), l));
-            }
-            if l.done {
-                return None;
-            }
-            let stopping = *l.state.stopping.borrow();
-            let mut all_ended = true;
-            for id in l.ids.clone() {
-                let Ok(rec) = l.state.app.experiment_record(id).await else { continue };
-                all_ended &= rec.status.is_terminal();
-                if l.seen.get(&id) != Some(&(rec.status, rec.updated.0)) {
-                    l.seen.insert(id, (rec.status, rec.updated.0));
-                    let data = serde_json::json!({ "id": id, "status": rec.status, "updated": rec.updated.0 });
-                    l.queue.push_back(Event::default().event("status").data(data.to_string()));
-                }
-            }
-            if all_ended || stopping || l.started.elapsed() > LIVE_FOR {
-                let data = serde_json::json!({ "all_ended": all_ended, "server_stopping": stopping });
-                l.queue.push_back(Event::default().event("end").data(data.to_string()));
-                l.done = true;
-                continue;
-            }
-            if !l.queue.is_empty() {
-                continue;
-            }
-            let mut stop = l.state.stopping.clone();
-            tokio::select! {
-                _ = tokio::time::sleep(LIVE_EVERY) => {}
-                _ = stop.changed() => {}
-            }
-        }
-    });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
+    let follow =
+        Follow { every: LIVE_EVERY, stop: Some(state.stopping.clone()), max: Some(LIVE_FOR), ..Follow::default() };
+    let events =
+        App::follow_statuses(state.app.clone(), &ids, follow).map_err(|e| ApiError::usage(format!("ids=: {e}")))?;
+    let events = events.map(|e| Ok::<_, std::convert::Infallible>(crate::events::sse_event(e)));
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()).into_response())
 }

@@ -14,8 +14,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use falcon_app::experiments::{CompareRequest, ListQuery};
+use falcon_app::streams::Follow;
+use falcon_app::App;
 use falcon_core::ids::ExperimentId;
-use std::collections::BTreeMap;
+use futures::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -129,60 +131,14 @@ async fn logs(
 /// How often a follower looks for new log text.
 const FOLLOW_EVERY: Duration = Duration::from_millis(500);
 
+/// The experiment's log stream (`falcon_app::streams`) as server-sent events; a failed read is an `error` event.
 fn follow(
     state: Arc<State>,
     id: ExperimentId,
 ) -> Sse<impl futures::Stream<Item = Result<Event, std::convert::Infallible>>> {
-    struct Follower {
-        state: Arc<State>,
-        offsets: BTreeMap<String, u64>,
-        queue: std::collections::VecDeque<Event>,
-        done: bool,
-    }
-    let start = Follower { state, offsets: BTreeMap::new(), queue: Default::default(), done: false };
-    let stream = futures::stream::unfold(start, move |mut f| async move {
-        loop {
-            if let Some(event) = f.queue.pop_front() {
-                return Some((Ok(event), f));
-            }
-            if f.done {
-                return None;
-            }
-            let stopping = *f.state.stopping.borrow();
-            let status = f.state.app.experiment_status(id).await.ok();
-            let ended = status.is_some_and(|s| s.is_terminal());
-            match f.state.app.experiment_logs_from(id, &f.offsets).await {
-                Ok(chunks) => {
-                    for c in chunks {
-                        f.offsets.insert(c.source.clone(), c.next);
-                        let data = serde_json::json!({ "experiment": id, "source": c.source, "text": c.text });
-                        f.queue.push_back(Event::default().event("log").data(data.to_string()));
-                    }
-                }
-                Err(e) => {
-                    let data = serde_json::json!({ "error": { "code": e.kind().code(), "message": e.to_string() } });
-                    f.queue.push_back(Event::default().event("error").data(data.to_string()));
-                }
-            }
-            if ended || stopping {
-                let status = if ended { status.map(|s| s.to_string()) } else { None };
-                let data =
-                    serde_json::json!({ "experiment": id, "status": status, "server_stopping": stopping && !ended });
-                f.queue.push_back(Event::default().event("end").data(data.to_string()));
-                f.done = true;
-                continue;
-            }
-            if !f.queue.is_empty() {
-                continue;
-            }
-            let mut stopping = f.state.stopping.clone();
-            tokio::select! {
-                _ = tokio::time::sleep(FOLLOW_EVERY) => {}
-                _ = stopping.changed() => {}
-            }
-        }
-    });
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    let follow = Follow { every: FOLLOW_EVERY, stop: Some(state.stopping.clone()), ..Follow::default() };
+    let events = App::follow_logs(state.app.clone(), id, follow);
+    Sse::new(events.map(|e| Ok(crate::events::sse_event(e)))).keep_alive(KeepAlive::default())
 }
 
 async fn artifacts(

@@ -7,8 +7,10 @@ use falcon_app::experiments::{
     parse_experiment_id as parse_id, split_bookkeeping, CompareRequest, ExperimentDetail, ListQuery, SubmitProgress,
 };
 use falcon_app::render::numbers::significant;
+use falcon_app::streams::StreamEvent;
 use falcon_app::App;
 use falcon_core::ErrorKind;
+use futures::StreamExt;
 use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow::Result<ExitCode> {
@@ -33,22 +35,19 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
         }
         ExpCommand::Logs { id, follow: true } => {
             // With --json: JSON Lines, `{"event": "log", "experiment", "source", "text"}` as text arrives, then
-            // `{"event": "end", "experiment", "status"}`.
-            let (json, id) = (global.json, parse_id(id)?);
-            let status = app
-                .follow_logs(id, |name, new| {
-                    let printed = if json {
-                        print_json_line(
-                            &serde_json::json!({ "event": "log", "experiment": id, "source": name, "text": new }),
-                        )
-                    } else {
-                        new.lines().try_for_each(|line| print_stdout(&format!("[{name}] {line}")))
-                    };
-                    printed.map_err(|e| CliFailure::new(ErrorKind::Failure, format!("{e:#}")))
-                })
-                .await?;
-            if json {
-                print_json_line(&serde_json::json!({ "event": "end", "experiment": id, "status": status }))?;
+            // `{"event": "end", "experiment", "status"}` (falcon_app::streams). No server is beside the CLI, so
+            // the stream drives the worker; a failed read ends the command with its error.
+            let follow = falcon_app::streams::Follow { drive_worker: true, ..Default::default() };
+            let mut events = std::pin::pin!(App::follow_logs(app, parse_id(id)?, follow));
+            while let Some(event) = events.next().await {
+                let event = event?;
+                match &event {
+                    _ if global.json => print_json_line(&event)?,
+                    StreamEvent::Log { source, text, .. } => {
+                        text.lines().try_for_each(|line| print_stdout(&format!("[{source}] {line}")))?
+                    }
+                    _ => {}
+                }
             }
             ExitCode::SUCCESS
         }

@@ -160,7 +160,7 @@ pub struct OpMetricsDb {
     /// Duty-cycle idle time, summed over chips (TPU; 0 elsewhere).
     pub idle_time_ps: u64,
     /// False when the ops' FLOPs/bytes could not be known (a GPU capture without its programs' HLO protos,
-    /// or whose protos could not be decoded; GPU costs come from the HLO, see `profile/hlo/cost.rs`).
+    /// or whose protos could not be decoded; GPU costs come from the HLO, see `profile/hlo/cost/`).
     pub has_hlo_costs: bool,
     /// Per-step dbs (empty without steps); nested dbs have no `steps` of their own.
     pub steps: Vec<StepOpMetrics>,

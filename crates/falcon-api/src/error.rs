@@ -37,7 +37,8 @@ impl From<AppError> for ApiError {
     fn from(e: AppError) -> Self {
         let kind = e.kind();
         let status = StatusCode::from_u16(kind.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        ApiError { status, code: kind.code(), message: e.to_string(), hint: e.hint(), retry_after: None }
+        let retry_after = (kind == falcon_core::ErrorKind::TooManyRequests).then_some(5);
+        ApiError { status, code: kind.code(), message: e.to_string(), hint: e.hint(), retry_after }
     }
 }
 

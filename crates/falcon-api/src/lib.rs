@@ -13,7 +13,8 @@
 //!
 //! - **Owns:** `falcon serve`'s HTTP API (axum) and dashboard over `falcon-app`: `routes/` one module per noun
 //!   (experiments with logs over Server-Sent Events and artifacts with `Range`; goals, sessions and pools; profiles
-//!   and traces under a limit of heavy analyses, their reports kept as artifacts; health), `bodies.rs` (the JSON
+//!   and traces: the experiment's kept reports of `falcon_app::reports`; health), `events.rs` (a followed stream's
+//!   items as server-sent events), `bodies.rs` (the JSON
 //!   request bodies: the handlers parse them and the document derives their schemas), `security.rs` (access log; one
 //!   Host naming the server, Origin, content type, bearer tokens with scopes or a dashboard sign-in session, open
 //!   only on a loopback bind without `--allowed-host` over a store that never held a token; `nosniff` and a
@@ -25,8 +26,8 @@
 //!   pages at `/`: experiments with the live status stream, experiment, compare, goals, session grid, history,
 //!   sign-in (an opaque session id in a cookie, never the token; sign-out ends it on the server); `assets/` inside
 //!   the binary)
-//! - **Must not:** the same as the CLI; name `falcon-mcp`; keep state of its own beyond the heavy-analysis permits
-//!   and the "any token?" cache
+//! - **Must not:** the same as the CLI; name `falcon-mcp`; keep state of its own beyond the "any token?" cache (the
+//!   heavy-analysis limit is the application's, set from `--max-analyses`)
 //! - **Invariants:** a use case is a `falcon-app` call, never written here; every body is the CLI's `--json` object;
 //!   every route is in the document (a test requests each; Schemathesis checks the rest); no route reaches a handler
 //!   past the security checks; nothing but the health routes, the sign-in form and the static assets answers without
@@ -41,7 +42,6 @@ mod dashboard;
 pub mod error;
 mod events;
 pub mod openapi;
-mod reports;
 mod request;
 pub(crate) mod routes;
 mod security;

@@ -87,7 +87,8 @@ pub async fn serve(
         .local_addr()
         .map_err(|e| AppError::new(ErrorKind::Failure, format!("reading the bound address: {e}")))?;
     let (stop_tx, stop_rx) = watch::channel(false);
-    let state = Arc::new(State::new(app.clone(), addr, &options.allowed_hosts, options.max_analyses, stop_rx.clone()));
+    app.limit_heavy_analyses(options.max_analyses);
+    let state = Arc::new(State::new(app.clone(), addr, &options.allowed_hosts, stop_rx.clone()));
     let mut limits = options.limits.clone();
     limits.max_connections = crate::connections::fit_to_open_files(limits.max_connections);
     let grace = limits.grace;

@@ -1,11 +1,11 @@
-//! What every request handler shares: the application, the server's own address and names, the limit on heavy
-//! analyses, and the signal that the server is stopping (followers end their streams on it).
+//! What every request handler shares: the application (which holds the limit on heavy analyses), the server's
+//! own address and names, and the signal that the server is stopping (followers end their streams on it).
 
 use falcon_app::App;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{watch, Mutex, Semaphore};
+use tokio::sync::{watch, Mutex};
 
 /// The server's shared state.
 pub struct State {
@@ -14,8 +14,6 @@ pub struct State {
     pub addr: SocketAddr,
     /// `Host` values that name this server (see `security`).
     pub hosts: Vec<String>,
-    /// Heavy analyses (profile tools, comparisons, traces) running at once, at most.
-    pub heavy: Arc<Semaphore>,
     /// Becomes `true` when the server stops: event streams end.
     pub stopping: watch::Receiver<bool>,
     /// Names were given with `--allowed-host`: a proxy forwards to this server, so it is never open, and its
@@ -30,13 +28,7 @@ pub struct State {
 const TOKENS_TTL: Duration = Duration::from_secs(1);
 
 impl State {
-    pub fn new(
-        app: Arc<App>,
-        addr: SocketAddr,
-        extra_hosts: &[String],
-        heavy: usize,
-        stopping: watch::Receiver<bool>,
-    ) -> Self {
+    pub fn new(app: Arc<App>, addr: SocketAddr, extra_hosts: &[String], stopping: watch::Receiver<bool>) -> Self {
         let port = addr.port();
         let mut hosts = vec![format!("{}:{port}", host_of(addr))];
         if addr.ip().is_loopback() || addr.ip().is_unspecified() {
@@ -45,15 +37,7 @@ impl State {
         hosts.extend(extra_hosts.iter().map(|h| h.to_ascii_lowercase()));
         let mut seen = std::collections::HashSet::new();
         hosts.retain(|h| seen.insert(h.clone()));
-        State {
-            app,
-            addr,
-            hosts,
-            heavy: Arc::new(Semaphore::new(heavy.max(1))),
-            stopping,
-            behind_proxy: !extra_hosts.is_empty(),
-            tokens_ever: Mutex::new(None),
-        }
+        State { app, addr, hosts, stopping, behind_proxy: !extra_hosts.is_empty(), tokens_ever: Mutex::new(None) }
     }
 
     /// Whether the store has ever held a token, revoked ones included (a `false` is read again after a second).

@@ -14,6 +14,8 @@ pub struct App {
     load: Box<dyn Fn() -> Result<Config> + Send + Sync>,
     exp: OnceCell<Exp>,
     analysis: OnceCell<Analysis>,
+    /// Heavy analyses allowed at once (a server's `--max-analyses`); unset: no limit.
+    heavy: std::sync::OnceLock<std::sync::Arc<tokio::sync::Semaphore>>,
 }
 
 impl App {
@@ -31,6 +33,7 @@ impl App {
             load: Box::new(load),
             exp: OnceCell::new(),
             analysis: OnceCell::new(),
+            heavy: std::sync::OnceLock::new(),
         }
     }
 
@@ -60,6 +63,23 @@ impl App {
     pub(crate) async fn analysis(&self) -> Result<&Analysis> {
         let config = self.config()?;
         Ok(self.analysis.get_or_try_init(|| Analysis::connect(config)).await?)
+    }
+
+    /// Allows at most `n` (≥ 1) heavy analyses at once from now on (a server sets it once; later calls change
+    /// nothing): one more is refused as `too_many_requests` rather than queued.
+    pub fn limit_heavy_analyses(&self, n: usize) {
+        let _ = self.heavy.set(std::sync::Arc::new(tokio::sync::Semaphore::new(n.max(1))));
+    }
+
+    /// A heavy analysis' permit: `None` with no limit; refused when the limit is reached.
+    pub(crate) fn heavy_permit(&self) -> Result<Option<tokio::sync::OwnedSemaphorePermit>> {
+        let Some(limit) = self.heavy.get() else { return Ok(None) };
+        limit.clone().try_acquire_owned().map(Some).map_err(|_| {
+            crate::AppError::new(
+                falcon_core::ErrorKind::TooManyRequests,
+                "the server is running as many analyses as it allows; try again shortly",
+            )
+        })
     }
 
     /// Closes what was connected (pools drain; SQLite checkpoints its log).

@@ -47,6 +47,7 @@ pub mod kernel;
 pub mod page;
 pub mod profiles;
 pub mod render;
+pub mod reports;
 pub mod series;
 pub mod session_grid;
 pub mod setup;
@@ -78,6 +79,7 @@ use crate::profiles::{
     AnalyzeOptions, CompareOptions, ProfileCompareResult, ProfileReport, ResolvedProfile, TraceExport, TraceOptions,
     TraceRun,
 };
+use crate::reports::Report;
 use crate::setup::DoctorReport;
 use crate::streams::{Follow, StreamEvent};
 use crate::tokens::{CreatedToken, Principal, TokenView};
@@ -200,6 +202,12 @@ impl App {
     /// Keeps a generated report as the experiment's `reports/<name>` artifact, for the next request.
     pub async fn keep_report(&self, id: ExperimentId, name: &str, bytes: Vec<u8>) -> Result<ArtifactRecord> {
         experiments::keep_report(self, id, name, bytes).await
+    }
+
+    /// One of the experiment's reports (the profile tools, the trace analysis, its Perfetto export, a profile
+    /// comparison): kept, or computed under the heavy-analysis limit and kept for the next request.
+    pub async fn report(&self, id: ExperimentId, report: &Report) -> Result<Vec<u8>> {
+        reports::report(self, id, report).await
     }
 
     /// Every log of an experiment collected so far: (source, text).

@@ -367,25 +367,14 @@ pub struct ProfileCompareArgs {
     pub top: usize,
 }
 
-/// Analyses of `profile trace --analysis`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TraceAnalysisArg {
-    All,
-    Breakdown,
-    Overlap,
-    Gaps,
-    Host,
-    Steps,
-}
-
 #[derive(Debug, Args)]
 pub struct ProfileTraceArgs {
     /// Experiment id, `.xplane.pb`, run directory, Chrome trace (`.json`/`.json.gz`: XProf trace viewer, JAX,
     /// PyTorch profiler), or gs:// URI.
     pub target: String,
-    /// Analyses to run (repeat or comma-separate).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
-    pub analysis: Vec<TraceAnalysisArg>,
+    /// Analyses to run (repeat or comma-separate): breakdown, overlap, gaps, host, steps, all.
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    pub analysis: Vec<String>,
     /// Only this host of a multi-host capture.
     #[arg(long)]
     pub host: Option<String>,
@@ -404,26 +393,13 @@ pub struct ProfileTraceArgs {
     pub max_decompressed: Option<u64>,
 }
 
-/// Tools of `profile analyze --tool`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ToolArg {
-    All,
-    Overview,
-    Ops,
-    Hlo,
-    Roofline,
-    Memory,
-    Kernels,
-    Steps,
-}
-
 #[derive(Debug, Args)]
 pub struct ProfileAnalyzeArgs {
     /// Experiment id (`e-12`), `.xplane.pb` file, run directory (with plugins/profile/<run>/), or gs:// URI.
     pub target: String,
-    /// Tools to run (repeat or comma-separate).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
-    pub tool: Vec<ToolArg>,
+    /// Tools to run (repeat or comma-separate): overview, ops, hlo, roofline, memory, kernels, steps, all.
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    pub tool: Vec<String>,
     /// Analyse only this host of a multi-host capture.
     #[arg(long)]
     pub host: Option<String>,

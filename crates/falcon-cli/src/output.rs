@@ -18,6 +18,14 @@ pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
     print_stdout(&text)
 }
 
+/// Prints a JSON document kept as bytes (a kept report) as pretty JSON on stdout, its keys in their order.
+pub fn print_json_bytes(bytes: &[u8]) -> anyhow::Result<()> {
+    let mut text = Vec::with_capacity(bytes.len() * 2);
+    let mut from = serde_json::Deserializer::from_slice(bytes);
+    serde_transcode::transcode(&mut from, &mut serde_json::Serializer::pretty(&mut text))?;
+    print_stdout(&String::from_utf8(text)?)
+}
+
 /// Prints a value as one compact line of JSON on stdout: one record of a JSON Lines stream.
 pub fn print_json_line<T: Serialize>(value: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string(value)?;

@@ -145,4 +145,11 @@ async fn one_gpu_pool_one_mfu_from_the_capture_and_the_logged_flops_flagged() {
     let mcp = mcp_profile_analyze(dir.path(), &id);
     assert_eq!(mcp["overview"]["mfu"].as_f64(), Some(mfu), "MCP vs profile analyze: {mcp:#}");
     assert_eq!(mcp["findings"], analyzed["findings"]);
+    // One kept report answers all three (falcon_app::reports): computed once, by the CLI's `--json` above, kept
+    // among the experiment's artifacts, then read from the store by the API and MCP.
+    assert_eq!(api, analyzed, "the API serves the kept report");
+    assert_eq!(mcp, analyzed, "MCP serves the kept report");
+    let artifacts = json(&falcon(dir.path(), &["exp", "artifacts", &id, "--json"]));
+    let kept: Vec<&str> = artifacts["items"].as_array().unwrap().iter().filter_map(|a| a["key"].as_str()).collect();
+    assert!(kept.iter().any(|p| p.ends_with("reports/profile-overview.json")), "{artifacts:#}");
 }

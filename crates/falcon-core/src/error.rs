@@ -19,6 +19,9 @@ pub enum ErrorKind {
     /// Input that was read but does not validate (a spec with a wrong field, a bad name). Exit 1, as any
     /// failure of the work; the Web API answers it with 422.
     Invalid,
+    /// The server runs as many heavy analyses as it allows: try again shortly (the Web API's 429 with
+    /// `Retry-After`). Exit 1.
+    TooManyRequests,
 }
 
 impl ErrorKind {
@@ -31,6 +34,7 @@ impl ErrorKind {
             ErrorKind::Conflict => 4,
             ErrorKind::Regression => 5,
             ErrorKind::Invalid => 1,
+            ErrorKind::TooManyRequests => 1,
         }
     }
 
@@ -43,17 +47,19 @@ impl ErrorKind {
             ErrorKind::Conflict => "conflict",
             ErrorKind::Regression => "regression",
             ErrorKind::Invalid => "invalid",
+            ErrorKind::TooManyRequests => "too_many_requests",
         }
     }
 
-    /// The HTTP status the Web API answers with: usage 400, not found 404, conflict 409, invalid input 422,
-    /// a failure 500; a regression is a result, not an error (200).
+    /// The HTTP status the Web API answers with: usage 400, not found 404, conflict 409, invalid input 422, too
+    /// many heavy analyses at once 429, a failure 500; a regression is a result, not an error (200).
     pub fn http_status(self) -> u16 {
         match self {
             ErrorKind::Usage => 400,
             ErrorKind::NotFound => 404,
             ErrorKind::Conflict => 409,
             ErrorKind::Invalid => 422,
+            ErrorKind::TooManyRequests => 429,
             ErrorKind::Failure => 500,
             ErrorKind::Regression => 200,
         }
@@ -73,6 +79,7 @@ mod tests {
             (ErrorKind::Conflict, 4, "conflict"),
             (ErrorKind::Regression, 5, "regression"),
             (ErrorKind::Invalid, 1, "invalid"),
+            (ErrorKind::TooManyRequests, 1, "too_many_requests"),
         ];
         for (kind, code, name) in pairs {
             assert_eq!(kind.exit_code(), code);

@@ -13,6 +13,7 @@ use falcon_app::experiments::{
 use falcon_app::goals::{parse_goal_id, parse_session_id, GoalComparison, GoalReport, GoalView, PoolUsage};
 use falcon_app::page::Page;
 use falcon_app::profiles::{AnalyzeOptions, CompareOptions, ProfileComparison, ProfileReport, TraceRun};
+use falcon_app::reports::Report;
 use falcon_app::{App, AppError, Result};
 use falcon_core::status::GoalStatus;
 use falcon_core::ErrorKind;
@@ -322,6 +323,11 @@ fn json<T: Serialize>(value: &T) -> Result<Value> {
     serde_json::to_value(value).map_err(|e| AppError::new(ErrorKind::Failure, format!("encoding the result: {e}")))
 }
 
+/// A kept report (`falcon_app::reports`) as the tool's object.
+fn kept(bytes: Vec<u8>) -> Result<Value> {
+    serde_json::from_slice(&bytes).map_err(|e| AppError::new(ErrorKind::Failure, format!("a kept report: {e}")))
+}
+
 /// Runs a tool: its `--json` object, or the error.
 pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress: &Progress) -> Result<Value> {
     match name {
@@ -458,6 +464,9 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
                 peak_tflops: a.peak_tflops,
                 ..AnalyzeOptions::default()
             };
+            if let Some((id, report)) = Report::answering_analysis(&a.input, a.host.as_deref(), &options) {
+                return kept(app.report(id, &report).await?);
+            }
             let (_, report) = app.analyze_profile(&a.input, a.host.as_deref(), &options).await?;
             json::<ProfileReport>(&report)
         }
@@ -468,11 +477,17 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             let analyses = falcon_app::profiles::parse_trace_analyses(names.iter().map(String::as_str))
                 .map_err(|e| AppError::usage(format!("profile_trace: analysis {e}")))?;
             let options = TraceOptions { analyses, ..TraceOptions::default() };
+            if let Some((id, report)) = Report::answering_trace(&a.input, a.host.as_deref(), &options) {
+                return kept(app.report(id, &report).await?);
+            }
             json::<TraceRun>(&app.analyze_trace(&a.input, a.host.as_deref(), &options).await?)
         }
         "profile_compare" => {
             let a: args::ProfileCompare = read(name, arguments)?;
             let options = CompareOptions { top: a.top.unwrap_or(10).clamp(1, 1000), ..CompareOptions::default() };
+            if let Some((id, report)) = Report::answering_comparison(&a.a, &a.b, a.host.as_deref(), &options) {
+                return kept(app.report(id, &report).await?);
+            }
             let result = app.compare_profiles(&a.a, &a.b, a.host.as_deref(), &options).await?;
             falcon_app::render::profile_compare::json(&result)
                 .map_err(|e| AppError::new(ErrorKind::Failure, format!("encoding the result: {e}")))

@@ -12,7 +12,6 @@ use axum::extract::{RawQuery, Request, State as Extract};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use falcon_app::experiments::CompareRequest;
-use falcon_app::profiles::CompareOptions;
 use falcon_app::render::markup::escape;
 use falcon_app::render::verdict;
 use falcon_core::ids::ExperimentId;
@@ -154,11 +153,6 @@ async fn build(state: &State, a: &str, b: &str) -> ApiResult<String> {
 
 /// The profile comparison's HTML section, kept among A's reports once computed.
 async fn profile_section(state: &State, a: ExperimentId, b: ExperimentId) -> ApiResult<String> {
-    let app = state.app.clone();
-    let bytes = crate::reports::kept_or(state, a, &format!("profile-compare-{b}-section.html"), || async move {
-        let result = app.compare_profiles(&a.to_string(), &b.to_string(), None, &CompareOptions::default()).await?;
-        Ok(falcon_app::render::compare_html::render_section(&result.comparison, 20).into_bytes())
-    })
-    .await?;
+    let bytes = state.app.report(a, &falcon_app::reports::Report::ProfileCompareSection { b }).await?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

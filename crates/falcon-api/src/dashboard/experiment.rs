@@ -276,10 +276,10 @@ fn analysis(d: &ExperimentDetail) -> String {
 /// export for Perfetto.
 async fn trace_steps(state: &State, id: falcon_core::ids::ExperimentId) -> String {
     let mut s = String::from("<section><h2>Trace: where each step's time goes</h2>");
-    let run = match crate::reports::trace_json(state, id).await {
+    let run = match state.app.report(id, &falcon_app::reports::Report::Trace).await {
         Ok(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes).unwrap_or_default(),
         Err(e) => {
-            let _ = write!(s, "<p class=\"error\" role=\"alert\">{}</p></section>", escape(&e.message));
+            let _ = write!(s, "<p class=\"error\" role=\"alert\">{}</p></section>", escape(&e.to_string()));
             return s;
         }
     };

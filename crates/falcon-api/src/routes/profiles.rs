@@ -1,24 +1,22 @@
 //! `/api/v1/profiles/{exp}` (the stored analysis; `?tool=` computes more), `/api/v1/profiles/{a}/compare/{b}`,
 //! `/api/v1/traces/{exp}` and its Chrome-trace export `/api/v1/traces/{exp}/export`. Inputs are experiment ids only: the server never reads a path a request names.
 //!
-//! Computing is heavy (a capture is decoded): at most `--max-analyses` run at once, beyond which a request gets
-//! 429 with `Retry-After`; each result is kept as the experiment's `report` artifact (`reports/…`), so the same
-//! request is then served from the store without decoding anything.
+//! Each answer is one of the experiment's kept reports (`falcon_app::reports`): computed once — at most
+//! `--max-analyses` at once, beyond which a request gets 429 with `Retry-After` — and then served from the store
+//! without decoding anything.
 
 use super::goals::text;
 use super::{experiment_id, query_pairs};
 use crate::error::{ApiError, ApiResult};
-use crate::reports::{kept_or, trace_json};
 use crate::routes::Path;
 use crate::state::State;
 use axum::extract::{RawQuery, State as Extract};
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use falcon_app::profiles::{AnalyzeOptions, CompareOptions, Tool};
-use falcon_app::render::profile_compare;
+use falcon_app::profiles::Tool;
 use falcon_app::render::Format;
+use falcon_app::reports::Report;
 use std::sync::Arc;
 
 pub fn router() -> Router<Arc<State>> {
@@ -33,9 +31,7 @@ pub fn router() -> Router<Arc<State>> {
 /// Perfetto (ui.perfetto.dev) and chrome://tracing open; kept as a report once made.
 async fn export(Extract(state): Extract<Arc<State>>, Path(exp): Path<String>) -> ApiResult<Response> {
     let id = experiment_id(&exp)?;
-    let app = state.app.clone();
-    let bytes =
-        kept_or(&state, id, "trace-export.json.gz", || async move { Ok(app.export_trace_gz(id).await?) }).await?;
+    let bytes = state.app.report(id, &Report::TraceExport).await?;
     let mut response = bytes.into_response();
     let headers = response.headers_mut();
     headers.insert(axum::http::header::CONTENT_TYPE, axum::http::HeaderValue::from_static("application/gzip"));
@@ -64,33 +60,21 @@ async fn profile(
             other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
         }
     }
-    let Some((names, tools)) = tools else {
+    let Some(tools) = tools else {
         let detail = state.app.show_experiment(id, None).await?;
         let body = serde_json::json!({ "experiment": id, "analysis": detail.view.analysis, "memory": detail.memory });
         return Ok(Json(body).into_response());
     };
-    let app = state.app.clone();
-    let bytes = kept_or(&state, id, &format!("profile-{names}.json"), || async move {
-        let options = AnalyzeOptions { tools, ..AnalyzeOptions::default() };
-        let (_, report) = app.analyze_profile(&id.to_string(), None, &options).await?;
-        serde_json::to_vec(&report)
-            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failure", e.to_string()))
-    })
-    .await?;
-    Ok(json_bytes(bytes))
+    Ok(json_bytes(state.app.report(id, &Report::Profile { tools }).await?))
 }
 
-/// The tools of `?tool=`, and their name for the kept report.
-fn parse_tools(text: &str) -> ApiResult<(String, Vec<Tool>)> {
-    let mut names: Vec<&str> = text.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
-    names.sort_unstable();
-    names.dedup();
+/// The tools of `?tool=` (none for `all`).
+fn parse_tools(text: &str) -> ApiResult<Vec<Tool>> {
+    let names: Vec<&str> = text.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
     if names.is_empty() || names.contains(&"all") {
-        return Ok(("all".into(), Vec::new()));
+        return Ok(Vec::new());
     }
-    let tools =
-        falcon_app::profiles::parse_tools(names.iter().copied()).map_err(|e| ApiError::usage(format!("tool={e}")))?;
-    Ok((names.join("+"), tools))
+    falcon_app::profiles::parse_tools(names.iter().copied()).map_err(|e| ApiError::usage(format!("tool={e}")))
 }
 
 /// `GET /api/v1/profiles/{a}/compare/{b}?format=json|md|html&top=N`: A is the baseline.
@@ -115,23 +99,12 @@ async fn compare(
             other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
         }
     }
-    let (ext, content_type) = match format {
-        Format::Json => ("json", "application/json"),
-        Format::Md => ("md", "text/markdown; charset=utf-8"),
-        _ => ("html", "text/html; charset=utf-8"),
-    };
-    let app = state.app.clone();
-    let bytes = kept_or(&state, a, &format!("profile-compare-{b}-top{top}.{ext}"), || async move {
-        let result = app.compare_profiles(&a.to_string(), &b.to_string(), None, &CompareOptions::default()).await?;
-        profile_compare::render(&result, format, top)
-            .map(String::into_bytes)
-            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failure", e.to_string()))
-    })
-    .await?;
-    Ok(text(String::from_utf8_lossy(&bytes).into_owned(), content_type))
+    let report = Report::ProfileCompare { b, top, format };
+    let bytes = state.app.report(a, &report).await?;
+    Ok(text(String::from_utf8_lossy(&bytes).into_owned(), report.content_type()))
 }
 
 /// `GET /api/v1/traces/{exp}`: where each step's time goes (as `falcon profile trace --json`).
 async fn trace(Extract(state): Extract<Arc<State>>, Path(exp): Path<String>) -> ApiResult<Response> {
-    Ok(json_bytes(trace_json(&state, experiment_id(&exp)?).await?))
+    Ok(json_bytes(state.app.report(experiment_id(&exp)?, &Report::Trace).await?))
 }

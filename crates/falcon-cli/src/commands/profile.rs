@@ -2,9 +2,10 @@
 //! [`falcon_app::profiles`] and the reports' tables and Markdown [`falcon_app::render::profile`]; this module
 //! parses arguments and prints.
 
-use crate::cli::{GlobalArgs, ProfileAnalyzeArgs, ProfileCommand, ProfileTraceArgs, ToolArg, TraceAnalysisArg};
-use crate::output::{print_json, print_stdout};
-use falcon_app::profiles::{AnalyzeOptions, Tool};
+use crate::cli::{GlobalArgs, ProfileAnalyzeArgs, ProfileCommand, ProfileTraceArgs};
+use crate::output::{print_json, print_json_bytes, print_stdout, CliFailure};
+use falcon_app::profiles::AnalyzeOptions;
+use falcon_app::reports::Report;
 use falcon_app::App;
 use std::process::ExitCode;
 
@@ -23,29 +24,21 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ProfileCommand) -> an
 }
 
 async fn analyze(global: &GlobalArgs, app: &App, args: &ProfileAnalyzeArgs) -> anyhow::Result<ExitCode> {
-    let tools: Vec<Tool> = if args.tool.contains(&ToolArg::All) {
-        Vec::new()
-    } else {
-        args.tool
-            .iter()
-            .map(|t| match t {
-                ToolArg::All | ToolArg::Overview => Tool::Overview,
-                ToolArg::Ops => Tool::Ops,
-                ToolArg::Hlo => Tool::Hlo,
-                ToolArg::Roofline => Tool::Roofline,
-                ToolArg::Memory => Tool::Memory,
-                ToolArg::Kernels => Tool::Kernels,
-                ToolArg::Steps => Tool::Steps,
-            })
-            .collect()
-    };
+    let tools = falcon_app::profiles::parse_tools(args.tool.iter().map(String::as_str))
+        .map_err(|e| CliFailure::usage(format!("--tool {e}")))?;
     let options = AnalyzeOptions {
         tools,
         model_flops_per_step: args.model_flops,
         peak_tflops: args.peak_tflops,
         ..AnalyzeOptions::default()
     };
-    if !global.json {
+    if global.json {
+        // An experiment's analysis is one of its kept reports: read from the store once computed.
+        if let Some((id, report)) = Report::answering_analysis(&args.target, args.host.as_deref(), &options) {
+            print_json_bytes(&app.report(id, &report).await?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    } else {
         eprintln!("falcon profile: resolving {} …", args.target);
     }
     let (resolved, report) = app.analyze_profile(&args.target, args.host.as_deref(), &options).await?;
@@ -58,28 +51,21 @@ async fn analyze(global: &GlobalArgs, app: &App, args: &ProfileAnalyzeArgs) -> a
 }
 
 async fn trace(global: &GlobalArgs, app: &App, args: &ProfileTraceArgs) -> anyhow::Result<ExitCode> {
-    use falcon_app::profiles::{TraceAnalysis, TraceOptions};
-    let analyses: Vec<TraceAnalysis> = if args.analysis.contains(&TraceAnalysisArg::All) {
-        Vec::new()
-    } else {
-        args.analysis
-            .iter()
-            .map(|a| match a {
-                TraceAnalysisArg::All | TraceAnalysisArg::Breakdown => TraceAnalysis::Breakdown,
-                TraceAnalysisArg::Overlap => TraceAnalysis::Overlap,
-                TraceAnalysisArg::Gaps => TraceAnalysis::Gaps,
-                TraceAnalysisArg::Host => TraceAnalysis::Host,
-                TraceAnalysisArg::Steps => TraceAnalysis::Steps,
-            })
-            .collect()
-    };
+    use falcon_app::profiles::TraceOptions;
+    let analyses = falcon_app::profiles::parse_trace_analyses(args.analysis.iter().map(String::as_str))
+        .map_err(|e| CliFailure::usage(format!("--analysis {e}")))?;
     let options = TraceOptions {
         analyses,
         top_gaps: args.top_gaps,
         max_decompressed_bytes: args.max_decompressed.map(falcon_app::files::mib_to_bytes),
         ..TraceOptions::default()
     };
-    if !global.json {
+    if global.json {
+        if let Some((id, report)) = Report::answering_trace(&args.target, args.host.as_deref(), &options) {
+            print_json_bytes(&app.report(id, &report).await?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    } else {
         eprintln!("falcon profile: reading the trace of {} …", args.target);
     }
     let run = app.analyze_trace(&args.target, args.host.as_deref(), &options).await?;

@@ -2,11 +2,11 @@
 
 use crate::cli::{CompareArgs, ExpCommand, GlobalArgs, ListArgs};
 use crate::output::{print_json, print_json_line, print_stdout, CliFailure};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use falcon_app::experiments::{
     parse_experiment_id as parse_id, split_bookkeeping, CompareRequest, ExperimentDetail, ListQuery, SubmitProgress,
 };
 use falcon_app::render::numbers::significant;
+use falcon_app::render::text::new_table;
 use falcon_app::streams::StreamEvent;
 use falcon_app::App;
 use falcon_core::ErrorKind;
@@ -70,7 +70,7 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
             if global.json {
                 crate::output::print_page(&page)?;
             } else {
-                let mut table = table(["kind", "size", "sha256", "uri"]);
+                let mut table = new_table(false, ["kind", "size", "sha256", "uri"]);
                 for a in &page.items {
                     table.add_row([a.kind.as_str().to_string(), a.size.to_string(), short(&a.sha256), a.uri.clone()]);
                 }
@@ -171,7 +171,7 @@ async fn list(global: &GlobalArgs, app: &App, args: &ListArgs) -> anyhow::Result
         if args.with_metrics {
             header.push("median of each metric");
         }
-        let mut table = table(header);
+        let mut table = new_table(false, header.into_iter().collect::<Vec<_>>());
         for item in rows {
             let r = &item.record;
             let mut row = vec![
@@ -220,7 +220,7 @@ async fn compare(global: &GlobalArgs, app: &App, args: &CompareArgs) -> anyhow::
         if let Some(next) = falcon_app::render::verdict::how_to_decide(&cmp) {
             print_stdout(&next)?;
         }
-        let mut t = table(["side", "experiment", "name", "config", "median", "spread", "steps"]);
+        let mut t = new_table(false, ["side", "experiment", "name", "config", "median", "spread", "steps"]);
         for (side, rows) in [("A", &cmp.sides.a), ("B", &cmp.sides.b)] {
             for r in rows {
                 t.add_row([
@@ -274,7 +274,7 @@ async fn history(global: &GlobalArgs, app: &App, args: &crate::cli::HistoryArgs)
         if !values.is_empty() {
             print_stdout(&format!("  {}", falcon_app::render::sparkline(&values)))?;
         }
-        let mut points = table(["#", "experiment", "name", "value", "spread", "steps", ""]);
+        let mut points = new_table(false, ["#", "experiment", "name", "value", "spread", "steps", ""]);
         for (i, p) in history.points.iter().enumerate() {
             let mark = history.changes.iter().find(|c| c.index == i).map_or(String::new(), |c| {
                 format!(
@@ -296,7 +296,8 @@ async fn history(global: &GlobalArgs, app: &App, args: &crate::cli::HistoryArgs)
         if !history.points.is_empty() {
             print_stdout(&points.to_string())?;
         }
-        let mut t = table(["at", "runs before/after", "before", "after", "change", "95% CI", "p", "regression"]);
+        let mut t =
+            new_table(false, ["at", "runs before/after", "before", "after", "change", "95% CI", "p", "regression"]);
         for c in &history.changes {
             t.add_row([
                 c.experiment.to_string(),
@@ -333,7 +334,7 @@ fn render_view(global: &GlobalArgs, detail: &ExperimentDetail) -> anyhow::Result
     if let Some(reason) = &view.job_reason {
         print_stdout(&format!("job: {reason}"))?;
     }
-    let mut history = table(["at", "from", "to", "reason"]);
+    let mut history = new_table(false, ["at", "from", "to", "reason"]);
     for t in &view.history {
         history.add_row([
             t.at.to_rfc3339(),
@@ -344,7 +345,7 @@ fn render_view(global: &GlobalArgs, detail: &ExperimentDetail) -> anyhow::Result
     }
     print_stdout(&history.to_string())?;
     if !view.metrics.is_empty() {
-        let mut metrics = table(["metric", "count", "mean", "median", "p90", "min", "max", "last"]);
+        let mut metrics = new_table(false, ["metric", "count", "mean", "median", "p90", "min", "max", "last"]);
         for (name, m) in &view.metrics {
             let f = |x: f64| format!("{x:.6}");
             metrics.add_row([
@@ -412,14 +413,6 @@ fn render_view(global: &GlobalArgs, detail: &ExperimentDetail) -> anyhow::Result
 /// `s` with control characters escaped (`\n`, `\u{1b}`), so a file name cannot drive the terminal.
 fn printable(s: &str) -> String {
     s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
-}
-
-pub(crate) fn table<'a>(header: impl IntoIterator<Item = &'a str>) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(header.into_iter().collect::<Vec<_>>());
-    t
 }
 
 /// The first 12 characters of a hash for a table (the whole value when it is shorter: a stored value is never

@@ -1,10 +1,10 @@
 //! `falcon goal …`: optimization goals through EXP.
 
 use crate::cli::{GlobalArgs, GoalClose, GoalCommand};
-use crate::commands::exp::table;
 use crate::output::{print_json, print_stdout, CliFailure};
 use falcon_app::goals::{parse_goal_id as parse, GoalRecord, GoalRequest};
 use falcon_app::render::numbers::significant;
+use falcon_app::render::text::new_table;
 use falcon_app::App;
 use falcon_core::status::GoalStatus;
 use falcon_core::ErrorKind;
@@ -33,7 +33,7 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &GoalCommand) -> anyho
             if global.json {
                 crate::output::print_page(&page)?;
             } else {
-                let mut t = table(["id", "priority", "status", "owner", "metric", "target", "title"]);
+                let mut t = new_table(false, ["id", "priority", "status", "owner", "metric", "target", "title"]);
                 for g in goals {
                     t.add_row([
                         g.id.to_string(),
@@ -80,7 +80,8 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &GoalCommand) -> anyho
                     g.target.map_or("—".into(), |t| t.to_string()),
                     significant(cmp.baseline_value, 4)
                 ))?;
-                let mut t = table(["rank", "experiment", "name", "value", "vs baseline", "verdict", "meets target"]);
+                let mut t =
+                    new_table(false, ["rank", "experiment", "name", "value", "vs baseline", "verdict", "meets target"]);
                 for r in &cmp.rows {
                     t.add_row([
                         r.rank.to_string(),

@@ -1,11 +1,11 @@
 //! `falcon session …` and `falcon pool list`.
 
 use crate::cli::{GlobalArgs, SessionCommand};
-use crate::commands::exp::table;
 use crate::output::{print_json, print_stdout, CliFailure};
 use falcon_app::experiments::show_value;
 use falcon_app::goals::{parse_goal_id, parse_session_id, SessionDetail, SessionGrid, SessionRequest};
 use falcon_app::render::numbers::significant;
+use falcon_app::render::text::new_table;
 use falcon_app::session_grid::value_label;
 use falcon_app::App;
 use falcon_core::ErrorKind;
@@ -82,7 +82,7 @@ fn render(global: &GlobalArgs, detail: &SessionDetail) -> anyhow::Result<()> {
         view.status,
         view.experiments.len()
     ))?;
-    let mut t = table(["id", "name", "status", "attempt", "config", "median of each metric", ""]);
+    let mut t = new_table(false, ["id", "name", "status", "attempt", "config", "median of each metric", ""]);
     for (e, row) in detail.experiments() {
         let medians: Vec<String> =
             row.metrics.iter().map(|(name, m)| format!("{name} {}", significant(Some(m.median), 4))).collect();
@@ -98,7 +98,7 @@ fn render(global: &GlobalArgs, detail: &SessionDetail) -> anyhow::Result<()> {
     }
     print_stdout(&t.to_string())?;
     if !view.differences.is_empty() {
-        let mut d = table(["key", "group", "values"]);
+        let mut d = new_table(false, ["key", "group", "values"]);
         let (config, bookkeeping): (Vec<_>, Vec<_>) = view.differences.iter().partition(|r| !r.group.is_bookkeeping());
         for row in config.into_iter().chain(bookkeeping) {
             let values: Vec<String> = row.values.iter().map(|v| show_value(v.as_ref())).collect();
@@ -136,7 +136,7 @@ fn grid(g: &SessionGrid) -> anyhow::Result<()> {
         };
         let header: Vec<String> =
             std::iter::once(corner).chain(cols.iter().map(|c| c.map(value_label).unwrap_or_default())).collect();
-        let mut t = table(header.iter().map(String::as_str));
+        let mut t = new_table(false, header.iter().map(String::as_str));
         for (ri, r) in rows.iter().enumerate() {
             let mut line = vec![label(*r)];
             for cell in facet.cells.get(ri).into_iter().flatten() {
@@ -173,7 +173,10 @@ pub async fn pools(global: &GlobalArgs, app: &App, page: &crate::cli::PageArgs) 
     if global.json {
         crate::output::print_page(&page)?;
     } else {
-        let mut t = table(["pool", "backend", "zone", "platform", "accelerators", "chips used", "running", "waiting"]);
+        let mut t = new_table(
+            false,
+            ["pool", "backend", "zone", "platform", "accelerators", "chips used", "running", "waiting"],
+        );
         for u in pools {
             let p = &u.pool;
             t.add_row([

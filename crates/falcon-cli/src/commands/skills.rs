@@ -15,7 +15,7 @@ pub fn run(global: &GlobalArgs, command: &SkillsCommand) -> anyhow::Result<ExitC
             if global.json {
                 print_page(&Page { items: all, next_cursor: None })?;
             } else {
-                let mut table = super::exp::table(["skill", "what it is for"]);
+                let mut table = falcon_app::render::text::new_table(false, ["skill", "what it is for"]);
                 for s in &all {
                     table.add_row([s.name.clone(), s.description.clone()]);
                 }

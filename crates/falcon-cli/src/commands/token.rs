@@ -26,7 +26,7 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &TokenCommand) -> anyh
             if global.json {
                 print_page(&tokens)?;
             } else {
-                let mut table = super::exp::table(["name", "scope", "created", "revoked"]);
+                let mut table = falcon_app::render::text::new_table(false, ["name", "scope", "created", "revoked"]);
                 for t in &tokens.items {
                     table.add_row([
                         t.name.clone(),

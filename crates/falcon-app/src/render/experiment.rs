@@ -1,0 +1,96 @@
+//! An experiment's detail as terminal text (`falcon exp show`): its record, status history, metric summaries,
+//! analysis rows, memory verdict, and what its files could not give.
+
+use crate::experiments::ExperimentDetail;
+use crate::render::text::new_table;
+
+/// The detail as lines of text, tables included.
+pub fn text(detail: &ExperimentDetail) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let view = &detail.view;
+    let r = &view.record;
+    out.push(format!("{} {} — {} ({}), attempt {}", r.id, r.name, r.status, r.scenario, r.attempt));
+    out.push(format!("config {}  job {}", r.config_hash, r.job.map_or("—".into(), |j| j.to_string())));
+    if let Some(reason) = &view.job_reason {
+        out.push(format!("job: {reason}"));
+    }
+    let mut history = new_table(false, ["at", "from", "to", "reason"]);
+    for t in &view.history {
+        history.add_row([
+            t.at.to_rfc3339(),
+            t.from.map_or("—".into(), |f| f.to_string()),
+            t.to.to_string(),
+            t.reason.clone(),
+        ]);
+    }
+    out.push(history.to_string());
+    if !view.metrics.is_empty() {
+        let mut metrics = new_table(false, ["metric", "count", "mean", "median", "p90", "min", "max", "last"]);
+        for (name, m) in &view.metrics {
+            let f = |x: f64| format!("{x:.6}");
+            metrics.add_row([
+                name.clone(),
+                m.count.to_string(),
+                f(m.mean),
+                f(m.median),
+                f(m.p90),
+                f(m.min),
+                f(m.max),
+                f(m.last),
+            ]);
+        }
+        out.push(metrics.to_string());
+    }
+    for a in &view.analysis {
+        let mut parts = Vec::new();
+        if let Some(m) = a.mfu {
+            parts.push(format!("MFU {:.2}%", m * 100.0));
+        }
+        if let Some(s) = crate::render::profile::summary_step_time(a) {
+            parts.push(format!("step {s}"));
+        }
+        if let Some(d) = a.duty_cycle {
+            parts.push(format!("duty cycle {:.1}%", d * 100.0));
+        }
+        if let Some(p) = a.peak_memory_bytes {
+            parts.push(format!("peak memory {:.2} GiB", p as f64 / (1u64 << 30) as f64));
+        }
+        if let Some(b) = &a.bound_by {
+            parts.push(format!("bound by {b}"));
+        }
+        if let Some(o) = a.details.get("profiler_overhead").and_then(|o| o.get("ratio")).and_then(|r| r.as_f64()) {
+            parts.push(format!("profiler overhead {o:.2}× (traced steps against unprofiled ones)"));
+        }
+        if let Some(e) = a.details.get("error").and_then(|e| e.as_str()) {
+            parts.push(format!("failed: {e}"));
+        }
+        out.push(format!("{} analysis: {}", a.tool, parts.join(", ")));
+    }
+    if let Some(memory) = &detail.memory {
+        for line in crate::render::memory::lines(memory) {
+            out.push(printable(&line));
+        }
+    }
+    if !view.artifacts.is_empty() {
+        out.push(format!("{} artifact(s); `falcon exp artifacts {}` lists them", view.artifacts.len(), r.id));
+    }
+    if !view.skipped.is_empty() {
+        out.push(format!("{} file(s) the job wrote are not stored as written:", view.skipped.len()));
+        for s in &view.skipped {
+            out.push(format!("  {}: {}", printable(&s.path), printable(&s.reason)));
+        }
+    }
+    if !view.notes.is_empty() {
+        out.push(format!("{} note(s) on its files:", view.notes.len()));
+        for n in &view.notes {
+            let at = n.line.map_or(String::new(), |l| format!(":{l}"));
+            out.push(format!("  {}{at}: {}", printable(&n.file), printable(&n.reason)));
+        }
+    }
+    out.join("\n")
+}
+
+/// `s` with control characters escaped (`\n`, `\u{1b}`), so a file name cannot drive the terminal.
+pub fn printable(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}

@@ -191,7 +191,7 @@ mod tests {
         assert_eq!(Report::answering_analysis("e-3", Some("host1"), &plain), None, "one host");
         let flops = AnalyzeOptions { peak_tflops: Some(100.0), ..AnalyzeOptions::default() };
         assert_eq!(Report::answering_analysis("e-3", None, &flops), None, "the caller's peak");
-        assert_eq!(Report::answering_analysis("/tmp/run.xplane.pb", None, &plain), None, "a path");
+        assert_eq!(Report::answering_analysis("runs/run.xplane.pb", None, &plain), None, "a path");
         assert!(Report::answering_trace("e-3", None, &TraceOptions::default()).is_some());
         let gaps = TraceOptions { top_gaps: 3, ..TraceOptions::default() };
         assert_eq!(Report::answering_trace("e-3", None, &gaps), None);

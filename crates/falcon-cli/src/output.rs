@@ -22,7 +22,8 @@ pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
 pub fn print_json_bytes(bytes: &[u8]) -> anyhow::Result<()> {
     let mut text = Vec::with_capacity(bytes.len() * 2);
     let mut from = serde_json::Deserializer::from_slice(bytes);
-    serde_transcode::transcode(&mut from, &mut serde_json::Serializer::pretty(&mut text))?;
+    serde_transcode::transcode(&mut from, &mut serde_json::Serializer::pretty(&mut text))
+        .map_err(|e| anyhow::anyhow!("a kept report is not valid JSON ({e}); delete it to have it computed again"))?;
     print_stdout(&String::from_utf8(text)?)
 }
 

@@ -184,7 +184,11 @@ pub enum Platform {
     Cpu,
 }
 
-/// A resource pool as configured.
+/// A resource pool: as configured, and (wrapped as `falcon_job::Pool`, once checked against the catalog) as
+/// `pool list` shows it. `zone` is a cloud zone such as `us-east5-b`, `local` for a local pool; `accelerators`
+/// are catalog types such as `v6e-8`, `h100-80gb-8` or `cpu` (aliases are accepted in the file and stored under
+/// their canonical names); `capacity` counts chips, or cores for a CPU pool; `settings` hold what the backend
+/// needs (kube context and namespace, Slurm partition, …).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PoolConfig {
@@ -192,16 +196,16 @@ pub struct PoolConfig {
     pub name: String,
     /// Backend that runs its jobs.
     pub backend: PoolBackend,
-    /// Zone (`us-east5-b`; `local` for a local pool).
+    /// Zone.
     pub zone: String,
-    /// Accelerator platform.
+    /// Platform.
     pub platform: Platform,
-    /// Accelerator types it offers (`v6e-8`, `h100-80gb-8`, `cpu`).
+    /// Accelerator types offered, canonical catalog names.
     pub accelerators: Vec<String>,
-    /// Capacity in chips (or cores for a CPU pool).
+    /// Capacity in chips (cores for a CPU pool).
     pub capacity: u32,
-    /// Backend settings (kube context and namespace, Slurm partition, …).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// Backend settings.
+    #[serde(default)]
     pub settings: BTreeMap<String, serde_json::Value>,
 }
 

@@ -18,7 +18,7 @@ use falcon_infra::meta::{
     ArtifactRecord, ExperimentFilter, ExperimentNote, ExperimentRecord, NewArtifact, NewExperiment, Transition,
 };
 use falcon_infra::InfraError;
-use falcon_job::{JobSpec, Resources, RetryPolicy};
+use falcon_job::{JobSpec, RetryPolicy};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -647,15 +647,7 @@ pub(crate) fn job_spec_of(spec: &ExperimentSpec, name: String) -> JobSpec {
         image: spec.workload.image.clone(),
         command: spec.workload.command.clone(),
         env: Default::default(),
-        resources: Resources {
-            accelerator: spec.resources.accelerator.clone(),
-            slices: spec.resources.slices,
-            devices: spec.resources.devices,
-            topology: spec.resources.topology.clone(),
-        },
-        zones: spec.resources.zones.clone(),
-        capacity: spec.resources.capacity,
-        reservation: spec.resources.reservation.clone(),
+        resources: spec.resources.clone(),
         artifact_uri: None,
         timeout_s: spec.timeout,
         priority: spec.priority,

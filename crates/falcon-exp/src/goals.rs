@@ -458,7 +458,7 @@ impl Exp {
             priority: spec.priority,
             accelerator: &resolved.accelerator.name,
             chips: resolved.chips,
-            zones: &job.zones,
+            zones: &job.resources.zones,
             excluded: &[],
             has_image: job.image.is_some(),
         };

@@ -7,7 +7,7 @@
 //! Run: `cargo bench -p falcon-job --bench scheduling -- [--mysql mysql://root@127.0.0.1:3306] [--pure-only]`
 //! (FALCON_TEST_MYSQL_URL is used when set).
 
-use falcon_core::config::{Platform, PoolBackend};
+use falcon_core::config::{Platform, PoolBackend, PoolConfig};
 use falcon_core::ids::JobId;
 use falcon_infra::meta::NewJob;
 use falcon_infra::MetaStore;
@@ -36,15 +36,16 @@ fn pools() -> Vec<Pool> {
         .map(|i| {
             let accel = ACCELS[i % ACCELS.len()];
             let gpu = accel.starts_with('h') || accel.starts_with('a');
-            Pool {
+            Pool::from_config(&PoolConfig {
                 name: format!("pool-{i}"),
                 backend: PoolBackend::Kubernetes,
                 zone: ZONES[i % ZONES.len()].into(),
                 platform: if gpu { Platform::Gpu } else { Platform::Tpu },
-                accelerators: vec![falcon_core::catalog::lookup(accel).unwrap().name],
+                accelerators: vec![accel.into()],
                 capacity: 64 * (1 + (i % 4) as u32),
                 settings: BTreeMap::new(),
-            }
+            })
+            .unwrap()
         })
         .collect()
 }
@@ -61,10 +62,7 @@ fn spec(i: usize, rng: &mut Rng) -> JobSpec {
         image: Some("img".into()),
         command: vec!["python3".into(), "train.py".into()],
         env: BTreeMap::new(),
-        resources: Resources { accelerator: accel.into(), slices: 1 + (i % 2) as u32, devices: None, topology: None },
-        zones,
-        capacity: Default::default(),
-        reservation: None,
+        resources: Resources { zones, ..Resources::of(accel, 1 + (i % 2) as u32) },
         artifact_uri: None,
         timeout_s: None,
         priority: (i % 5) as i64,
@@ -84,7 +82,7 @@ fn pure_pass(specs: &[JobSpec], pools: &[Pool]) -> (Duration, usize) {
             priority: s.priority,
             accelerator: &r.accelerator.name,
             chips: r.chips,
-            zones: &s.zones,
+            zones: &s.resources.zones,
             excluded: &[],
             has_image: true,
         })
@@ -117,7 +115,7 @@ async fn store_pass(url: &str, specs: &[JobSpec], pools: &[Pool]) -> (Duration, 
         let ids: Vec<JobId> = active.iter().map(|j| j.id).collect();
         let held = meta.claim_jobs(&ids, "bench-worker", Duration::from_secs(60)).await.unwrap();
         assert_eq!(held.len(), JOBS);
-        let parsed: Vec<JobSpec> = active.iter().map(|j| serde_json::from_value(j.spec.clone()).unwrap()).collect();
+        let parsed: Vec<JobSpec> = active.iter().map(|j| JobSpec::from_stored(&j.spec).unwrap()).collect();
         let (_, placed) = pure_pass(&parsed, pools);
         assert!(placed > 0);
         passes.push(t.elapsed());
@@ -134,7 +132,7 @@ async fn local_latency(samples: usize) -> Vec<Duration> {
     let mut out = Vec::new();
     for i in 0..samples {
         let mut s = spec(i, &mut rng);
-        s.resources = Resources { accelerator: "cpu".into(), slices: 1, devices: Some(1), topology: None };
+        s.resources = Resources { devices: Some(1), ..Resources::of("cpu", 1) };
         s.command = vec!["sleep".into(), "5".into()];
         let resolved = s.resolve().unwrap();
         let sub = Submission {

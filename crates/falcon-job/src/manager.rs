@@ -431,7 +431,7 @@ impl JobManager {
                 priority: job.priority,
                 accelerator: &resolved.accelerator.name,
                 chips: resolved.chips,
-                zones: &spec.zones,
+                zones: &spec.resources.zones,
                 excluded: &job.excluded_pools,
                 has_image: spec.image.is_some(),
             })
@@ -562,7 +562,7 @@ impl JobManager {
 }
 
 fn parse_spec(job: &JobRecord) -> Result<(JobSpec, Resolved)> {
-    let spec: JobSpec = serde_json::from_value(job.spec.clone()).map_err(|e| JobError::spec("spec", e.to_string()))?;
+    let spec = JobSpec::from_stored(&job.spec)?;
     let resolved = spec.resolve()?;
     Ok((spec, resolved))
 }

@@ -4,25 +4,46 @@ use crate::error::{JobError, Result};
 use falcon_core::catalog::{self, AcceleratorType};
 use falcon_core::config::{Platform, PoolBackend, PoolConfig};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
-/// A pool, validated.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Pool {
-    /// Unique name.
-    pub name: String,
-    /// Backend that runs its jobs.
-    pub backend: PoolBackend,
-    /// Zone.
-    pub zone: String,
-    /// Platform.
-    pub platform: Platform,
-    /// Accelerator types offered, canonical catalog names.
-    pub accelerators: Vec<String>,
-    /// Capacity in chips (cores for a CPU pool).
-    pub capacity: u32,
-    /// Backend settings.
-    pub settings: BTreeMap<String, serde_json::Value>,
+/// A pool, validated: a [`PoolConfig`] whose name is set, capacity positive and accelerator types known to the
+/// catalog, of the pool's platform, under their canonical names. It reads (and serializes) as the config it
+/// wraps; only [`Pool::from_config`] makes one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Pool(PoolConfig);
+
+/// The config's schema as output, inlined where a pool is shown (`PoolUsage` flattens it): refusing unknown
+/// keys, the `settings` default and the file's own description are about reading a config file, not about a
+/// pool shown.
+impl schemars::JsonSchema for Pool {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Pool".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut schema = PoolConfig::json_schema(generator);
+        if let Some(object) = schema.as_object_mut() {
+            object.remove("additionalProperties");
+            object.remove("description");
+            let settings = object.get_mut("properties").and_then(|p| p.get_mut("settings"));
+            if let Some(settings) = settings.and_then(|s| s.as_object_mut()) {
+                settings.remove("default");
+            }
+        }
+        schema
+    }
+}
+
+impl std::ops::Deref for Pool {
+    type Target = PoolConfig;
+
+    fn deref(&self) -> &PoolConfig {
+        &self.0
+    }
 }
 
 impl Pool {
@@ -52,15 +73,7 @@ impl Pool {
         if config.backend == PoolBackend::Local && config.platform == Platform::Tpu {
             return Err(bad("the local backend cannot offer TPUs".into()));
         }
-        Ok(Pool {
-            name: config.name.clone(),
-            backend: config.backend,
-            zone: config.zone.clone(),
-            platform: config.platform,
-            accelerators,
-            capacity: config.capacity,
-            settings: config.settings.clone(),
-        })
+        Ok(Pool(PoolConfig { accelerators, ..config.clone() }))
     }
 
     /// Whether the pool offers this accelerator type.
@@ -101,6 +114,7 @@ pub fn pools_from_config(configs: &[PoolConfig]) -> Result<Vec<Pool>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn config(accels: &[&str], platform: Platform) -> PoolConfig {
         PoolConfig {

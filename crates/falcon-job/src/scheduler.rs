@@ -249,15 +249,20 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn pool(name: &str, zone: &str, accels: &[&str], capacity: u32) -> Pool {
-        Pool {
+        pool_on(PoolBackend::Slurm, name, zone, accels, capacity)
+    }
+
+    fn pool_on(backend: PoolBackend, name: &str, zone: &str, accels: &[&str], capacity: u32) -> Pool {
+        Pool::from_config(&falcon_core::config::PoolConfig {
             name: name.into(),
-            backend: PoolBackend::Slurm,
+            backend,
             zone: zone.into(),
             platform: Platform::Tpu,
             accelerators: accels.iter().map(|s| s.to_string()).collect(),
             capacity,
             settings: BTreeMap::new(),
-        }
+        })
+        .unwrap()
     }
 
     fn job<'a>(id: i64, priority: i64, accel: &'a str, chips: u32, zones: &'a [String]) -> QueuedJob<'a> {
@@ -328,8 +333,7 @@ mod tests {
             let d = schedule(&[j], &pools, &mut [PoolLoad { used: 8, waiting: 3 }]);
             assert_eq!(d, [Decision::Unplaceable { job: id, reason }], "whatever the load");
         }
-        let mut kube = pool("k", "z", &["v6e-8"], 64);
-        kube.backend = PoolBackend::Kubernetes;
+        let kube = pool_on(PoolBackend::Kubernetes, "k", "z", &["v6e-8"], 64);
         let mut no_image = job(5, 0, "v6e-8", 8, &[]);
         no_image.has_image = false;
         let d = schedule(&[no_image], &[kube], &mut [PoolLoad::default()]);

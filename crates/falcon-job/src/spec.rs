@@ -24,17 +24,9 @@ pub struct JobSpec {
     /// Environment variables.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
-    /// What it runs on.
+    /// What it runs on, in the experiment spec's one vocabulary: accelerator, slices, zones, capacity,
+    /// reservation, devices, topology.
     pub resources: Resources,
-    /// Zones it may run in, most preferred first (empty: any).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub zones: Vec<String>,
-    /// Capacity type.
-    #[serde(default)]
-    pub capacity: CapacityType,
-    /// Reservation name, for `capacity = reservation`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reservation: Option<String>,
     /// Where its artifacts and logs go: a URI inside the artifact store (default `<store>/jobs/<name>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact_uri: Option<String>,
@@ -52,22 +44,8 @@ pub struct JobSpec {
     pub labels: BTreeMap<String, String>,
 }
 
-/// What a job asks for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Resources {
-    /// Accelerator type from the catalog (`v5litepod-16`, `h100-80gb-8`, `cpu`; aliases such as `v5e-16`).
-    pub accelerator: String,
-    /// Number of slices (TPU) or nodes (GPU).
-    #[serde(default = "one")]
-    pub slices: u32,
-    /// CPU cores, for `cpu`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub devices: Option<u32>,
-    /// Topology, if the caller states one; it must match the accelerator type's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topology: Option<String>,
-}
+/// What a job asks for: the one definition in `falcon_core::spec`, shared with experiment specs.
+pub use falcon_core::spec::Resources;
 
 fn one() -> u32 {
     1
@@ -107,6 +85,25 @@ pub struct Resolved {
 }
 
 impl JobSpec {
+    /// A spec as the jobs table holds it. Rows written before the placement moved into `resources` keep
+    /// `zones`, `capacity` and `reservation` at the top level; they are read into `resources` (a key present in
+    /// both places is refused, as any unknown key is).
+    pub fn from_stored(stored: &serde_json::Value) -> Result<JobSpec> {
+        let mut value = stored.clone();
+        if let Some(object) = value.as_object_mut() {
+            for key in ["zones", "capacity", "reservation"] {
+                let Some(moved) = object.remove(key) else { continue };
+                let Some(resources) = object.get_mut("resources").and_then(|r| r.as_object_mut()) else {
+                    return Err(JobError::spec(key, "a stored spec with no `resources` object"));
+                };
+                if resources.insert(key.to_string(), moved).is_some() {
+                    return Err(JobError::spec(key, "given both at the top level and in `resources`"));
+                }
+            }
+        }
+        serde_json::from_value(value).map_err(|e| JobError::spec("spec", e.to_string()))
+    }
+
     /// Checks every field and resolves the accelerator. Errors name the field.
     pub fn resolve(&self) -> Result<Resolved> {
         if self.name.is_empty() || self.name.len() > MAX_NAME_LEN {
@@ -162,8 +159,10 @@ impl JobSpec {
             }
             (accelerator.chips * self.resources.slices, accelerator.hosts * self.resources.slices)
         };
-        if self.capacity == CapacityType::Reservation && self.reservation.as_deref().is_none_or(str::is_empty) {
-            return Err(JobError::spec("reservation", "capacity `reservation` needs a reservation name"));
+        if self.resources.capacity == CapacityType::Reservation
+            && self.resources.reservation.as_deref().is_none_or(str::is_empty)
+        {
+            return Err(JobError::spec("resources.reservation", "capacity `reservation` needs a reservation name"));
         }
         if self.retry.max_attempts == 0 || self.retry.max_attempts > 100 {
             return Err(JobError::spec("retry.max_attempts", "must be between 1 and 100"));
@@ -185,10 +184,7 @@ mod tests {
             image: None,
             command: vec!["python3".into(), "train.py".into()],
             env: BTreeMap::new(),
-            resources: Resources { accelerator: accel.into(), slices: 1, devices: None, topology: None },
-            zones: vec![],
-            capacity: CapacityType::OnDemand,
-            reservation: None,
+            resources: Resources::of(accel, 1),
             artifact_uri: None,
             timeout_s: None,
             priority: 0,
@@ -224,7 +220,7 @@ mod tests {
                 }),
                 "env.1BAD",
             ),
-            (Box::new(|s| s.capacity = CapacityType::Reservation), "reservation"),
+            (Box::new(|s| s.resources.capacity = CapacityType::Reservation), "resources.reservation"),
             (Box::new(|s| s.retry.max_attempts = 0), "retry.max_attempts"),
             (Box::new(|s| s.resources.devices = Some(2)), "resources.devices"),
         ];
@@ -236,6 +232,30 @@ mod tests {
         }
         let err = spec("v6e-7").resolve().unwrap_err().to_string();
         assert!(err.contains("v6e-8"), "suggests the closest type: {err}");
+    }
+
+    #[test]
+    fn stored_specs_of_either_shape_read_the_same() {
+        let mut s = spec("v6e-8");
+        s.resources.zones = vec!["us-east5-b".into()];
+        s.resources.capacity = CapacityType::Reservation;
+        s.resources.reservation = Some("r1".into());
+        let now = serde_json::to_value(&s).unwrap();
+        assert_eq!(JobSpec::from_stored(&now).unwrap(), s);
+        // The shape rows had before `resources` held the placement (as the upgrade fixtures store it).
+        let before = serde_json::json!({
+            "name": "train-1", "command": ["python3", "train.py"],
+            "resources": {"accelerator": "v6e-8", "slices": 1},
+            "zones": ["us-east5-b"], "capacity": "reservation", "reservation": "r1",
+            "priority": 0, "retry": {"max_attempts": 1}
+        });
+        assert_eq!(JobSpec::from_stored(&before).unwrap(), s);
+        let mut both = before.clone();
+        both["resources"]["capacity"] = "spot".into();
+        let err = JobSpec::from_stored(&both).unwrap_err().to_string();
+        assert!(err.contains("capacity") && err.contains("both"), "{err}");
+        assert!(JobSpec::from_stored(&serde_json::json!({"zones": []})).is_err());
+        assert!(JobSpec::from_stored(&serde_json::json!([1, 2])).is_err());
     }
 
     #[test]

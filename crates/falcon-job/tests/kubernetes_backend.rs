@@ -55,16 +55,16 @@ fn golden_cases() -> Vec<(String, JobSpec)> {
     cpu.resources.devices = Some(4);
     cases.push(("cpu".into(), cpu));
     let mut spot = spec("train", "v6e-8", 1);
-    spot.capacity = CapacityType::Spot;
+    spot.resources.capacity = CapacityType::Spot;
     cases.push(("v6e-8-spot".into(), spot));
     cases.push(("v5litepod-16-2slices".into(), spec("train", "v5litepod-16", 2)));
     cases.push(("h100-80gb-8-2nodes".into(), spec("train", "h100-80gb-8", 2)));
     let mut reservation = spec("train", "v5p-16", 1);
-    reservation.capacity = CapacityType::Reservation;
-    reservation.reservation = Some("falcon-v5p-res".into());
+    reservation.resources.capacity = CapacityType::Reservation;
+    reservation.resources.reservation = Some("falcon-v5p-res".into());
     cases.push(("v5p-16-reservation".into(), reservation));
     let mut flex = spec("train", "v6e-4", 1);
-    flex.capacity = CapacityType::Flex;
+    flex.resources.capacity = CapacityType::Flex;
     cases.push(("v6e-4-flex".into(), flex));
     cases
 }

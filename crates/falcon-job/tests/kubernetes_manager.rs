@@ -79,7 +79,7 @@ async fn a_stocked_out_zone_is_left_for_the_next_one() {
     let env = env().await;
     let manager = manager(&env, &pools, "worker-1", Duration::from_secs(30)).await;
     let mut s = spec("failover", "v6e-8", 1);
-    s.zones = vec!["us-east5-b".into(), "us-west4-a".into()];
+    s.resources.zones = vec!["us-east5-b".into(), "us-west4-a".into()];
     let job = manager.submit(&s).await.unwrap();
 
     tick_until(&manager, &env, job.id, "placed on east first", |j| j.pool.as_deref() == Some("gke-east")).await;

@@ -186,8 +186,8 @@ async fn a_retryable_exit_code_is_resubmitted_until_attempts_are_spent() {
 async fn a_job_that_fits_no_pool_fails_with_the_reason_and_bad_specs_are_refused() {
     let env = env().await;
     let mut spec = shell("tpu-job", "true");
-    spec.resources = Resources { accelerator: "v6e-8".into(), slices: 1, devices: None, topology: None };
-    spec.zones = vec!["us-east5".into()];
+    spec.resources = Resources::of("v6e-8", 1);
+    spec.resources.zones = vec!["us-east5".into()];
     let job = env.manager.submit(&spec).await.unwrap();
     // It would wait forever: no pool of this manager offers it, whatever their load. It fails, saying so.
     let report = env.manager.tick().await.unwrap();
@@ -208,8 +208,7 @@ async fn a_job_that_fits_no_pool_fails_with_the_reason_and_bad_specs_are_refused
     let err = env.manager.submit(&bad).await.unwrap_err();
     assert!(matches!(&err, JobError::InvalidSpec { field, .. } if field == "resources.accelerator"), "{err}");
     let mut bad_topology = shell("bad-topo", "true");
-    bad_topology.resources =
-        Resources { accelerator: "v5litepod-16".into(), slices: 1, devices: None, topology: Some("2x8".into()) };
+    bad_topology.resources = Resources { topology: Some("2x8".into()), ..Resources::of("v5litepod-16", 1) };
     assert!(env.manager.submit(&bad_topology).await.unwrap_err().to_string().contains("4x4"));
     assert_eq!(env.meta.list_jobs(&[]).await.unwrap().len(), 1, "nothing recorded for refused specs");
 }

@@ -147,6 +147,22 @@ pub struct Resources {
     pub topology: Option<String>,
 }
 
+impl Resources {
+    /// `count` of `accelerator` (slices, or nodes for a GPU type) with every other field at its default: any
+    /// zone, on-demand capacity.
+    pub fn of(accelerator: impl Into<String>, count: u32) -> Resources {
+        Resources {
+            accelerator: accelerator.into(),
+            slices: count,
+            zones: Vec::new(),
+            capacity: Capacity::default(),
+            devices: None,
+            reservation: None,
+            topology: None,
+        }
+    }
+}
+
 /// How capacity is obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

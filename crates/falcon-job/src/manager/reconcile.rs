@@ -4,7 +4,7 @@
 use super::outputs::Collected;
 use super::{now, JobManager, TickReport};
 use crate::backend::{BackendRef, BackendState};
-use crate::error::{JobError, Result};
+use crate::error::Result;
 use crate::failure;
 use crate::spec::JobSpec;
 use falcon_core::status::JobStatus;
@@ -52,8 +52,7 @@ impl JobManager {
                 }
             };
         }
-        let spec: JobSpec =
-            serde_json::from_value(job.spec.clone()).map_err(|e| JobError::spec("spec", e.to_string()))?;
+        let spec = JobSpec::from_stored(&job.spec)?;
         if let (JobStatus::Running, Some(limit), Some(started)) = (job.status, spec.timeout_s, job.started) {
             if now().0 - started.0 > (limit as i64) * 1000 {
                 let _ = self.copy_outputs(job, backend.as_ref(), &handle, true).await;

@@ -5,7 +5,7 @@
 
 use fake_kube_apiserver::FakeCluster;
 use falcon_core::config::{PoolBackend, PoolConfig};
-use falcon_job::{CapacityType, JobSpec, Pool, Resources, RetryPolicy};
+use falcon_job::{JobSpec, Pool, Resources, RetryPolicy};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -17,10 +17,7 @@ pub fn spec(name: &str, accelerator: &str, slices: u32) -> JobSpec {
         image: Some(IMAGE.into()),
         command: vec!["python3".into(), "-m".into(), "train".into(), "--steps=100".into()],
         env: BTreeMap::from([("XLA_FLAGS".into(), "--xla_dump_to=/tmp/xla".into())]),
-        resources: Resources { accelerator: accelerator.into(), slices, devices: None, topology: None },
-        zones: vec![],
-        capacity: CapacityType::OnDemand,
-        reservation: None,
+        resources: Resources::of(accelerator, slices),
         artifact_uri: None,
         timeout_s: None,
         priority: 0,

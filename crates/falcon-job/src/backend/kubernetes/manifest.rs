@@ -31,7 +31,7 @@
 //! - `on_demand`: nothing added;
 //! - `spot`: nodeSelector `cloud.google.com/gke-spot: "true"` and a toleration for the GKE spot taint
 //!   (`cloud.google.com/gke-spot` Equal `"true"` NoSchedule);
-//! - `reservation`: nodeSelector `cloud.google.com/reservation-name: <spec.reservation>`;
+//! - `reservation`: nodeSelector `cloud.google.com/reservation-name: <spec.resources.reservation>`;
 //! - `flex` (flex-start / Dynamic Workload Scheduler): nodeSelector `cloud.google.com/gke-queued: "true"` and a
 //!   toleration for the queued-provisioning taint (`cloud.google.com/gke-queued` Equal `"true"` NoSchedule).
 //!   The cluster must turn the pending pods into a provisioning request (xpk does it with Kueue's `dws-prov`
@@ -229,14 +229,14 @@ fn pod_spec(sub: &Submission<'_>) -> Value {
         resources = json!({"limits": {device: accel.chips_per_host.to_string()}});
         tolerations.push(json!({"key": device, "operator": "Exists", "effect": "NoSchedule"}));
     }
-    match sub.spec.capacity {
+    match sub.spec.resources.capacity {
         CapacityType::OnDemand => {}
         CapacityType::Spot => {
             node_selector.insert("cloud.google.com/gke-spot", "true".into());
             tolerations.push(json!({"key": "cloud.google.com/gke-spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"}));
         }
         CapacityType::Reservation => {
-            let name = sub.spec.reservation.as_deref().unwrap_or_default();
+            let name = sub.spec.resources.reservation.as_deref().unwrap_or_default();
             node_selector.insert("cloud.google.com/reservation-name", label_value(name));
         }
         CapacityType::Flex => {
@@ -338,10 +338,7 @@ mod tests {
             image: Some("img:1".into()),
             command: vec!["python3".into(), "train.py".into()],
             env: BTreeMap::from([("FALCON_JOB_ID".into(), "spoofed".into()), ("LR".into(), "0.1".into())]),
-            resources: Resources { accelerator: accel.into(), slices, devices: None, topology: None },
-            zones: vec![],
-            capacity: CapacityType::Spot,
-            reservation: None,
+            resources: Resources { capacity: CapacityType::Spot, ..Resources::of(accel, slices) },
             artifact_uri: None,
             timeout_s: None,
             priority: 0,

@@ -18,13 +18,12 @@
 //! call as they move past each MiB of input, so that a consumed part of the mapping stops counting
 //! towards the process's resident memory while the (larger) decoded form is built.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::wire::{Reader, Tag, WireType};
 use crate::{
-    DecodeError, DecodeOptions, StatValue, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata,
+    DecodeError, DecodeOptions, IdMap, StatValue, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata,
 };
 
 /// Called with an absolute byte range `[from, to)` of the input that no decoder reads again.
@@ -154,8 +153,8 @@ impl<'o, 'r> Decoder<'o, 'r> {
         self.skip_stat_ids = self.skip_ids(r);
         let mut p = XPlane {
             lines: Vec::with_capacity(lines),
-            event_metadata: HashMap::with_capacity(event_metadata),
-            stat_metadata: HashMap::with_capacity(stat_metadata),
+            event_metadata: IdMap::with_capacity_and_hasher(event_metadata, Default::default()),
+            stat_metadata: IdMap::with_capacity_and_hasher(stat_metadata, Default::default()),
             ..XPlane::default()
         };
         // Lines to decode on worker threads: (index in `p.lines`, reader) when this plane is big.

@@ -94,6 +94,10 @@ impl DecodeError {
     }
 }
 
+/// A plane's metadata by id. The ids are small integers looked up once or more per event, so the map hashes
+/// with FxHash (`rustc-hash`) rather than the standard library's SipHash; build one with `IdMap::default()`.
+pub type IdMap<V> = HashMap<i64, V, rustc_hash::FxBuildHasher>;
+
 /// A whole profile: one plane per device / host component.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct XSpace {
@@ -110,9 +114,9 @@ pub struct XPlane {
     pub name: String,
     pub lines: Vec<XLine>,
     /// Keyed by `XEventMetadata.id`.
-    pub event_metadata: HashMap<i64, XEventMetadata>,
+    pub event_metadata: IdMap<XEventMetadata>,
     /// Keyed by `XStatMetadata.id`.
-    pub stat_metadata: HashMap<i64, XStatMetadata>,
+    pub stat_metadata: IdMap<XStatMetadata>,
     /// Plane-level stats (e.g. device capabilities).
     pub stats: Vec<XStat>,
 }

@@ -49,7 +49,7 @@
 
 use std::collections::HashMap;
 
-use falcon_xplane::{XEvent, XLine, XPlane, XSpace, XStat};
+use falcon_xplane::{StatValue, XEvent, XLine, XPlane, XSpace, XStat};
 
 use super::{
     collective_kind, Device, DeviceKind, Event, EventClass, HostThread, Launch, NameId, StepMarker, StepSource,
@@ -285,6 +285,15 @@ fn str_stat<'p>(plane: &'p XPlane, event: &'p XEvent, id: Option<i64>) -> Option
     plane.stat_str(stat(plane, event, id)?)
 }
 
+/// What the host-plane pass knows of one event metadata id.
+#[derive(Clone, Copy)]
+struct MetadataFacts {
+    /// Whether its name is a host step marker's.
+    step_marker: bool,
+    /// Its display name, interned (when first needed).
+    display: Option<NameId>,
+}
+
 /// An event with its absolute start, before the origin is known.
 struct AbsEvent {
     start: i128,
@@ -424,6 +433,14 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
             launches: Vec::new(),
         };
         let mut lone_markers = 0i64;
+        // What depends only on an event's metadata (or its op's name reference), worked out once per id rather
+        // than once per event: the name lookups, interning and classification were half the timeline's time.
+        let mut by_metadata: FxMap<i64, MetadataFacts> = FxMap::default();
+        let mut op_by_ref: FxMap<u64, (NameId, EventClass)> = FxMap::default();
+        let display_name = |cache: &mut FxMap<i64, MetadataFacts>, names: &mut Interner, e: &XEvent| -> NameId {
+            let facts = cache.get_mut(&e.metadata_id).expect("facts are recorded before any name is asked for");
+            *facts.display.get_or_insert_with(|| names.intern(plane.event_display_name(e)))
+        };
         for line in &plane.lines {
             if is_derived_host_line(&line.name) {
                 continue;
@@ -436,8 +453,11 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
                 calls: Vec::new(),
             };
             for e in &line.events {
-                let raw_name = plane.event_name(e);
-                if is_host_step_marker_name(raw_name) {
+                let meta = *by_metadata.entry(e.metadata_id).or_insert_with(|| MetadataFacts {
+                    step_marker: is_host_step_marker_name(plane.event_name(e)),
+                    display: None,
+                });
+                if meta.step_marker {
                     let gid = int_stat(plane, e, ids.group_id);
                     let root = int_stat(plane, e, ids.root).is_some_and(|r| r != 0);
                     let step_num = int_stat(plane, e, ids.step_num);
@@ -457,18 +477,24 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
                 }
                 if cpu_only {
                     if let Some(op) = stat(plane, e, ids.hlo_op) {
-                        let op_name = plane.stat_str(op).unwrap_or_else(|| plane.event_display_name(e));
-                        let name = names.intern(op_name);
-                        cpu.events.push(abs(line, e, name, classify_cpu_op(op_name)));
+                        let mut op_of = |op_name: &str| (names.intern(op_name), classify_cpu_op(op_name));
+                        let (name, class) = match op.value {
+                            // XLA:CPU names its ops by reference: resolve and classify each name once.
+                            StatValue::Ref(r) => *op_by_ref.entry(r).or_insert_with(|| {
+                                op_of(plane.stat_str(op).unwrap_or_else(|| plane.event_display_name(e)))
+                            }),
+                            _ => op_of(plane.stat_str(op).unwrap_or_else(|| plane.event_display_name(e))),
+                        };
+                        cpu.events.push(abs(line, e, name, class));
                         continue;
                     }
                     if stat(plane, e, ids.hlo_module).is_some() {
-                        let name = names.intern(plane.event_display_name(e));
+                        let name = display_name(&mut by_metadata, &mut names, e);
                         cpu.modules.push(abs(line, e, name, EventClass::Module));
                         continue;
                     }
                 }
-                let name = names.intern(plane.event_display_name(e));
+                let name = display_name(&mut by_metadata, &mut names, e);
                 thread.events.push(abs(line, e, name, EventClass::Other));
                 if !cpu_only {
                     if let Some(c) = int_stat(plane, e, ids.correlation) {

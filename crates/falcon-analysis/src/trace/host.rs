@@ -40,7 +40,7 @@
 //!   in the step windows (aggregated by thread and event name; an instant of a thread counts for its
 //!   innermost event only; over several devices, the mean over devices).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use falcon_core::bound::BoundBy;
 pub use falcon_core::bound::{HostVerdict, HOST_BOUND_THRESHOLD, PARTLY_HOST_BOUND_THRESHOLD};
@@ -251,11 +251,11 @@ impl HostView {
         work: &HostWork,
         idle: &[(i64, i64)],
     ) -> HashMap<(usize, u32), (i64, usize)> {
-        let mut out: HashMap<(usize, u32), (i64, usize)> = HashMap::new();
+        let mut out: HashMap<(usize, u32), (i64, usize)> = HashMap::default();
         if idle.is_empty() {
             return out;
         }
-        let mut seen: HashSet<(usize, usize)> = HashSet::new();
+        let mut seen: HashSet<(usize, usize)> = HashSet::default();
         for &(a, b, ti, ei) in &work.segments {
             let o = overlap_with(idle, a, b);
             if o > 0 {

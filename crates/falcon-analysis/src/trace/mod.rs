@@ -39,7 +39,7 @@ pub mod steps;
 pub mod stragglers;
 mod sweep;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -310,7 +310,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
     let mut kind_sum = KindOverlapPs::default();
     let mut gap_candidates: Vec<(i64, i64, usize, Option<i64>)> = Vec::new(); // (dur, start, dev idx, step)
     let (mut host_step_ps, mut host_device_wait_ps, mut host_idle_busy_ps) = (0i64, 0i64, 0i64);
-    let mut evidence: HashMap<(usize, u32), (i64, usize)> = HashMap::new();
+    let mut evidence: rustc_hash::FxHashMap<(usize, u32), (i64, usize)> = Default::default();
     let mut straggler_input: Vec<DeviceSteps<'_>> = Vec::new();
     let mut other_seen = false;
     let mut span_sum = BreakdownPs::default();

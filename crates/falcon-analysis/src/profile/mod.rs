@@ -49,7 +49,7 @@ use crate::kernels::{kernel_stats, KernelStat, StepKernelBreakdown};
 use crate::memory::{memory_profile, MemoryProfile};
 use crate::op_metrics::{op_metrics_db, OpMetricsDb};
 use crate::op_profile::{op_profile, GroupBy, OpProfileNode};
-use crate::overview::{overview, Overview};
+use crate::overview::Overview;
 use crate::roofline::{roofline, Roofline};
 use crate::steps::{detect_steps, StepReport};
 
@@ -215,52 +215,62 @@ pub(crate) fn analyze_files_with_db(
         || options.wants(Tool::Hlo)
         || options.wants(Tool::Roofline);
 
+    let mut cpu_trace = None;
     for (i, file) in files.iter().enumerate() {
         let space = crate::input::load_host(file)?;
         let dev = device_info(&space);
         total_cores += dev.device_cores;
-        let host_steps = detect_steps(&space);
-        if steps.as_ref().is_none_or(|s| s.steps.is_empty()) && !host_steps.steps.is_empty() || steps.is_none() {
-            steps = Some(host_steps.clone());
-        }
-        if need_db && dev.hardware != Hardware::CpuOnly {
-            let host_db = op_metrics_db(&space, &dev);
-            match db.as_mut() {
-                None => db = Some(host_db),
-                Some(all) => all.merge(&host_db),
+        // The CPU overview's trace (the executor timeline's breakdown and host check) is the costly part of an
+        // XLA:CPU overview and needs nothing else: it runs on a second thread beside the other tools.
+        let trace_wanted = i == 0 && dev.hardware == Hardware::CpuOnly && options.wants(Tool::Overview);
+        std::thread::scope(|scope| {
+            let trace_thread = trace_wanted.then(|| scope.spawn(|| overview::cpu_trace(&space)));
+            let host_steps = detect_steps(&space);
+            if steps.as_ref().is_none_or(|s| s.steps.is_empty()) && !host_steps.steps.is_empty() || steps.is_none() {
+                steps = Some(host_steps.clone());
             }
-        }
-        if dev.hardware == Hardware::CpuOnly && options.wants(Tool::Ops) {
-            let index = hlo::hlo_index(&space);
-            hlo.modules += index.modules;
-            hlo.notes.extend(index.notes);
-            hlo.instructions.extend(index.instructions);
-        }
-        if dev.hardware == Hardware::CpuOnly && (options.wants(Tool::Ops) || options.wants(Tool::Overview)) {
-            let profile = cpu_op_profile_in_steps(&space, &host_steps.steps);
-            cpu_ops = Some(match cpu_ops.take() {
-                None => profile,
-                Some(mut all) => {
-                    all.ops.extend(profile.ops);
-                    all.op_events += profile.op_events;
-                    all.total_time_us += profile.total_time_us;
-                    all
-                }
-            });
-        }
-        if options.wants(Tool::Memory) && i == 0 {
-            memory = Some(memory_profile(&space, &host_steps));
-        }
-        if options.wants(Tool::Kernels) || options.wants(Tool::Overview) && dev.hardware == Hardware::Gpu {
-            let report = kernel_stats(&space, &host_steps);
-            kernels.extend(report.kernels);
-            kernel_steps.extend(report.per_step);
-            for note in report.notes.into_iter().filter(|_| options.wants(Tool::Kernels)) {
-                if !notes.contains(&note) {
-                    notes.push(note);
+            if need_db && dev.hardware != Hardware::CpuOnly {
+                let host_db = op_metrics_db(&space, &dev);
+                match db.as_mut() {
+                    None => db = Some(host_db),
+                    Some(all) => all.merge(&host_db),
                 }
             }
-        }
+            if dev.hardware == Hardware::CpuOnly && options.wants(Tool::Ops) {
+                let index = hlo::hlo_index(&space);
+                hlo.modules += index.modules;
+                hlo.notes.extend(index.notes);
+                hlo.instructions.extend(index.instructions);
+            }
+            if dev.hardware == Hardware::CpuOnly && (options.wants(Tool::Ops) || options.wants(Tool::Overview)) {
+                let profile = cpu_op_profile_in_steps(&space, &host_steps.steps);
+                cpu_ops = Some(match cpu_ops.take() {
+                    None => profile,
+                    Some(mut all) => {
+                        all.ops.extend(profile.ops);
+                        all.op_events += profile.op_events;
+                        all.total_time_us += profile.total_time_us;
+                        all
+                    }
+                });
+            }
+            if options.wants(Tool::Memory) && i == 0 {
+                memory = Some(memory_profile(&space, &host_steps));
+            }
+            if options.wants(Tool::Kernels) || options.wants(Tool::Overview) && dev.hardware == Hardware::Gpu {
+                let report = kernel_stats(&space, &host_steps);
+                kernels.extend(report.kernels);
+                kernel_steps.extend(report.per_step);
+                for note in report.notes.into_iter().filter(|_| options.wants(Tool::Kernels)) {
+                    if !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                }
+            }
+            if let Some(thread) = trace_thread {
+                cpu_trace = Some(thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+            }
+        });
         if i == 0 {
             first_space_overview_input = Some(space);
         }
@@ -281,7 +291,15 @@ pub(crate) fn analyze_files_with_db(
     let roof = roofline(&db, &device, &steps);
     let overview = match (&first_space_overview_input, options.wants(Tool::Overview)) {
         (Some(space), true) => {
-            let mut o = overview(space, &device, &db, &steps, &roof, options.model_flops_per_step);
+            let mut o = overview::overview_with(
+                space,
+                &device,
+                &db,
+                &steps,
+                &roof,
+                options.model_flops_per_step,
+                cpu_trace.take(),
+            );
             o.device_step_time_ms = crate::steps::device_step_times(space, &steps);
             overview::with_logged_flops(&mut o, options.logged_model_flops);
             o.hosts = files.len() as u32;

@@ -133,6 +133,20 @@ pub fn overview(
     roofline: &Roofline,
     model_flops_per_step: Option<f64>,
 ) -> Overview {
+    overview_with(space, device, db, steps, roofline, model_flops_per_step, None)
+}
+
+/// [`overview`], given the XLA:CPU trace [`cpu_trace`] computed beforehand (on another thread, beside the
+/// other tools); `None` computes it here when the capture is CPU-only.
+pub fn overview_with(
+    space: &XSpace,
+    device: &DeviceInfo,
+    db: &OpMetricsDb,
+    steps: &StepReport,
+    roofline: &Roofline,
+    model_flops_per_step: Option<f64>,
+    cpu_trace_done: Option<crate::trace::TraceReport>,
+) -> Overview {
     let mut o = Overview {
         device_type: device.device_type.clone(),
         device_cores: device.device_cores,
@@ -145,7 +159,8 @@ pub fn overview(
         ..Overview::default()
     };
     if device.hardware == Hardware::CpuOnly {
-        cpu_overview(space, device, &mut o);
+        let trace = cpu_trace_done.unwrap_or_else(|| cpu_trace(space));
+        cpu_overview(&trace, device, &mut o);
         return o;
     }
     if device.hardware == Hardware::Tpu {
@@ -278,8 +293,7 @@ pub fn with_logged_flops(o: &mut Overview, logged: Option<f64>) {
 
 /// The XLA:CPU part of the overview: CPU count, duty cycle and host verdict from the executor threads'
 /// timeline (the trace breakdown `falcon profile trace` computes), the rest `null` with notes.
-fn cpu_overview(space: &XSpace, device: &DeviceInfo, o: &mut Overview) {
-    use crate::trace::{analyze_trace, TraceAnalysis, TraceOptions};
+fn cpu_overview(trace: &crate::trace::TraceReport, device: &DeviceInfo, o: &mut Overview) {
     if let Some(t) = device.cpu_threads {
         o.notes.push(format!(
             "XLA:CPU: device_cores = {} CPU(s), counted from the threads of XLA:CPU's intra-op pool (sized to the \
@@ -287,14 +301,6 @@ fn cpu_overview(space: &XSpace, device: &DeviceInfo, o: &mut Overview) {
             device.device_cores, t.op_threads, t.threads
         ));
     }
-    let timeline = crate::timeline::xspace::from_xspace(space, "");
-    let options = TraceOptions {
-        analyses: vec![TraceAnalysis::Breakdown, TraceAnalysis::Host],
-        top_host_events: 0,
-        ..TraceOptions::default()
-    };
-    let trace = analyze_trace(&timeline, &options);
-    drop(timeline);
     match trace.total.and_then(|t| t.duty_cycle()) {
         Some(duty) => {
             o.device_duty_cycle_percent = Some(100.0 * duty);
@@ -324,6 +330,19 @@ fn cpu_overview(space: &XSpace, device: &DeviceInfo, o: &mut Overview) {
             None => "bound-by unknown: no roofline on XLA:CPU and no steps for the host check".to_string(),
         });
     }
+}
+
+/// What the XLA:CPU overview reads of the executor threads' timeline: the trace breakdown and host check
+/// `falcon profile trace` computes. The costly part of a CPU overview, independent of the other tools.
+pub fn cpu_trace(space: &XSpace) -> crate::trace::TraceReport {
+    use crate::trace::{analyze_trace, TraceAnalysis, TraceOptions};
+    let timeline = crate::timeline::xspace::from_xspace(space, "");
+    let options = TraceOptions {
+        analyses: vec![TraceAnalysis::Breakdown, TraceAnalysis::Host],
+        top_host_events: 0,
+        ..TraceOptions::default()
+    };
+    analyze_trace(&timeline, &options)
 }
 
 /// MFU of an XLA:CPU capture, which records no FLOPs and has no catalogued peak: the workload's own model FLOPs

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Many hosts on one machine: `falcon profile analyze RUN_DIR --tool overview --json` over a run directory holding
+# N copies of one capture as its hosts (`plugins/profile/<run>/host-NNN.xplane.pb`), each a cold process, 3
+# repetitions interleaved; median wall time and median peak RSS (`/usr/bin/time -f %M`), and both as ratios to
+# one host. The copies live under .cache/xprof-hosts/ (N × the capture's size on disk) and are kept for reruns.
+#
+#   bash bench/xprof/hosts.sh [FILE.xplane.pb] [N ...]    # default: the newest large capture; N = 1 8 64
+#
+# Make the large capture first (docs/PERFORMANCE.md, "Profile analysis"); build target/release/falcon.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+
+capture="${1:-$(ls -t .cache/capture-large-out/plugins/profile/*/*.xplane.pb 2>/dev/null | head -1 || true)}"
+[[ -n "$capture" && -f "$capture" ]] || { echo "no capture: pass FILE.xplane.pb or make the large capture" >&2; exit 1; }
+shift || true
+counts=("$@")
+((${#counts[@]})) || counts=(1 8 64)
+falcon="${FALCON:-$ROOT/target/release/falcon}"
+[[ -x "$falcon" ]] || { echo "build it first: cargo build --release -p falcon-cli" >&2; exit 1; }
+[[ -x /usr/bin/time ]] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+
+work="$ROOT/.cache/xprof-hosts"
+bytes=$(stat -c %s "$capture")
+for n in "${counts[@]}"; do
+    run="$work/h$n/plugins/profile/2026_01_01_00_00_00"
+    if [[ $(ls "$run" 2>/dev/null | wc -l) -ne $n || $(stat -c %s "$run/host-000.xplane.pb" 2>/dev/null || echo 0) -ne $bytes ]]; then
+        rm -rf "$work/h$n"
+        mkdir -p "$run"
+        for ((i = 0; i < n; i++)); do cp "$capture" "$(printf '%s/host-%03d.xplane.pb' "$run" "$i")"; done
+    fi
+done
+
+declare -A secs rss
+for rep in 1 2 3; do
+    for n in "${counts[@]}"; do
+        start=$(date +%s%N)
+        peak=$( { /usr/bin/time -f %M "$falcon" profile analyze "$work/h$n" --tool overview --json >/dev/null; } 2>&1 | tail -1)
+        end=$(date +%s%N)
+        secs[$n]+="$(( (end - start) / 1000000 )) "
+        rss[$n]+="$peak "
+    done
+done
+median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+one_s=""
+one_m=""
+printf '| hosts | input (MB) | wall (s) | peak RSS (MiB) | wall ÷ one host | RSS ÷ one host |\n|---:|---:|---:|---:|---:|---:|\n'
+for n in "${counts[@]}"; do
+    s=$(echo "${secs[$n]}" | median)
+    m=$(echo "${rss[$n]}" | median)
+    [[ -n "$one_s" ]] || { one_s=$s; one_m=$m; }
+    awk -v n="$n" -v b="$bytes" -v s="$s" -v m="$m" -v os="$one_s" -v om="$one_m" 'BEGIN {
+        printf "| %d | %.0f | %.3f | %.1f | %.2f | %.2f |\n", n, n * b / 1e6, s / 1000, m / 1024, s / os, m / om }'
+done

@@ -305,6 +305,43 @@ fn hosts_of_a_run_are_combined_or_picked() {
 }
 
 #[test]
+fn a_host_that_cannot_be_read_is_named_and_the_others_are_analysed() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("logdir/plugins/profile/2026_01_01_00_00_00");
+    std::fs::create_dir_all(&run).unwrap();
+    let bytes = std::fs::read(capture("tpu_v6e_inference.xplane.pb")).unwrap();
+    for host in ["host-a", "host-b"] {
+        std::fs::write(run.join(format!("{host}.xplane.pb")), &bytes).unwrap();
+    }
+    let args = ["profile", "analyze", "logdir", "--tool", "overview,hlo", "--json"];
+    let good = json(&falcon(dir.path(), &args));
+    assert!(good.get("failed_hosts").is_none(), "absent when every host was read");
+    // A host cut off mid-write (a job killed while its profiler flushed) and one that is not a profile at all.
+    std::fs::write(run.join("host-c.xplane.pb"), &bytes[..bytes.len() / 3]).unwrap();
+    std::fs::write(run.join("host-d.xplane.pb"), b"{\"not\": \"a profile\"}").unwrap();
+    let out = falcon(dir.path(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let r = json(&out);
+    let failed: Vec<&str> = r["failed_hosts"].as_array().unwrap().iter().map(|f| f["host"].as_str().unwrap()).collect();
+    assert_eq!(failed, ["host-c", "host-d"]);
+    assert!(r["failed_hosts"][1]["error"].as_str().unwrap().contains("JSON"), "{}", r["failed_hosts"]);
+    let notes = r["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap().contains("host `host-c` skipped")), "{notes:?}");
+    // The readable hosts give exactly the answer they give alone.
+    assert_eq!(r["overview"]["hosts"], 2);
+    assert_eq!(r["ops"], good["ops"]);
+    assert_eq!(r["files"], good["files"]);
+    // No host readable: an error naming the count.
+    for host in ["host-a", "host-b"] {
+        std::fs::write(run.join(format!("{host}.xplane.pb")), b"").unwrap();
+    }
+    let out = falcon(dir.path(), &args);
+    assert_ne!(out.status.code(), Some(0));
+    let err = json(&out);
+    assert!(err["error"]["message"].as_str().unwrap().contains("none of the run's 4 hosts"), "{err}");
+}
+
+#[test]
 fn a_goal_on_a_profile_metric_ranks_from_the_summary_rows() {
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(falcon(dir.path(), &["init"]).status.code(), Some(0));

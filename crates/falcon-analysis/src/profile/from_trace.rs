@@ -156,6 +156,7 @@ pub fn analyze_timeline(file: &HostFile, tl: &Timeline, options: &AnalyzeOptions
         framework_scopes: wants(Tool::Ops).then(|| view.scopes.clone()),
         kernel_types: wants(Tool::Kernels).then(|| view.kernel_types.clone()),
         launch: (wants(Tool::Kernels) || wants(Tool::Overview)).then(|| view.launch.clone()).flatten(),
+        failed_hosts: Vec::new(),
         notes,
     }
 }

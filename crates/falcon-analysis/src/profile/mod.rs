@@ -184,8 +184,23 @@ pub struct ProfileReport {
     /// Chrome traces: launch statistics and the launch-bound call (tools `kernels`, `overview`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub launch: Option<crate::trace::kernels::LaunchStats>,
+    /// Hosts of a multi-host run that could not be read (empty, truncated, not a profile, unreadable): each
+    /// named with why; the other hosts are analysed and `files` lists only those. Absent when every host was read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_hosts: Vec<FailedHost>,
     /// What the analysis could not do or assumed, in words.
     pub notes: Vec<String>,
+}
+
+/// A host whose profile could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct FailedHost {
+    /// Host name.
+    pub host: String,
+    /// Its file.
+    pub path: std::path::PathBuf,
+    /// Why it could not be read.
+    pub error: String,
 }
 
 /// Analyses the given host files (one capture) with the tools asked for.
@@ -216,8 +231,25 @@ pub(crate) fn analyze_files_with_db(
         || options.wants(Tool::Roofline);
 
     let mut cpu_trace = None;
-    for (i, file) in files.iter().enumerate() {
-        let space = crate::input::load_host(file)?;
+    let mut failed_hosts: Vec<FailedHost> = Vec::new();
+    let mut analysed: Vec<HostFile> = Vec::with_capacity(files.len());
+    for file in files {
+        // One host that cannot be read (truncated by a job killed while writing, not a profile) does not sink a
+        // multi-host run: it is named, and the others are analysed. A single file's error is the answer's.
+        let space = match crate::input::load_host(file) {
+            Ok(space) => space,
+            Err(e) if files.len() > 1 => {
+                failed_hosts.push(FailedHost {
+                    host: file.host.clone(),
+                    path: file.path.clone(),
+                    error: e.to_string(),
+                });
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let i = analysed.len();
+        analysed.push(file.clone());
         let dev = device_info(&space);
         total_cores += dev.device_cores;
         // The CPU overview's trace (the executor timeline's breakdown and host check) is the costly part of an
@@ -278,6 +310,17 @@ pub(crate) fn analyze_files_with_db(
             device = Some(dev);
         }
     }
+    if analysed.is_empty() {
+        let first = failed_hosts.first().map_or(String::new(), |f| format!("{}: {}", f.host, f.error));
+        return Err(crate::error::AnalysisError::Invalid(format!(
+            "none of the run's {} hosts could be read (first: {first})",
+            files.len()
+        )));
+    }
+    for f in &failed_hosts {
+        notes.push(format!("host `{}` skipped, its profile could not be read: {}", f.host, f.error));
+    }
+    let files = analysed.as_slice();
     if files.len() > 1 && options.wants(Tool::Memory) {
         notes.push(format!(
             "memory profile is per host (as in XProf); this is host `{}` — pass --host for another",
@@ -360,6 +403,7 @@ pub(crate) fn analyze_files_with_db(
         framework_scopes: None,
         kernel_types: None,
         launch: None,
+        failed_hosts,
         notes,
     };
     Ok((report, db))

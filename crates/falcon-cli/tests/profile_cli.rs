@@ -277,6 +277,40 @@ fn a_gs_uri_is_fetched_from_the_bucket_and_analysed() {
     // Nothing there: not found.
     let out = run(&["profile", "analyze", &format!("gs://{bucket}/nothing-here"), "--json"]);
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stdout));
+
+    // A run of three hosts, one cut off mid-write: streamed host by host, the broken one named, and the answer of
+    // the readable two the same as from a local copy of them.
+    let bytes = std::fs::read(&file).unwrap();
+    let local = dir.path().join("local/plugins/profile/2026_02_03_04_05_06");
+    std::fs::create_dir_all(&local).unwrap();
+    for (host, body) in [("w-0", &bytes[..]), ("w-1", &bytes[..]), ("w-2", &bytes[..bytes.len() / 2])] {
+        let path = dir.path().join(format!("{host}.upload"));
+        std::fs::write(&path, body).unwrap();
+        if host != "w-2" {
+            std::fs::write(local.join(format!("{host}.xplane.pb")), body).unwrap();
+        }
+        let name = format!("team%2Frun2%2Fplugins%2Fprofile%2F2026_02_03_04_05_06%2F{host}.xplane.pb");
+        curl(&[
+            "-X",
+            "POST",
+            "--data-binary",
+            &format!("@{}", path.display()),
+            "-H",
+            "Content-Type: application/octet-stream",
+            &format!("{endpoint}/upload/storage/v1/b/{bucket}/o?uploadType=media&name={name}"),
+        ]);
+    }
+    let args = |input: &str| ["profile", "analyze", input, "--tool", "overview,hlo", "--json"].map(String::from);
+    let remote = run(&args(&format!("gs://{bucket}/team/run2")).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(remote.status.code(), Some(0), "{}", String::from_utf8_lossy(&remote.stdout));
+    let remote = json(&remote);
+    let failed: Vec<&str> =
+        remote["failed_hosts"].as_array().unwrap().iter().map(|f| f["host"].as_str().unwrap()).collect();
+    assert_eq!(failed, ["w-2"]);
+    assert_eq!(remote["overview"]["hosts"], 2);
+    let local = json(&run(&args("local").iter().map(String::as_str).collect::<Vec<_>>()));
+    assert_eq!(remote["overview"], local["overview"]);
+    assert_eq!(remote["ops"], local["ops"]);
 }
 
 #[test]

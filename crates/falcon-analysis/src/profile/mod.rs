@@ -119,6 +119,27 @@ pub struct AnalyzeOptions {
     /// The model FLOPs per step the workload logged (`model_flops`, median), shown beside the capture's own
     /// count and used for MFU only when the capture has none.
     pub logged_model_flops: Option<f64>,
+    /// Told `(hosts done, hosts in all)` as a remote run's hosts are downloaded (a front end's progress bar).
+    pub progress: HostProgress,
+}
+
+/// A callback for progress over a run's hosts; none by default.
+#[derive(Clone, Default)]
+pub struct HostProgress(pub Option<std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>>);
+
+impl HostProgress {
+    /// Reports `done` of `total` hosts.
+    pub fn report(&self, done: usize, total: usize) {
+        if let Some(f) = &self.0 {
+            f(done, total);
+        }
+    }
+}
+
+impl std::fmt::Debug for HostProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "HostProgress(Some(..))" } else { "HostProgress(None)" })
+    }
 }
 
 impl AnalyzeOptions {
@@ -214,6 +235,28 @@ pub(crate) fn analyze_files_with_db(
     files: &[HostFile],
     options: &AnalyzeOptions,
 ) -> Result<(ProfileReport, OpMetricsDb)> {
+    analyze_hosts_with_db(files.iter().cloned().map(Ok), files.len(), options)
+}
+
+/// One host of a run as it arrives: its local file, or why it could not be had (a failed download).
+pub type HostInput = std::result::Result<HostFile, FailedHost>;
+
+/// [`analyze_files`] over hosts that arrive one by one (downloaded while the previous one is analysed): each is
+/// decoded, analysed and dropped before the next is taken. `total` is the run's host count: with more than one,
+/// a host that cannot be had or read is named in [`ProfileReport::failed_hosts`] and the others are analysed.
+pub fn analyze_hosts(
+    hosts: impl IntoIterator<Item = HostInput>,
+    total: usize,
+    options: &AnalyzeOptions,
+) -> Result<ProfileReport> {
+    Ok(analyze_hosts_with_db(hosts, total, options)?.0)
+}
+
+fn analyze_hosts_with_db(
+    hosts: impl IntoIterator<Item = HostInput>,
+    total: usize,
+    options: &AnalyzeOptions,
+) -> Result<(ProfileReport, OpMetricsDb)> {
     let mut device: Option<DeviceInfo> = None;
     let mut db: Option<OpMetricsDb> = None;
     let mut steps: Option<StepReport> = None;
@@ -232,13 +275,20 @@ pub(crate) fn analyze_files_with_db(
 
     let mut cpu_trace = None;
     let mut failed_hosts: Vec<FailedHost> = Vec::new();
-    let mut analysed: Vec<HostFile> = Vec::with_capacity(files.len());
-    for file in files {
+    let mut analysed: Vec<HostFile> = Vec::with_capacity(total);
+    for host in hosts {
+        let file = match host {
+            Ok(file) => file,
+            Err(failed) => {
+                failed_hosts.push(failed);
+                continue;
+            }
+        };
         // One host that cannot be read (truncated by a job killed while writing, not a profile) does not sink a
         // multi-host run: it is named, and the others are analysed. A single file's error is the answer's.
-        let space = match crate::input::load_host(file) {
+        let space = match crate::input::load_host(&file) {
             Ok(space) => space,
-            Err(e) if files.len() > 1 => {
+            Err(e) if total > 1 => {
                 failed_hosts.push(FailedHost {
                     host: file.host.clone(),
                     path: file.path.clone(),
@@ -314,7 +364,7 @@ pub(crate) fn analyze_files_with_db(
         let first = failed_hosts.first().map_or(String::new(), |f| format!("{}: {}", f.host, f.error));
         return Err(crate::error::AnalysisError::Invalid(format!(
             "none of the run's {} hosts could be read (first: {first})",
-            files.len()
+            failed_hosts.len()
         )));
     }
     for f in &failed_hosts {

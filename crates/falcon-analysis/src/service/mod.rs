@@ -8,6 +8,7 @@
 
 mod memory;
 mod pending;
+mod remote;
 
 use std::path::{Path, PathBuf};
 
@@ -224,52 +225,6 @@ impl Analysis {
         )))
     }
 
-    /// Copies the profile(s) at a `gs://`/`s3://` URI into the local cache: the object itself when it
-    /// ends in `.xplane.pb`, else every `*.xplane.pb` of the newest run under that folder.
-    pub async fn fetch_uri(&self, uri: &str, host: Option<&str>) -> Result<ResolvedProfile> {
-        let (scheme, rest) =
-            uri.split_once("://").ok_or_else(|| AnalysisError::Invalid(format!("{uri}: not a URI")))?;
-        let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
-        if bucket.is_empty() {
-            return Err(AnalysisError::Invalid(format!("{uri}: no bucket name")));
-        }
-        let store = ArtifactStore::open(&format!("{scheme}://{bucket}"), &self.config.gcs, &self.config.s3)?;
-        let key = key.trim_end_matches('/');
-        let keys: Vec<String> = if key.ends_with(XPLANE_SUFFIX) {
-            vec![key.to_string()]
-        } else {
-            let listed = store.list(key).await?;
-            let profiles: Vec<String> =
-                listed.into_iter().map(|m| m.key).filter(|k| k.ends_with(XPLANE_SUFFIX)).collect();
-            let Some(run) = profiles.iter().map(|k| run_of(k)).max() else {
-                return Err(AnalysisError::NotFound(format!("{uri}: no `*{XPLANE_SUFFIX}` object under it")));
-            };
-            profiles.into_iter().filter(|k| run_of(k) == run).collect()
-        };
-        let cache = self.cache_dir().join("uri").join(scheme).join(bucket);
-        let mut files = Vec::new();
-        let mut downloaded = 0u64;
-        for k in keys {
-            if host.is_some_and(|h| host_of(Path::new(&k)) != h) {
-                continue;
-            }
-            let local = cache.join(&k);
-            downloaded += download_from(&store, &k, &local, None).await?;
-            files.push(HostFile::cached(host_of(&local), local));
-        }
-        if files.is_empty() {
-            return Err(AnalysisError::NotFound(format!("{uri}: no profile of host `{}`", host.unwrap_or(""))));
-        }
-        files.sort_by(|a, b| a.host.cmp(&b.host));
-        Ok(ResolvedProfile {
-            input: uri.to_string(),
-            experiment: None,
-            remote: Some(uri.to_string()),
-            files,
-            downloaded_bytes: downloaded,
-        })
-    }
-
     /// Resolves and analyses `input`. When the input is an experiment and the whole overview was
     /// computed, the experiment's summary row is stored (replacing an earlier one).
     pub async fn analyze(
@@ -283,7 +238,16 @@ impl Analysis {
         {
             return self.analyze_chrome(input.to_string(), None, local.to_path_buf(), options).await;
         }
-        let resolved = match self.resolve(input, host).await {
+        let resolved = if input.starts_with("gs://") || input.starts_with("s3://") {
+            // A URI's hosts are streamed: each analysed as soon as it is downloaded.
+            match self.analyze_uri(input, host, options).await {
+                Ok(answer) => return Ok(answer),
+                Err(e) => Err(e),
+            }
+        } else {
+            self.resolve(input, host).await
+        };
+        let resolved = match resolved {
             Ok(r) => r,
             // No XProf profile: a Chrome trace (a PyTorch profiler trace, JAX's `*.trace.json.gz`) is analysed
             // from its timeline.

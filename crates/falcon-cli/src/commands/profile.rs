@@ -4,7 +4,7 @@
 
 use crate::cli::{GlobalArgs, ProfileAnalyzeArgs, ProfileCommand, ProfileTraceArgs};
 use crate::output::{print_json, print_json_bytes, print_stdout, CliFailure};
-use falcon_app::profiles::AnalyzeOptions;
+use falcon_app::profiles::{AnalyzeOptions, HostProgress};
 use falcon_app::reports::Report;
 use falcon_app::App;
 use std::process::ExitCode;
@@ -30,6 +30,7 @@ async fn analyze(global: &GlobalArgs, app: &App, args: &ProfileAnalyzeArgs) -> a
         tools,
         model_flops_per_step: args.model_flops,
         peak_tflops: args.peak_tflops,
+        progress: hosts_bar(),
         ..AnalyzeOptions::default()
     };
     if global.json {
@@ -48,6 +49,22 @@ async fn analyze(global: &GlobalArgs, app: &App, args: &ProfileAnalyzeArgs) -> a
         print_stdout(&falcon_app::render::profile::analysis(&resolved, &report, args.top, args.markdown))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A bar on stderr over a remote run's hosts as they download (drawn only on a terminal; `--json`'s stdout is
+/// untouched).
+fn hosts_bar() -> HostProgress {
+    let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {pos}/{len} hosts {wide_bar} {elapsed}") {
+        bar.set_style(style);
+    }
+    HostProgress(Some(std::sync::Arc::new(move |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        if done >= total {
+            bar.finish_and_clear();
+        }
+    })))
 }
 
 async fn trace(global: &GlobalArgs, app: &App, args: &ProfileTraceArgs) -> anyhow::Result<ExitCode> {

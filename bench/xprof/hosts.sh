@@ -6,6 +6,10 @@
 #
 #   bash bench/xprof/hosts.sh [FILE.xplane.pb] [N ...]    # default: the newest large capture; N = 1 8 64
 #
+# With FALCON_TEST_GCS_ENDPOINT set (`scripts/services.sh up && source .cache/services.env`), the largest N is also
+# uploaded to the GCS emulator and analysed from `gs://` (streamed: each host analysed as it downloads, into a
+# fresh data dir each time so nothing comes from the cache), as the last row.
+#
 # Make the large capture first (docs/PERFORMANCE.md, "Profile analysis"); build target/release/falcon.
 set -euo pipefail
 
@@ -32,24 +36,47 @@ for n in "${counts[@]}"; do
     fi
 done
 
+labels=("${counts[@]}")
+declare -A input
+for n in "${counts[@]}"; do input[$n]="$work/h$n"; done
+gcs="${FALCON_TEST_GCS_ENDPOINT:-}"
+if [[ -n "$gcs" ]]; then
+    n="${counts[-1]}"
+    bucket="falcon-hosts-bench"
+    curl -fsS -X POST -H 'Content-Type: application/json' -d "{\"name\":\"$bucket\"}" "$gcs/storage/v1/b" >/dev/null 2>&1 || true
+    for f in "$work/h$n"/plugins/profile/*/*.xplane.pb; do
+        name="run%2Fplugins%2Fprofile%2F2026_01_01_00_00_00%2F$(basename "$f")"
+        curl -fsS -X POST --data-binary "@$f" -H 'Content-Type: application/octet-stream' \
+            "$gcs/upload/storage/v1/b/$bucket/o?uploadType=media&name=$name" >/dev/null
+    done
+    labels+=("gs:$n")
+    input["gs:$n"]="gs://$bucket/run"
+fi
+
 declare -A secs rss
 for rep in 1 2 3; do
-    for n in "${counts[@]}"; do
+    for label in "${labels[@]}"; do
+        data="$(mktemp -d)"
         start=$(date +%s%N)
-        peak=$( { /usr/bin/time -f %M "$falcon" profile analyze "$work/h$n" --tool overview --json >/dev/null; } 2>&1 | tail -1)
+        env=(FALCON_DATA_DIR="$data")
+        [[ -z "$gcs" ]] || env+=(FALCON_GCS_ENDPOINT="$gcs" FALCON_GCS_ANONYMOUS=1)
+        peak=$( { env "${env[@]}" /usr/bin/time -f %M "$falcon" profile analyze "${input[$label]}" --tool overview \
+            --json >/dev/null; } 2>&1 | tail -1)
         end=$(date +%s%N)
-        secs[$n]+="$(( (end - start) / 1000000 )) "
-        rss[$n]+="$peak "
+        rm -rf "$data"
+        secs[$label]+="$(( (end - start) / 1000000 )) "
+        rss[$label]+="$peak "
     done
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 one_s=""
 one_m=""
 printf '| hosts | input (MB) | wall (s) | peak RSS (MiB) | wall ÷ one host | RSS ÷ one host |\n|---:|---:|---:|---:|---:|---:|\n'
-for n in "${counts[@]}"; do
-    s=$(echo "${secs[$n]}" | median)
-    m=$(echo "${rss[$n]}" | median)
+for label in "${labels[@]}"; do
+    s=$(echo "${secs[$label]}" | median)
+    m=$(echo "${rss[$label]}" | median)
     [[ -n "$one_s" ]] || { one_s=$s; one_m=$m; }
-    awk -v n="$n" -v b="$bytes" -v s="$s" -v m="$m" -v os="$one_s" -v om="$one_m" 'BEGIN {
-        printf "| %d | %.0f | %.3f | %.1f | %.2f | %.2f |\n", n, n * b / 1e6, s / 1000, m / 1024, s / os, m / om }'
+    n="${label#gs:}"
+    awk -v l="$label" -v n="$n" -v b="$bytes" -v s="$s" -v m="$m" -v os="$one_s" -v om="$one_m" 'BEGIN {
+        printf "| %s | %.0f | %.3f | %.1f | %.2f | %.2f |\n", l, n * b / 1e6, s / 1000, m / 1024, s / os, m / om }'
 done

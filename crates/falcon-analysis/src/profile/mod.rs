@@ -384,15 +384,10 @@ fn analyze_hosts_with_db(
     let roof = roofline(&db, &device, &steps);
     let overview = match (&first_space_overview_input, options.wants(Tool::Overview)) {
         (Some(space), true) => {
-            let mut o = overview::overview_with(
-                space,
-                &device,
-                &db,
-                &steps,
-                &roof,
-                options.model_flops_per_step,
-                cpu_trace.take(),
-            );
+            let mut o = match cpu_trace.take() {
+                Some(trace) => overview::cpu_overview_of(&trace, &device, &db, &steps),
+                None => overview::overview(space, &device, &db, &steps, &roof, options.model_flops_per_step),
+            };
             o.device_step_time_ms = crate::steps::device_step_times(space, &steps);
             overview::with_logged_flops(&mut o, options.logged_model_flops);
             o.hosts = files.len() as u32;

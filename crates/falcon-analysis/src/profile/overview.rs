@@ -124,30 +124,9 @@ fn program_model_flops(db: &OpMetricsDb, with_remat: bool) -> f64 {
         .sum()
 }
 
-/// Builds the overview.
-pub fn overview(
-    space: &XSpace,
-    device: &DeviceInfo,
-    db: &OpMetricsDb,
-    steps: &StepReport,
-    roofline: &Roofline,
-    model_flops_per_step: Option<f64>,
-) -> Overview {
-    overview_with(space, device, db, steps, roofline, model_flops_per_step, None)
-}
-
-/// [`overview`], given the XLA:CPU trace [`cpu_trace`] computed beforehand (on another thread, beside the
-/// other tools); `None` computes it here when the capture is CPU-only.
-pub fn overview_with(
-    space: &XSpace,
-    device: &DeviceInfo,
-    db: &OpMetricsDb,
-    steps: &StepReport,
-    roofline: &Roofline,
-    model_flops_per_step: Option<f64>,
-    cpu_trace_done: Option<crate::trace::TraceReport>,
-) -> Overview {
-    let mut o = Overview {
+/// What every overview starts from: the device, the steps and the op database's notes.
+fn base_overview(device: &DeviceInfo, db: &OpMetricsDb, steps: &StepReport) -> Overview {
+    Overview {
         device_type: device.device_type.clone(),
         device_cores: device.device_cores,
         hosts: 1,
@@ -157,12 +136,35 @@ pub fn overview_with(
             .then_some(device.peak_teraflops_per_second),
         notes: db.notes.clone(),
         ..Overview::default()
-    };
-    if device.hardware == Hardware::CpuOnly {
-        let trace = cpu_trace_done.unwrap_or_else(|| cpu_trace(space));
-        cpu_overview(&trace, device, &mut o);
-        return o;
     }
+}
+
+/// The overview of an XLA:CPU capture from its [`cpu_trace`] (computed beforehand, on another thread beside the
+/// other tools, or by [`overview`]).
+pub fn cpu_overview_of(
+    trace: &crate::trace::TraceReport,
+    device: &DeviceInfo,
+    db: &OpMetricsDb,
+    steps: &StepReport,
+) -> Overview {
+    let mut o = base_overview(device, db, steps);
+    cpu_overview(trace, device, &mut o);
+    o
+}
+
+/// Builds the overview.
+pub fn overview(
+    space: &XSpace,
+    device: &DeviceInfo,
+    db: &OpMetricsDb,
+    steps: &StepReport,
+    roofline: &Roofline,
+    model_flops_per_step: Option<f64>,
+) -> Overview {
+    if device.hardware == Hardware::CpuOnly {
+        return cpu_overview_of(&cpu_trace(space), device, db, steps);
+    }
+    let mut o = base_overview(device, db, steps);
     if device.hardware == Hardware::Tpu {
         o.device_duty_cycle_percent =
             Some(100.0 * safe_divide(db.busy_time_ps as f64, (db.busy_time_ps + db.idle_time_ps) as f64));

@@ -277,6 +277,11 @@ fn a_gs_uri_is_fetched_from_the_bucket_and_analysed() {
     // Nothing there: not found.
     let out = run(&["profile", "analyze", &format!("gs://{bucket}/nothing-here"), "--json"]);
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stdout));
+    // One named object that is not there: its download's error is the answer.
+    let out = run(&["profile", "analyze", &format!("gs://{bucket}/team/gone.xplane.pb"), "--json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stdout));
+    let err = json(&out);
+    assert!(err["error"]["message"].as_str().unwrap().contains("gone.xplane.pb"), "{err}");
 
     // A run of three hosts, one cut off mid-write: streamed host by host, the broken one named, and the answer of
     // the readable two the same as from a local copy of them.

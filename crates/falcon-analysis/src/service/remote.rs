@@ -117,8 +117,9 @@ impl Analysis {
             analyze_hosts(std::iter::from_fn(move || receiver.blocking_recv()), total, &opts)
         });
         let (downloaded, report) = tokio::join!(download, analysis);
-        let report = report.map_err(|e| AnalysisError::Io(format!("analysis task failed: {e}")))??;
+        // A download that stops the run (the only host failed) is the answer, not the analysis of no hosts it left.
         let downloaded = downloaded?;
+        let report = report.map_err(|e| AnalysisError::Io(format!("analysis task failed: {e}")))??;
         let resolved = ResolvedProfile {
             input: uri.to_string(),
             experiment: None,

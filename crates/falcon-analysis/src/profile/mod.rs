@@ -218,7 +218,7 @@ pub struct ProfileReport {
 pub struct FailedHost {
     /// Host name.
     pub host: String,
-    /// Its file.
+    /// Its file (for a remote object that was not copied, the object's key).
     pub path: std::path::PathBuf,
     /// Why it could not be read.
     pub error: String,

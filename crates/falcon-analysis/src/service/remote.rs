@@ -23,9 +23,20 @@ struct RemoteRun {
 }
 
 impl RemoteRun {
-    fn local(&self, key: &str) -> PathBuf {
-        self.cache.join(key)
+    fn local(&self, key: &str) -> Result<PathBuf> {
+        cache_path(&self.cache, key)
     }
+}
+
+/// Where object `key` is copied under `cache`, never outside it: a bucket may hold an object named
+/// `a/../../x.xplane.pb`, or one starting with `/`.
+fn cache_path(cache: &Path, key: &str) -> Result<PathBuf> {
+    if key.split('/').any(|part| part.is_empty() || part == "." || part == "..") {
+        return Err(AnalysisError::Invalid(format!(
+            "object `{key}`: a name with an empty, `.` or `..` part is not copied (it would leave the cache)"
+        )));
+    }
+    Ok(cache.join(key))
 }
 
 impl Analysis {
@@ -65,7 +76,7 @@ impl Analysis {
         let mut files = Vec::new();
         let mut downloaded = 0u64;
         for key in &run.keys {
-            let local = run.local(key);
+            let local = run.local(key)?;
             downloaded += download_from(&run.store, key, &local, None).await?;
             files.push(HostFile::cached(host_of(&local), local));
         }
@@ -94,14 +105,17 @@ impl Analysis {
         let download = async {
             let mut downloaded = 0u64;
             for (done, key) in run.keys.iter().enumerate() {
-                let local = run.local(key);
-                let host = host_of(&local);
-                let input = match download_from(&run.store, key, &local, None).await {
-                    Ok(bytes) => {
+                let host = host_of(Path::new(key));
+                let fetched = match run.local(key) {
+                    Ok(local) => download_from(&run.store, key, &local, None).await.map(|bytes| (bytes, local)),
+                    Err(e) => Err(e),
+                };
+                let input = match fetched {
+                    Ok((bytes, local)) => {
                         downloaded += bytes;
                         Ok(HostFile::cached(host, local))
                     }
-                    Err(e) if total > 1 => Err(FailedHost { host, path: local, error: e.to_string() }),
+                    Err(e) if total > 1 => Err(FailedHost { host, path: PathBuf::from(key), error: e.to_string() }),
                     Err(e) => return Err(e),
                 };
                 progress.report(done + 1, total);
@@ -128,5 +142,23 @@ impl Analysis {
             downloaded_bytes: downloaded,
         };
         Ok((resolved, report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_names_stay_inside_the_cache() {
+        let cache = Path::new("/c");
+        assert_eq!(
+            cache_path(cache, "run/plugins/profile/r/h.xplane.pb").unwrap(),
+            cache.join("run/plugins/profile/r/h.xplane.pb")
+        );
+        for bad in ["a/../../etc/h.xplane.pb", "/abs/h.xplane.pb", "a//h.xplane.pb", "./h.xplane.pb", "..", ""] {
+            let err = cache_path(cache, bad).unwrap_err().to_string();
+            assert!(err.contains("leave the cache"), "{bad}: {err}");
+        }
     }
 }

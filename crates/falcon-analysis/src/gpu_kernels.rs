@@ -47,7 +47,7 @@ pub const HOPPER_TENSOR_CORE_PATTERNS: [&str; 12] = [
 ];
 
 /// One XProf kernel_stats row: a kernel with one launch configuration under one op.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct KernelStat {
     pub name: String,
     pub op_name: String,

@@ -29,7 +29,7 @@ use crate::error::{AnalysisError, Result};
 pub const XPLANE_SUFFIX: &str = ".xplane.pb";
 
 /// One host's profile file.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct HostFile {
     /// Host name (file name without `.xplane.pb`).
     pub host: String,

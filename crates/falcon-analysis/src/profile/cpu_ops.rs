@@ -32,7 +32,7 @@ use super::planes::DERIVED_LINE_SUFFIXES;
 pub use super::planes::HOST_CPU_PLANE;
 
 /// The per-op profile of one capture.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CpuOpProfile {
     /// Whether the space has a `/host:CPU` plane at all.
     pub host_plane_found: bool,
@@ -45,7 +45,7 @@ pub struct CpuOpProfile {
 }
 
 /// Aggregate of every execution of one HLO op of one module.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CpuOpStats {
     pub hlo_module: String,
     /// HLO instruction name (`hlo_op` stat), e.g. `multiply_add_fusion.2`.

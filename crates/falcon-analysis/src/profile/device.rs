@@ -45,7 +45,7 @@ use serde::Serialize;
 use super::planes::{DERIVED_LINE_SUFFIXES, HOST_CPU_PLANE};
 
 /// The kind of hardware a capture ran on, as XProf classifies it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Hardware {
     Tpu,
@@ -56,7 +56,7 @@ pub enum Hardware {
 }
 
 /// Where the peak rates came from.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PeakSource {
     /// Plane stats written by the profiler (TPU peaks, GPU clock/core count/bandwidth).
@@ -69,7 +69,7 @@ pub enum PeakSource {
 }
 
 /// XProf's `PerfEnv` plus identity of the devices of one host's capture.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DeviceInfo {
     pub hardware: Hardware,
     /// E.g. `TPU v6 Lite`, `Nvidia GPU (Volta)`, `GPU`, `CPU` (XProf's run-environment device type).
@@ -94,7 +94,7 @@ pub struct DeviceInfo {
 }
 
 /// The threads of an XLA:CPU capture's `/host:CPU` plane (lines XProf derives excluded).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct CpuThreads {
     /// Thread lines (every thread that recorded an event).
     pub threads: u32,

@@ -80,7 +80,7 @@ const DERIVED_LINE_ID_MIN: i64 = 0xdead_beef;
 const DERIVED_LINE_ID_SPAN: i64 = 1024;
 
 /// Device time of one step by event class (see the module docs).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StepKernelBreakdown {
     pub step_num: i64,
     /// Step start, picoseconds since the Unix epoch.
@@ -103,7 +103,7 @@ pub struct StepKernelBreakdown {
 }
 
 /// Kernel statistics of one capture.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct KernelReport {
     /// XProf kernel_stats rows, longest total first, at most [`MAX_KERNEL_ROWS`].
     pub kernels: Vec<KernelStat>,

@@ -23,6 +23,7 @@
 pub mod cpu_ops;
 pub mod device;
 pub mod findings;
+mod finish;
 pub mod from_trace;
 
 pub mod hlo;
@@ -32,6 +33,7 @@ pub mod memory;
 pub mod op_metrics;
 pub mod op_profile;
 pub mod overview;
+pub mod partial;
 pub use crate::planes;
 pub mod roofline;
 pub mod steps;
@@ -40,18 +42,18 @@ pub mod trace_export;
 
 use serde::Serialize;
 
-use crate::cpu_ops::{cpu_op_profile_in_steps, CpuOpProfile};
-use crate::device::{device_info, DeviceInfo, Hardware};
+use crate::cpu_ops::CpuOpProfile;
+use crate::device::DeviceInfo;
 use crate::error::Result;
-use crate::hlo_stats::{hlo_stats, HloStatsRow};
+use crate::hlo_stats::HloStatsRow;
 use crate::input::HostFile;
-use crate::kernels::{kernel_stats, KernelStat, StepKernelBreakdown};
-use crate::memory::{memory_profile, MemoryProfile};
-use crate::op_metrics::{op_metrics_db, OpMetricsDb};
-use crate::op_profile::{op_profile, GroupBy, OpProfileNode};
+use crate::kernels::{KernelStat, StepKernelBreakdown};
+use crate::memory::MemoryProfile;
+use crate::op_metrics::OpMetricsDb;
+use crate::op_profile::OpProfileNode;
 use crate::overview::Overview;
-use crate::roofline::{roofline, Roofline};
-use crate::steps::{detect_steps, StepReport};
+use crate::roofline::Roofline;
+use crate::steps::StepReport;
 
 /// One profile tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
@@ -214,7 +216,7 @@ pub struct ProfileReport {
 }
 
 /// A host whose profile could not be read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FailedHost {
     /// Host name.
     pub host: String,
@@ -257,199 +259,5 @@ fn analyze_hosts_with_db(
     total: usize,
     options: &AnalyzeOptions,
 ) -> Result<(ProfileReport, OpMetricsDb)> {
-    let mut device: Option<DeviceInfo> = None;
-    let mut db: Option<OpMetricsDb> = None;
-    let mut steps: Option<StepReport> = None;
-    let mut first_space_overview_input = None;
-    let mut memory = None;
-    let mut kernels: Vec<KernelStat> = Vec::new();
-    let mut kernel_steps: Vec<StepKernelBreakdown> = Vec::new();
-    let mut cpu_ops: Option<CpuOpProfile> = None;
-    let mut hlo = hlo::HloIndex::default();
-    let mut notes: Vec<String> = Vec::new();
-    let mut total_cores = 0u32;
-    let need_db = options.wants(Tool::Overview)
-        || options.wants(Tool::Ops)
-        || options.wants(Tool::Hlo)
-        || options.wants(Tool::Roofline);
-
-    let mut cpu_trace = None;
-    let mut failed_hosts: Vec<FailedHost> = Vec::new();
-    let mut analysed: Vec<HostFile> = Vec::with_capacity(total);
-    for host in hosts {
-        let file = match host {
-            Ok(file) => file,
-            Err(failed) => {
-                failed_hosts.push(failed);
-                continue;
-            }
-        };
-        // One host that cannot be read (truncated by a job killed while writing, not a profile) does not sink a
-        // multi-host run: it is named, and the others are analysed. A single file's error is the answer's.
-        let space = match crate::input::load_host(&file) {
-            Ok(space) => space,
-            Err(e) if total > 1 => {
-                failed_hosts.push(FailedHost {
-                    host: file.host.clone(),
-                    path: file.path.clone(),
-                    error: e.to_string(),
-                });
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        let i = analysed.len();
-        analysed.push(file.clone());
-        let dev = device_info(&space);
-        total_cores += dev.device_cores;
-        // The CPU overview's trace (the executor timeline's breakdown and host check) is the costly part of an
-        // XLA:CPU overview and needs nothing else: it runs on a second thread beside the other tools.
-        let trace_wanted = i == 0 && dev.hardware == Hardware::CpuOnly && options.wants(Tool::Overview);
-        std::thread::scope(|scope| {
-            let trace_thread = trace_wanted.then(|| scope.spawn(|| overview::cpu_trace(&space)));
-            let host_steps = detect_steps(&space);
-            if steps.as_ref().is_none_or(|s| s.steps.is_empty()) && !host_steps.steps.is_empty() || steps.is_none() {
-                steps = Some(host_steps.clone());
-            }
-            if need_db && dev.hardware != Hardware::CpuOnly {
-                let host_db = op_metrics_db(&space, &dev);
-                match db.as_mut() {
-                    None => db = Some(host_db),
-                    Some(all) => all.merge(&host_db),
-                }
-            }
-            if dev.hardware == Hardware::CpuOnly && options.wants(Tool::Ops) {
-                let index = hlo::hlo_index(&space);
-                hlo.modules += index.modules;
-                hlo.notes.extend(index.notes);
-                hlo.instructions.extend(index.instructions);
-            }
-            if dev.hardware == Hardware::CpuOnly && (options.wants(Tool::Ops) || options.wants(Tool::Overview)) {
-                let profile = cpu_op_profile_in_steps(&space, &host_steps.steps);
-                cpu_ops = Some(match cpu_ops.take() {
-                    None => profile,
-                    Some(mut all) => {
-                        all.ops.extend(profile.ops);
-                        all.op_events += profile.op_events;
-                        all.total_time_us += profile.total_time_us;
-                        all
-                    }
-                });
-            }
-            if options.wants(Tool::Memory) && i == 0 {
-                memory = Some(memory_profile(&space, &host_steps));
-            }
-            if options.wants(Tool::Kernels) || options.wants(Tool::Overview) && dev.hardware == Hardware::Gpu {
-                let report = kernel_stats(&space, &host_steps);
-                kernels.extend(report.kernels);
-                kernel_steps.extend(report.per_step);
-                for note in report.notes.into_iter().filter(|_| options.wants(Tool::Kernels)) {
-                    if !notes.contains(&note) {
-                        notes.push(note);
-                    }
-                }
-            }
-            if let Some(thread) = trace_thread {
-                cpu_trace = Some(thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-            }
-        });
-        if i == 0 {
-            first_space_overview_input = Some(space);
-        }
-        if device.is_none() {
-            device = Some(dev);
-        }
-    }
-    if analysed.is_empty() {
-        let first = failed_hosts.first().map_or(String::new(), |f| format!("{}: {}", f.host, f.error));
-        return Err(crate::error::AnalysisError::Invalid(format!(
-            "none of the run's {} hosts could be read (first: {first})",
-            failed_hosts.len()
-        )));
-    }
-    for f in &failed_hosts {
-        notes.push(format!("host `{}` skipped, its profile could not be read: {}", f.host, f.error));
-    }
-    let files = analysed.as_slice();
-    if files.len() > 1 && options.wants(Tool::Memory) {
-        notes.push(format!(
-            "memory profile is per host (as in XProf); this is host `{}` — pass --host for another",
-            files.first().map(|f| f.host.as_str()).unwrap_or("")
-        ));
-    }
-    let mut device = device.unwrap_or_default();
-    device.device_cores = total_cores;
-    let steps = steps.unwrap_or_default();
-    let db = db.unwrap_or_default();
-    let roof = roofline(&db, &device, &steps);
-    let overview = match (&first_space_overview_input, options.wants(Tool::Overview)) {
-        (Some(space), true) => {
-            let mut o = match cpu_trace.take() {
-                Some(trace) => overview::cpu_overview_of(&trace, &device, &db, &steps),
-                None => overview::overview(space, &device, &db, &steps, &roof, options.model_flops_per_step),
-            };
-            o.device_step_time_ms = crate::steps::device_step_times(space, &steps);
-            overview::with_logged_flops(&mut o, options.logged_model_flops);
-            o.hosts = files.len() as u32;
-            if device.hardware == Hardware::CpuOnly {
-                let source = options.model_flops_source.as_deref().unwrap_or("caller model flops");
-                let flops = match (options.model_flops_per_step, options.logged_model_flops) {
-                    (Some(f), _) => Some((f, source)),
-                    (None, Some(f)) => Some((f, "logged model_flops (median per step)")),
-                    (None, None) => None,
-                };
-                overview::cpu_mfu(&mut o, flops, options.peak_tflops);
-            } else if let Some(label) = &options.model_flops_source {
-                if o.mfu_flops_source.as_deref() == Some("caller model flops") {
-                    o.mfu_flops_source = Some(label.clone());
-                }
-            }
-            Some(o)
-        }
-        _ => None,
-    };
-    // Freeing a decoded capture's million allocations takes a tenth of its analysis: done off the answer's path.
-    if let Some(space) = first_space_overview_input {
-        // A thread that cannot be started drops the closure, and the capture with it, here.
-        let _ = std::thread::Builder::new().name("drop-capture".into()).spawn(move || drop(space));
-    }
-    let op_profile = options.wants(Tool::Ops).then(|| OpProfileTrees {
-        by_program: op_profile(&db, &device, GroupBy::Program, false),
-        by_program_exclude_idle: op_profile(&db, &device, GroupBy::Program, true),
-        by_category: op_profile(&db, &device, GroupBy::Category, false),
-        by_provenance: op_profile(&db, &device, GroupBy::Provenance, false),
-    });
-    let ops = options.wants(Tool::Hlo).then(|| hlo_stats(&db, &device));
-    let step_durations: Vec<i64> = steps.steps.iter().map(|s| s.duration_ps).collect();
-    let time_breakdown = match (&cpu_ops, options.wants(Tool::Ops)) {
-        (Some(cpu), true) => time_breakdown::time_breakdown(cpu, &hlo, &step_durations),
-        _ => None,
-    };
-    let findings = options.wants(Tool::Overview).then(|| match device.hardware {
-        Hardware::Gpu => findings::gpu_findings(&db, roof.ridge_point, &kernels),
-        _ => Vec::new(),
-    });
-    let report = ProfileReport {
-        tools: Tool::ALL.into_iter().filter(|&t| options.wants(t)).collect(),
-        files: files.to_vec(),
-        device,
-        overview,
-        ops,
-        op_profile,
-        cpu_ops,
-        time_breakdown,
-        roofline: options.wants(Tool::Roofline).then_some(roof),
-        memory,
-        kernels: options.wants(Tool::Kernels).then_some(kernels),
-        kernel_steps: options.wants(Tool::Kernels).then_some(kernel_steps),
-        steps: options.wants(Tool::Steps).then_some(steps),
-        findings,
-        framework_ops: None,
-        framework_scopes: None,
-        kernel_types: None,
-        launch: None,
-        failed_hosts,
-        notes,
-    };
-    Ok((report, db))
+    partial::fold_hosts(hosts, total, options)
 }

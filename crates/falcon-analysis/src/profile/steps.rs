@@ -46,7 +46,7 @@ use super::planes::{DERIVED_LINE_SUFFIXES, HOST_CPU_PLANE};
 pub const STEPS_LINE: &str = "Steps";
 
 /// Which kind of marker the steps were taken from.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StepSource {
     /// Events of the device planes' `Steps` lines.
@@ -62,7 +62,7 @@ pub enum StepSource {
 }
 
 /// One step.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Step {
     pub step_num: i64,
     /// Start, picoseconds since the Unix epoch.
@@ -71,7 +71,7 @@ pub struct Step {
 }
 
 /// Step-time statistics in milliseconds (XProf overview `steptime_ms_*`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StepTimeStats {
     pub mean: f64,
     /// Sample standard deviation (n-1); 0 when `n < 2`.
@@ -80,7 +80,7 @@ pub struct StepTimeStats {
 }
 
 /// The steps of one capture.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StepReport {
     pub source: StepSource,
     /// Sorted by start time.

@@ -9,6 +9,7 @@
 mod memory;
 mod pending;
 mod remote;
+mod shards;
 
 use std::path::{Path, PathBuf};
 

@@ -11,7 +11,8 @@ use falcon_infra::ArtifactStore;
 use super::{download_from, run_of, Analysis, ResolvedProfile};
 use crate::error::{AnalysisError, Result};
 use crate::input::{host_of, HostFile, XPLANE_SUFFIX};
-use crate::profile::{analyze_hosts, AnalyzeOptions, FailedHost, HostInput, ProfileReport};
+use crate::profile::partial::{analyze_shard, shard_range, ShardPartial};
+use crate::profile::{analyze_hosts, AnalyzeOptions, FailedHost, HostInput, HostProgress, ProfileReport};
 
 /// The profile objects of one run under a URI.
 struct RemoteRun {
@@ -97,43 +98,12 @@ impl Analysis {
         host: Option<&str>,
         options: &AnalyzeOptions,
     ) -> Result<(ResolvedProfile, ProfileReport)> {
-        let progress = &options.progress;
         let run = self.remote_run(uri, host).await?;
         let total = run.keys.len();
-        // At most one downloaded host waits for the analysis: the download runs one host ahead.
-        let (sender, mut receiver) = tokio::sync::mpsc::channel::<HostInput>(1);
-        let download = async {
-            let mut downloaded = 0u64;
-            for (done, key) in run.keys.iter().enumerate() {
-                let host = host_of(Path::new(key));
-                let fetched = match run.local(key) {
-                    Ok(local) => download_from(&run.store, key, &local, None).await.map(|bytes| (bytes, local)),
-                    Err(e) => Err(e),
-                };
-                let input = match fetched {
-                    Ok((bytes, local)) => {
-                        downloaded += bytes;
-                        Ok(HostFile::cached(host, local))
-                    }
-                    Err(e) if total > 1 => Err(FailedHost { host, path: PathBuf::from(key), error: e.to_string() }),
-                    Err(e) => return Err(e),
-                };
-                progress.report(done + 1, total);
-                if sender.send(input).await.is_err() {
-                    break; // the analysis stopped (an error): it has its answer
-                }
-            }
-            drop(sender);
-            Ok(downloaded)
-        };
         let opts = options.clone();
-        let analysis = tokio::task::spawn_blocking(move || {
-            analyze_hosts(std::iter::from_fn(move || receiver.blocking_recv()), total, &opts)
-        });
-        let (downloaded, report) = tokio::join!(download, analysis);
-        // A download that stops the run (the only host failed) is the answer, not the analysis of no hosts it left.
-        let downloaded = downloaded?;
-        let report = report.map_err(|e| AnalysisError::Io(format!("analysis task failed: {e}")))??;
+        let (downloaded, report) =
+            stream_hosts(&run, &run.keys, &options.progress, move |hosts| analyze_hosts(hosts, total, &opts)).await?;
+        let report = report?;
         let resolved = ResolvedProfile {
             input: uri.to_string(),
             experiment: None,
@@ -143,6 +113,80 @@ impl Analysis {
         };
         Ok((resolved, report))
     }
+
+    /// The hosts of the newest run under `uri`, in order, and the folder they are copied under.
+    pub(super) async fn remote_hosts(&self, uri: &str) -> Result<(Vec<String>, PathBuf)> {
+        let run = self.remote_run(uri, None).await?;
+        Ok((run.keys.iter().map(|k| host_of(Path::new(k))).collect(), run.cache))
+    }
+
+    /// Shard `shard` of `shards` of the run under `uri`: only its hosts are downloaded, streamed into the analysis.
+    pub(super) async fn remote_shard(
+        &self,
+        uri: &str,
+        shard: usize,
+        shards: usize,
+        options: &AnalyzeOptions,
+    ) -> Result<ShardPartial> {
+        let run = self.remote_run(uri, None).await?;
+        let run_hosts: Vec<String> = run.keys.iter().map(|k| host_of(Path::new(k))).collect();
+        let mine = &run.keys[shard_range(run.keys.len(), shard, shards)];
+        let opts = options.clone();
+        let hosts = run_hosts.clone();
+        let (_, partial) = stream_hosts(&run, mine, &options.progress, move |inputs| {
+            analyze_shard(hosts, inputs, shard, shards, &opts)
+        })
+        .await?;
+        let mut partial = partial?;
+        partial.root = run.cache.clone();
+        Ok(partial)
+    }
+}
+
+/// Downloads `keys` of `run` one host ahead of `analyse`, which takes them as they arrive (on a blocking thread).
+/// A host whose download fails is handed on as failed when the run has more than one host; the bytes downloaded
+/// and `analyse`'s answer come back.
+async fn stream_hosts<T: Send + 'static>(
+    run: &RemoteRun,
+    keys: &[String],
+    progress: &HostProgress,
+    analyse: impl FnOnce(Box<dyn Iterator<Item = HostInput> + Send>) -> T + Send + 'static,
+) -> Result<(u64, T)> {
+    let total = run.keys.len();
+    let count = keys.len();
+    // At most one downloaded host waits for the analysis: the download runs one host ahead.
+    let (sender, mut receiver) = tokio::sync::mpsc::channel::<HostInput>(1);
+    let download = async {
+        let mut downloaded = 0u64;
+        for (done, key) in keys.iter().enumerate() {
+            let host = host_of(Path::new(key));
+            let fetched = match run.local(key) {
+                Ok(local) => download_from(&run.store, key, &local, None).await.map(|bytes| (bytes, local)),
+                Err(e) => Err(e),
+            };
+            let input = match fetched {
+                Ok((bytes, local)) => {
+                    downloaded += bytes;
+                    Ok(HostFile::cached(host, local))
+                }
+                Err(e) if total > 1 => Err(FailedHost { host, path: PathBuf::from(key), error: e.to_string() }),
+                Err(e) => return Err(e),
+            };
+            progress.report(done + 1, count);
+            if sender.send(input).await.is_err() {
+                break; // the analysis stopped (an error): it has its answer
+            }
+        }
+        drop(sender);
+        Ok(downloaded)
+    };
+    let analysis =
+        tokio::task::spawn_blocking(move || analyse(Box::new(std::iter::from_fn(move || receiver.blocking_recv()))));
+    let (downloaded, answer) = tokio::join!(download, analysis);
+    // A download that stops the run (the only host failed) is the answer, not the analysis of no hosts it left.
+    let downloaded = downloaded?;
+    let answer = answer.map_err(|e| AnalysisError::Io(format!("analysis task failed: {e}")))?;
+    Ok((downloaded, answer))
 }
 
 #[cfg(test)]

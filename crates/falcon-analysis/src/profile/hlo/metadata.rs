@@ -27,7 +27,7 @@ pub const METADATA_PLANE: &str = "/host:metadata";
 pub const HLO_PROTO_STAT: &str = "Hlo Proto";
 
 /// One HLO instruction as XLA described it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone, Default, PartialEq, Eq)]
 pub struct InstructionInfo {
     /// HLO opcode (`fusion`, `dot`, `add`, `custom-call`, …).
     pub opcode: String,
@@ -41,7 +41,7 @@ pub struct InstructionInfo {
 }
 
 /// Instructions of every program in a capture, by (module name, instruction name).
-#[derive(Debug, Clone, Default)]
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone, Default)]
 pub struct HloIndex {
     /// (HLO module name, instruction name) → what XLA recorded.
     pub instructions: HashMap<(String, String), InstructionInfo>,

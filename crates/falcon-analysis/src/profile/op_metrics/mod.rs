@@ -76,7 +76,7 @@ use planes::{gpu_plane_db, tpu_plane_db, DutyCycle};
 pub use proto::decode_memory_access_breakdown;
 
 /// Bytes moved to or from one memory space by an op (XProf `MemoryAccessed`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Copy, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MemoryAccessed {
     /// True for reads, false for writes.
     pub is_read: bool,
@@ -89,7 +89,7 @@ pub struct MemoryAccessed {
 }
 
 /// Aggregate of every execution of one HLO op (XProf `OpMetrics`). Times are summed over all cores.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct OpMetrics {
     pub program_id: u64,
     /// `hlo_module` name of the program, when known.
@@ -132,21 +132,21 @@ impl OpMetrics {
 }
 
 /// GPU compute time split by precision (XProf `PrecisionStats`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Copy, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PrecisionStats {
     pub compute_16bit_ps: u64,
     pub compute_32bit_ps: u64,
 }
 
 /// The ops of one step (for the roofline's per-step rows).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StepOpMetrics {
     pub step_num: i64,
     pub db: OpMetricsDb,
 }
 
 /// All device ops of a capture (XProf `OpMetricsDb`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct OpMetricsDb {
     /// Ops, including the synthetic `IDLE` op (name and category `IDLE`, occurrences 0) when
     /// `total_time_ps > total_op_time_ps`.

@@ -1,0 +1,437 @@
+//! A run's report as a fold over its hosts: what one host contributes ([`HostPartial`], computed from its capture
+//! alone), and the fold that combines the contributions in host order ([`RunFold`]) and finishes the report.
+//!
+//! One process folds the hosts as it decodes them (`analyze_files`). A fanned-out analysis computes the partials
+//! of a shard of hosts in each cluster job ([`analyze_shard`]), writes them with [`encode_shard`], and the merge
+//! ([`merge_shards`]) folds every shard's partials in the same host order with the same code; only the first
+//! host's capture is decoded again there, for what needs the capture itself (the overview, the memory profile).
+//! Partials travel as CBOR: every number, `NaN` and infinities included, comes back bit for bit, so the merged
+//! report equals the single-process one byte for byte.
+
+use serde::{Deserialize, Serialize};
+
+use super::cpu_ops::{cpu_op_profile_in_steps, CpuOpProfile};
+use super::device::{device_info, DeviceInfo, Hardware};
+use super::hlo::HloIndex;
+use super::kernels::{kernel_stats, KernelReport};
+use super::memory::memory_profile;
+use super::op_metrics::{op_metrics_db, OpMetricsDb};
+use super::steps::{detect_steps, StepReport};
+use super::{overview, AnalyzeOptions, FailedHost, HostInput, ProfileReport, Tool};
+use crate::error::{AnalysisError, Result};
+use crate::input::HostFile;
+
+/// What one host contributes to a run's report, computed from its capture alone.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostPartial {
+    /// The host and its file.
+    pub file: HostFile,
+    /// Its device.
+    pub device: DeviceInfo,
+    /// Its steps.
+    pub steps: StepReport,
+    /// Its device op database (device captures, when a tool needs it).
+    pub db: Option<OpMetricsDb>,
+    /// Its programs' instructions (XLA:CPU captures, tool `ops`).
+    pub hlo: Option<HloIndex>,
+    /// Its XLA:CPU op profile (tools `ops`, `overview`).
+    pub cpu_ops: Option<CpuOpProfile>,
+    /// Its kernel statistics (tool `kernels`, or `overview` on GPU).
+    pub kernels: Option<KernelReport>,
+}
+
+/// The partials of one shard of a run's hosts, in host order, and the hosts of the shard that could not be read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShardPartial {
+    /// Format of this document; a merge refuses another.
+    pub version: u32,
+    /// Which shard (0-based) of how many.
+    pub shard: usize,
+    pub shards: usize,
+    /// The folder (or file) the shard's host paths are under on the machine that analysed it; the merge puts
+    /// its own in its place ([`ShardPartial::rebase`]), so the report names files as the merging machine has them.
+    #[serde(default)]
+    pub root: std::path::PathBuf,
+    /// Every host of the run, in order, as the shard listed them (the merge checks that all shards agree).
+    pub run_hosts: Vec<String>,
+    /// One entry per host of the shard, in host order.
+    pub hosts: Vec<ShardHost>,
+}
+
+/// One host of a shard: its partial, or why it could not be read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum ShardHost {
+    Read(Box<HostPartial>),
+    Failed(FailedHost),
+}
+
+impl ShardPartial {
+    /// The shard's host paths under `to` instead of [`ShardPartial::root`] (paths elsewhere, such as the object
+    /// key of a host that was never copied, stay as they are).
+    pub fn rebase(&mut self, to: &std::path::Path) {
+        let from = std::mem::replace(&mut self.root, to.to_path_buf());
+        let moved = |path: &mut std::path::PathBuf| {
+            if let Ok(rest) = path.strip_prefix(&from) {
+                *path = if rest.as_os_str().is_empty() { to.to_path_buf() } else { to.join(rest) };
+            }
+        };
+        for host in &mut self.hosts {
+            match host {
+                ShardHost::Read(p) => moved(&mut p.file.path),
+                ShardHost::Failed(f) => moved(&mut f.path),
+            }
+        }
+    }
+
+    /// The first host of the shard that was read.
+    pub fn first_read(&self) -> Option<&HostFile> {
+        self.hosts.iter().find_map(|h| match h {
+            ShardHost::Read(p) => Some(&p.file),
+            ShardHost::Failed(_) => None,
+        })
+    }
+}
+
+/// The partial document's format version.
+pub const SHARD_FORMAT_VERSION: u32 = 1;
+
+/// What the tools asked for need from every host.
+pub(crate) fn host_partial(file: HostFile, space: &falcon_xplane::XSpace, options: &AnalyzeOptions) -> HostPartial {
+    let device = device_info(space);
+    let steps = detect_steps(space);
+    let cpu = device.hardware == Hardware::CpuOnly;
+    let db = (needs_db(options) && !cpu).then(|| op_metrics_db(space, &device));
+    let hlo = (cpu && options.wants(Tool::Ops)).then(|| super::hlo::hlo_index(space));
+    let cpu_ops = (cpu && (options.wants(Tool::Ops) || options.wants(Tool::Overview)))
+        .then(|| cpu_op_profile_in_steps(space, &steps.steps));
+    let kernels = (options.wants(Tool::Kernels) || options.wants(Tool::Overview) && device.hardware == Hardware::Gpu)
+        .then(|| kernel_stats(space, &steps));
+    HostPartial { file, device, steps, db, hlo, cpu_ops, kernels }
+}
+
+fn needs_db(options: &AnalyzeOptions) -> bool {
+    options.wants(Tool::Overview)
+        || options.wants(Tool::Ops)
+        || options.wants(Tool::Hlo)
+        || options.wants(Tool::Roofline)
+}
+
+/// What the report needs of the first host's capture itself, beyond its partial.
+pub(crate) struct FirstHost {
+    pub space: falcon_xplane::XSpace,
+    /// Big enough to be freed on a helper thread.
+    pub big: bool,
+    /// The CPU overview's trace (XLA:CPU captures, tool `overview`).
+    pub cpu_trace: Option<crate::trace::TraceReport>,
+    pub memory: Option<super::memory::MemoryProfile>,
+}
+
+/// A first host of at least this many events gets helper threads (the CPU trace beside the other tools, the
+/// capture freed off the answer's path); below it they would cost more than they save.
+const HELPER_THREAD_MIN_EVENTS: usize = 100_000;
+
+/// The first host's partial and what the report needs of its capture; the CPU overview's trace (the costly part
+/// of an XLA:CPU overview, needing nothing else) is computed on a second thread beside the partial when the
+/// capture is big.
+pub(crate) fn first_host(
+    file: HostFile,
+    space: falcon_xplane::XSpace,
+    options: &AnalyzeOptions,
+) -> (HostPartial, FirstHost) {
+    let events: usize = space.planes.iter().flat_map(|p| &p.lines).map(|l| l.events.len()).sum();
+    let big = events >= HELPER_THREAD_MIN_EVENTS;
+    let trace_wanted = options.wants(Tool::Overview) && device_info(&space).hardware == Hardware::CpuOnly;
+    let (partial, cpu_trace) = std::thread::scope(|scope| {
+        let thread = (trace_wanted && big).then(|| scope.spawn(|| overview::cpu_trace(&space)));
+        let partial = host_partial(file, &space, options);
+        let trace = match thread {
+            // Joined explicitly: the thread has exited (its thread-local destructors run) when this returns.
+            Some(thread) => Some(thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))),
+            None => trace_wanted.then(|| overview::cpu_trace(&space)),
+        };
+        (partial, trace)
+    });
+    let memory = options.wants(Tool::Memory).then(|| memory_profile(&space, &partial.steps));
+    (partial, FirstHost { space, big, cpu_trace, memory })
+}
+
+/// A run's hosts combined in order (the rules in the module docs of [`crate::profile`]).
+pub(crate) struct RunFold<'o> {
+    options: &'o AnalyzeOptions,
+    device: Option<DeviceInfo>,
+    db: Option<OpMetricsDb>,
+    steps: Option<StepReport>,
+    hlo: HloIndex,
+    cpu_ops: Option<CpuOpProfile>,
+    kernels: Vec<super::kernels::KernelStat>,
+    kernel_steps: Vec<super::kernels::StepKernelBreakdown>,
+    notes: Vec<String>,
+    total_cores: u32,
+    analysed: Vec<HostFile>,
+    failed_hosts: Vec<FailedHost>,
+}
+
+impl<'o> RunFold<'o> {
+    /// An empty fold over a run of `total` hosts.
+    pub(crate) fn new(options: &'o AnalyzeOptions, total: usize) -> RunFold<'o> {
+        RunFold {
+            options,
+            device: None,
+            db: None,
+            steps: None,
+            hlo: HloIndex::default(),
+            cpu_ops: None,
+            kernels: Vec::new(),
+            kernel_steps: Vec::new(),
+            notes: Vec::new(),
+            total_cores: 0,
+            analysed: Vec::with_capacity(total),
+            failed_hosts: Vec::new(),
+        }
+    }
+
+    /// Hosts added so far (read ones).
+    pub(crate) fn hosts_read(&self) -> usize {
+        self.analysed.len()
+    }
+
+    /// A host that could not be had or read.
+    pub(crate) fn fail(&mut self, failed: FailedHost) {
+        self.failed_hosts.push(failed);
+    }
+
+    /// The next host's contribution.
+    pub(crate) fn add(&mut self, p: HostPartial) {
+        self.analysed.push(p.file);
+        self.total_cores += p.device.device_cores;
+        if self.steps.as_ref().is_none_or(|s| s.steps.is_empty()) && !p.steps.steps.is_empty() || self.steps.is_none() {
+            self.steps = Some(p.steps);
+        }
+        if let Some(host_db) = p.db {
+            match self.db.as_mut() {
+                None => self.db = Some(host_db),
+                Some(all) => all.merge(&host_db),
+            }
+        }
+        if let Some(index) = p.hlo {
+            self.hlo.modules += index.modules;
+            self.hlo.notes.extend(index.notes);
+            self.hlo.instructions.extend(index.instructions);
+        }
+        if let Some(profile) = p.cpu_ops {
+            self.cpu_ops = Some(match self.cpu_ops.take() {
+                None => profile,
+                Some(mut all) => {
+                    all.ops.extend(profile.ops);
+                    all.op_events += profile.op_events;
+                    all.total_time_us += profile.total_time_us;
+                    all
+                }
+            });
+        }
+        if let Some(report) = p.kernels {
+            self.kernels.extend(report.kernels);
+            self.kernel_steps.extend(report.per_step);
+            for note in report.notes.into_iter().filter(|_| self.options.wants(Tool::Kernels)) {
+                if !self.notes.contains(&note) {
+                    self.notes.push(note);
+                }
+            }
+        }
+        if self.device.is_none() {
+            self.device = Some(p.device);
+        }
+    }
+
+    /// The report, with the first host's capture for what needs it; also the merged device op database.
+    pub(crate) fn finish(self, first: Option<FirstHost>) -> Result<(ProfileReport, OpMetricsDb)> {
+        let RunFold {
+            options,
+            device,
+            db,
+            steps,
+            hlo,
+            cpu_ops,
+            kernels,
+            kernel_steps,
+            mut notes,
+            total_cores,
+            analysed,
+            failed_hosts,
+        } = self;
+        if analysed.is_empty() {
+            let first = failed_hosts.first().map_or(String::new(), |f| format!("{}: {}", f.host, f.error));
+            return Err(AnalysisError::Invalid(format!(
+                "none of the run's {} hosts could be read (first: {first})",
+                failed_hosts.len()
+            )));
+        }
+        super::finish::finish(super::finish::Folded {
+            options,
+            device,
+            db,
+            steps,
+            hlo,
+            cpu_ops,
+            kernels,
+            kernel_steps,
+            notes: std::mem::take(&mut notes),
+            total_cores,
+            analysed,
+            failed_hosts,
+            first,
+        })
+    }
+}
+
+/// Folds hosts as they arrive (each decoded, reduced to its partial and dropped before the next is taken).
+pub(crate) fn fold_hosts(
+    hosts: impl IntoIterator<Item = HostInput>,
+    total: usize,
+    options: &AnalyzeOptions,
+) -> Result<(ProfileReport, OpMetricsDb)> {
+    let mut fold = RunFold::new(options, total);
+    let mut first = None;
+    for host in hosts {
+        let Some((file, space)) = load(host, total, &mut fold)? else { continue };
+        if fold.hosts_read() == 0 {
+            let (partial, f) = first_host(file, space, options);
+            fold.add(partial);
+            first = Some(f);
+        } else {
+            fold.add(host_partial(file, &space, options));
+        }
+    }
+    fold.finish(first)
+}
+
+/// A host decoded; `None` when it could not be had or read and the run has other hosts (it is named in the fold).
+fn load(host: HostInput, total: usize, fold: &mut RunFold<'_>) -> Result<Option<(HostFile, falcon_xplane::XSpace)>> {
+    let file = match host {
+        Ok(file) => file,
+        Err(failed) => {
+            fold.fail(failed);
+            return Ok(None);
+        }
+    };
+    // One host that cannot be read (truncated by a job killed while writing, not a profile) does not sink a
+    // multi-host run: it is named, and the others are analysed. A single file's error is the answer's.
+    match crate::input::load_host(&file) {
+        Ok(space) => Ok(Some((file, space))),
+        Err(e) if total > 1 => {
+            fold.fail(FailedHost { host: file.host.clone(), path: file.path.clone(), error: e.to_string() });
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The partials of shard `shard` of `shards` of a run whose hosts are `run_hosts` (in order): the contiguous
+/// slice [`shard_range`] gives, each host decoded, reduced and dropped in turn.
+pub fn analyze_shard(
+    run_hosts: Vec<String>,
+    hosts: impl IntoIterator<Item = HostInput>,
+    shard: usize,
+    shards: usize,
+    options: &AnalyzeOptions,
+) -> Result<ShardPartial> {
+    let total = run_hosts.len();
+    let mut fold = RunFold::new(options, total);
+    let mut out = Vec::new();
+    for host in hosts {
+        match load(host, total, &mut fold)? {
+            Some((file, space)) => out.push(ShardHost::Read(Box::new(host_partial(file, &space, options)))),
+            None => out.extend(fold.failed_hosts.pop().map(ShardHost::Failed)),
+        }
+    }
+    Ok(ShardPartial { version: SHARD_FORMAT_VERSION, shard, shards, root: Default::default(), run_hosts, hosts: out })
+}
+
+/// The hosts (indexes into the run's ordered host list) of shard `shard` of `shards`: contiguous, sizes differing
+/// by at most one, every host in exactly one shard.
+pub fn shard_range(hosts: usize, shard: usize, shards: usize) -> std::ops::Range<usize> {
+    let shards = shards.max(1);
+    let (base, extra) = (hosts / shards, hosts % shards);
+    let start = shard * base + shard.min(extra);
+    let len = base + usize::from(shard < extra);
+    start.min(hosts)..(start + len).min(hosts)
+}
+
+/// A shard's partials as bytes (CBOR).
+pub fn encode_shard(partial: &ShardPartial) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    ciborium::into_writer(partial, &mut out)
+        .map_err(|e| AnalysisError::Invalid(format!("cannot encode the shard's partial result: {e}")))?;
+    Ok(out)
+}
+
+/// A shard's partials read back; `what` names the document in errors.
+pub fn decode_shard(bytes: &[u8], what: &str) -> Result<ShardPartial> {
+    let partial: ShardPartial = ciborium::from_reader(bytes)
+        .map_err(|e| AnalysisError::Invalid(format!("{what}: not a shard's partial result: {e}")))?;
+    if partial.version != SHARD_FORMAT_VERSION {
+        return Err(AnalysisError::Invalid(format!(
+            "{what}: partial result of format {} (this Falcon reads format {SHARD_FORMAT_VERSION})",
+            partial.version
+        )));
+    }
+    Ok(partial)
+}
+
+/// The run's report from every shard's partials (in any order: they are put in shard order). The first host read
+/// is decoded here (`open_first` gives its file from its name) when the overview or the memory profile is asked
+/// for, which need its capture. Refuses shards that do not cover the run exactly once or that listed the run's
+/// hosts differently.
+pub fn merge_shards(
+    mut shards: Vec<ShardPartial>,
+    open_first: impl FnOnce(&HostFile) -> Result<HostFile>,
+    options: &AnalyzeOptions,
+) -> Result<ProfileReport> {
+    shards.sort_by_key(|s| s.shard);
+    let Some(run_hosts) = shards.first().map(|s| s.run_hosts.clone()) else {
+        return Err(AnalysisError::Invalid("no shard's partial result to merge".into()));
+    };
+    let n = shards.len();
+    for (i, s) in shards.iter().enumerate() {
+        if s.shard != i || s.shards != n {
+            return Err(AnalysisError::Invalid(format!(
+                "the partial results are not shards 0..{n} of {n} (found shard {} of {})",
+                s.shard, s.shards
+            )));
+        }
+        if s.run_hosts != run_hosts {
+            return Err(AnalysisError::Invalid(format!("shard {i} listed the run's hosts differently from shard 0")));
+        }
+        let range = shard_range(run_hosts.len(), i, n);
+        let names: Vec<&str> = s
+            .hosts
+            .iter()
+            .map(|h| match h {
+                ShardHost::Read(p) => p.file.host.as_str(),
+                ShardHost::Failed(f) => f.host.as_str(),
+            })
+            .collect();
+        if names.iter().copied().ne(run_hosts[range].iter().map(String::as_str)) {
+            return Err(AnalysisError::Invalid(format!("shard {i} did not analyse exactly its hosts")));
+        }
+    }
+    let total = run_hosts.len();
+    let mut fold = RunFold::new(options, total);
+    let mut first = None;
+    let mut open_first = Some(open_first);
+    let capture_wanted = options.wants(Tool::Overview) || options.wants(Tool::Memory);
+    for host in shards.into_iter().flat_map(|s| s.hosts) {
+        match host {
+            ShardHost::Failed(f) => fold.fail(f),
+            ShardHost::Read(p) => {
+                if let Some(open) = open_first.take().filter(|_| capture_wanted) {
+                    let file = open(&p.file)?;
+                    let space = crate::input::load_host(&file)?;
+                    first = Some(first_host(file, space, options).1);
+                }
+                fold.add(*p);
+            }
+        }
+    }
+    Ok(fold.finish(first)?.0)
+}

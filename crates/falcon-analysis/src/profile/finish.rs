@@ -4,7 +4,6 @@
 use super::device::Hardware;
 use super::hlo_stats::hlo_stats;
 use super::op_profile::{op_profile, GroupBy};
-use super::partial::FirstHost;
 use super::roofline::roofline;
 use super::{findings, overview, time_breakdown, AnalyzeOptions, FailedHost, OpProfileTrees, ProfileReport, Tool};
 use crate::error::Result;
@@ -15,6 +14,16 @@ use crate::profile::hlo::HloIndex;
 use crate::profile::kernels::{KernelStat, StepKernelBreakdown};
 use crate::profile::op_metrics::OpMetricsDb;
 use crate::profile::steps::StepReport;
+
+/// What the report needs of the first host's capture itself, beyond its partial.
+pub(crate) struct FirstHost {
+    pub space: falcon_xplane::XSpace,
+    /// Big enough to be freed on a helper thread.
+    pub big: bool,
+    /// The CPU overview's trace (XLA:CPU captures, tool `overview`).
+    pub cpu_trace: Option<crate::trace::TraceReport>,
+    pub memory: Option<super::memory::MemoryProfile>,
+}
 
 /// Everything the fold gathered.
 pub(crate) struct Folded<'o> {

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cpu_ops::{cpu_op_profile_in_steps, CpuOpProfile};
 use super::device::{device_info, DeviceInfo, Hardware};
+use super::finish::FirstHost;
 use super::hlo::HloIndex;
 use super::kernels::{kernel_stats, KernelReport};
 use super::memory::memory_profile;
@@ -114,16 +115,6 @@ fn needs_db(options: &AnalyzeOptions) -> bool {
         || options.wants(Tool::Ops)
         || options.wants(Tool::Hlo)
         || options.wants(Tool::Roofline)
-}
-
-/// What the report needs of the first host's capture itself, beyond its partial.
-pub(crate) struct FirstHost {
-    pub space: falcon_xplane::XSpace,
-    /// Big enough to be freed on a helper thread.
-    pub big: bool,
-    /// The CPU overview's trace (XLA:CPU captures, tool `overview`).
-    pub cpu_trace: Option<crate::trace::TraceReport>,
-    pub memory: Option<super::memory::MemoryProfile>,
 }
 
 /// A first host of at least this many events gets helper threads (the CPU trace beside the other tools, the

@@ -102,7 +102,7 @@ pub fn check_output_target(path: &Path, force: bool) -> Result<()> {
 
 /// Writes `text` to a temporary file beside `path`, then renames it over `path`: readers see the old file or
 /// the whole new one, never a part. The caller has checked the target ([`check_output_target`]).
-pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
+pub fn write_atomically(path: &Path, text: impl AsRef<[u8]>) -> Result<()> {
     use std::io::Write;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -115,7 +115,7 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
     };
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
+        f.write_all(text.as_ref())?;
         f.sync_all()
     };
     if let Err(e) = write() {

@@ -38,6 +38,7 @@ pub mod context;
 pub mod contract;
 pub mod error;
 pub mod experiments;
+pub mod fan_out;
 pub mod files;
 pub mod gc;
 pub mod goal_report;
@@ -342,6 +343,35 @@ impl App {
     }
 
     // ---- Profiles: analyze, trace, fetch, export, compare ([`profiles`])
+
+    /// How many cluster jobs `profile analyze` of `target` fans out to: `explicit` (0: none), else by
+    /// `[analysis] fan_out_hosts`; `None` analyses in this process.
+    pub async fn fan_out_shards(&self, target: &str, explicit: Option<usize>) -> Result<Option<usize>> {
+        fan_out::shards_for(self, target, explicit).await
+    }
+
+    /// Analyses a run as cluster jobs of shards of its hosts, submitted by EXP as one session, and merges their
+    /// partial results into the report [`App::analyze_profile`] gives.
+    pub async fn analyze_profile_fanned(
+        &self,
+        target: &str,
+        fan: &fan_out::FanOut,
+        options: &AnalyzeOptions,
+        progress: impl FnMut(fan_out::FanOutProgress<'_>),
+    ) -> Result<(ResolvedProfile, ProfileReport)> {
+        fan_out::analyze_fanned(self, target, fan, options, progress).await
+    }
+
+    /// One shard's partial result of a run (what a fan-out job computes).
+    pub async fn profile_shard(
+        &self,
+        target: &str,
+        shard: usize,
+        shards: usize,
+        options: &AnalyzeOptions,
+    ) -> Result<falcon_analysis::profile::partial::ShardPartial> {
+        fan_out::analyze_shard(self, target, shard, shards, options).await
+    }
 
     /// Analyses a capture with the tools asked for (all when empty); stores the experiment's summary row
     /// when the input is an experiment.

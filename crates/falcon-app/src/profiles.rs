@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 pub use falcon_analysis::compare::{CompareOptions, ProfileComparison};
 pub use falcon_analysis::device::Hardware;
+pub use falcon_analysis::profile::partial::{encode_shard, ShardHost, ShardPartial};
 pub use falcon_analysis::profile::{AnalyzeOptions, HostProgress, ProfileReport, Tool};
 pub use falcon_analysis::service::{ResolvedProfile, TraceRun};
 pub use falcon_analysis::trace::{TraceAnalysis, TraceOptions};

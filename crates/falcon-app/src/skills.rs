@@ -187,7 +187,7 @@ pub fn install(target: &InstallTarget, project: &Path, force: bool) -> Result<In
                 if let Some(parent) = file.parent() {
                     std::fs::create_dir_all(parent).map_err(|e| io_failure("creating", parent, e))?;
                 }
-                crate::files::write_atomically(&file, &String::from_utf8_lossy(bytes))?;
+                crate::files::write_atomically(&file, String::from_utf8_lossy(bytes).as_bytes())?;
                 if path.starts_with("scripts/") {
                     use std::os::unix::fs::PermissionsExt;
                     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755))

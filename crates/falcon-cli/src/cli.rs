@@ -315,6 +315,26 @@ pub enum ProfileCommand {
     /// A/B compare two profiles (A = baseline, B = candidate): step-time and MFU verdicts, op-level diff,
     /// category deltas, roofline evolution, memory. Exit 5 with --fail-on-regression when B regressed.
     Compare(ProfileCompareArgs),
+    /// One shard of a run's hosts analysed to a partial result (what each job of `analyze --fan-out` runs);
+    /// `analyze --fan-out` merges the shards' partials.
+    Shard(ProfileShardArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileShardArgs {
+    /// Run directory (with plugins/profile/<run>/ or `*.xplane.pb` files) or gs:// / s3:// URI.
+    pub target: String,
+    /// Which shard of how many: `K/N`, K from 0 (the run's hosts in name order, split into N contiguous parts).
+    #[arg(long, value_name = "K/N")]
+    pub shard: String,
+    /// Tools the merged report will have (repeat or comma-separate): overview, ops, hlo, roofline, memory,
+    /// kernels, steps, all.
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    pub tool: Vec<String>,
+    /// Where to write the partial result (CBOR; default: $FALCON_ARTIFACT_DIR/profile-shard.cbor, the job's
+    /// artifact). Replaced when it exists.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// Output formats of reports.
@@ -416,6 +436,13 @@ pub struct ProfileAnalyzeArgs {
     /// Rows per table in text/Markdown output (JSON always has every row).
     #[arg(long, default_value_t = 15)]
     pub top: usize,
+    /// Analyse the run as N cluster jobs (shards of its hosts, submitted as one session on a pool offering
+    /// `cpu`), merged into the same report; 0: in this process. Default: `[analysis] fan_out_hosts`.
+    #[arg(long, value_name = "N", conflicts_with = "host")]
+    pub fan_out: Option<usize>,
+    /// With a fan-out: give up waiting after this long (`90s`, `30m`, `2h`; exit 1), leaving the jobs running.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -45,11 +45,16 @@ pub struct AnalysisConfig {
     /// The most MiB a compressed input (a gzipped trace, a deflated `.npz` member) may inflate to; beyond it
     /// the read fails naming the cap. The reading commands' `--max-decompressed MIB` overrides it per call.
     pub max_decompressed_mib: u64,
+    /// `profile analyze` of a run with more hosts than this (a folder or a `gs://` / `s3://` URI) runs as cluster
+    /// jobs of at most this many hosts each, merged into one report (`--fan-out N` says it per call); unset: every
+    /// run is analysed in the calling process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fan_out_hosts: Option<u32>,
 }
 
 impl Default for AnalysisConfig {
     fn default() -> Self {
-        AnalysisConfig { max_decompressed_mib: DEFAULT_MAX_DECOMPRESSED_MIB }
+        AnalysisConfig { max_decompressed_mib: DEFAULT_MAX_DECOMPRESSED_MIB, fan_out_hosts: None }
     }
 }
 
@@ -60,6 +65,9 @@ pub struct AnalysisLayer {
     /// See [`AnalysisConfig::max_decompressed_mib`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_decompressed_mib: Option<u64>,
+    /// See [`AnalysisConfig::fan_out_hosts`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fan_out_hosts: Option<u32>,
 }
 
 /// Timings of the job worker (`[jobs]` in falcon.toml).
@@ -359,7 +367,7 @@ impl ConfigLayer {
                         origin: key.to_string(),
                         message: format!("`{value}` is not a whole number of MiB"),
                     })?;
-                    layer.analysis = Some(AnalysisLayer { max_decompressed_mib: Some(mib) });
+                    layer.analysis.get_or_insert_with(Default::default).max_decompressed_mib = Some(mib);
                 }
                 _ => {}
             }
@@ -430,6 +438,7 @@ impl ConfigLayer {
         if let Some(a) = over.analysis {
             let mine = self.analysis.get_or_insert_with(Default::default);
             mine.max_decompressed_mib = a.max_decompressed_mib.or(mine.max_decompressed_mib);
+            mine.fan_out_hosts = a.fan_out_hosts.or(mine.fan_out_hosts);
         }
     }
 }
@@ -488,6 +497,7 @@ impl Config {
                     .analysis
                     .and_then(|a| a.max_decompressed_mib)
                     .unwrap_or(DEFAULT_MAX_DECOMPRESSED_MIB),
+                fan_out_hosts: merged.analysis.and_then(|a| a.fan_out_hosts),
             },
         }
     }
@@ -522,6 +532,12 @@ impl Config {
         }
         if self.analysis.max_decompressed_mib == 0 {
             problem("analysis.max_decompressed_mib".into(), "a cap of 0 MiB refuses every compressed input".into());
+        }
+        if self.analysis.fan_out_hosts == Some(0) {
+            problem(
+                "analysis.fan_out_hosts".into(),
+                "a job needs at least one host; leave it unset to fan out never".into(),
+            );
         }
         if self.pools.is_empty() {
             problem("pools".into(), "no resource pool is configured; jobs could not run anywhere".into());
@@ -688,6 +704,17 @@ mod tests {
         let zero = ConfigLayer::from_toml("[analysis]\nmax_decompressed_mib = 0\n", "f").unwrap();
         let fields: Vec<_> = Config::resolve([zero], MACHINE).problems().into_iter().map(|p| p.field).collect();
         assert_eq!(fields, ["analysis.max_decompressed_mib"]);
+        let zero = ConfigLayer::from_toml("[analysis]\nfan_out_hosts = 0\n", "f").unwrap();
+        let fields: Vec<_> = Config::resolve([zero], MACHINE).problems().into_iter().map(|p| p.field).collect();
+        assert_eq!(fields, ["analysis.fan_out_hosts"]);
+        let file = ConfigLayer::from_toml("[analysis]\nfan_out_hosts = 16\n", "f").unwrap();
+        let env = ConfigLayer::from_env([("FALCON_MAX_DECOMPRESSED_MIB", "64")]).unwrap();
+        let both = Config::resolve([file, env], MACHINE).analysis;
+        assert_eq!(
+            (both.fan_out_hosts, both.max_decompressed_mib),
+            (Some(16), 64),
+            "the env's cap keeps the file's fan-out"
+        );
     }
 
     #[test]

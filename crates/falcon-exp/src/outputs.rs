@@ -116,6 +116,11 @@ impl Exp {
         Ok(self.artifacts.get_range(&artifact.key, range).await?)
     }
 
+    /// An artifact's whole object, checked against the index's size and SHA-256.
+    pub async fn artifact_bytes(&self, artifact: &ArtifactRecord) -> Result<bytes::Bytes> {
+        Ok(self.artifacts.get_verified(&artifact.key, artifact.size, &artifact.sha256).await?)
+    }
+
     /// A report Falcon kept for the experiment under `reports/<name>`, if there is one. A file the workload
     /// itself wrote under that name (kind `other`, not `report`) is not one: it is never served as Falcon's.
     pub async fn kept_report(&self, id: ExperimentId, name: &str) -> Result<Option<bytes::Bytes>> {

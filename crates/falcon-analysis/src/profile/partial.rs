@@ -71,15 +71,25 @@ impl ShardPartial {
     /// key of a host that was never copied, stay as they are).
     pub fn rebase(&mut self, to: &std::path::Path) {
         let from = std::mem::replace(&mut self.root, to.to_path_buf());
-        let moved = |path: &mut std::path::PathBuf| {
-            if let Ok(rest) = path.strip_prefix(&from) {
-                *path = if rest.as_os_str().is_empty() { to.to_path_buf() } else { to.join(rest) };
-            }
+        let moved = |path: &std::path::Path| match path.strip_prefix(&from) {
+            Ok(rest) if rest.as_os_str().is_empty() => Some(to.to_path_buf()),
+            Ok(rest) => Some(to.join(rest)),
+            Err(_) => None,
         };
         for host in &mut self.hosts {
             match host {
-                ShardHost::Read(p) => moved(&mut p.file.path),
-                ShardHost::Failed(f) => moved(&mut f.path),
+                ShardHost::Read(p) => {
+                    if let Some(path) = moved(&p.file.path) {
+                        p.file.path = path;
+                    }
+                }
+                ShardHost::Failed(f) => {
+                    if let Some(path) = moved(&f.path) {
+                        // The reader's error names the file as the shard's machine had it.
+                        f.error = f.error.replace(&f.path.display().to_string(), &path.display().to_string());
+                        f.path = path;
+                    }
+                }
             }
         }
     }

@@ -47,6 +47,7 @@ fn toml_of(config: &falcon_core::config::Config) -> String {
         }),
         analysis: Some(falcon_core::config::AnalysisLayer {
             max_decompressed_mib: Some(config.analysis.max_decompressed_mib),
+            fan_out_hosts: config.analysis.fan_out_hosts,
         }),
     };
     layer.to_toml()

@@ -13,6 +13,7 @@ mod kernel;
 mod mcp;
 mod profile;
 mod profile_compare;
+mod profile_fan_out;
 mod serve;
 mod session;
 mod skills;

@@ -15,6 +15,7 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ProfileCommand) -> an
     match command {
         ProfileCommand::Analyze(args) => analyze(global, app, args).await,
         ProfileCommand::Compare(args) => crate::commands::profile_compare::run(global, app, args).await,
+        ProfileCommand::Shard(args) => crate::commands::profile_fan_out::shard(global, app, args).await,
         ProfileCommand::Trace(args) => trace(global, app, args).await,
         ProfileCommand::Fetch { target, host } => fetch(global, app, target, host.as_deref()).await,
         ProfileCommand::ExportTrace { target, output, host, force } => {
@@ -42,7 +43,14 @@ async fn analyze(global: &GlobalArgs, app: &App, args: &ProfileAnalyzeArgs) -> a
     } else {
         eprintln!("falcon profile: resolving {} …", args.target);
     }
-    let (resolved, report) = app.analyze_profile(&args.target, args.host.as_deref(), &options).await?;
+    let fanned = match args.host {
+        Some(_) => None,
+        None => app.fan_out_shards(&args.target, args.fan_out).await?,
+    };
+    let (resolved, report) = match fanned {
+        Some(shards) => crate::commands::profile_fan_out::analyze(global, app, args, shards, &options).await?,
+        None => app.analyze_profile(&args.target, args.host.as_deref(), &options).await?,
+    };
     if global.json {
         print_json(&report)?;
     } else {

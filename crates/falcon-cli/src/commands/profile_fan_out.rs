@@ -1,0 +1,105 @@
+//! `falcon profile analyze --fan-out N` (the run analysed by cluster jobs, merged) and `falcon profile shard`
+//! (what each job runs). The use cases are [`falcon_app::fan_out`]; this module parses arguments and prints.
+
+use crate::cli::{GlobalArgs, ProfileAnalyzeArgs, ProfileShardArgs};
+use crate::output::{print_json, print_stdout, CliFailure};
+use falcon_app::fan_out::{FanOut, FanOutProgress, SHARD_ARTIFACT};
+use falcon_app::profiles::{AnalyzeOptions, ProfileReport, ResolvedProfile};
+use falcon_app::App;
+use falcon_core::ErrorKind;
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+/// The fanned-out analysis of `args.target` in `shards` jobs.
+pub async fn analyze(
+    global: &GlobalArgs,
+    app: &App,
+    args: &ProfileAnalyzeArgs,
+    shards: usize,
+    options: &AnalyzeOptions,
+) -> anyhow::Result<(ResolvedProfile, ProfileReport)> {
+    let exe = std::env::current_exe()
+        .map_err(|e| CliFailure::new(ErrorKind::Failure, format!("the falcon binary the jobs run: {e}")))?;
+    let mut env = BTreeMap::new();
+    if let Some(config) = &global.config {
+        let path = std::path::absolute(config).unwrap_or_else(|_| config.clone());
+        env.insert("FALCON_CONFIG_FILE".to_string(), path.to_string_lossy().into_owned());
+    }
+    let timeout = super::exp::parse_timeout(args.timeout.as_deref())?;
+    let fan = FanOut { shards, exe, env, timeout };
+    let quiet = global.json;
+    let mut last = String::new();
+    let answer = app
+        .analyze_profile_fanned(&args.target, &fan, options, |p| match p {
+            FanOutProgress::Submitted { session, jobs, hosts } => eprintln!(
+                "falcon profile: {hosts} hosts in {} jobs, session {session} ({} … {})",
+                jobs.len(),
+                jobs.first().map(ToString::to_string).unwrap_or_default(),
+                jobs.last().map(ToString::to_string).unwrap_or_default()
+            ),
+            FanOutProgress::Tick(now) => {
+                let done = now.iter().filter(|r| r.status.is_terminal()).count();
+                let line = format!("falcon profile: {done}/{} jobs ended", now.len());
+                if line != last && !quiet {
+                    eprintln!("{line}");
+                }
+                last = line;
+            }
+        })
+        .await?;
+    Ok(answer)
+}
+
+/// `falcon profile shard`: one shard's partial result, written to the job's artifact folder.
+pub async fn shard(global: &GlobalArgs, app: &App, args: &ProfileShardArgs) -> anyhow::Result<ExitCode> {
+    let (k, n) = parse_shard(&args.shard)?;
+    let tools = falcon_app::profiles::parse_tools(args.tool.iter().map(String::as_str))
+        .map_err(|e| CliFailure::usage(format!("--tool {e}")))?;
+    let output = match &args.output {
+        Some(path) => path.clone(),
+        None => match std::env::var_os("FALCON_ARTIFACT_DIR") {
+            Some(dir) => std::path::PathBuf::from(dir).join(SHARD_ARTIFACT),
+            None => {
+                return Err(CliFailure::usage(
+                    "--output FILE is needed outside a job (no $FALCON_ARTIFACT_DIR to write the partial into)",
+                )
+                .into())
+            }
+        },
+    };
+    let options = AnalyzeOptions { tools, ..AnalyzeOptions::default() };
+    let partial = app.profile_shard(&args.target, k, n, &options).await?;
+    let bytes = falcon_app::profiles::encode_shard(&partial)?;
+    falcon_app::files::write_atomically(&output, &bytes)?;
+    let read = partial.hosts.iter().filter(|h| matches!(h, falcon_app::profiles::ShardHost::Read(_))).count();
+    let failed = partial.hosts.len() - read;
+    if global.json {
+        print_json(&serde_json::json!({
+            "written": output.display().to_string(),
+            "bytes": bytes.len(),
+            "shard": k,
+            "shards": n,
+            "run_hosts": partial.run_hosts.len(),
+            "hosts_read": read,
+            "hosts_failed": failed,
+        }))?;
+    } else {
+        print_stdout(&format!(
+            "wrote {} ({} bytes): shard {k}/{n}, {read} of the run's {} hosts read, {failed} failed",
+            output.display(),
+            bytes.len(),
+            partial.run_hosts.len()
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_shard(text: &str) -> anyhow::Result<(usize, usize)> {
+    let bad = || CliFailure::usage(format!("--shard `{text}`: K/N with 0 ≤ K < N, such as 0/8"));
+    let (k, n) = text.split_once('/').ok_or_else(bad)?;
+    let (k, n): (usize, usize) = (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    if n == 0 || k >= n {
+        return Err(bad().into());
+    }
+    Ok((k, n))
+}

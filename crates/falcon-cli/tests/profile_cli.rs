@@ -316,6 +316,15 @@ fn a_gs_uri_is_fetched_from_the_bucket_and_analysed() {
     let local = json(&run(&args("local").iter().map(String::as_str).collect::<Vec<_>>()));
     assert_eq!(remote["overview"], local["overview"]);
     assert_eq!(remote["ops"], local["ops"]);
+
+    // Fanned out to two jobs (the local backend), each downloading only its hosts: the same report, byte for byte.
+    assert_eq!(run(&["init"]).status.code(), Some(0));
+    let uri = format!("gs://{bucket}/team/run2");
+    let one = run(&["--json", "profile", "analyze", &uri]);
+    let two = run(&["--json", "profile", "analyze", &uri, "--fan-out", "2"]);
+    assert_eq!((one.status.code(), two.status.code()), (Some(0), Some(0)), "{}", String::from_utf8_lossy(&two.stdout));
+    assert!(String::from_utf8_lossy(&two.stderr).contains("3 hosts in 2 jobs"));
+    assert!(one.stdout == two.stdout, "the merged report of gs:// differs from the single-process one");
 }
 
 #[test]

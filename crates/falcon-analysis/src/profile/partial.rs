@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cpu_ops::{cpu_op_profile_in_steps, CpuOpProfile};
 use super::device::{device_info, DeviceInfo, Hardware};
-use super::finish::FirstHost;
+use super::finish::{FirstHost, Folded};
 use super::hlo::HloIndex;
 use super::kernels::{kernel_stats, KernelReport};
 use super::memory::memory_profile;
@@ -156,26 +156,14 @@ pub(crate) fn first_host(
     (partial, FirstHost { space, big, cpu_trace, memory })
 }
 
-/// A run's hosts combined in order (the rules in the module docs of [`crate::profile`]).
-pub(crate) struct RunFold<'o> {
-    options: &'o AnalyzeOptions,
-    device: Option<DeviceInfo>,
-    db: Option<OpMetricsDb>,
-    steps: Option<StepReport>,
-    hlo: HloIndex,
-    cpu_ops: Option<CpuOpProfile>,
-    kernels: Vec<super::kernels::KernelStat>,
-    kernel_steps: Vec<super::kernels::StepKernelBreakdown>,
-    notes: Vec<String>,
-    total_cores: u32,
-    analysed: Vec<HostFile>,
-    failed_hosts: Vec<FailedHost>,
-}
+/// A run's hosts combined in order (the rules in the module docs of [`crate::profile`]): what the report's finish
+/// takes, filled host by host.
+pub(crate) struct RunFold<'o>(Folded<'o>);
 
 impl<'o> RunFold<'o> {
     /// An empty fold over a run of `total` hosts.
     pub(crate) fn new(options: &'o AnalyzeOptions, total: usize) -> RunFold<'o> {
-        RunFold {
+        RunFold(Folded {
             options,
             device: None,
             db: None,
@@ -188,39 +176,42 @@ impl<'o> RunFold<'o> {
             total_cores: 0,
             analysed: Vec::with_capacity(total),
             failed_hosts: Vec::new(),
-        }
+            first: None,
+        })
     }
 
     /// Hosts added so far (read ones).
     pub(crate) fn hosts_read(&self) -> usize {
-        self.analysed.len()
+        self.0.analysed.len()
     }
 
     /// A host that could not be had or read.
     pub(crate) fn fail(&mut self, failed: FailedHost) {
-        self.failed_hosts.push(failed);
+        self.0.failed_hosts.push(failed);
     }
 
     /// The next host's contribution.
     pub(crate) fn add(&mut self, p: HostPartial) {
-        self.analysed.push(p.file);
-        self.total_cores += p.device.device_cores;
-        if self.steps.as_ref().is_none_or(|s| s.steps.is_empty()) && !p.steps.steps.is_empty() || self.steps.is_none() {
-            self.steps = Some(p.steps);
+        self.0.analysed.push(p.file);
+        self.0.total_cores += p.device.device_cores;
+        if self.0.steps.as_ref().is_none_or(|s| s.steps.is_empty()) && !p.steps.steps.is_empty()
+            || self.0.steps.is_none()
+        {
+            self.0.steps = Some(p.steps);
         }
         if let Some(host_db) = p.db {
-            match self.db.as_mut() {
-                None => self.db = Some(host_db),
+            match self.0.db.as_mut() {
+                None => self.0.db = Some(host_db),
                 Some(all) => all.merge(&host_db),
             }
         }
         if let Some(index) = p.hlo {
-            self.hlo.modules += index.modules;
-            self.hlo.notes.extend(index.notes);
-            self.hlo.instructions.extend(index.instructions);
+            self.0.hlo.modules += index.modules;
+            self.0.hlo.notes.extend(index.notes);
+            self.0.hlo.instructions.extend(index.instructions);
         }
         if let Some(profile) = p.cpu_ops {
-            self.cpu_ops = Some(match self.cpu_ops.take() {
+            self.0.cpu_ops = Some(match self.0.cpu_ops.take() {
                 None => profile,
                 Some(mut all) => {
                     all.ops.extend(profile.ops);
@@ -231,57 +222,32 @@ impl<'o> RunFold<'o> {
             });
         }
         if let Some(report) = p.kernels {
-            self.kernels.extend(report.kernels);
-            self.kernel_steps.extend(report.per_step);
-            for note in report.notes.into_iter().filter(|_| self.options.wants(Tool::Kernels)) {
-                if !self.notes.contains(&note) {
-                    self.notes.push(note);
+            self.0.kernels.extend(report.kernels);
+            self.0.kernel_steps.extend(report.per_step);
+            for note in report.notes.into_iter().filter(|_| self.0.options.wants(Tool::Kernels)) {
+                if !self.0.notes.contains(&note) {
+                    self.0.notes.push(note);
                 }
             }
         }
-        if self.device.is_none() {
-            self.device = Some(p.device);
+        if self.0.device.is_none() {
+            self.0.device = Some(p.device);
         }
     }
 
     /// The report, with the first host's capture for what needs it; also the merged device op database.
     pub(crate) fn finish(self, first: Option<FirstHost>) -> Result<(ProfileReport, OpMetricsDb)> {
-        let RunFold {
-            options,
-            device,
-            db,
-            steps,
-            hlo,
-            cpu_ops,
-            kernels,
-            kernel_steps,
-            mut notes,
-            total_cores,
-            analysed,
-            failed_hosts,
-        } = self;
-        if analysed.is_empty() {
-            let first = failed_hosts.first().map_or(String::new(), |f| format!("{}: {}", f.host, f.error));
+        let mut folded = self.0;
+        if folded.analysed.is_empty() {
+            let failed = &folded.failed_hosts;
+            let first = failed.first().map_or(String::new(), |f| format!("{}: {}", f.host, f.error));
             return Err(AnalysisError::Invalid(format!(
                 "none of the run's {} hosts could be read (first: {first})",
-                failed_hosts.len()
+                failed.len()
             )));
         }
-        super::finish::finish(super::finish::Folded {
-            options,
-            device,
-            db,
-            steps,
-            hlo,
-            cpu_ops,
-            kernels,
-            kernel_steps,
-            notes: std::mem::take(&mut notes),
-            total_cores,
-            analysed,
-            failed_hosts,
-            first,
-        })
+        folded.first = first;
+        super::finish::finish(folded)
     }
 }
 
@@ -342,7 +308,7 @@ pub fn analyze_shard(
     for host in hosts {
         match load(host, total, &mut fold)? {
             Some((file, space)) => out.push(ShardHost::Read(Box::new(host_partial(file, &space, options)))),
-            None => out.extend(fold.failed_hosts.pop().map(ShardHost::Failed)),
+            None => out.extend(fold.0.failed_hosts.pop().map(ShardHost::Failed)),
         }
     }
     Ok(ShardPartial { version: SHARD_FORMAT_VERSION, shard, shards, root: Default::default(), run_hosts, hosts: out })

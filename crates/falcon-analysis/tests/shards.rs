@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use falcon_analysis::input::{find_profiles, HostFile};
 use falcon_analysis::profile::partial::{
-    analyze_shard, decode_shard, encode_shard, merge_shards, shard_range, ShardPartial,
+    analyze_shard, decode_shard, encode_shard, merge_shards, shard_range, ShardMerge, ShardPartial,
 };
 use falcon_analysis::profile::{analyze_files, AnalyzeOptions, Tool};
 
@@ -122,6 +122,11 @@ fn a_merge_refuses_missing_duplicated_or_mismatched_shards() {
     wrong.hosts.reverse();
     let hosts = err(vec![shard(0, 2, run_hosts.clone()), wrong]);
     assert!(hosts.contains("did not analyse exactly its hosts"), "{hosts}");
+    // Merged one at a time: a merge that ends before its last shard says so.
+    let mut merge = ShardMerge::new(2, &options);
+    merge.add(shard(0, 2, run_hosts.clone())).unwrap();
+    let early = merge.finish(None).unwrap_err().to_string();
+    assert!(early.contains("only 1 of the run's 2 shards"), "{early}");
 }
 
 #[test]

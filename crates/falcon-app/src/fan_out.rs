@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use falcon_analysis::profile::partial::{decode_shard, ShardPartial};
+use falcon_analysis::profile::partial::ShardPartial;
 use falcon_core::ids::{ExperimentId, SessionId};
 use falcon_core::status::ExperimentStatus;
 use falcon_core::ErrorKind;
@@ -126,15 +126,16 @@ pub(crate) async fn analyze_fanned(
         )
         .with_hint(format!("`falcon exp logs {}` shows what the job printed", bad.experiment)));
     }
-    let mut partials = Vec::with_capacity(ids.len());
+    // One shard's partial in memory at a time: each is read, folded in and dropped before the next.
+    let mut merge = analysis.merge_begin(target, ids.len(), options).await?;
     for id in &ids {
         let record = exp.artifact(*id, SHARD_ARTIFACT).await.map_err(|e| {
             AppError::from(e).with_hint(format!("the job of {id} completed without writing {SHARD_ARTIFACT}"))
         })?;
         let bytes = exp.artifact_bytes(&record).await?;
-        partials.push(decode_shard(&bytes, &format!("{id}'s {SHARD_ARTIFACT}"))?);
+        merge.add(&bytes, &format!("{id}'s {SHARD_ARTIFACT}")).await?;
     }
-    Ok(analysis.merge_shards(target, partials, options).await?)
+    Ok(merge.finish().await?)
 }
 
 /// The experiment of shard `k`: `falcon profile shard` on one core, its partial as the artifact.

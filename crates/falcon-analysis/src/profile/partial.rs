@@ -345,60 +345,104 @@ pub fn decode_shard(bytes: &[u8], what: &str) -> Result<ShardPartial> {
     Ok(partial)
 }
 
-/// The run's report from every shard's partials (in any order: they are put in shard order). The first host read
-/// is decoded here (`open_first` gives its file from its name) when the overview or the memory profile is asked
-/// for, which need its capture. Refuses shards that do not cover the run exactly once or that listed the run's
-/// hosts differently.
+/// A run's report merged from its shards' partials, taken one at a time in shard order, each folded in and
+/// dropped before the next: memory holds one shard's partials and the fold, whatever the number of shards. Refuses
+/// a partial that is not the shard due, that lists the run's hosts differently, or that did not analyse exactly
+/// its hosts, and a merge that ends before the last shard.
+pub struct ShardMerge<'o> {
+    fold: RunFold<'o>,
+    options: &'o AnalyzeOptions,
+    shards: usize,
+    taken: usize,
+    run_hosts: Vec<String>,
+}
+
+impl<'o> ShardMerge<'o> {
+    /// A merge of `shards` shards.
+    pub fn new(shards: usize, options: &'o AnalyzeOptions) -> ShardMerge<'o> {
+        ShardMerge { fold: RunFold::new(options, 0), options, shards, taken: 0, run_hosts: Vec::new() }
+    }
+
+    /// The next shard's partials.
+    pub fn add(&mut self, partial: ShardPartial) -> Result<()> {
+        let (k, n) = (self.taken, self.shards);
+        if partial.shard != k || partial.shards != n {
+            return Err(AnalysisError::Invalid(format!(
+                "the partial results are not shards 0..{n} of {n} (found shard {} of {} where shard {k} was due)",
+                partial.shard, partial.shards
+            )));
+        }
+        if k == 0 {
+            self.run_hosts = partial.run_hosts;
+        } else if partial.run_hosts != self.run_hosts {
+            return Err(AnalysisError::Invalid(format!("shard {k} listed the run's hosts differently from shard 0")));
+        }
+        let mine = &self.run_hosts[shard_range(self.run_hosts.len(), k, n)];
+        let names = partial.hosts.iter().map(|h| match h {
+            ShardHost::Read(p) => p.file.host.as_str(),
+            ShardHost::Failed(f) => f.host.as_str(),
+        });
+        if names.ne(mine.iter().map(String::as_str)) {
+            return Err(AnalysisError::Invalid(format!("shard {k} did not analyse exactly its hosts")));
+        }
+        for host in partial.hosts {
+            match host {
+                ShardHost::Failed(f) => self.fold.fail(f),
+                ShardHost::Read(p) => self.fold.add(*p),
+            }
+        }
+        self.taken += 1;
+        Ok(())
+    }
+
+    /// The first host read so far (the run's first, once its shard is in): the one whose capture the report's
+    /// overview and memory profile are computed from.
+    pub fn first_read(&self) -> Option<&HostFile> {
+        self.fold.0.analysed.first()
+    }
+
+    /// Whether [`ShardMerge::finish`] needs the first host's file (the overview or the memory profile was asked for).
+    pub fn needs_first_capture(&self) -> bool {
+        self.options.wants(Tool::Overview) || self.options.wants(Tool::Memory)
+    }
+
+    /// The report, `first` being the first read host's file when [`ShardMerge::needs_first_capture`].
+    pub fn finish(self, first: Option<HostFile>) -> Result<ProfileReport> {
+        if self.taken != self.shards || self.shards == 0 {
+            return Err(AnalysisError::Invalid(format!(
+                "only {} of the run's {} shards' partial results were merged",
+                self.taken, self.shards
+            )));
+        }
+        let first = match first.filter(|_| self.needs_first_capture()) {
+            Some(file) => {
+                let space = crate::input::load_host(&file)?;
+                Some(first_host(file, space, self.options).1)
+            }
+            None => None,
+        };
+        Ok(self.fold.finish(first)?.0)
+    }
+}
+
+/// The run's report from every shard's partials (in any order: they are put in shard order) with [`ShardMerge`];
+/// `open_first` gives the first read host's file from its name when its capture is needed.
 pub fn merge_shards(
     mut shards: Vec<ShardPartial>,
     open_first: impl FnOnce(&HostFile) -> Result<HostFile>,
     options: &AnalyzeOptions,
 ) -> Result<ProfileReport> {
-    shards.sort_by_key(|s| s.shard);
-    let Some(run_hosts) = shards.first().map(|s| s.run_hosts.clone()) else {
+    if shards.is_empty() {
         return Err(AnalysisError::Invalid("no shard's partial result to merge".into()));
+    }
+    shards.sort_by_key(|s| s.shard);
+    let mut merge = ShardMerge::new(shards.len(), options);
+    for shard in shards {
+        merge.add(shard)?;
+    }
+    let first = match merge.first_read() {
+        Some(file) if merge.needs_first_capture() => Some(open_first(file)?),
+        _ => None,
     };
-    let n = shards.len();
-    for (i, s) in shards.iter().enumerate() {
-        if s.shard != i || s.shards != n {
-            return Err(AnalysisError::Invalid(format!(
-                "the partial results are not shards 0..{n} of {n} (found shard {} of {})",
-                s.shard, s.shards
-            )));
-        }
-        if s.run_hosts != run_hosts {
-            return Err(AnalysisError::Invalid(format!("shard {i} listed the run's hosts differently from shard 0")));
-        }
-        let range = shard_range(run_hosts.len(), i, n);
-        let names: Vec<&str> = s
-            .hosts
-            .iter()
-            .map(|h| match h {
-                ShardHost::Read(p) => p.file.host.as_str(),
-                ShardHost::Failed(f) => f.host.as_str(),
-            })
-            .collect();
-        if names.iter().copied().ne(run_hosts[range].iter().map(String::as_str)) {
-            return Err(AnalysisError::Invalid(format!("shard {i} did not analyse exactly its hosts")));
-        }
-    }
-    let total = run_hosts.len();
-    let mut fold = RunFold::new(options, total);
-    let mut first = None;
-    let mut open_first = Some(open_first);
-    let capture_wanted = options.wants(Tool::Overview) || options.wants(Tool::Memory);
-    for host in shards.into_iter().flat_map(|s| s.hosts) {
-        match host {
-            ShardHost::Failed(f) => fold.fail(f),
-            ShardHost::Read(p) => {
-                if let Some(open) = open_first.take().filter(|_| capture_wanted) {
-                    let file = open(&p.file)?;
-                    let space = crate::input::load_host(&file)?;
-                    first = Some(first_host(file, space, options).1);
-                }
-                fold.add(*p);
-            }
-        }
-    }
-    Ok(fold.finish(first)?.0)
+    merge.finish(first)
 }

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use super::{Analysis, ResolvedProfile};
 use crate::error::{AnalysisError, Result};
 use crate::input::{find_profiles, HostFile};
-use crate::profile::partial::{self, ShardPartial};
-use crate::profile::{AnalyzeOptions, ProfileReport, Tool};
+use crate::profile::partial::{self, decode_shard, ShardMerge, ShardPartial};
+use crate::profile::{AnalyzeOptions, ProfileReport};
 
 fn is_uri(input: &str) -> bool {
     input.starts_with("gs://") || input.starts_with("s3://")
@@ -53,43 +53,16 @@ impl Analysis {
         Ok(answer)
     }
 
-    /// The run's report from every shard's partials: equal to [`Analysis::analyze`] of `input` in one process.
-    /// The first host read is opened here again when the overview or the memory profile is asked for.
-    pub async fn merge_shards(
-        &self,
+    /// A merge of the run `input` names from its `shards` shards' partials, taken one by one
+    /// ([`RunMerge::add`]); its report equals [`Analysis::analyze`] of `input` in one process.
+    pub async fn merge_begin<'a>(
+        &'a self,
         input: &str,
-        mut shards: Vec<ShardPartial>,
-        options: &AnalyzeOptions,
-    ) -> Result<(ResolvedProfile, ProfileReport)> {
+        shards: usize,
+        options: &'a AnalyzeOptions,
+    ) -> Result<RunMerge<'a>> {
         let root = if is_uri(input) { self.remote_hosts(input).await?.1 } else { PathBuf::from(input) };
-        for shard in &mut shards {
-            shard.rebase(&root);
-        }
-        shards.sort_by_key(|s| s.shard);
-        let wanted =
-            options.tools.is_empty() || options.tools.iter().any(|t| matches!(t, Tool::Overview | Tool::Memory));
-        let first = match shards.iter().find_map(ShardPartial::first_read) {
-            Some(file) if wanted => Some(self.open_host(input, &file.host).await?),
-            _ => None,
-        };
-        let opts = options.clone();
-        let report = tokio::task::spawn_blocking(move || {
-            partial::merge_shards(
-                shards,
-                |want| first.ok_or_else(|| AnalysisError::NotFound(format!("host `{}`: not opened", want.host))),
-                &opts,
-            )
-        })
-        .await
-        .map_err(|e| AnalysisError::Io(format!("analysis task failed: {e}")))??;
-        let resolved = ResolvedProfile {
-            input: input.to_string(),
-            experiment: None,
-            remote: is_uri(input).then(|| input.to_string()),
-            files: report.files.clone(),
-            downloaded_bytes: 0,
-        };
-        Ok((resolved, report))
+        Ok(RunMerge { analysis: self, input: input.to_string(), root, merge: ShardMerge::new(shards, options) })
     }
 
     /// One host's file of the run, copied into the cache when remote.
@@ -111,4 +84,51 @@ fn local_run(input: &str) -> Result<Vec<HostFile>> {
         )));
     }
     find_profiles(path, None)
+}
+
+/// A run's merge in progress ([`Analysis::merge_begin`]): one shard's partials in memory at a time.
+pub struct RunMerge<'a> {
+    analysis: &'a Analysis,
+    input: String,
+    /// Where the run's files are here: each shard's paths are put under it.
+    root: PathBuf,
+    merge: ShardMerge<'a>,
+}
+
+impl RunMerge<'_> {
+    /// The next shard's partials, as the bytes its job wrote (`what` names them in errors).
+    pub async fn add(&mut self, bytes: &[u8], what: &str) -> Result<()> {
+        cpu(|| {
+            let mut partial = decode_shard(bytes, what)?;
+            partial.rebase(&self.root);
+            self.merge.add(partial)
+        })
+    }
+
+    /// The run's report; the first host read is opened again when the overview or the memory profile is asked for.
+    pub async fn finish(self) -> Result<(ResolvedProfile, ProfileReport)> {
+        let first = match self.merge.first_read() {
+            Some(file) if self.merge.needs_first_capture() => {
+                let host = file.host.clone();
+                Some(self.analysis.open_host(&self.input, &host).await?)
+            }
+            _ => None,
+        };
+        let merge = self.merge;
+        let report = cpu(move || merge.finish(first))?;
+        let input = self.input;
+        let remote = is_uri(&input).then(|| input.clone());
+        let resolved =
+            ResolvedProfile { input, experiment: None, remote, files: report.files.clone(), downloaded_bytes: 0 };
+        Ok((resolved, report))
+    }
+}
+
+/// CPU-bound work from async code: on a multi-threaded runtime the worker thread is handed over for its length
+/// (other tasks move to other threads); elsewhere it simply runs.
+fn cpu<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(work),
+        _ => work(),
+    }
 }

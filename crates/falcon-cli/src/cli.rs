@@ -65,7 +65,7 @@ pub enum Command {
     #[command(subcommand)]
     Pool(PoolCommand),
     /// XProf profiles: analyze (overview/MFU, ops, HLO stats, roofline, memory, kernels, steps), trace, fetch,
-    /// export-trace, compare.
+    /// export-trace, compare, shard (one fan-out job's share of a run's hosts).
     #[command(subcommand)]
     Profile(ProfileCommand),
     /// Numerical alignment across frameworks: compare (metric series of MaxText, Megatron-LM, tfevents,

@@ -119,6 +119,10 @@ fn the_configured_threshold_fans_out_a_run_with_more_hosts_and_fan_out_0_runs_he
     let here = analyze(dir.path(), &["--tool", "steps", "--fan-out", "0"]);
     assert!(!String::from_utf8_lossy(&here.stderr).contains("jobs"), "{}", String::from_utf8_lossy(&here.stderr));
     assert!(auto.stdout == here.stdout);
+    // --timeout only bounds a fan-out's wait: with none it is a usage error, not ignored.
+    let unused = falcon(dir.path(), &["--json", "profile", "analyze", "run", "--fan-out", "0", "--timeout", "5m"]);
+    assert_eq!(code(&unused), 2);
+    assert!(String::from_utf8_lossy(&unused.stdout).contains("--timeout"));
     let shown = json(&falcon(dir.path(), &["--json", "config", "show"]));
     assert_eq!(shown["config"]["analysis"]["fan_out_hosts"], 40, "{shown}");
     // A host count at the threshold stays here; 0 is refused by name.

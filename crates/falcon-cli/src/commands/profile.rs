@@ -47,6 +47,13 @@ async fn analyze(global: &GlobalArgs, app: &App, args: &ProfileAnalyzeArgs) -> a
         Some(_) => None,
         None => app.fan_out_shards(&args.target, args.fan_out).await?,
     };
+    if fanned.is_none() && args.timeout.is_some() {
+        return Err(CliFailure::usage(
+            "--timeout bounds the wait for a fan-out's jobs; this run is analysed here (no --fan-out N, or fewer hosts \
+             than [analysis] fan_out_hosts)",
+        )
+        .into());
+    }
     let (resolved, report) = match fanned {
         Some(shards) => crate::commands::profile_fan_out::analyze(global, app, args, shards, &options).await?,
         None => app.analyze_profile(&args.target, args.host.as_deref(), &options).await?,

@@ -3,7 +3,7 @@
 //!
 //! One process folds the hosts as it decodes them (`analyze_files`). A fanned-out analysis computes the partials
 //! of a shard of hosts in each cluster job ([`analyze_shard`]), writes them with [`encode_shard`], and the merge
-//! ([`merge_shards`]) folds every shard's partials in the same host order with the same code; only the first
+//! ([`ShardMerge`], one shard at a time) folds every shard's partials in the same host order with the same code; only the first
 //! host's capture is decoded again there, for what needs the capture itself (the overview, the memory profile).
 //! Partials travel as CBOR: every number, `NaN` and infinities included, comes back bit for bit, so the merged
 //! report equals the single-process one byte for byte.
@@ -92,14 +92,6 @@ impl ShardPartial {
                 }
             }
         }
-    }
-
-    /// The first host of the shard that was read.
-    pub fn first_read(&self) -> Option<&HostFile> {
-        self.hosts.iter().find_map(|h| match h {
-            ShardHost::Read(p) => Some(&p.file),
-            ShardHost::Failed(_) => None,
-        })
     }
 }
 

@@ -44,12 +44,14 @@ row() {
     end=$(date +%s%N)
     local same="—"
     [[ ! -f "$work/single.json" ]] || { cmp -s "$work/single.json" "$dir/out.json" && same="yes" || same="NO"; }
-    [[ -f "$work/single.json" ]] || cp "$dir/out.json" "$work/single.json"
-    printf '| %s | %d | %d | %.2f | %.0f | %s |\n' "$label" "$hosts" "$mb" "$(echo "($end - $start) / 1000000000" | bc -l)" \
-        "$(echo "$peak / 1024" | bc -l)" "$same"
+    [[ -f "$work/single.json" ]] || { cp "$dir/out.json" "$work/single.json"; one_ns=$((end - start)); one_kib=$peak; }
+    printf '| %s | %d | %d | %.2f | %.0f | %.2f | %.2f | %s |\n' "$label" "$hosts" "$mb" \
+        "$(echo "($end - $start) / 1000000000" | bc -l)" "$(echo "$peak / 1024" | bc -l)" \
+        "$(echo "($end - $start) / $one_ns" | bc -l)" "$(echo "$peak / $one_kib" | bc -l)" "$same"
 }
 
-printf '| run | hosts | input (MB) | wall (s) | peak RSS (MiB) | --json identical |\n|---|---:|---:|---:|---:|---|\n'
+printf '| run | hosts | input (MB) | wall (s) | peak RSS (MiB) | wall ÷ one process | RSS ÷ one process | --json identical |\n'
+printf '|---|---:|---:|---:|---:|---:|---:|---|\n'
 row "one process" ""
 for k in "${ks[@]}"; do row "--fan-out $k, local backend ($(nproc) cores)" "" --fan-out "$k"; done
 if [[ -n "${FALCON_TEST_SLURM_CONF:-}" ]]; then

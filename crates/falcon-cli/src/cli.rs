@@ -331,10 +331,13 @@ pub struct ProfileShardArgs {
     /// kernels, steps, all.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub tool: Vec<String>,
-    /// Where to write the partial result (CBOR; default: $FALCON_ARTIFACT_DIR/profile-shard.cbor, the job's
-    /// artifact). Replaced when it exists.
+    /// Where to write the partial result (CBOR, atomically; default: $FALCON_ARTIFACT_DIR/profile-shard.cbor, the
+    /// job's artifact, replaced when it exists).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace the --output file if it exists (a symlink, FIFO or device never is).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Output formats of reports.

@@ -164,6 +164,19 @@ fn profile_shard_writes_a_partial_and_refuses_what_is_not_a_shard() {
     // Shard 1 of 8 is hosts 8..16: host17 is not in it.
     assert_eq!((v["hosts_read"].as_u64(), v["hosts_failed"].as_u64()), (Some(8), Some(0)));
     assert_eq!(std::fs::metadata(dir.path().join("p.cbor")).unwrap().len(), v["bytes"].as_u64().unwrap());
+    // An existing output is replaced only with --force; a FIFO or a symlink never is.
+    let again = falcon(dir.path(), &["--json", "profile", "shard", "run", "--shard", "1/8", "-o", "p.cbor"]);
+    assert_eq!(code(&again), 4, "{}", String::from_utf8_lossy(&again.stdout));
+    let forced =
+        falcon(dir.path(), &["--json", "profile", "shard", "run", "--shard", "1/8", "-o", "p.cbor", "--force"]);
+    assert_eq!(code(&forced), 0, "{}", String::from_utf8_lossy(&forced.stdout));
+    assert!(std::process::Command::new("mkfifo").arg(dir.path().join("fifo")).status().unwrap().success());
+    std::os::unix::fs::symlink(dir.path().join("p.cbor"), dir.path().join("link")).unwrap();
+    for target in ["fifo", "link"] {
+        let out = falcon(dir.path(), &["--json", "profile", "shard", "run", "--shard", "1/8", "-o", target, "--force"]);
+        assert_ne!(code(&out), 0, "{target}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains(target), "{target}");
+    }
     let two = json(&falcon(dir.path(), &["--json", "profile", "shard", "run", "--shard", "2/8", "-o", "q.cbor"]));
     assert_eq!((two["hosts_read"].as_u64(), two["hosts_failed"].as_u64()), (Some(7), Some(1)));
     for bad in ["8/8", "1", "a/b", "0/0"] {

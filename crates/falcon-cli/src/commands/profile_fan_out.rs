@@ -67,6 +67,8 @@ pub async fn shard(global: &GlobalArgs, app: &App, args: &ProfileShardArgs) -> a
             }
         },
     };
+    // The `-o FILE` rule of every command; the job's own artifact is its to replace (a retried attempt).
+    falcon_app::files::check_output_target(&output, args.force || args.output.is_none())?;
     let options = AnalyzeOptions { tools, ..AnalyzeOptions::default() };
     let partial = app.profile_shard(&args.target, k, n, &options).await?;
     let bytes = falcon_app::profiles::encode_shard(&partial)?;

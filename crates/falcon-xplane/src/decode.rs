@@ -27,7 +27,16 @@ use crate::{
 };
 
 /// Called with an absolute byte range `[from, to)` of the input that no decoder reads again.
-pub(crate) type Release<'a> = &'a (dyn Fn(usize, usize) + Sync);
+pub(crate) type ReleaseHook<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// Where consumed input goes: a hook, and whether a released byte may still be read (a file mapping faults it
+/// in again with the same contents) or not (an anonymous buffer's released pages read back as zeros).
+#[derive(Clone, Copy)]
+pub(crate) struct Release<'a> {
+    pub(crate) hook: ReleaseHook<'a>,
+    /// `false`: the decoder never reads a byte it has handed to `hook` (no release while pre-scanning).
+    pub(crate) rereadable: bool,
+}
 
 /// Input is handed to the [`Release`] hook in steps of at least this many bytes.
 const RELEASE_STEP: usize = 1 << 20;
@@ -76,7 +85,7 @@ impl<'o, 'r> Decoder<'o, 'r> {
     fn consumed(&mut self, pos: usize) {
         if let Some(release) = self.release {
             if pos >= self.released + RELEASE_STEP {
-                release(self.released, pos);
+                (release.hook)(self.released, pos);
                 self.released = pos;
             }
         }
@@ -327,7 +336,7 @@ impl<'o, 'r> Decoder<'o, 'r> {
     /// `XLine.events` fields in the rest of `r` (see [`Reader::count_fields`]), releasing the
     /// scanned input as it goes (the decode after it faults the pages in again, one MiB at a time).
     fn count_events(&mut self, line: &Reader<'_>) -> usize {
-        if self.release.is_none() {
+        if !self.release.is_some_and(|r| r.rereadable) {
             return line.count_fields([4])[0];
         }
         let mut r = line.clone();

@@ -17,12 +17,20 @@ use crate::profile::steps::StepReport;
 
 /// What the report needs of the first host's capture itself, beyond its partial.
 pub(crate) struct FirstHost {
-    pub space: falcon_xplane::XSpace,
+    pub capture: Capture,
     /// Big enough to be freed on a helper thread.
     pub big: bool,
-    /// The CPU overview's trace (XLA:CPU captures, tool `overview`).
-    pub cpu_trace: Option<crate::trace::TraceReport>,
     pub memory: Option<super::memory::MemoryProfile>,
+}
+
+/// The first host's capture, or what the report reads of it when it was freed before the report was finished.
+pub(crate) enum Capture {
+    /// The capture, and the CPU overview's trace when it was computed beside the partial (XLA:CPU, tool `overview`).
+    Kept { space: falcon_xplane::XSpace, cpu_trace: Option<crate::trace::TraceReport> },
+    /// A big XLA:CPU capture freed once the overview's timeline was built (the capture and the trace analysis's
+    /// working memory never add up): the trace, and the device step times of the capture's own steps (which are the
+    /// run's: the fold keeps the first host's steps when it has any, and only then is a capture freed).
+    Freed { cpu_trace: crate::trace::TraceReport, device_step_times: Option<crate::steps::StepTimeStats> },
 }
 
 /// Everything the fold gathered.
@@ -74,17 +82,22 @@ pub(crate) fn finish(folded: Folded<'_>) -> Result<(ProfileReport, OpMetricsDb)>
     let steps = steps.unwrap_or_default();
     let db = db.unwrap_or_default();
     let roof = roofline(&db, &device, &steps);
-    let (mut cpu_trace, memory) = match first.as_mut() {
-        Some(f) => (f.cpu_trace.take(), f.memory.take()),
-        None => (None, None),
-    };
-    let overview = match (&first, options.wants(Tool::Overview)) {
-        (Some(FirstHost { space, .. }), true) => {
-            let mut o = match cpu_trace.take() {
-                Some(trace) => overview::cpu_overview_of(&trace, &device, &db, &steps),
-                None => overview::overview(space, &device, &db, &steps, &roof, options.model_flops_per_step),
+    let memory = first.as_mut().and_then(|f| f.memory.take());
+    let overview = match (first.as_mut(), options.wants(Tool::Overview)) {
+        (Some(FirstHost { capture, .. }), true) => {
+            let (mut o, device_step_times) = match capture {
+                Capture::Kept { space, cpu_trace } => (
+                    match cpu_trace.take() {
+                        Some(trace) => overview::cpu_overview_of(&trace, &device, &db, &steps),
+                        None => overview::overview(space, &device, &db, &steps, &roof, options.model_flops_per_step),
+                    },
+                    crate::steps::device_step_times(space, &steps),
+                ),
+                Capture::Freed { cpu_trace, device_step_times } => {
+                    (overview::cpu_overview_of(cpu_trace, &device, &db, &steps), device_step_times.take())
+                }
             };
-            o.device_step_time_ms = crate::steps::device_step_times(space, &steps);
+            o.device_step_time_ms = device_step_times;
             overview::with_logged_flops(&mut o, options.logged_model_flops);
             o.hosts = files.len() as u32;
             if device.hardware == Hardware::CpuOnly {
@@ -106,7 +119,7 @@ pub(crate) fn finish(folded: Folded<'_>) -> Result<(ProfileReport, OpMetricsDb)>
     };
     // Freeing a decoded capture's million allocations takes a tenth of its analysis: done off the answer's path.
     // Only a big one: a small capture is freed at once, and no detached thread outlives the call for it.
-    if let Some(FirstHost { space, big: true, .. }) = first {
+    if let Some(FirstHost { capture: Capture::Kept { space, .. }, big: true, .. }) = first {
         // A thread that cannot be started drops the closure, and the capture with it, here.
         let _ = std::thread::Builder::new().name("drop-capture".into()).spawn(move || drop(space));
     }

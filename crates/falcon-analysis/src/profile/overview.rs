@@ -337,14 +337,23 @@ fn cpu_overview(trace: &crate::trace::TraceReport, device: &DeviceInfo, o: &mut 
 /// What the XLA:CPU overview reads of the executor threads' timeline: the trace breakdown and host check
 /// `falcon profile trace` computes. The costly part of a CPU overview, independent of the other tools.
 pub fn cpu_trace(space: &XSpace) -> crate::trace::TraceReport {
+    cpu_trace_of(&cpu_timeline(space))
+}
+
+/// The timeline [`cpu_trace`] analyses (a copy of the capture's events: the capture can be freed once it is built).
+pub fn cpu_timeline(space: &XSpace) -> crate::timeline::Timeline {
+    crate::timeline::xspace::from_xspace(space, "")
+}
+
+/// [`cpu_trace`] of a timeline built by [`cpu_timeline`].
+pub fn cpu_trace_of(timeline: &crate::timeline::Timeline) -> crate::trace::TraceReport {
     use crate::trace::{analyze_trace, TraceAnalysis, TraceOptions};
-    let timeline = crate::timeline::xspace::from_xspace(space, "");
     let options = TraceOptions {
         analyses: vec![TraceAnalysis::Breakdown, TraceAnalysis::Host],
         top_host_events: 0,
         ..TraceOptions::default()
     };
-    analyze_trace(&timeline, &options)
+    analyze_trace(timeline, &options)
 }
 
 /// MFU of an XLA:CPU capture, which records no FLOPs and has no catalogued peak: the workload's own model FLOPs

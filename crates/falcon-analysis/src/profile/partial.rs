@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cpu_ops::{cpu_op_profile_in_steps, CpuOpProfile};
 use super::device::{device_info, DeviceInfo, Hardware};
-use super::finish::{FirstHost, Folded};
+use super::finish::{Capture, FirstHost, Folded};
 use super::hlo::HloIndex;
 use super::kernels::{kernel_stats, KernelReport};
 use super::memory::memory_profile;
@@ -134,6 +134,17 @@ pub(crate) fn first_host(
     let events: usize = space.planes.iter().flat_map(|p| &p.lines).map(|l| l.events.len()).sum();
     let big = events >= HELPER_THREAD_MIN_EVENTS;
     let trace_wanted = options.wants(Tool::Overview) && device_info(&space).hardware == Hardware::CpuOnly;
+    if trace_wanted && big && !options.wants(Tool::Memory) {
+        if let Some(done) = first_host_freeing(&file, &space, options) {
+            let (partial, timeline, device_step_times) = done;
+            free_capture(space);
+            let cpu_trace = overview::cpu_trace_of(&timeline);
+            return (
+                partial,
+                FirstHost { capture: Capture::Freed { cpu_trace, device_step_times }, big, memory: None },
+            );
+        }
+    }
     let (partial, cpu_trace) = std::thread::scope(|scope| {
         let thread = (trace_wanted && big).then(|| scope.spawn(|| overview::cpu_trace(&space)));
         let partial = host_partial(file, &space, options);
@@ -145,7 +156,31 @@ pub(crate) fn first_host(
         (partial, trace)
     });
     let memory = options.wants(Tool::Memory).then(|| memory_profile(&space, &partial.steps));
-    (partial, FirstHost { space, big, cpu_trace, memory })
+    (partial, FirstHost { capture: Capture::Kept { space, cpu_trace }, big, memory })
+}
+
+/// For a big XLA:CPU capture whose report needs of it only the overview's trace: the partial and the device step
+/// times on this thread, the trace's timeline beside them; `None` when the capture has no steps (the fold may then
+/// take another host's, and the report reads this capture against those).
+fn first_host_freeing(
+    file: &HostFile,
+    space: &falcon_xplane::XSpace,
+    options: &AnalyzeOptions,
+) -> Option<(HostPartial, crate::timeline::Timeline, Option<crate::steps::StepTimeStats>)> {
+    std::thread::scope(|scope| {
+        let thread = scope.spawn(|| overview::cpu_timeline(space));
+        let partial = host_partial(file.clone(), space, options);
+        let device_step_times = crate::steps::device_step_times(space, &partial.steps);
+        // Joined explicitly, as in `first_host`.
+        let timeline = thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (!partial.steps.steps.is_empty()).then_some((partial, timeline, device_step_times))
+    })
+}
+
+/// Frees a decoded capture off the answer's path (a million allocations take a tenth of an analysis); a thread
+/// that cannot be started drops it here.
+fn free_capture(space: falcon_xplane::XSpace) {
+    let _ = std::thread::Builder::new().name("drop-capture".into()).spawn(move || drop(space));
 }
 
 /// A run's hosts combined in order (the rules in the module docs of [`crate::profile`]): what the report's finish

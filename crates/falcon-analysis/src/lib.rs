@@ -3,7 +3,8 @@
 //! Owns profile analysis (`profile/`: the XProf tools overview/MFU, op profile, HLO stats, roofline, memory,
 //! GPU kernels, steps, XLA:CPU ops, trace export), trace analysis (`trace/`), A/B compare (`compare/`),
 //! accuracy alignment (`accuracy/`), tensor dumps (`tensors/`), kernel-bench analysis (`kernel_bench/`) and the
-//! memory verdict over every memory series of an experiment (`leak/`),
+//! memory verdict over every memory series of an experiment (`leak/`) and goodput (`goodput/`: of the time an
+//! experiment held its accelerators, the productive share and the badput by cause, from its attempts and step clock),
 //! each returning report structs. It never manages experiment state (that is `falcon-exp`) and never renders
 //! (that is `falcon-app`).
 //!
@@ -43,6 +44,7 @@
 pub mod accuracy;
 pub mod compare;
 pub mod error;
+pub mod goodput;
 pub mod gpu_kernels;
 pub mod input;
 pub mod kernel_bench;

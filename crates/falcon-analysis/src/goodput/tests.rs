@@ -1,0 +1,199 @@
+use super::*;
+
+/// A run built step by step with a known truth: the issue's test workload on a 10-second queue.
+struct Run {
+    attempts: Vec<Attempt>,
+    steps: Vec<StepRecord>,
+    now: f64,
+}
+
+impl Run {
+    fn attempt(&mut self, n: u32, queued: f64, running: f64, chips: f64) {
+        self.attempts.push(Attempt {
+            attempt: n,
+            queued_ms: Some((queued * 1e3).round() as i64),
+            running_ms: Some((running * 1e3).round() as i64),
+            ended_ms: None,
+            chips,
+        });
+        self.now = running;
+    }
+    fn step(&mut self, step: i64, dur: f64) {
+        self.now += dur;
+        self.steps.push(StepRecord { step, time_s: self.now, step_time_s: Some(dur), event: None, event_s: None });
+    }
+    fn event(&mut self, step: i64, what: &str, dur: f64) {
+        self.now += dur;
+        self.steps.push(StepRecord {
+            step,
+            time_s: self.now,
+            step_time_s: None,
+            event: Some(what.into()),
+            event_s: Some(dur),
+        });
+    }
+    fn end(&mut self, after: f64) {
+        self.now += after;
+        self.attempts.last_mut().unwrap().ended_ms = Some((self.now * 1e3).round() as i64);
+    }
+    fn input(&self) -> GoodputInput {
+        GoodputInput { attempts: self.attempts.clone(), steps: self.steps.clone(), host_wait: None }
+    }
+}
+
+const T0: f64 = 1_800_000_000.0;
+
+/// Sleeps 5 s, a 3 s first step, 0.1 s steps with 40 ms more every 10th, a 1 s checkpoint every 20 steps; killed
+/// 0.2 s after step 30, retried from the step-20 checkpoint; 0.5 s after step 50 it ends.
+fn issue_workload(chips: f64) -> Run {
+    let mut run = Run { attempts: Vec::new(), steps: Vec::new(), now: 0.0 };
+    run.attempt(1, T0, T0 + 10.0, chips);
+    run.now += 5.0;
+    for step in 1..=30 {
+        run.step(
+            step,
+            if step == 1 {
+                3.0
+            } else if step % 10 == 0 {
+                0.14
+            } else {
+                0.1
+            },
+        );
+        if step % 20 == 0 {
+            run.event(step, "checkpoint", 1.0);
+        }
+    }
+    run.end(0.2);
+    let killed = run.now;
+    run.attempt(2, killed, killed + 2.0, chips);
+    run.now += 5.0;
+    for step in 21..=50 {
+        run.step(
+            step,
+            if step == 21 {
+                3.0
+            } else if step % 10 == 0 {
+                0.14
+            } else {
+                0.1
+            },
+        );
+        if step % 20 == 0 {
+            run.event(step, "checkpoint", 1.0);
+        }
+    }
+    run.end(0.5);
+    run
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-4
+}
+
+#[test]
+fn the_issue_workload_gives_each_cause_its_truth() {
+    let g = goodput(&issue_workload(8.0).input());
+    let truth = [
+        (Cause::FailedAttempts, 0.0),
+        // Attempt 1's steps 21..=30 (one of them a stall step) and the 0.2 s until it was killed.
+        (Cause::LostToRestarts, 10.0 * 0.1 + 0.04 + 0.2),
+        (Cause::StartUp, 10.0),
+        // After step 20 in the first attempt (before the resume point: kept) and after step 40.
+        (Cause::Checkpointing, 2.0),
+        (Cause::Evaluation, 0.0),
+        (Cause::OtherEvents, 0.0),
+        (Cause::CompilationAndWarmUp, 2.0 * 2.9),
+        // Kept stall steps: 10 and 20, then 30, 40, 50.
+        (Cause::InputAndHostStalls, 5.0 * 0.04),
+        (Cause::Tail, 0.5),
+        (Cause::Unexplained, 0.0),
+    ];
+    for (cause, seconds) in truth {
+        assert!(close(g.seconds(cause), seconds), "{cause:?}: {} vs {seconds}: {g:#?}", g.seconds(cause));
+    }
+    assert!(close(g.steady_step_s.unwrap(), 0.1));
+    assert!(close(g.productive_s, 50.0 * 0.1), "{}", g.productive_s);
+    let held = g.productive_s + g.badput.iter().map(|b| b.seconds).sum::<f64>();
+    assert!(close(held, g.held_s), "every held second is attributed once: {held} vs {}", g.held_s);
+    assert!(close(g.held_chip_seconds, 8.0 * g.held_s));
+    assert!(close(g.waiting_s, 12.0), "10 s queued, then 2 s for the retry");
+    assert_eq!((g.attempts, g.steps), (2, 50));
+    assert!(close(g.goodput_percent.unwrap(), 100.0 * 5.0 / g.held_s));
+    assert!(
+        g.headline().starts_with(&format!("{:.0} % goodput; start-up ", g.goodput_percent.unwrap())),
+        "{}",
+        g.headline()
+    );
+}
+
+#[test]
+fn a_run_without_a_step_clock_has_no_goodput_and_says_why() {
+    let mut run = issue_workload(1.0);
+    run.steps.clear();
+    let g = goodput(&run.input());
+    assert_eq!(g.goodput_percent, None);
+    assert!(g.reason.as_deref().unwrap().contains("no step clock"));
+    assert!(g.held_s > 0.0 && close(g.seconds(Cause::FailedAttempts), g.held_s), "{g:#?}");
+    assert!(g.headline().starts_with("goodput unknown: no step clock"));
+    assert_eq!(goodput(&GoodputInput::default()).goodput_percent, None);
+}
+
+#[test]
+fn an_attempt_that_logged_nothing_is_a_failed_attempt() {
+    let mut run = Run { attempts: Vec::new(), steps: Vec::new(), now: 0.0 };
+    run.attempt(1, T0, T0 + 1.0, 1.0);
+    run.end(4.0); // crashed before its first step
+    run.attempt(2, run.now, run.now, 1.0);
+    run.now += 1.0;
+    for step in 1..=10 {
+        run.step(step, 0.5);
+    }
+    run.end(0.0);
+    let g = goodput(&run.input());
+    assert!(close(g.seconds(Cause::FailedAttempts), 4.0), "{g:#?}");
+    assert!(close(g.seconds(Cause::StartUp), 1.0));
+    // The first step is warm-up, but no slower than the rest: no compile time.
+    assert!(close(g.seconds(Cause::CompilationAndWarmUp), 0.0));
+    assert!(close(g.goodput_percent.unwrap(), 100.0 * 5.0 / 10.0));
+}
+
+#[test]
+fn a_trace_host_wait_bounds_the_stalls_and_the_rest_is_unexplained() {
+    let mut input = issue_workload(1.0).input();
+    input.host_wait = Some(HostWait { fraction: 0.001 });
+    let g = goodput(&input);
+    // Ordinary kept steps: 48 of them (two warm-up steps out of 50), 43 × 0.1 + 5 × 0.14 = 5.0 s.
+    assert!(close(g.seconds(Cause::InputAndHostStalls), 0.001 * 5.0), "{g:#?}");
+    assert!(close(g.seconds(Cause::Unexplained), 0.2 - 0.005), "{}", g.seconds(Cause::Unexplained));
+    assert!(g.notes.iter().any(|n| n.contains("host wait")));
+}
+
+#[test]
+fn gaps_between_records_are_unexplained_and_events_are_classed() {
+    let mut run = Run { attempts: Vec::new(), steps: Vec::new(), now: 0.0 };
+    run.attempt(1, T0, T0, 2.0);
+    for step in 1..=4 {
+        run.step(step, 1.0);
+    }
+    run.now += 0.5; // nothing logged for half a second
+    run.event(4, "eval", 2.0);
+    run.event(4, "profiler-flush", 0.25);
+    run.step(5, 1.0);
+    run.end(0.0);
+    let g = goodput(&run.input());
+    assert!(close(g.seconds(Cause::Unexplained), 0.5), "{g:#?}");
+    assert!(close(g.seconds(Cause::Evaluation), 2.0));
+    assert!(close(g.seconds(Cause::OtherEvents), 0.25));
+    assert!(close(g.badput.iter().find(|b| b.cause == Cause::Evaluation).unwrap().chip_seconds, 4.0));
+}
+
+#[test]
+fn records_outside_the_held_time_and_running_attempts_are_noted() {
+    let mut run = issue_workload(1.0);
+    run.steps.push(StepRecord { step: 99, time_s: T0 - 100.0, step_time_s: None, event: None, event_s: None });
+    run.attempts.push(Attempt { attempt: 3, queued_ms: None, running_ms: Some(0), ended_ms: None, chips: 1.0 });
+    let g = goodput(&run.input());
+    assert!(g.notes.iter().any(|n| n.contains("1 metrics line(s) fall outside")), "{:?}", g.notes);
+    assert!(g.notes.iter().any(|n| n.contains("still running")));
+}

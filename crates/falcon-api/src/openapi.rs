@@ -9,6 +9,7 @@ use falcon_app::experiments::{
     AnalysisSummary, ArtifactRecord, ExperimentDetail, ExperimentItem, MemoryVerdict, RunComparison,
 };
 use falcon_app::goals::{GoalComparison, GoalReport, GoalView, PoolUsage, SessionDetail};
+use falcon_app::goodput::{Goodput, GoodputReport};
 use falcon_app::page::Page;
 use falcon_app::profiles::{ProfileComparison, ProfileReport, TraceRun};
 use falcon_app::setup::DoctorReport;
@@ -217,6 +218,17 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             )
             .query("warmup", int(0, 1_000_000_000), "steps dropped from each run's start")
             .json(200, "the verdict (a regression is a 200 too)", g.subschema_for::<RunComparison>().to_value()),
+        op("get", "/api/v1/experiments/{id}/goodput", "Its goodput: productive share of the held time, badput by cause")
+            .id("id", "e-", exp_id)
+            .json(200, "the goodput (`exp show`'s `goodput`)", g.subschema_for::<Goodput>().to_value()),
+        op("get", "/api/v1/goodput", "Goodput of ended runs and their chip-seconds by cause (filters combine)")
+            .query("session", id_schema("s-"), "s-N")
+            .query("goal", id_schema("g-"), "g-N")
+            .query("pool", text.clone(), "runs whose job last ran on this pool")
+            .query("label", matching("^[^=]+=.*$"), "KEY=VALUE; repeatable (at most 32), all must match")
+            .query("since", matching("^[1-9][0-9]{0,8}[dhms]$"), "recorded within this duration: 90s, 2h, 7d")
+            .query("name", text.clone(), "the runs' name")
+            .json(200, "the report (`falcon goodput --json`)", g.subschema_for::<GoodputReport>().to_value()),
         page(op("get", "/api/v1/goals", "Goals, highest priority first"), offsets)
             .query("status", one_of(&["OPEN", "CLAIMED", "ACHIEVED", "ABANDONED"]), "one status")
             .json(200, "a page of goals", g.subschema_for::<Page<GoalView>>().to_value()),

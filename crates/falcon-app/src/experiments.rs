@@ -135,6 +135,10 @@ pub struct ExperimentDetail {
     /// floor_bytes, points, warmup, leak_suspected, reason, series[], notes[]}`; `null` until the experiment is
     /// analysed (or when its memory analysis failed: its row in `analysis` says why).
     pub memory: Option<MemoryVerdict>,
+    /// Of the time it held its resources, the productive share and the badput by cause (`{goodput_percent, reason,
+    /// held_s, held_chip_seconds, productive_s, …, badput[{cause, seconds, chip_seconds, percent}], notes[]}`);
+    /// `null` until it has ended.
+    pub goodput: Option<falcon_analysis::goodput::Goodput>,
 }
 
 impl ExperimentDetail {
@@ -147,8 +151,18 @@ impl ExperimentDetail {
             view.analysis.remove(i);
             Some(parsed)
         });
-        ExperimentDetail { view, memory }
+        ExperimentDetail { view, memory, goodput: None }
     }
+}
+
+/// `exp show`'s detail of a view: composed, with its goodput once the experiment has ended.
+pub(crate) async fn detail(app: &App, view: ExperimentView) -> Result<ExperimentDetail> {
+    let ended = view.record.status.is_terminal();
+    let mut detail = ExperimentDetail::compose(view);
+    if ended {
+        detail.goodput = Some(crate::experiment_goodput::experiment_goodput(app, detail.view.record.id).await?);
+    }
+    Ok(detail)
 }
 
 /// One metric of an experiment, ready to draw ([`App::metric_charts`]).
@@ -230,7 +244,7 @@ pub(crate) async fn submit_experiment(
     let rec = exp.submit(spec).await?;
     progress(SubmitProgress::Submitted(&rec));
     if !wait {
-        return Ok((ExperimentDetail::compose(exp.show(rec.id).await?), Vec::new()));
+        return Ok((detail(app, exp.show(rec.id).await?).await?, Vec::new()));
     }
     let deadline = timeout.map(|t| std::time::Instant::now() + t);
     // The embedded worker keeps its leases on their own timer, like `falcon worker`.
@@ -245,7 +259,7 @@ pub(crate) async fn submit_experiment(
     } else {
         Vec::new()
     };
-    Ok((ExperimentDetail::compose(exp.show(rec.id).await?), events))
+    Ok((detail(app, exp.show(rec.id).await?).await?, events))
 }
 
 pub(crate) async fn list_experiments(
@@ -342,7 +356,7 @@ pub(crate) async fn show_experiment(app: &App, id: ExperimentId, warmup: Option<
     if warmup.is_some() {
         view.metrics = exp.metric_summaries(view.record.id, warmup).await?;
     }
-    Ok(ExperimentDetail::compose(view))
+    detail(app, view).await
 }
 
 pub(crate) async fn experiment_record(app: &App, id: ExperimentId) -> Result<ExperimentRecord> {
@@ -356,7 +370,7 @@ pub(crate) async fn experiment_status(app: &App, id: ExperimentId) -> Result<Exp
 pub(crate) async fn cancel_experiment(app: &App, id: ExperimentId) -> Result<ExperimentDetail> {
     let exp = app.exp().await?;
     let rec = exp.cancel(id).await?;
-    Ok(ExperimentDetail::compose(exp.show(rec.id).await?))
+    detail(app, exp.show(rec.id).await?).await
 }
 
 pub(crate) async fn experiment_logs_from(

@@ -37,12 +37,14 @@ mod app;
 pub mod context;
 pub mod contract;
 pub mod error;
+mod experiment_goodput;
 pub mod experiments;
 pub mod fan_out;
 pub mod files;
 pub mod gc;
 pub mod goal_report;
 pub mod goals;
+pub mod goodput;
 pub mod init;
 pub mod kernel;
 pub mod page;
@@ -149,6 +151,17 @@ impl App {
     /// given), analysis summaries, the memory verdict.
     pub async fn show_experiment(&self, id: ExperimentId, warmup: Option<usize>) -> Result<ExperimentDetail> {
         experiments::show_experiment(self, id, warmup).await
+    }
+
+    /// Of the time an experiment held its resources, how much trained and where the rest went (its attempts and step
+    /// clock; `goodput_percent: null` with the reason when it logged no step clock).
+    pub async fn experiment_goodput(&self, id: ExperimentId) -> Result<falcon_analysis::goodput::Goodput> {
+        experiment_goodput::experiment_goodput(self, id).await
+    }
+
+    /// Goodput of the ended runs a query names (session, goal, pool, since, …) and their chip-seconds by cause.
+    pub async fn goodput_report(&self, query: &goodput::GoodputQuery) -> Result<goodput::GoodputReport> {
+        goodput::goodput_report(self, query).await
     }
 
     /// An experiment's stored record (one small read: what the dashboard's live rows poll).

@@ -17,6 +17,9 @@
 //! - The [`TIME_COLUMN`] (`time`: the wall clock when the step ended, seconds since the Unix epoch) is not a
 //!   metric: a finite number there is the record's [`Record::time`], which aligns the step with series sampled
 //!   on the clock (a job's memory); anything else there is skipped, counted.
+//! - The [`EVENT_COLUMN`] (`event`: `"checkpoint"`, `"eval"`, …) marks a line as an event the workload spent time on
+//!   (its duration in `event_s`), not a step: a string there is the record's [`Record::event`] (at most
+//!   [`MAX_EVENT_CHARS`] characters kept). Summaries leave event lines out; goodput reads them.
 //!
 //! Pure: text in, records and notes out.
 
@@ -32,6 +35,12 @@ pub const MAX_LINE_NOTES: usize = 20;
 
 /// The field that carries the wall clock at the end of a step (seconds since the Unix epoch), not a metric.
 pub const TIME_COLUMN: &str = "time";
+
+/// The field that marks a line as an event (`checkpoint`, `eval`, …) rather than a step.
+pub const EVENT_COLUMN: &str = "event";
+
+/// The longest event name kept, in characters.
+pub const MAX_EVENT_CHARS: usize = 64;
 
 /// Step columns tried, in order, when the caller names none.
 pub const STEP_COLUMNS: [&str; 3] = ["step", "iteration", "global_step"];
@@ -132,6 +141,8 @@ pub struct Record {
     pub time: Option<f64>,
     /// `(field, value)` in the object's order.
     pub values: Vec<(String, f64)>,
+    /// The event the line marks ([`EVENT_COLUMN`]), when it is one.
+    pub event: Option<String>,
 }
 
 /// A metrics JSONL text, read.
@@ -184,6 +195,7 @@ pub fn read(text: &str, step: StepColumn<'_>) -> MetricsText {
         flatten(obj, "", &mut flat);
         let mut values = Vec::with_capacity(flat.len());
         let mut time = None;
+        let mut event = None;
         for (name, value) in flat {
             if name == step_key || value.is_null() {
                 continue;
@@ -195,6 +207,10 @@ pub fn read(text: &str, step: StepColumn<'_>) -> MetricsText {
                 }
                 continue;
             }
+            if let (EVENT_COLUMN, Value::String(e)) = (name.as_str(), value) {
+                event = Some(e.chars().take(MAX_EVENT_CHARS).collect());
+                continue;
+            }
             if name.chars().count() > MAX_KEY_CHARS {
                 long_keys.add(*line);
                 continue;
@@ -204,7 +220,7 @@ pub fn read(text: &str, step: StepColumn<'_>) -> MetricsText {
                 None => non_numeric.entry(name).or_default().add(*line),
             }
         }
-        out.records.push(Record { line: *line, step, time, values });
+        out.records.push(Record { line: *line, step, time, values, event });
     }
     no_step.note(&mut notes, |n| format!("{n} records without {step_key:?} skipped"));
     bad_step.note(&mut notes, |n| format!("{n} records whose {step_key:?} is not an integer skipped"));
@@ -385,7 +401,10 @@ mod tests {
             "{{\"loss\": 1}}\n{{\"step\": \"x\", \"loss\": 1}}\n{{\"step\": 4.0, \"{long}\": 1, \"loss\": 3}}\n"
         );
         let m = read(&text, StepColumn::Named("step"));
-        assert_eq!(m.records, vec![Record { line: 3, step: 4, time: None, values: vec![("loss".into(), 3.0)] }]);
+        assert_eq!(
+            m.records,
+            vec![Record { line: 3, step: 4, time: None, values: vec![("loss".into(), 3.0)], event: None }]
+        );
         let reasons: Vec<&str> = m.notes.iter().map(|n| n.reason.as_str()).collect();
         assert_eq!(
             reasons,
@@ -396,6 +415,22 @@ mod tests {
             ]
         );
         assert_eq!(m.objects, 3);
+    }
+
+    #[test]
+    fn an_event_line_is_marked_not_noted() {
+        let long = "x".repeat(100);
+        let text = format!(
+            "{{\"step\": 20, \"time\": 5.5, \"event\": \"checkpoint\", \"event_s\": 1.0}}\n\
+             {{\"step\": 21, \"event\": \"{long}\"}}\n{{\"step\": 22, \"event\": 3, \"loss\": 1}}\n"
+        );
+        let m = read(&text, StepColumn::Named("step"));
+        assert_eq!(m.records[0].event.as_deref(), Some("checkpoint"));
+        assert_eq!(m.records[0].values, vec![("event_s".to_string(), 1.0)]);
+        assert_eq!(m.records[1].event.as_ref().map(|e| e.chars().count()), Some(MAX_EVENT_CHARS));
+        // A number there is not an event: a numeric field like any other.
+        assert_eq!((m.records[2].event.as_deref(), m.records[2].values.len()), (None, 2));
+        assert!(m.notes.is_empty(), "{:?}", m.notes);
     }
 
     #[test]

@@ -453,7 +453,11 @@ impl Exp {
     /// in `notes`).
     pub async fn metric_series(&self, id: ExperimentId) -> Result<MetricSeries> {
         let mut series = MetricSeries::default();
-        for a in self.meta.list_artifacts(id, Some(ArtifactKind::Metrics)).await? {
+        // Attempts in order (a retried attempt's files are under `attempts/<n>/`): a step a restart repeated keeps
+        // the last attempt's value.
+        let mut artifacts = self.meta.list_artifacts(id, Some(ArtifactKind::Metrics)).await?;
+        artifacts.sort_by_key(|a| (crate::goodput::attempt_of_key(&a.key), a.key.clone()));
+        for a in artifacts {
             if !a.key.ends_with(".jsonl") {
                 continue;
             }
@@ -651,7 +655,7 @@ pub(crate) fn job_spec_of(spec: &ExperimentSpec, name: String) -> JobSpec {
         artifact_uri: None,
         timeout_s: spec.timeout,
         priority: spec.priority,
-        retry: RetryPolicy { max_attempts: spec.retries + 1, retry_exit_codes: vec![] },
+        retry: RetryPolicy { max_attempts: spec.retries + 1, retry_exit_codes: spec.retry_on_exit_codes.clone() },
         labels: Default::default(),
     }
 }

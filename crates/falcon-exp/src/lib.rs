@@ -30,6 +30,7 @@ mod doctor;
 mod error;
 pub mod experiments;
 pub mod goals;
+pub mod goodput;
 pub mod history;
 pub mod housekeeping;
 pub mod lifecycle;

@@ -38,7 +38,8 @@ impl MetricSeries {
         let read = metrics_jsonl::read(text, StepColumn::Named("step"));
         let mut by_field: BTreeMap<String, BTreeMap<i64, f64>> = BTreeMap::new();
         let mut nonfinite: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-        for record in read.records {
+        // Event lines (a checkpoint, an evaluation) are not steps: goodput reads them, summaries do not.
+        for record in read.records.into_iter().filter(|r| r.event.is_none()) {
             for (name, x) in record.values {
                 if x.is_finite() {
                     by_field.entry(name).or_default().insert(record.step, x);

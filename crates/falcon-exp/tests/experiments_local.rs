@@ -116,6 +116,37 @@ async fn spec_runs_to_completion(exp: Exp) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exit_code_the_spec_calls_transient_is_retried() {
+    on_both(transient_exit).await;
+}
+
+async fn transient_exit(exp: Exp) {
+    let marks = tempfile::tempdir().unwrap();
+    // Exits 3 the first time it runs in `dir`, 0 the next; 4 is not listed, so it is final.
+    let spec = |name: &str, dir: &std::path::Path, code: i32| {
+        format!(
+            "name: {name}\nscenario: benchmark\nworkload: {{framework: shell, command: [sh, -c, 'if [ -e {m} ]; then \
+             exit 0; fi; touch {m}; exit {code}']}}\nresources: {{accelerator: cpu}}\nretries: 1\n\
+             retry_on_exit_codes: [3, 134]\n",
+            m = dir.join("ran").display()
+        )
+    };
+    let (a, b) = (marks.path().join("a"), marks.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let rec = exp.submit(&parse_spec(&spec("transient", &a, 3), "t.yaml").unwrap()).await.unwrap();
+    let done = exp.wait(rec.id, |_| {}).await.unwrap();
+    assert_eq!(done.status, ExperimentStatus::Completed, "exit 3 is listed: retried, and the retry succeeds");
+    let view = exp.show(rec.id).await.unwrap();
+    assert_eq!(view.history.last().map(|t| t.attempt), Some(2), "{:?}", view.history);
+    assert_eq!(view.record.spec["retry_on_exit_codes"], serde_json::json!([3, 134]));
+
+    let rec = exp.submit(&parse_spec(&spec("final", &b, 4), "f.yaml").unwrap()).await.unwrap();
+    let done = exp.wait(rec.id, |_| {}).await.unwrap();
+    assert_eq!(done.status, ExperimentStatus::Failed, "exit 4 is not listed: not retried");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_workload_fails_the_experiment_and_cancel_works() {
     on_both(failing_and_cancel).await;
 }

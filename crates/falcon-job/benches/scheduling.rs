@@ -145,7 +145,7 @@ async fn local_latency(samples: usize) -> Vec<Duration> {
         };
         let t = Instant::now();
         let handle = backend.submit(&sub).await.unwrap();
-        while backend.status(&handle).await.unwrap() != BackendState::Running {
+        while !matches!(backend.status(&handle).await.unwrap(), BackendState::Running { .. }) {
             tokio::time::sleep(Duration::from_micros(200)).await;
         }
         out.push(t.elapsed());

@@ -12,6 +12,8 @@
 //! - Live snapshots — logs, the sampled resource use (`resources/…`), `metrics*.jsonl`, `resources*.jsonl` — are
 //!   replaced each time they change while the job runs (files streamed, never buffered); every other file is
 //!   written once, and a later change is refused and recorded (the first stored version stays).
+//! - A retried attempt's metrics files (`metrics*.jsonl`) are stored under `attempts/<attempt>/`, beside the first
+//!   attempt's: each attempt's step clock is kept, so goodput sees the steps a restart repeated.
 //! - A store failure (not a bad file) fails the collection as a whole, so the caller can retry it before the
 //!   job is terminal; what was stored stays recorded.
 
@@ -81,9 +83,17 @@ impl ArtifactSync {
         Ok(())
     }
 
-    /// Copies new and changed files under `dir` to `<prefix>/<key of the relative path>`, recording each in the
-    /// job's outputs. `last`: the job has ended, so unsettled files are copied too.
-    pub(crate) async fn upload_dir(&self, job: JobId, dir: &Path, prefix: &str, last: bool) -> Result<()> {
+    /// Copies new and changed files under `dir` to `<prefix>/<key of the relative path>` (a retried attempt's metrics
+    /// files under `attempts/<attempt>/`), recording each in the job's outputs. `last`: the job has ended, so
+    /// unsettled files are copied too.
+    pub(crate) async fn upload_dir(
+        &self,
+        job: JobId,
+        attempt: i64,
+        dir: &Path,
+        prefix: &str,
+        last: bool,
+    ) -> Result<()> {
         let mut found = Walked::default();
         walk(dir, dir, &mut found);
         found.files.sort();
@@ -93,7 +103,7 @@ impl ArtifactSync {
         }
         self.load_recorded(job).await?;
         for path in found.files {
-            let rel = display_rel(dir, &path);
+            let rel = attempt_rel(&display_rel(dir, &path), attempt);
             let Ok(meta) = std::fs::metadata(&path) else { continue }; // removed since the walk
             let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
             let settled = SystemTime::now().duration_since(modified).unwrap_or_default() >= SETTLE;
@@ -126,7 +136,11 @@ impl ArtifactSync {
                 _ => {}
             }
             let relative = path.strip_prefix(dir).unwrap_or(&path);
-            let key = match object_key(prefix, relative) {
+            let relative = match is_metrics(&rel) && attempt > 1 {
+                true => Path::new("attempts").join(attempt.to_string()).join(relative),
+                false => relative.to_path_buf(),
+            };
+            let key = match object_key(prefix, &relative) {
                 Ok(k) => k,
                 Err(reason) => {
                     self.record_skip_once(job, &rel, &reason).await?;
@@ -233,6 +247,20 @@ impl ArtifactSync {
         drop(recorded);
         self.copied.lock().expect("copy map lock").insert((job, path.to_path_buf()), copied.clone());
         Some(copied)
+    }
+}
+
+/// A metrics file (`metrics*.jsonl`), wherever it is.
+fn is_metrics(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    name.starts_with("metrics") && name.ends_with(".jsonl")
+}
+
+/// The name a file is recorded under: a retried attempt's metrics file under `attempts/<attempt>/`.
+fn attempt_rel(rel: &str, attempt: i64) -> String {
+    match is_metrics(rel) && attempt > 1 {
+        true => format!("attempts/{attempt}/{rel}"),
+        false => rel.to_string(),
     }
 }
 

@@ -273,7 +273,7 @@ async fn a_single_host_job_runs_and_its_pod_logs_are_read() {
     assert_eq!(handle, BackendRef(format!("job/{name}")));
     assert_eq!(fx.fake.jobs().len(), 1);
     assert_eq!(posts(&fx.fake), 1);
-    wait_for(&fx.backend, &handle, "running", |s| *s == BackendState::Running).await;
+    wait_for(&fx.backend, &handle, "running", |s| matches!(s, BackendState::Running { .. })).await;
 
     let pods = pods_with(&fx.fake, "job-name", name);
     assert_eq!(pods.len(), 1);
@@ -293,7 +293,7 @@ async fn a_single_host_job_runs_and_its_pod_logs_are_read() {
 
     assert_eq!(fx.fake.finish_pods(&format!("job-name={name}"), 0), 1);
     assert_eq!(
-        wait_for(&fx.backend, &handle, "succeeded", |s| *s != BackendState::Running).await,
+        wait_for(&fx.backend, &handle, "succeeded", |s| !matches!(s, BackendState::Running { .. })).await,
         BackendState::Succeeded
     );
     assert_eq!(fx.backend.logs(&handle).await.unwrap().len(), 1, "a finished pod's log is still there");
@@ -306,7 +306,7 @@ async fn resource_use_comes_from_the_metrics_api_where_the_cluster_serves_one() 
     // Asked twice at once, the second read waits for metrics-server's refresh.
     fx.backend = backend.clone().with_metrics_refresh(Duration::from_secs(3600));
     let handle = fx.submit(&spec("measured", "v6e-16", 1), JobId(3)).await.unwrap();
-    wait_for(&fx.backend, &handle, "running", |s| *s == BackendState::Running).await;
+    wait_for(&fx.backend, &handle, "running", |s| matches!(s, BackendState::Running { .. })).await;
     // A bare cluster: no metrics API, so the backend says it cannot sample.
     match fx.backend.sample(&handle).await.unwrap() {
         Sample::Unsupported(why) => assert!(why.contains("no metrics API") && why.contains("404"), "{why}"),
@@ -351,7 +351,7 @@ async fn a_pending_pod_is_pending_and_has_no_log_yet() {
         "a pod that has not started is skipped (the API answers 400)"
     );
     fx.fake.start_pods("job-name=idle-a1-gke-east");
-    wait_for(&fx.backend, &handle, "running", |s| *s == BackendState::Running).await;
+    wait_for(&fx.backend, &handle, "running", |s| matches!(s, BackendState::Running { .. })).await;
 }
 
 #[tokio::test]
@@ -374,9 +374,9 @@ async fn an_unschedulable_job_reports_the_scheduler_message() {
 async fn a_failing_job_reports_its_exit_code() {
     let fx = fixture("h100-80gb-8").await;
     let handle = fx.submit(&spec("crash", "h100-80gb-8", 1), JobId(4)).await.unwrap();
-    wait_for(&fx.backend, &handle, "running", |s| *s == BackendState::Running).await;
+    wait_for(&fx.backend, &handle, "running", |s| matches!(s, BackendState::Running { .. })).await;
     fx.fake.finish_pods("job-name=crash-a1-gke-east", 3);
-    let state = wait_for(&fx.backend, &handle, "failed", |s| *s != BackendState::Running).await;
+    let state = wait_for(&fx.backend, &handle, "failed", |s| !matches!(s, BackendState::Running { .. })).await;
     match state {
         BackendState::Failed { exit_code: Some(3), reason } => {
             assert!(reason.starts_with("exited with status 3 (pod crash-a1-gke-east-"), "{reason}")
@@ -389,7 +389,7 @@ async fn a_failing_job_reports_its_exit_code() {
 async fn a_failure_is_explained_by_the_end_of_the_failed_pods_log() {
     let fx = fixture("v5litepod-16").await;
     let handle = fx.submit(&spec("why", "v5litepod-16", 1), JobId(12)).await.unwrap();
-    wait_for(&fx.backend, &handle, "running", |s| *s == BackendState::Running).await;
+    wait_for(&fx.backend, &handle, "running", |s| matches!(s, BackendState::Running { .. })).await;
     assert_eq!(fx.backend.failure_output(&handle).await.unwrap(), None, "nothing failed yet");
     let hosts: Vec<(String, String)> = fx
         .fake
@@ -416,7 +416,7 @@ async fn a_failure_is_explained_by_the_end_of_the_failed_pods_log() {
         }
     }
     fx.fake.finish_pods("job-name=why-a1-gke-east-slice-0,batch.kubernetes.io/job-completion-index=2", 42);
-    let state = wait_for(&fx.backend, &handle, "failed", |s| *s != BackendState::Running).await;
+    let state = wait_for(&fx.backend, &handle, "failed", |s| !matches!(s, BackendState::Running { .. })).await;
     assert!(matches!(state, BackendState::Failed { exit_code: Some(42), .. }), "{state:?}");
     let said = fx.backend.failure_output(&handle).await.unwrap().expect("the failed pod's log");
     assert!(said.len() <= falcon_job::failure::TAIL_BYTES, "{} bytes", said.len());
@@ -427,13 +427,13 @@ async fn a_failure_is_explained_by_the_end_of_the_failed_pods_log() {
 async fn a_preempted_job_is_reported_as_preempted() {
     let fx = fixture("v6e-4").await;
     let handle = fx.submit(&spec("spotty", "v6e-4", 1), JobId(5)).await.unwrap();
-    wait_for(&fx.backend, &handle, "running", |s| *s == BackendState::Running).await;
+    wait_for(&fx.backend, &handle, "running", |s| matches!(s, BackendState::Running { .. })).await;
     assert_eq!(
         fx.fake.preempt_pods("falcon.dev/name=spotty-a1-gke-east"),
         1,
         "the pod template carries Falcon's labels"
     );
-    let state = wait_for(&fx.backend, &handle, "preempted", |s| *s != BackendState::Running).await;
+    let state = wait_for(&fx.backend, &handle, "preempted", |s| !matches!(s, BackendState::Running { .. })).await;
     assert!(
         matches!(&state, BackendState::Preempted { reason } if reason.contains("PreemptionByScheduler")),
         "{state:?}"
@@ -444,7 +444,7 @@ async fn a_preempted_job_is_reported_as_preempted() {
 async fn cancel_deletes_the_job_and_its_pods() {
     let fx = fixture("v6e-4").await;
     let handle = fx.submit(&spec("stopme", "v6e-4", 1), JobId(6)).await.unwrap();
-    wait_for(&fx.backend, &handle, "running", |s| *s == BackendState::Running).await;
+    wait_for(&fx.backend, &handle, "running", |s| matches!(s, BackendState::Running { .. })).await;
     fx.backend.cancel(&handle).await.unwrap();
     assert!(fx
         .fake
@@ -474,9 +474,12 @@ async fn submitting_twice_adopts_and_a_new_backend_finds_the_object() {
     let restarted = KubernetesBackend::from_pool(&fx.pool).await.unwrap();
     assert_eq!(restarted.find("twice-a1-gke-east").await.unwrap(), Some(first.clone()));
     assert_eq!(restarted.find("nothing-a1-gke-east").await.unwrap(), None);
-    wait_for(&restarted, &first, "running", |s| *s == BackendState::Running).await;
+    wait_for(&restarted, &first, "running", |s| matches!(s, BackendState::Running { .. })).await;
     // A bare name (as recorded before the submission finished) is understood too.
-    assert_eq!(restarted.status(&BackendRef("twice-a1-gke-east".into())).await.unwrap(), BackendState::Running);
+    assert_eq!(
+        restarted.status(&BackendRef("twice-a1-gke-east".into())).await.unwrap(),
+        BackendState::Running { started: None }
+    );
 }
 
 #[tokio::test]
@@ -488,7 +491,7 @@ async fn a_multi_host_jobset_runs_every_host_and_reads_every_log() {
     assert_eq!(fx.fake.jobsets().len(), 1);
     assert_eq!(fx.fake.jobs().len(), 2, "one child Job per slice");
     assert_eq!(fx.backend.find(name).await.unwrap(), Some(handle.clone()), "a child Job is not taken for the object");
-    wait_for(&fx.backend, &handle, "running", |s| *s == BackendState::Running).await;
+    wait_for(&fx.backend, &handle, "running", |s| matches!(s, BackendState::Running { .. })).await;
     let pods = pods_with(&fx.fake, "jobset.sigs.k8s.io/jobset-name", name);
     assert_eq!(pods.len(), 4, "2 slices × 2 hosts");
     // The JobSet runs once a pod does; the fake kubelet starts the others a moment apart (a pod not started
@@ -524,7 +527,7 @@ async fn a_multi_host_jobset_runs_every_host_and_reads_every_log() {
     }
     fx.fake.finish_pods(&format!("jobset.sigs.k8s.io/jobset-name={name}"), 0);
     assert_eq!(
-        wait_for(&fx.backend, &handle, "succeeded", |s| *s != BackendState::Running).await,
+        wait_for(&fx.backend, &handle, "succeeded", |s| !matches!(s, BackendState::Running { .. })).await,
         BackendState::Succeeded
     );
 }
@@ -533,15 +536,15 @@ async fn a_multi_host_jobset_runs_every_host_and_reads_every_log() {
 async fn a_multi_host_failure_or_preemption_is_read_from_the_failed_child() {
     let fx = fixture("v5litepod-16").await;
     let failing = fx.submit(&spec("mfail", "v5litepod-16", 1), JobId(10)).await.unwrap();
-    wait_for(&fx.backend, &failing, "running", |s| *s == BackendState::Running).await;
+    wait_for(&fx.backend, &failing, "running", |s| matches!(s, BackendState::Running { .. })).await;
     fx.fake.finish_pods("job-name=mfail-a1-gke-east-slice-0,batch.kubernetes.io/job-completion-index=2", 42);
-    let state = wait_for(&fx.backend, &failing, "failed", |s| *s != BackendState::Running).await;
+    let state = wait_for(&fx.backend, &failing, "failed", |s| !matches!(s, BackendState::Running { .. })).await;
     assert!(matches!(state, BackendState::Failed { exit_code: Some(42), .. }), "{state:?}");
 
     let preempted = fx.submit(&spec("mpre", "v5litepod-16", 1), JobId(11)).await.unwrap();
-    wait_for(&fx.backend, &preempted, "running", |s| *s == BackendState::Running).await;
+    wait_for(&fx.backend, &preempted, "running", |s| matches!(s, BackendState::Running { .. })).await;
     fx.fake.preempt_pods("job-name=mpre-a1-gke-east-slice-0,batch.kubernetes.io/job-completion-index=1");
-    let state = wait_for(&fx.backend, &preempted, "preempted", |s| *s != BackendState::Running).await;
+    let state = wait_for(&fx.backend, &preempted, "preempted", |s| !matches!(s, BackendState::Running { .. })).await;
     assert!(matches!(state, BackendState::Preempted { .. }), "{state:?}");
 }
 

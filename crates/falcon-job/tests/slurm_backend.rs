@@ -207,9 +207,9 @@ async fn a_job_runs_and_succeeds_with_its_logs_and_artifacts() {
         "Slurm holds the job under its object name"
     );
 
-    wait_for(&slurm, &job, Duration::from_secs(60), |s| *s == BackendState::Running).await;
+    wait_for(&slurm, &job, Duration::from_secs(60), |s| matches!(s, BackendState::Running { .. })).await;
     let end = wait_for(&slurm, &job, Duration::from_secs(60), |s| {
-        !matches!(s, BackendState::Running | BackendState::Pending { .. })
+        !matches!(s, BackendState::Running { .. } | BackendState::Pending { .. })
     })
     .await;
     assert_eq!(end, BackendState::Succeeded);
@@ -235,7 +235,7 @@ async fn a_running_job_s_memory_and_cpu_time_are_sampled_with_sstat() {
         "python3 -c 'import time\nkeep = b\"x\" * (160 << 20)\nt = time.time()\nwhile time.time() - t < 6: pass'";
     let one = one_job("sampled", script).await;
     let (slurm, job) = (&one.slurm, &one.job);
-    wait_for(slurm, job, Duration::from_secs(60), |s| *s == BackendState::Running).await;
+    wait_for(slurm, job, Duration::from_secs(60), |s| matches!(s, BackendState::Running { .. })).await;
     let started = Instant::now();
     let (rss, cpu) = loop {
         match slurm.sample(job).await.unwrap() {
@@ -260,7 +260,7 @@ async fn a_failing_job_reports_its_exit_code() {
     let one = one_job("exit3", script).await;
     let (slurm, job) = (&one.slurm, &one.job);
     let end = wait_for(slurm, job, Duration::from_secs(60), |s| {
-        !matches!(s, BackendState::Running | BackendState::Pending { .. })
+        !matches!(s, BackendState::Running { .. } | BackendState::Pending { .. })
     })
     .await;
     match &end {
@@ -281,7 +281,7 @@ async fn a_failing_job_reports_its_exit_code() {
 async fn cancel_stops_a_running_job() {
     let one = one_job("cancel", "echo started; sleep 60").await;
     let (slurm, job) = (&one.slurm, &one.job);
-    wait_for(slurm, job, Duration::from_secs(60), |s| *s == BackendState::Running).await;
+    wait_for(slurm, job, Duration::from_secs(60), |s| matches!(s, BackendState::Running { .. })).await;
     let started = Instant::now();
     slurm.cancel(job).await.unwrap();
     assert!(started.elapsed() < Duration::from_secs(12), "cancel took {:?}", started.elapsed());
@@ -407,7 +407,7 @@ async fn unknown_and_foreign_ids_are_missing() {
     assert_eq!(slurm.status(&foreign).await.unwrap(), BackendState::Missing);
     slurm.cancel(&foreign).await.unwrap();
     assert!(
-        matches!(slurm.status(&job).await.unwrap(), BackendState::Pending { .. } | BackendState::Running),
+        matches!(slurm.status(&job).await.unwrap(), BackendState::Pending { .. } | BackendState::Running { .. }),
         "untouched"
     );
     slurm.cancel(&job).await.unwrap();
@@ -430,7 +430,7 @@ async fn a_job_behind_a_full_node_is_pending_unschedulable() {
     let mut guard = Scancel::new(&cluster);
     let hog = submit(&slurm, &pool, &spec(&unique("hog"), "sleep 120", cpus)).await.unwrap();
     guard.add(&hog);
-    wait_for(&slurm, &hog, Duration::from_secs(90), |s| *s == BackendState::Running).await;
+    wait_for(&slurm, &hog, Duration::from_secs(90), |s| matches!(s, BackendState::Running { .. })).await;
     let waiting = submit(&slurm, &pool, &spec(&unique("behind"), "true", 1)).await.unwrap();
     guard.add(&waiting);
     let state = wait_for(&slurm, &waiting, Duration::from_secs(30), |s| {

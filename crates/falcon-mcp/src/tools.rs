@@ -189,6 +189,16 @@ pub const TOOLS: &[ToolSpec] = &[
          regression (`falcon exp history`)."
     ),
     tool!(
+        "goodput",
+        "Goodput of runs",
+        false,
+        args::Goodput,
+        falcon_app::goodput::GoodputReport,
+        "Of the chip-seconds ended runs held, how many trained and where the rest went (start-up, compilation, input \
+         stalls, checkpoints, restarts, tail, unexplained), per run and summed, with the best run (`falcon goodput \
+         --json`); filter by session, goal, pool, since (one experiment's is `exp_show`'s `goodput`). Look at it before the step time: a run that spends 40 % starting up is not fixed by a faster step."
+    ),
+    tool!(
         "goal_list",
         "List goals",
         false,
@@ -397,6 +407,21 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             let a: args::ExpHistory = read(name, arguments)?;
             let metric = a.metric.unwrap_or_else(|| "step_time_s".into());
             json(&app.history(a.name, a.config_hash, &many(a.label), &metric).await?)
+        }
+        "goodput" => {
+            let a: args::Goodput = read(name, arguments)?;
+            let query = falcon_app::goodput::GoodputQuery {
+                list: falcon_app::experiments::ListQuery {
+                    session: a.session,
+                    goal: a.goal,
+                    since: a.since,
+                    name: a.name,
+                    labels: many(a.label),
+                    ..Default::default()
+                },
+                pool: a.pool,
+            };
+            json(&app.goodput_report(&query).await?)
         }
         "goal_list" => {
             let a: args::GoalList = read(name, arguments)?;

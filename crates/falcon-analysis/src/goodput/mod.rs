@@ -20,11 +20,12 @@
 //!   **lost to restarts** (the records of an attempt at or after the step the next attempt resumed from, and the time
 //!   from its last record to its end — progress a restart repeated); **start-up** (placement → the first record's
 //!   start); **checkpointing**, **evaluation**, **other events** (event lines); **compilation and warm-up** (warm-up
-//!   steps' time over the steady-state step time); **input and host stalls** (the other steps' time over the
-//!   steady-state step time; with a trace's host wait, that share of the step time, at most the excess);
+//!   steps' time over the steady-state step time); **input and host stalls** (the time over the steady-state step
+//!   time of the other steps slower than 1.1× it — a step within that is normal variance, all productive; with a
+//!   trace's host wait, that share of the step time, at most the excess);
 //!   **tail** (the last attempt's time after its last record); **unexplained** (the rest: gaps between records, a
 //!   step time beyond a trace's host wait) — always shown. **Productive** is every kept step's time up to the
-//!   steady-state step time.
+//!   steady-state step time (all of it for an ordinary step within 1.1× it).
 //! - Chip-seconds are seconds × the attempt's chips.
 //!
 //! A run with no step clock gets no goodput (`goodput_percent: null`) and the reason.
@@ -163,6 +164,24 @@ pub struct Goodput {
 }
 
 impl Goodput {
+    /// No goodput, and why (what it is computed from could not be read).
+    pub fn unknown(reason: impl Into<String>) -> Goodput {
+        Goodput {
+            goodput_percent: None,
+            reason: Some(reason.into()),
+            held_s: 0.0,
+            held_chip_seconds: 0.0,
+            productive_s: 0.0,
+            productive_chip_seconds: 0.0,
+            waiting_s: 0.0,
+            steady_step_s: None,
+            badput: Vec::new(),
+            attempts: 0,
+            steps: 0,
+            notes: Vec::new(),
+        }
+    }
+
     /// "62 % goodput; start-up 18 %, compile 9 %, input 7 %": the three largest causes of at least 0.5 %.
     pub fn headline(&self) -> String {
         let Some(g) = self.goodput_percent else {
@@ -185,8 +204,64 @@ impl Goodput {
     }
 }
 
+/// Chip-seconds of many runs by cause, summed: what a pool or a goal's chips did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GoodputTotals {
+    /// Runs summed (those with a goodput; the rest are counted in `runs_without`).
+    pub runs: usize,
+    /// Runs that held resources but have no goodput (no step clock); their held time is in `held_chip_seconds`
+    /// and in the `unexplained` cause.
+    pub runs_without: usize,
+    pub held_chip_seconds: f64,
+    pub productive_chip_seconds: f64,
+    /// Productive share of the held chip-seconds, 0..=100; `null` when nothing was held.
+    pub goodput_percent: Option<f64>,
+    /// Every cause's chip-seconds and share of the held chip-seconds, in attribution order.
+    pub badput: Vec<Badput>,
+    pub waiting_s: f64,
+}
+
+/// Sums runs' goodput. A run without a step clock adds its held time as unexplained, so that every held
+/// chip-second is counted once.
+pub fn totals<'g>(runs: impl IntoIterator<Item = &'g Goodput>) -> GoodputTotals {
+    let mut t = GoodputTotals::default();
+    let mut by = [0.0f64; Cause::ALL.len()];
+    let mut secs = [0.0f64; Cause::ALL.len()];
+    for g in runs {
+        t.held_chip_seconds += g.held_chip_seconds;
+        t.waiting_s += g.waiting_s;
+        if g.goodput_percent.is_none() {
+            t.runs_without += 1;
+            let k = Cause::ALL.len() - 1;
+            by[k] += g.held_chip_seconds;
+            secs[k] += g.held_s;
+            continue;
+        }
+        t.runs += 1;
+        t.productive_chip_seconds += g.productive_chip_seconds;
+        for b in &g.badput {
+            if let Some(k) = Cause::ALL.iter().position(|&c| c == b.cause) {
+                by[k] += b.chip_seconds;
+                secs[k] += b.seconds;
+            }
+        }
+    }
+    let share = |x: f64| if t.held_chip_seconds > 0.0 { 100.0 * x / t.held_chip_seconds } else { 0.0 };
+    t.goodput_percent = (t.held_chip_seconds > 0.0).then(|| share(t.productive_chip_seconds));
+    t.badput = Cause::ALL
+        .iter()
+        .enumerate()
+        .map(|(k, &cause)| Badput { cause, seconds: secs[k], chip_seconds: by[k], percent: share(by[k]) })
+        .collect();
+    t
+}
+
 /// Warm-up steps are the first step of an attempt and the steps right after it slower than this × the median.
 const WARM_UP_FACTOR: f64 = 1.5;
+
+/// An ordinary step up to this × the steady-state step time is normal variance (all productive); a slower one
+/// stalled, for its time over the steady state.
+const STALL_FACTOR: f64 = 1.1;
 
 /// One attempt's records, resolved: each with its start and end (seconds since the epoch).
 struct Span<'r> {
@@ -321,7 +396,12 @@ pub fn goodput(input: &GoodputInput) -> Goodput {
     for &(i, k, warm) in &kept {
         let chips = chips_of(attempts[i]);
         let d = spans[i][k].end - spans[i][k].start;
-        let good = steady.map_or(d, |m| d.min(m));
+        // An ordinary step within the normal variance of the steady state is all productive.
+        let good = match steady {
+            Some(m) if !warm && d <= STALL_FACTOR * m => d,
+            Some(m) => d.min(m),
+            None => d,
+        };
         productive += good;
         productive_chip += good * chips;
         if warm {

@@ -197,3 +197,22 @@ fn records_outside_the_held_time_and_running_attempts_are_noted() {
     assert!(g.notes.iter().any(|n| n.contains("1 metrics line(s) fall outside")), "{:?}", g.notes);
     assert!(g.notes.iter().any(|n| n.contains("still running")));
 }
+
+#[test]
+fn totals_sum_chip_seconds_and_count_runs_without_a_clock_as_unexplained() {
+    let a = goodput(&issue_workload(8.0).input());
+    let b = goodput(&issue_workload(1.0).input());
+    let mut none = issue_workload(2.0);
+    none.steps.clear();
+    let c = goodput(&none.input());
+    let t = totals([&a, &b, &c]);
+    assert_eq!((t.runs, t.runs_without), (2, 1));
+    assert!(close(t.held_chip_seconds, a.held_chip_seconds + b.held_chip_seconds + c.held_chip_seconds));
+    assert!(close(t.productive_chip_seconds, 9.0 * 5.0));
+    let attributed = t.productive_chip_seconds + t.badput.iter().map(|b| b.chip_seconds).sum::<f64>();
+    // The run without a clock counts all its held time as failed attempts inside its own record; in the totals it
+    // is unexplained, once.
+    assert!(close(attributed, t.held_chip_seconds), "{attributed} vs {}", t.held_chip_seconds);
+    assert!(close(t.goodput_percent.unwrap(), 100.0 * 45.0 / t.held_chip_seconds));
+    assert_eq!(totals([]).goodput_percent, None);
+}

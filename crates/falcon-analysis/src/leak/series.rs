@@ -186,6 +186,7 @@ mod tests {
             step,
             time: Some(step as f64),
             values: vec![("loss".into(), 1.0), ("peak_hbm_bytes".into(), v)],
+            event: None,
         };
         let series = metric_series(&[rec(0, 1.0), rec(1, f64::NAN), rec(2, 3.0)]);
         assert_eq!(series.len(), 1);

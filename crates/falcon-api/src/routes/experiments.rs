@@ -1,5 +1,6 @@
 //! `/api/v1/experiments`: list, submit, show, cancel, logs (JSON, or followed as Server-Sent Events), artifacts
-//! (listed, and each streamed with `Range`), diff, compare. Bodies are the CLI's `--json` objects.
+//! (listed, and each streamed with `Range`), diff, compare, goodput (one experiment's, and `/api/v1/goodput` across
+//! runs). Bodies are the CLI's `--json` objects.
 
 use super::{count, experiment_id, flag, page_limit, query_pairs};
 use crate::body;
@@ -31,6 +32,32 @@ pub fn router() -> Router<Arc<State>> {
         .route("/api/v1/experiments/{id}/artifacts/{*path}", get(artifact))
         .route("/api/v1/experiments/{a}/diff/{b}", get(diff))
         .route("/api/v1/experiments/{a}/compare/{b}", get(compare))
+        .route("/api/v1/experiments/{id}/goodput", get(goodput))
+        .route("/api/v1/goodput", get(goodput_report))
+}
+
+/// `GET …/{id}/goodput`: `falcon exp show`'s `goodput` object, also before the experiment ended.
+async fn goodput(Extract(state): Extract<Arc<State>>, Path(id): Path<String>) -> ApiResult<Response> {
+    let id = experiment_id(&id)?;
+    state.app.experiment_record(id).await?; // 404 for an unknown id
+    Ok(Json(state.app.experiment_goodput(id).await?).into_response())
+}
+
+/// `GET /api/v1/goodput?session&goal&pool&since&name&label=k=v…`: `falcon goodput --json`.
+async fn goodput_report(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    let mut query = falcon_app::goodput::GoodputQuery::default();
+    for (key, value) in query_pairs(raw.as_deref())? {
+        match key.as_str() {
+            "goal" => query.list.goal = Some(id_param("goal", value, "g-")?),
+            "session" => query.list.session = Some(id_param("session", value, "s-")?),
+            "pool" => query.pool = Some(value),
+            "label" => query.list.labels.push(value),
+            "since" => query.list.since = Some(value),
+            "name" => query.list.name = Some(value),
+            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
+        }
+    }
+    Ok(Json(state.app.goodput_report(&query).await?).into_response())
 }
 
 /// `GET /api/v1/experiments?status&goal&session&scenario&label=k=v…&since&name&limit&cursor&with_metrics`.

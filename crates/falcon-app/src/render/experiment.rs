@@ -11,6 +11,15 @@ pub fn text(detail: &ExperimentDetail) -> String {
     let r = &view.record;
     out.push(format!("{} {} — {} ({}), attempt {}", r.id, r.name, r.status, r.scenario, r.attempt));
     out.push(format!("config {}  job {}", r.config_hash, r.job.map_or("—".into(), |j| j.to_string())));
+    if let Some(retries) = r.spec.get("retries").and_then(|v| v.as_u64()) {
+        let codes: Vec<String> = r
+            .spec
+            .get("retry_on_exit_codes")
+            .and_then(|v| v.as_array())
+            .map_or(Vec::new(), |a| a.iter().map(|c| c.to_string()).collect());
+        let on = if codes.is_empty() { String::new() } else { format!(" and exit codes {}", codes.join(", ")) };
+        out.push(format!("retries {retries}: on preemption{on}"));
+    }
     if let Some(reason) = &view.job_reason {
         out.push(format!("job: {reason}"));
     }
@@ -71,6 +80,9 @@ pub fn text(detail: &ExperimentDetail) -> String {
             out.push(printable(&line));
         }
     }
+    if let Some(goodput) = &detail.goodput {
+        out.extend(crate::render::goodput::lines(goodput));
+    }
     if !view.artifacts.is_empty() {
         out.push(format!("{} artifact(s); `falcon exp artifacts {}` lists them", view.artifacts.len(), r.id));
     }
@@ -90,7 +102,4 @@ pub fn text(detail: &ExperimentDetail) -> String {
     out.join("\n")
 }
 
-/// `s` with control characters escaped (`\n`, `\u{1b}`), so a file name cannot drive the terminal.
-pub fn printable(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
-}
+pub use crate::render::text::printable;

@@ -10,6 +10,7 @@ pub mod compare_table;
 pub mod config_diff;
 pub mod experiment;
 pub mod goal;
+pub mod goodput;
 pub mod html;
 pub mod kernel;
 pub mod markup;

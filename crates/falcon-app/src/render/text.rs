@@ -113,3 +113,8 @@ pub fn shorten(s: &str, max: usize, kept: usize) -> String {
     out.push('…');
     out
 }
+
+/// `s` with control characters escaped (`\n`, `\u{1b}`), so a file name cannot drive the terminal.
+pub fn printable(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}

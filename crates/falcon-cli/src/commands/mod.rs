@@ -8,6 +8,7 @@ mod exp;
 mod gc;
 mod goal;
 pub(crate) mod goal_report;
+mod goodput;
 mod init;
 mod kernel;
 mod mcp;
@@ -35,6 +36,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Exp(command) => exp::run(global, &app, command).await,
         Command::Worker(args) => worker::run(global, &app, args).await,
         Command::Gc(args) => gc::run(global, &app, args).await,
+        Command::Goodput(args) => goodput::run(global, &app, args).await,
         Command::Goal(command) => goal::run(global, &app, command).await,
         Command::Session(command) => session::run(global, &app, command).await,
         Command::Pool(crate::cli::PoolCommand::List(page)) => session::pools(global, &app, page).await,

@@ -192,6 +192,7 @@ fn check(spec: &mut ExperimentSpec, doc: &Document) -> Result<(), SpecError> {
     if spec.retries > MAX_RETRIES {
         return Err(err(&["retries"], format!("{} is too many; at most {MAX_RETRIES}", spec.retries)));
     }
+    check_retry_codes(spec, doc)?;
     if spec.timeout == Some(0) {
         return Err(err(&["timeout"], "must be longer than zero".into()));
     }
@@ -393,4 +394,28 @@ fn plural(n: u32) -> &'static str {
     } else {
         "s"
     }
+}
+
+/// `retry_on_exit_codes`: exit codes a process can have (1..=255; 0 is success), each once, a few of them, and only
+/// with retries left to spend.
+fn check_retry_codes(spec: &ExperimentSpec, doc: &Document) -> Result<(), SpecError> {
+    let err = |parts: &[&str], message: String| doc.error(&p(parts), message);
+    let codes = &spec.retry_on_exit_codes;
+    let path = ["retry_on_exit_codes"];
+    if codes.len() > super::MAX_RETRY_EXIT_CODES {
+        return Err(err(&path, format!("{} codes are too many; at most {}", codes.len(), super::MAX_RETRY_EXIT_CODES)));
+    }
+    for (i, &code) in codes.iter().enumerate() {
+        if !(1..=255).contains(&code) {
+            return Err(err(&path, format!("{code} is not a failing exit code (1 to 255)")));
+        }
+        if codes[..i].contains(&code) {
+            return Err(err(&path, format!("{code} is listed twice")));
+        }
+    }
+    if !codes.is_empty() && spec.retries == 0 {
+        return Err(err(&path, "needs retries to spend: `retries` is 0".into())
+            .with_hint("set `retries: N` (attempts after the first) beside it"));
+    }
+    Ok(())
 }

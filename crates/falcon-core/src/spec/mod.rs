@@ -24,6 +24,7 @@
 //! timeout: 2h
 //! priority: 0                    # default 0
 //! retries: 2                     # default 2
+//! retry_on_exit_codes: [134]     # exit codes that are transient (an NCCL timeout, a host error): retried too
 //! labels: {team: perf}
 //! ```
 //!
@@ -98,6 +99,10 @@ pub struct ExperimentSpec {
     /// Times a preempted or transiently failed attempt is retried; default 2 (so 3 attempts), at most 99.
     #[serde(default = "default_retries")]
     pub retries: u32,
+    /// Exit codes that mark a failed attempt as transient, retried like a preemption while `retries` last (SkyPilot's
+    /// `recover_on_exit_codes`); 1..=255, at most [`MAX_RETRY_EXIT_CODES`]. Default none: only preemption retries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retry_on_exit_codes: Vec<i32>,
     /// Free labels, copied to jobs.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "de::string_map")]
     pub labels: BTreeMap<String, String>,
@@ -222,6 +227,9 @@ fn default_num_steps() -> u64 {
 /// Most retries a spec may ask for (the Job module allows 100 attempts).
 pub const MAX_RETRIES: u32 = 99;
 
+/// Most exit codes `retry_on_exit_codes` may list.
+pub const MAX_RETRY_EXIT_CODES: usize = 16;
+
 /// Environment variables Falcon sets for every workload (docs/DESIGN.md §2); a spec may not set them itself.
 pub const RESERVED_ENV: [&str; 5] = [
     "FALCON_EXP_ID",
@@ -235,7 +243,7 @@ pub const RESERVED_ENV: [&str; 5] = [
 pub const PARALLELISM_AXES: [&str; 6] = ["dp", "fsdp", "tp", "pp", "ep", "sp"];
 
 /// Top-level spec fields.
-pub const SPEC_FIELDS: [&str; 12] = [
+pub const SPEC_FIELDS: [&str; 13] = [
     "name",
     "scenario",
     "goal",
@@ -247,6 +255,7 @@ pub const SPEC_FIELDS: [&str; 12] = [
     "timeout",
     "priority",
     "retries",
+    "retry_on_exit_codes",
     "labels",
 ];
 const WORKLOAD_FIELDS: [&str; 4] = ["framework", "image", "command", "env"];

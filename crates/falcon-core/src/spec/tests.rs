@@ -258,6 +258,27 @@ fn durations_commands_profiles_env() {
 }
 
 #[test]
+fn retry_on_exit_codes_are_failing_codes_listed_once_with_retries_to_spend() {
+    let with = |line: &str| GOOD.replace("labels:", &format!("{line}\nlabels:"));
+    let spec = parse_spec(&with("retry_on_exit_codes: [134, 3]"), "x.yaml").unwrap();
+    assert_eq!((spec.retry_on_exit_codes, spec.retries), (vec![134, 3], 2));
+    assert!(good().retry_on_exit_codes.is_empty(), "default: only preemption is retried");
+    for (line, says) in [
+        ("retry_on_exit_codes: [0]", "not a failing exit code"),
+        ("retry_on_exit_codes: [256]", "not a failing exit code"),
+        ("retry_on_exit_codes: [3, 3]", "listed twice"),
+        ("retry_on_exit_codes: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]", "too many"),
+        ("retries: 0\nretry_on_exit_codes: [3]", "`retries` is 0"),
+    ] {
+        let e = error(&with(line));
+        assert_eq!(e.path, "retry_on_exit_codes", "{line}: {e}");
+        assert!(e.message.contains(says), "{line}: {e}");
+    }
+    // Not in a spec that does not use it: its canonical form (and so its config hash) is unchanged.
+    assert!(!serde_json::to_string(&good()).unwrap().contains("retry_on_exit_codes"));
+}
+
+#[test]
 fn placeholders_are_checked_at_parse_time_and_substituted() {
     let e = error(&GOOD.replace("${config.remat}", "${config.remt}"));
     assert_eq!((e.path.as_str(), e.line), ("workload.env.REMAT", 9));

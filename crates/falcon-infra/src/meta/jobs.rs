@@ -87,6 +87,9 @@ pub struct JobChanges {
     pub started: Option<Millis>,
     /// Pools to exclude from now on (replaces the list).
     pub excluded_pools: Option<Vec<String>>,
+    /// When the change happened, when that was before now (a backend's own start time for `RUNNING`); the
+    /// caller keeps it no earlier than the job's last change. Default: now.
+    pub at: Option<Millis>,
 }
 
 /// One entry of a job's status log.
@@ -200,7 +203,7 @@ impl MetaStore {
         }
         // A new placement or attempt is a new run: its final collection starts counting failures afresh.
         let new_run = i64::from(set_placement == 1 || changes.attempt.is_some());
-        let at = now();
+        let at = changes.at.map_or_else(now, |at| at.min(now()));
         with_pool!(self, pool => {
             let mut tx = pool.begin_write().await.map_err(query_err("begin transaction"))?;
             let changed = sqlx::query(

@@ -208,7 +208,7 @@ impl Backend for LocalBackend {
             });
         }
         if pid.is_some_and(|pid| alive(pid, &format!("falcon-job:{}", job.0))) {
-            return Ok(BackendState::Running);
+            return Ok(BackendState::Running { started: None });
         }
         // The exit code may land a moment after the process is gone; look once more.
         tokio::time::sleep(Duration::from_millis(50)).await;

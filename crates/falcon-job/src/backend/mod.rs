@@ -49,8 +49,9 @@ pub enum BackendState {
         /// Whether the pool cannot provide capacity now.
         unschedulable: bool,
     },
-    /// Running.
-    Running,
+    /// Running; `started`: when the backend says it started, when it says (Slurm's `start_time`), else the job
+    /// manager takes the time it saw it running.
+    Running { started: Option<falcon_core::time::Millis> },
     /// Finished with exit code 0.
     Succeeded,
     /// Finished unsuccessfully.

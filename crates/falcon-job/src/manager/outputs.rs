@@ -101,7 +101,7 @@ impl JobManager {
         }
         self.copy_samples(job.id, &prefix, last).await?;
         if let Some(dir) = backend.artifact_dir(handle) {
-            self.sync.upload_dir(job.id, &dir, &prefix, last).await?;
+            self.sync.upload_dir(job.id, job.attempt, &dir, &prefix, last).await?;
         }
         Ok(())
     }

@@ -82,9 +82,11 @@ impl JobManager {
                 }
                 Ok(())
             }
-            BackendState::Running => {
+            BackendState::Running { started } => {
                 if job.status != JobStatus::Running {
-                    let changes = JobChanges { started: Some(now()), ..Default::default() };
+                    // The backend's own start time, when it gives one, never before the job's last change.
+                    let at = started.map(|s| s.max(job.updated).min(now()));
+                    let changes = JobChanges { started: Some(at.unwrap_or_else(now)), at, ..Default::default() };
                     self.transition(job, JobStatus::Running, &format!("running on pool {pool_name}"), changes).await?;
                 }
                 if let Err(e) = self.copy_outputs(job, backend.as_ref(), &handle, false).await {

@@ -65,7 +65,7 @@ pub fn evaluate(observed: &Observed) -> BackendState {
     let mut pods: Vec<&Pod> = observed.pods.iter().collect();
     pods.sort_by(|a, b| name(a).cmp(name(b)));
     if pods.iter().any(|p| matches!(phase(p), "Running" | "Unknown")) {
-        return BackendState::Running;
+        return BackendState::Running { started: None };
     }
     if let Some(message) = pods.iter().find_map(|p| unschedulable(p)) {
         return BackendState::Pending { reason: message, unschedulable: true };
@@ -85,7 +85,7 @@ pub fn evaluate(observed: &Observed) -> BackendState {
             unschedulable: false,
         };
     }
-    BackendState::Running
+    BackendState::Running { started: None }
 }
 
 fn failure(failed: &Condition, pods: &[Pod]) -> BackendState {
@@ -254,7 +254,7 @@ mod tests {
             evaluate(&observed(vec![], vec![creating.clone()])),
             BackendState::Pending { reason: "pod b: ContainerCreating".into(), unschedulable: false }
         );
-        assert_eq!(evaluate(&observed(vec![], vec![unsched, running])), BackendState::Running);
+        assert_eq!(evaluate(&observed(vec![], vec![unsched, running])), BackendState::Running { started: None });
         assert!(matches!(evaluate(&observed(vec![], vec![])), BackendState::Pending { unschedulable: false, .. }));
         let suspended = Observed { suspended: true, ..observed(vec![], vec![]) };
         assert!(matches!(evaluate(&suspended), BackendState::Pending { reason, .. } if reason.contains("suspended")));
@@ -264,7 +264,10 @@ mod tests {
     fn outcomes_come_from_terminal_conditions_only() {
         let done = pod("a", terminated(0, "Completed", "2026-01-01T00:00:00Z"));
         let target = cond("SuccessCriteriaMet", "CompletionsReached", "");
-        assert_eq!(evaluate(&observed(vec![target.clone()], vec![done.clone()])), BackendState::Running);
+        assert_eq!(
+            evaluate(&observed(vec![target.clone()], vec![done.clone()])),
+            BackendState::Running { started: None }
+        );
         let complete = cond("Complete", "CompletionsReached", "");
         assert_eq!(evaluate(&observed(vec![target, complete], vec![done])), BackendState::Succeeded);
         let deleting = Observed { deleting: true, ..observed(vec![], vec![]) };

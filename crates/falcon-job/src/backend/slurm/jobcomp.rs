@@ -73,6 +73,7 @@ pub fn parse_jobcomp(text: &str, id: u64, name: Option<&str>) -> Option<SlurmJob
             reason: "None".into(),
             exit_status,
             standard_output: None,
+            start_time: None,
         })
     })
 }

@@ -16,6 +16,8 @@
 //! - `stdout.log`, `stderr.log`: written by Slurm (`--output` / `--error`);
 //! - `artifacts/`: the job's `FALCON_ARTIFACT_DIR`;
 //! - `jobid`: the Slurm job id, written (atomically) once `sbatch` accepted the job;
+//! - `started`: when the batch script started, nanoseconds since the epoch (written atomically by the script;
+//!   Slurm's own `start_time` has whole seconds), the job's RUNNING time;
 //! - `final.json`: the job's end state as last seen in `squeue` (the `squeue --json` job fields this backend
 //!   uses), kept because Slurm forgets finished jobs `MinJobAge` seconds (300 by default) after they end.
 //!
@@ -258,6 +260,16 @@ impl SlurmBackend {
         }
     }
 
+    /// When the batch script started, from the `started` file it writes (a small file; anything else there is
+    /// ignored).
+    fn started(&self, name: Option<&str>) -> Option<falcon_core::time::Millis> {
+        use std::io::Read;
+        let mut text = String::new();
+        std::fs::File::open(self.job_dir(name?).join("started")).ok()?.take(64).read_to_string(&mut text).ok()?;
+        let ns: i64 = text.trim().parse().ok()?;
+        (ns > 0).then_some(falcon_core::time::Millis(ns / 1_000_000))
+    }
+
     /// The end state recorded in the folder, if it is this job's.
     fn read_final(&self, name: Option<&str>, id: u64) -> Option<SlurmJob> {
         let text = std::fs::read_to_string(self.job_dir(name?).join(FINAL)).ok()?;
@@ -369,7 +381,12 @@ impl Backend for SlurmBackend {
         let jobs = self.squeue("status").await?;
         let bad = |m: String| self.fail("status", format!("squeue --json: job {id}: {m}"));
         if let Some(found) = self.pick(&jobs, id, name.as_deref()) {
-            let state = map_state(found).map_err(bad)?;
+            let state = match map_state(found).map_err(bad)? {
+                BackendState::Running { started } => {
+                    BackendState::Running { started: self.started(name.as_deref()).or(started) }
+                }
+                state => state,
+            };
             if is_final(&state) {
                 self.record_final(name.as_deref(), found);
             }
@@ -488,7 +505,7 @@ impl Backend for SlurmBackend {
 }
 /// Whether a state is an end state (Slurm will not change it).
 fn is_final(state: &BackendState) -> bool {
-    !matches!(state, BackendState::Pending { .. } | BackendState::Running | BackendState::Missing)
+    !matches!(state, BackendState::Pending { .. } | BackendState::Running { .. } | BackendState::Missing)
 }
 
 fn read_jobid(dir: &Path) -> Option<u64> {

@@ -20,6 +20,8 @@ pub struct SlurmJob {
     pub exit_status: Option<i64>,
     /// `standard_output`: the `--output` pattern (22.05 leaves it unexpanded; `""` when not given).
     pub standard_output: Option<String>,
+    /// `start_time`: when it started running, seconds since the epoch (0 or unset before it starts).
+    pub start_time: Option<i64>,
 }
 
 impl SlurmJob {
@@ -32,6 +34,7 @@ impl SlurmJob {
             "state_reason": self.reason,
             "exit_code": self.exit_status,
             "standard_output": self.standard_output,
+            "start_time": self.start_time,
         })
     }
 }
@@ -137,6 +140,7 @@ pub(super) fn parse_job(job: &Value) -> std::result::Result<SlurmJob, String> {
         reason: text("state_reason").unwrap_or_else(|| "None".into()),
         exit_status: exit_status(o.get("exit_code")),
         standard_output: text("standard_output"),
+        start_time: o.get("start_time").and_then(number).filter(|t| *t > 0),
     })
 }
 
@@ -235,7 +239,9 @@ pub fn map_state(job: &SlurmJob) -> std::result::Result<BackendState, String> {
             }
         }
         "CONFIGURING" | "RUNNING" | "COMPLETING" | "SUSPENDED" | "STOPPED" | "RESIZING" | "SIGNALING" | "STAGE_OUT"
-        | "UPDATE_DB" => BackendState::Running,
+        | "UPDATE_DB" => BackendState::Running {
+            started: job.start_time.and_then(|s| s.checked_mul(1000)).map(falcon_core::time::Millis),
+        },
         "COMPLETED" => BackendState::Succeeded,
         "FAILED" | "SPECIAL_EXIT" | "LAUNCH_FAILED" | "RECONFIG_FAIL" => {
             BackendState::Failed { exit_code: code, reason: format!("{} ({slurm})", ended()) }
@@ -296,6 +302,7 @@ mod tests {
                 reason: "Resources".into(),
                 exit_status: Some(0),
                 standard_output: Some("<REPO>/.cache/slurm/jobs/%x-%j.out".into()),
+                start_time: job(PENDING, 2).start_time,
             }
         );
         assert_eq!(job(FAILED, 5).exit_status, Some(768));
@@ -303,13 +310,16 @@ mod tests {
 
     #[test]
     fn states_map_as_the_manager_needs() {
-        assert_eq!(state(PENDING, 1), BackendState::Running);
+        assert!(matches!(state(PENDING, 1), BackendState::Running { .. }));
         assert_eq!(state(PENDING, 2), BackendState::Pending { reason: "Resources".into(), unschedulable: true });
         assert_eq!(state(PENDING, 3), BackendState::Pending { reason: "JobHeldUser".into(), unschedulable: false });
         assert_eq!(state(RUNNING, 1), BackendState::Cancelled);
-        assert_eq!(state(RUNNING, 2), BackendState::Running);
+        let running = job(RUNNING, 2);
+        assert!(running.start_time.is_some_and(|t| t > 1_600_000_000), "{running:?}");
+        let started = running.start_time.map(|t| falcon_core::time::Millis(t * 1000));
+        assert_eq!(state(RUNNING, 2), BackendState::Running { started }, "with Slurm's own start time");
         assert_eq!(state(FAILED, 2), BackendState::Succeeded);
-        assert_eq!(state(FAILED, 4), BackendState::Running);
+        assert!(matches!(state(FAILED, 4), BackendState::Running { .. }));
         match state(FAILED, 5) {
             BackendState::Failed { exit_code: Some(3), reason } => {
                 assert!(
@@ -371,9 +381,9 @@ mod tests {
             {"job_id": 13, "name": "e", "job_state": ["PENDING", "REQUEUED"], "state_reason": "BeginTime"}]}"#;
         let jobs = parse_squeue(v40).unwrap();
         let states: Vec<_> = jobs.iter().map(|j| map_state(j).unwrap()).collect();
-        assert_eq!(states[0], BackendState::Running);
+        assert!(matches!(states[0], BackendState::Running { .. }));
         assert!(matches!(&states[1], BackendState::Failed { exit_code: Some(3), .. }), "{:?}", states[1]);
-        assert_eq!(states[2], BackendState::Running, "still completing");
+        assert!(matches!(states[2], BackendState::Running { .. }), "still completing");
         assert!(matches!(&states[3], BackendState::Failed { exit_code: Some(137), .. }), "{:?}", states[3]);
         assert_eq!(states[4], BackendState::Pending { reason: "BeginTime".into(), unschedulable: false });
     }
@@ -407,6 +417,7 @@ mod tests {
             reason: "None".into(),
             exit_status: Some(-7),
             standard_output: None,
+            start_time: None,
         };
         assert!(map_state(&odd).unwrap_err().contains("WEIRD"));
         let strange = r#"{"jobs": [{"job_id": 4.0, "job_state": "FAILED", "exit_code": "x", "name": null}]}"#;

@@ -1,0 +1,148 @@
+//! Goodput as a user sees it, on a workload whose truth is known (`examples/goodput/workload.sh`, issue 37's
+//! parameters): it sleeps 5 s before its first step, its first step takes 3 s, the others 0.1 s with 40 ms more every
+//! 10th, a 1 s checkpoint every 20 steps; its first attempt exits 75 after step 30 (listed in `retry_on_exit_codes`)
+//! and the retry resumes from the step-20 checkpoint. `exp submit --wait` then `exp show --json` on the local
+//! backend and on the REAL single-node Slurm cluster (`scripts/services.sh up`, `FALCON_TEST_SLURM_CONF` /
+//! `FALCON_TEST_SLURM_PARTITION`; without them the Slurm test fails saying so); then `falcon goodput --session`.
+
+mod common;
+
+use common::{code, falcon, json};
+use serde_json::Value;
+use std::path::Path;
+
+const WORKLOAD: &str = include_str!("../../../examples/goodput/workload.sh");
+
+/// Writes the workload and a spec running it with `env` (`KEY: value` pairs) into `dir`.
+fn write_spec(dir: &Path, name: &str, env: &str) -> String {
+    let script = dir.join("workload.sh");
+    std::fs::write(&script, WORKLOAD).unwrap();
+    let text = format!(
+        "name: {name}\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, {}]\n  env: {{{env}}}\n\
+         resources: {{accelerator: cpu}}\nretries: 1\nretry_on_exit_codes: [75]\n",
+        script.display()
+    );
+    let path = dir.join(format!("{name}.yaml"));
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn seconds(g: &Value, cause: &str) -> f64 {
+    g["badput"].as_array().unwrap().iter().find(|b| b["cause"] == cause).unwrap()["seconds"].as_f64().unwrap()
+}
+
+/// Runs the issue's workload and checks every cause against its truth.
+fn check_truth(dir: &Path) {
+    let spec = write_spec(dir, "truth", "");
+    let out = falcon(dir, &["exp", "submit", &spec, "--wait", "--json"]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let shown = json(&falcon(dir, &["exp", "show", "e-1", "--json"]));
+    assert_eq!((shown["status"].as_str(), shown["attempt"].as_i64()), (Some("COMPLETED"), Some(2)), "{shown:#}");
+    assert_eq!(shown["spec"]["retry_on_exit_codes"], serde_json::json!([75]));
+    let g = &shown["goodput"];
+    let steady = g["steady_step_s"].as_f64().unwrap();
+    assert!((0.1..0.115).contains(&steady), "steady step {steady} (0.1 s and the shell's few ms): {g:#}");
+    // (cause, truth in seconds): both attempts start up for 5 s and compile their first step for 3 s (its time
+    // over the steady step), two kept checkpoints, five kept stalled steps (10, 20, then 30, 40, 50 of the retry).
+    let truth = [
+        ("start_up", 10.0),
+        ("compilation_and_warm_up", 2.0 * (3.0 - steady)),
+        ("checkpointing", 2.0),
+        ("input_and_host_stalls", 5.0 * 0.04),
+    ];
+    for (cause, want) in truth {
+        let got = seconds(g, cause);
+        eprintln!("{cause}: {got:.4} s, truth {want:.4} s");
+        assert!((got - want).abs() <= 0.05 * want, "{cause}: {got:.3} s, truth {want:.3} s (5 %): {g:#}");
+    }
+    // Lost to the restart: steps 21–30 of the first attempt (ten steps, one stalled) and the time until its end was
+    // seen; the worker sees an end within a second or so.
+    let lost = seconds(g, "lost_to_restarts");
+    assert!((1.04 * 0.95..1.04 + 2.0).contains(&lost), "lost {lost}: {g:#}");
+    assert!(seconds(g, "failed_attempts") == 0.0 && seconds(g, "tail") < 2.0, "{g:#}");
+    // Goodput: the 50 steps at 0.1 s over the held time, within 2 points.
+    let held = g["held_s"].as_f64().unwrap();
+    let percent = g["goodput_percent"].as_f64().unwrap();
+    let want = 100.0 * 50.0 * 0.1 / held;
+    assert!((percent - want).abs() <= 2.0, "goodput {percent:.2} %, truth {want:.2} %: {g:#}");
+    assert_eq!((g["attempts"].as_u64(), g["steps"].as_u64()), (Some(2), Some(50)));
+    assert_eq!(g["held_chip_seconds"], g["held_s"], "one CPU device");
+    // Every held second is attributed once.
+    let attributed: f64 = g["productive_s"].as_f64().unwrap()
+        + g["badput"].as_array().unwrap().iter().map(|b| b["seconds"].as_f64().unwrap()).sum::<f64>();
+    assert!((attributed - held).abs() < 0.01, "{attributed} vs {held}");
+
+    let text = String::from_utf8_lossy(&falcon(dir, &["exp", "show", "e-1"]).stdout).to_string();
+    assert!(text.contains("retries 1: on preemption and exit codes 75"), "{text}");
+    let headline = text.lines().find(|l| l.starts_with("goodput: ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(headline.contains(&format!("{percent:.0} % goodput; start-up ")), "{headline}");
+}
+
+#[test]
+fn the_truth_workload_on_the_local_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
+    check_truth(dir.path());
+}
+
+#[test]
+fn the_truth_workload_on_the_slurm_test_cluster() {
+    let var = |key: &str| {
+        std::env::var(key).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| {
+            panic!(
+                "{key} is not set: this test needs the single-node Slurm cluster of scripts/services.sh. Run it with \
+                 scripts/test.sh (or `scripts/services.sh up && source .cache/services.env` first)."
+            )
+        })
+    };
+    let (conf, partition) = (var("FALCON_TEST_SLURM_CONF"), var("FALCON_TEST_SLURM_PARTITION"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[[pools]]\nname = \"slurm\"\nbackend = \"slurm\"\nzone = \"local\"\nplatform = \"cpu\"\naccelerators = \
+         [\"cpu\"]\ncapacity = 2\n\n[pools.settings]\nslurm_conf = \"{conf}\"\npartition = \"{partition}\"\n"
+    );
+    std::fs::write(dir.path().join("falcon.toml"), config).unwrap();
+    assert_eq!(code(&falcon(dir.path(), &["init", "--keep"])), 0);
+    check_truth(dir.path());
+}
+
+#[test]
+fn a_sessions_goodput_sums_its_experiments_chip_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
+    let quick = "START_S: '0.2', COMPILE_S: '0.3', STEP_S: '0.02', INPUT_S: '0.01', CHECKPOINT_S: '0.1', STEPS: '${config.steps}', KILL_AT: '999'";
+    write_spec(dir.path(), "base", quick);
+    let base = std::fs::read_to_string(dir.path().join("base.yaml"))
+        .unwrap()
+        .replace("retries: 1", "config: {steps: 20}\nretries: 1");
+    std::fs::write(dir.path().join("base.yaml"), base).unwrap();
+    std::fs::write(
+        dir.path().join("sweep.yaml"),
+        "base: base.yaml\nsweep:\n  config.steps: [20, 30]\nname_template: \"q-${config.steps}\"\n",
+    )
+    .unwrap();
+    let out = falcon(dir.path(), &["session", "submit", "sweep.yaml", "--wait", "--json"]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+
+    let report = json(&falcon(dir.path(), &["goodput", "--session", "s-1", "--json"]));
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{report:#}");
+    let mut held = 0.0;
+    let mut productive = 0.0;
+    for run in runs {
+        let shown = json(&falcon(dir.path(), &["exp", "show", run["id"].as_str().unwrap(), "--json"]));
+        assert_eq!(shown["goodput"], run["goodput"], "the report's run is `exp show`'s goodput");
+        held += shown["goodput"]["held_chip_seconds"].as_f64().unwrap();
+        productive += shown["goodput"]["productive_chip_seconds"].as_f64().unwrap();
+    }
+    let t = &report["totals"];
+    assert!((t["held_chip_seconds"].as_f64().unwrap() - held).abs() < 1e-9, "{t:#}");
+    assert!((t["productive_chip_seconds"].as_f64().unwrap() - productive).abs() < 1e-9, "{t:#}");
+    assert_eq!(t["runs"], 2);
+    assert!(report["headline"].as_str().unwrap().starts_with("2 run(s), "), "{report:#}");
+    let text = String::from_utf8_lossy(&falcon(dir.path(), &["goodput", "--session", "s-1"]).stdout).to_string();
+    assert!(text.contains("q-20") && text.contains("q-30") && text.contains("% goodput"), "{text}");
+    // Another session's filter matches nothing; a bad duration is a usage error.
+    assert_eq!(json(&falcon(dir.path(), &["goodput", "--pool", "nowhere", "--json"]))["runs"], serde_json::json!([]));
+    assert_eq!(code(&falcon(dir.path(), &["goodput", "--since", "soon", "--json"])), 2);
+}

@@ -1,0 +1,206 @@
+//! What an experiment's goodput is computed from, as EXP and the Job module recorded it: each attempt of its job
+//! (queued, running, ended: from the job's status log), the devices it held (from its spec), and the workload's step
+//! clock (every metrics line with a `time`, event lines included, every attempt's lines kept — a step a restart
+//! repeated appears twice). The computation is analysis's (`falcon_analysis::goodput`); the application layer
+//! joins the two. Nothing here parses a profile.
+
+use crate::error::Result;
+use crate::Exp;
+use falcon_core::artifact::ArtifactKind;
+use falcon_core::ids::ExperimentId;
+use falcon_core::metrics_jsonl::{self, StepColumn};
+use falcon_core::spec::ExperimentSpec;
+use falcon_core::status::JobStatus;
+use falcon_infra::meta::JobTransition;
+use std::collections::BTreeMap;
+
+/// One attempt of a job: when it was queued, started running and ended (milliseconds since the epoch).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptTimes {
+    /// From 1.
+    pub attempt: u32,
+    pub queued_ms: Option<i64>,
+    pub running_ms: Option<i64>,
+    pub ended_ms: Option<i64>,
+    /// How it ended.
+    pub ended: Option<JobStatus>,
+}
+
+/// One line of the workload's step clock.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClockLine {
+    pub step: i64,
+    /// Seconds since the epoch.
+    pub time_s: f64,
+    pub step_time_s: Option<f64>,
+    pub event: Option<String>,
+    pub event_s: Option<f64>,
+}
+
+/// Everything goodput needs of one experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoodputRecord {
+    pub id: ExperimentId,
+    pub attempts: Vec<AttemptTimes>,
+    /// Devices each attempt held (chips × slices; cores for `cpu`); 1 when the spec's accelerator is unknown.
+    pub chips: f64,
+    pub clock: Vec<ClockLine>,
+    /// The pool the job last ran on.
+    pub pool: Option<String>,
+}
+
+impl Exp {
+    /// The attempts, devices and step clock of an experiment.
+    pub async fn goodput_record(&self, id: ExperimentId) -> Result<GoodputRecord> {
+        let record = self.meta.get_experiment(id).await?;
+        let chips = serde_json::from_value::<ExperimentSpec>(record.spec.clone())
+            .ok()
+            .and_then(|s| s.devices())
+            .map_or(1.0, f64::from);
+        let (attempts, pool) = match record.job {
+            Some(job) => {
+                let history = self.meta.job_history(job).await?;
+                (attempts_of(&history), self.meta.get_job(job).await?.pool)
+            }
+            None => (Vec::new(), None),
+        };
+        let mut clock = Vec::new();
+        for a in self.meta.list_artifacts(id, Some(ArtifactKind::Metrics)).await? {
+            if !a.key.ends_with(".jsonl") {
+                continue;
+            }
+            let data = self.artifacts.get_verified(&a.key, a.size, &a.sha256).await?;
+            clock.extend(clock_lines(&String::from_utf8_lossy(&data)));
+        }
+        Ok(GoodputRecord { id, attempts, chips, clock, pool })
+    }
+}
+
+/// The attempt a stored metrics file belongs to: `n` for a key with an `attempts/<n>/` part (a retried attempt's
+/// files), else 1.
+pub fn attempt_of_key(key: &str) -> u32 {
+    key.split('/')
+        .collect::<Vec<_>>()
+        .windows(2)
+        .find_map(|w| (w[0] == "attempts").then(|| w[1].parse().ok()).flatten())
+        .unwrap_or(1)
+}
+
+/// The attempts in a job's status log: each attempt's first `QUEUED`, its placement and its first ending. The
+/// placement is when the job was handed to a backend (`SUBMITTED`) when it went on to run without waiting there,
+/// else when it started `RUNNING`: a backend that queues it (`PENDING`, Slurm waiting for nodes) has not given it
+/// resources yet, and one that starts it at once (the local runner) is only seen running at its next check.
+pub fn attempts_of(history: &[JobTransition]) -> Vec<AttemptTimes> {
+    #[derive(Default)]
+    struct Seen {
+        submitted: Option<i64>,
+        pending: bool,
+        running: Option<i64>,
+    }
+    let mut by: BTreeMap<i64, (AttemptTimes, Seen)> = BTreeMap::new();
+    for t in history {
+        let (a, seen) = by.entry(t.attempt).or_insert_with(|| {
+            let attempt = u32::try_from(t.attempt.max(0)).unwrap_or(u32::MAX);
+            (AttemptTimes { attempt, queued_ms: None, running_ms: None, ended_ms: None, ended: None }, Seen::default())
+        });
+        match t.to {
+            JobStatus::Queued => {
+                a.queued_ms.get_or_insert(t.at.0);
+            }
+            JobStatus::Submitted => {
+                seen.submitted.get_or_insert(t.at.0);
+            }
+            JobStatus::Pending => seen.pending = true,
+            JobStatus::Running => {
+                seen.running.get_or_insert(t.at.0);
+            }
+            s if s.is_terminal() && a.ended.is_none() => {
+                a.ended_ms = Some(t.at.0);
+                a.ended = Some(s);
+            }
+            _ => {}
+        }
+    }
+    by.into_values()
+        .map(|(mut a, seen)| {
+            a.running_ms = match (seen.running, seen.pending) {
+                (Some(running), true) => Some(running),
+                (Some(running), false) => Some(seen.submitted.map_or(running, |s| s.min(running))),
+                (None, _) => None,
+            };
+            a
+        })
+        .collect()
+}
+
+/// The step clock of a metrics file: its lines with a step and a `time`, in file order.
+pub fn clock_lines(text: &str) -> Vec<ClockLine> {
+    let read = metrics_jsonl::read(text, StepColumn::Named("step"));
+    read.records
+        .into_iter()
+        .filter_map(|r| {
+            let value = |name: &str| r.values.iter().find(|(n, _)| n == name).map(|&(_, v)| v);
+            Some(ClockLine {
+                step: r.step,
+                time_s: r.time?,
+                step_time_s: value("step_time_s"),
+                event_s: value("event_s"),
+                event: r.event,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use falcon_core::time::Millis;
+
+    fn t(to: JobStatus, at: i64, attempt: i64) -> JobTransition {
+        JobTransition { from: None, to, at: Millis(at), reason: String::new(), exit_code: None, attempt }
+    }
+
+    #[test]
+    fn a_retried_job_has_two_attempts() {
+        use JobStatus::*;
+        let history = [
+            t(Queued, 0, 1),
+            t(Submitted, 10, 1),
+            t(Running, 20, 1),
+            t(Failed, 500, 1),
+            t(Queued, 500, 2),
+            t(Submitted, 510, 2),
+            t(Pending, 515, 2),
+            t(Running, 600, 2),
+            t(Succeeded, 900, 2),
+        ];
+        let a = attempts_of(&history);
+        assert_eq!(a.len(), 2);
+        // Attempt 1 ran as soon as it was submitted; attempt 2 waited on the backend (PENDING) until 600.
+        assert_eq!(
+            (a[0].queued_ms, a[0].running_ms, a[0].ended_ms, a[0].ended),
+            (Some(0), Some(10), Some(500), Some(Failed))
+        );
+        assert_eq!(
+            (a[1].queued_ms, a[1].running_ms, a[1].ended_ms, a[1].ended),
+            (Some(500), Some(600), Some(900), Some(Succeeded))
+        );
+    }
+
+    #[test]
+    fn a_key_names_its_attempt() {
+        assert_eq!(attempt_of_key("experiments/e-1/metrics.jsonl"), 1);
+        assert_eq!(attempt_of_key("experiments/e-1/attempts/3/sub/metrics.jsonl"), 3);
+        assert_eq!(attempt_of_key("experiments/e-1/attempts/x/metrics.jsonl"), 1);
+    }
+
+    #[test]
+    fn the_clock_keeps_timed_lines_and_events() {
+        let text = "{\"step\": 1, \"time\": 10.5, \"step_time_s\": 3, \"loss\": 2}\n{\"step\": 2, \"loss\": 1}\n\
+                    {\"step\": 2, \"time\": 12, \"event\": \"checkpoint\", \"event_s\": 1}\n";
+        let c = clock_lines(text);
+        assert_eq!(c.len(), 2, "a line without `time` is not on the clock");
+        assert_eq!((c[0].step, c[0].time_s, c[0].step_time_s, c[0].event.as_deref()), (1, 10.5, Some(3.0), None));
+        assert_eq!((c[1].event.as_deref(), c[1].event_s), (Some("checkpoint"), Some(1.0)));
+    }
+}

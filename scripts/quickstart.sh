@@ -34,7 +34,8 @@ A=$(submit examples/jax_transformer/baseline.yaml)
 echo "quickstart: running the variant (examples/jax_transformer/variant.yaml)" >&2
 B=$(submit examples/jax_transformer/variant.yaml)
 
-"$FALCON" exp show "$B"
+"$FALCON" exp show "$B"                    # with its goodput: of the time it held the CPU, how much trained
+"$FALCON" goodput                          # both runs: chip-seconds by cause, summed
 "$FALCON" exp diff "$A" "$B"
 # Batch 8 → 16 asks whether throughput improves: a doubled batch's step time is longer by design.
 # Run-level verdicts with one run a side: the step time doubles with the batch (decided even so); the throughput

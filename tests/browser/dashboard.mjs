@@ -135,6 +135,7 @@ try {
   const exp = await open("experiment", `/experiments/${b.id}`);
   if (await exp.page.locator("figure svg").count() < 2) fail("the experiment page draws fewer than 2 charts");
   if (await exp.page.locator("table.steps tbody tr").count() < 1) fail("the experiment page has no per-step trace breakdown");
+  if (await exp.page.locator(".stack.goodput span").count() < 2) fail("the experiment page has no goodput bar (productive and a cause at least)");
   const exported = await fetch(`${base}/api/v1/traces/${b.id}/export`);
   const gz = Buffer.from(await exported.arrayBuffer());
   if (exported.status !== 200 || gz[0] !== 0x1f || gz[1] !== 0x8b) fail(`the Chrome-trace export answered ${exported.status}, not gzip`);

@@ -30,6 +30,7 @@
 //!                                      // each of step_time_s, tokens_per_s, tflops_per_device, mfu, loss,
 //!                                      // peak_hbm_bytes that both experiments logged
 //!   "profile":  { …`profile compare baseline best --json`… } | null,
+//!   "goodput":  [ { "experiment", "goodput": { …`exp show`'s goodput… } } … ],   // each ranked run, best first
 //!   "notes":    [ "why something above is empty or null" … ]
 //! }
 //! ```
@@ -69,6 +70,16 @@ pub struct GoalReport {
     pub profile: Option<ProfileComparison>,
     /// Why something is missing.
     pub notes: Vec<String>,
+    /// Each ranked run's goodput, in ranking order (the best run's first): of the time it held its resources, the
+    /// productive share and the badput by cause.
+    pub goodput: Vec<RunGoodput>,
+}
+
+/// One run's goodput in a report.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct RunGoodput {
+    pub experiment: ExperimentId,
+    pub goodput: falcon_analysis::goodput::Goodput,
 }
 
 /// Gathers the report: EXP for the goal, its ranking, diff and verdicts; analysis for the profiles.
@@ -107,7 +118,12 @@ pub async fn build(exp: &Exp, id: GoalId, top: usize) -> crate::Result<GoalRepor
         }
         _ => {}
     }
-    Ok(GoalReport { goal, progress, best, baseline, ranking: cmp.rows, config_diff, verdicts, profile, notes })
+    let mut goodput = Vec::with_capacity(cmp.rows.len());
+    for row in &cmp.rows {
+        let read = exp.goodput_record(row.experiment).await.map_err(crate::AppError::from);
+        goodput.push(RunGoodput { experiment: row.experiment, goodput: crate::experiment_goodput::of_record(read) });
+    }
+    Ok(GoalReport { goal, progress, best, baseline, ranking: cmp.rows, config_diff, verdicts, profile, notes, goodput })
 }
 
 /// The profile comparison baseline → best; a missing profile or a failed comparison is a note.

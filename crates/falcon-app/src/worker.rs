@@ -109,7 +109,7 @@ pub(crate) async fn analyze_completed_among(app: &App, among: Option<&[Experimen
         Err(e) => return vec![WorkerEvent::Warning { message: format!("analysis step: {e}") }],
     };
     let limit = among.map_or(ANALYSES_PER_PASS, |ids| ids.len().clamp(1, 1000) as u32);
-    match analysis.analyze_pending_among(limit, among).await {
+    let mut events: Vec<WorkerEvent> = match analysis.analyze_pending_among(limit, among).await {
         Ok(done) => done
             .into_iter()
             .map(|d| match d.error {
@@ -117,7 +117,38 @@ pub(crate) async fn analyze_completed_among(app: &App, among: Option<&[Experimen
                 None => WorkerEvent::Analyzed { experiment: d.experiment, analysis: d.tool.into(), mfu: d.mfu },
             })
             .collect(),
-        Err(e) => vec![WorkerEvent::Warning { message: format!("analysis step: {e}") }],
+        Err(e) => return vec![WorkerEvent::Warning { message: format!("analysis step: {e}") }],
+    };
+    // Each experiment analysed now has ended: its goodput is kept as a metric, for goals and history.
+    let mut analysed: Vec<ExperimentId> = events
+        .iter()
+        .filter_map(|e| match e {
+            WorkerEvent::Analyzed { experiment, .. } | WorkerEvent::AnalysisFailed { experiment, .. } => {
+                Some(*experiment)
+            }
+            _ => None,
+        })
+        .collect();
+    analysed.sort_unstable();
+    analysed.dedup();
+    for id in analysed {
+        events.push(keep_goodput(app, id).await);
+    }
+    events
+}
+
+/// Computes an ended experiment's goodput and keeps its percentage as the metric `goodput_percent`.
+async fn keep_goodput(app: &App, id: ExperimentId) -> WorkerEvent {
+    let kept = async {
+        let g = crate::experiment_goodput::experiment_goodput(app, id).await?;
+        if let Some(p) = g.goodput_percent {
+            app.exp().await?.put_derived_metric(id, falcon_exp::goodput::GOODPUT_METRIC, p).await?;
+        }
+        Ok::<_, crate::AppError>(g.goodput_percent)
+    };
+    match kept.await {
+        Ok(_) => WorkerEvent::Analyzed { experiment: id, analysis: "goodput".into(), mfu: None },
+        Err(e) => WorkerEvent::AnalysisFailed { experiment: id, analysis: "goodput".into(), error: e.to_string() },
     }
 }
 

@@ -67,6 +67,9 @@ fn check_truth(dir: &Path) {
     assert!((percent - want).abs() <= 2.0, "goodput {percent:.2} %, truth {want:.2} %: {g:#}");
     assert_eq!((g["attempts"].as_u64(), g["steps"].as_u64()), (Some(2), Some(50)));
     assert_eq!(g["held_chip_seconds"], g["held_s"], "one CPU device");
+    // Kept as a metric like any other, for goals and history.
+    let kept = shown["metrics"]["goodput_percent"]["median"].as_f64().unwrap_or_else(|| panic!("{shown:#}"));
+    assert!((kept - percent).abs() < 1e-9, "{kept} vs {percent}");
     // Every held second is attributed once.
     let attributed: f64 = g["productive_s"].as_f64().unwrap()
         + g["badput"].as_array().unwrap().iter().map(|b| b["seconds"].as_f64().unwrap()).sum::<f64>();
@@ -135,6 +138,13 @@ fn a_sessions_goodput_sums_its_experiments_chip_seconds() {
         held += shown["goodput"]["held_chip_seconds"].as_f64().unwrap();
         productive += shown["goodput"]["productive_chip_seconds"].as_f64().unwrap();
     }
+    let history =
+        json(&falcon(dir.path(), &["exp", "history", "--name", "q-20", "--metric", "goodput_percent", "--json"]));
+    assert_eq!(
+        history["points"].as_array().map(Vec::len),
+        Some(1),
+        "goodput_percent is a metric history reads: {history:#}"
+    );
     let t = &report["totals"];
     assert!((t["held_chip_seconds"].as_f64().unwrap() - held).abs() < 1e-9, "{t:#}");
     assert!((t["productive_chip_seconds"].as_f64().unwrap() - productive).abs() < 1e-9, "{t:#}");

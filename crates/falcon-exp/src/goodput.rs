@@ -76,6 +76,33 @@ impl Exp {
     }
 }
 
+/// The metric an ended experiment's goodput is kept as, beside its logged metrics (higher is better).
+pub const GOODPUT_METRIC: &str = "goodput_percent";
+
+impl Exp {
+    /// Keeps a value computed from the experiment rather than logged by it (its [`GOODPUT_METRIC`]) as a metric summary
+    /// of one sample, so that goals, history and comparisons read it like any other; the config's run noise is
+    /// refreshed. A later re-summary of the metrics files (`--warmup`) leaves it out.
+    pub async fn put_derived_metric(&self, id: ExperimentId, metric: &str, value: f64) -> Result<()> {
+        let record = self.meta.get_experiment(id).await?;
+        let mut all = self.meta.metric_summaries(id).await?;
+        all.retain(|m| m.metric != metric);
+        all.push(falcon_infra::meta::MetricSummary {
+            metric: metric.to_string(),
+            count: 1,
+            mean: value,
+            median: value,
+            p90: value,
+            min: value,
+            max: value,
+            last: value,
+            spread: Some(0.0),
+        });
+        self.meta.put_metric_summaries(id, &all).await?;
+        self.refresh_noise(&record.config_hash).await
+    }
+}
+
 /// The attempt a stored metrics file belongs to: `n` for a key with an `attempts/<n>/` part (a retried attempt's
 /// files), else 1.
 pub fn attempt_of_key(key: &str) -> u32 {
@@ -126,6 +153,8 @@ pub fn attempts_of(history: &[JobTransition]) -> Vec<AttemptTimes> {
             a.running_ms = match (seen.running, seen.pending) {
                 (Some(running), true) => Some(running),
                 (Some(running), false) => Some(seen.submitted.map_or(running, |s| s.min(running))),
+                // A short job can end between two checks, never seen running: it ran from its submission.
+                (None, false) if a.ended.is_some() => seen.submitted,
                 (None, _) => None,
             };
             a

@@ -1,5 +1,5 @@
 //! The experiment page (`/experiments/{id}`): its record and status timeline, metric charts by step (thinned
-//! on the server, warm-up shaded), the analysis summary, the memory curve with its trend and verdict, the log
+//! on the server, warm-up shaded), the analysis summary, goodput (one stacked bar of the held time), the memory curve with its trend and verdict, the log
 //! tail (followed live while it runs), artifacts to download, what was skipped, the config snapshot.
 
 use super::{can_write, error_page, principal, render, status_badge, time, Shell};
@@ -84,6 +84,7 @@ async fn build(state: &State, id: &str, viewer: Option<&Principal>) -> ApiResult
     if profiled && r.status == falcon_core::status::ExperimentStatus::Completed {
         s.push_str(&trace_steps(state, id).await);
     }
+    s.push_str(&goodput(d.goodput.as_ref()));
     s.push_str(&memory(d.memory.as_ref()));
     // The log tail; a running experiment's is followed (dashboard.js reads the API's event stream).
     let live = !r.status.is_terminal();
@@ -328,6 +329,60 @@ async fn trace_steps(state: &State, id: falcon_core::ids::ExperimentId) -> Strin
         s,
         "<p>The whole trace: <a href=\"/api/v1/traces/{id}/export\" download>Chrome trace JSON (gzipped)</a> — open it in          Perfetto (ui.perfetto.dev) or chrome://tracing · the analysis as <a href=\"/api/v1/traces/{id}\">JSON</a></p></section>"
     );
+    s
+}
+
+/// Goodput: the held time as one stacked bar (productive, then each cause), its headline and a legend.
+fn goodput(g: Option<&falcon_app::goodput::Goodput>) -> String {
+    use falcon_app::goodput::Cause;
+    let mut s = String::from("<section><h2>Goodput</h2>");
+    let Some(g) = g else {
+        s.push_str("<p class=\"empty\">No goodput yet (it is computed when the experiment has ended).</p></section>");
+        return s;
+    };
+    let _ = write!(s, "<p class=\"goodput-headline\">{}</p>", escape(&g.headline()));
+    if g.held_s > 0.0 {
+        let color = |c: Cause| match c {
+            Cause::FailedAttempts => "#862e9c",
+            Cause::LostToRestarts => "#c92a2a",
+            Cause::StartUp => "#f59f00",
+            Cause::Checkpointing => "#1c7ed6",
+            Cause::Evaluation => "#15aabf",
+            Cause::OtherEvents => "#74c0fc",
+            Cause::CompilationAndWarmUp => "#ae3ec9",
+            Cause::InputAndHostStalls => "#d6336c",
+            Cause::Tail => "#868e96",
+            Cause::Unexplained => "#dee2e6",
+        };
+        let mut parts = vec![("productive".to_string(), 100.0 * g.productive_s / g.held_s, "#2b8a3e")];
+        parts.extend(g.badput.iter().map(|b| (b.cause.short().to_string(), b.percent, color(b.cause))));
+        let mut bar = String::new();
+        let mut legend = Vec::new();
+        for (label, pct, color) in parts.into_iter().filter(|p| p.1 > 0.0) {
+            let _ =
+                write!(bar, "<span style=\"width:{pct:.2}%;background:{color}\" title=\"{label} {pct:.1} %\"></span>");
+            legend.push(format!(
+                "<li><span class=\"swatch\" style=\"background:{color}\"></span>{} {pct:.1} %</li>",
+                escape(&label)
+            ));
+        }
+        let _ = write!(
+            s,
+            "<p><span class=\"stack goodput\" role=\"img\" aria-label=\"{}\">{bar}</span></p><ul class=\"legend\">{}</ul>",
+            escape(&g.headline()),
+            legend.join("")
+        );
+        let _ = write!(
+            s,
+            "<p class=\"hint\">held {:.1} s ({:.0} chip-s) over {} attempt(s); waiting for capacity {:.1} s (not held). \
+             The same as JSON: <code>falcon exp show --json</code> → <code>goodput</code>.</p>",
+            g.held_s, g.held_chip_seconds, g.attempts, g.waiting_s
+        );
+    }
+    for n in &g.notes {
+        let _ = write!(s, "<p class=\"hint\">{}</p>", escape(n));
+    }
+    s.push_str("</section>");
     s
 }
 

@@ -12,7 +12,7 @@ use falcon_core::status::Direction;
 
 /// One section of the report.
 struct Section {
-    /// What it is (`goal`, `progress`, `ranking`, `config_diff`, `bookkeeping`, `verdicts`, `notes`).
+    /// What it is (`goal`, `progress`, `ranking`, `config_diff`, `bookkeeping`, `verdicts`, `goodput`, `notes`).
     id: &'static str,
     title: String,
     body: Body,
@@ -170,6 +170,31 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
                     .collect(),
                 empty: "no metric both experiments logged".into(),
                 more: None,
+            },
+        });
+    }
+    if !r.goodput.is_empty() {
+        out.push(Section {
+            id: "goodput",
+            title: "Goodput".into(),
+            body: Body::Table {
+                header: vec!["experiment", "goodput", "held chip-s", "where the rest went"],
+                rows: r
+                    .goodput
+                    .iter()
+                    .take(top)
+                    .map(|run| {
+                        let g = &run.goodput;
+                        vec![
+                            run.experiment.to_string(),
+                            g.goodput_percent.map_or("—".into(), |p| format!("{p:.1} %")),
+                            format!("{:.0}", g.held_chip_seconds),
+                            g.headline(),
+                        ]
+                    })
+                    .collect(),
+                empty: String::new(),
+                more: (r.goodput.len() > top).then(|| format!("{} more", r.goodput.len() - top)),
             },
         });
     }

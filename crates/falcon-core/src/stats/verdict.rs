@@ -123,7 +123,9 @@ pub const STANDARD_METRICS: &[&str] =
 pub fn direction_for(metric: &str) -> Option<Direction> {
     match metric {
         "step_time_s" | "loss" | "peak_hbm_bytes" | "profile_step_time_ms" => Some(Direction::LowerIsBetter),
-        "tokens_per_s" | "tflops_per_device" | "mfu" | "duty_cycle" => Some(Direction::HigherIsBetter),
+        "tokens_per_s" | "tflops_per_device" | "mfu" | "duty_cycle" | "goodput_percent" => {
+            Some(Direction::HigherIsBetter)
+        }
         _ => None,
     }
 }

@@ -89,21 +89,9 @@ fn a_fan_out_on_the_local_backend_equals_the_single_process_report() {
 
 #[test]
 fn a_fan_out_on_the_slurm_test_cluster_equals_the_single_process_report() {
-    let var = |key: &str| {
-        std::env::var(key).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| {
-            panic!(
-                "{key} is not set: this test needs the single-node Slurm cluster of scripts/services.sh. Run it with \
-                 scripts/test.sh (or `scripts/services.sh up && source .cache/services.env` first)."
-            )
-        })
-    };
-    let (conf, partition) = (var("FALCON_TEST_SLURM_CONF"), var("FALCON_TEST_SLURM_PARTITION"));
     let dir = tempfile::tempdir().unwrap();
     run64(dir.path());
-    let config = format!(
-        "[[pools]]\nname = \"slurm\"\nbackend = \"slurm\"\nzone = \"local\"\nplatform = \"cpu\"\naccelerators = \
-         [\"cpu\"]\ncapacity = 2\n\n[pools.settings]\nslurm_conf = \"{conf}\"\npartition = \"{partition}\"\n"
-    );
+    let config = common::slurm_pool_config();
     init(dir.path(), Some(&config));
     let single = analyze(dir.path(), &[]);
     let fanned = analyze(dir.path(), &["--fan-out", "8", "--timeout", "10m"]);

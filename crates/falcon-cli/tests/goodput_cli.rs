@@ -90,20 +90,8 @@ fn the_truth_workload_on_the_local_backend() {
 
 #[test]
 fn the_truth_workload_on_the_slurm_test_cluster() {
-    let var = |key: &str| {
-        std::env::var(key).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| {
-            panic!(
-                "{key} is not set: this test needs the single-node Slurm cluster of scripts/services.sh. Run it with \
-                 scripts/test.sh (or `scripts/services.sh up && source .cache/services.env` first)."
-            )
-        })
-    };
-    let (conf, partition) = (var("FALCON_TEST_SLURM_CONF"), var("FALCON_TEST_SLURM_PARTITION"));
     let dir = tempfile::tempdir().unwrap();
-    let config = format!(
-        "[[pools]]\nname = \"slurm\"\nbackend = \"slurm\"\nzone = \"local\"\nplatform = \"cpu\"\naccelerators = \
-         [\"cpu\"]\ncapacity = 2\n\n[pools.settings]\nslurm_conf = \"{conf}\"\npartition = \"{partition}\"\n"
-    );
+    let config = common::slurm_pool_config();
     std::fs::write(dir.path().join("falcon.toml"), config).unwrap();
     assert_eq!(code(&falcon(dir.path(), &["init", "--keep"])), 0);
     check_truth(dir.path());

@@ -48,43 +48,33 @@ const T0: f64 = 1_800_000_000.0;
 fn issue_workload(chips: f64) -> Run {
     let mut run = Run { attempts: Vec::new(), steps: Vec::new(), now: 0.0 };
     run.attempt(1, T0, T0 + 10.0, chips);
-    run.now += 5.0;
-    for step in 1..=30 {
-        run.step(
-            step,
-            if step == 1 {
-                3.0
-            } else if step % 10 == 0 {
-                0.14
-            } else {
-                0.1
-            },
-        );
-        if step % 20 == 0 {
-            run.event(step, "checkpoint", 1.0);
-        }
-    }
+    run.attempt_steps(1..=30);
     run.end(0.2);
     let killed = run.now;
     run.attempt(2, killed, killed + 2.0, chips);
-    run.now += 5.0;
-    for step in 21..=50 {
-        run.step(
-            step,
-            if step == 21 {
-                3.0
-            } else if step % 10 == 0 {
-                0.14
-            } else {
-                0.1
-            },
-        );
-        if step % 20 == 0 {
-            run.event(step, "checkpoint", 1.0);
-        }
-    }
+    run.attempt_steps(21..=50);
     run.end(0.5);
     run
+}
+
+impl Run {
+    /// One attempt's work: 5 s of start-up, then `steps` (the first 3 s, every 10th 0.14 s, the others 0.1 s), a
+    /// 1 s checkpoint after every 20th.
+    fn attempt_steps(&mut self, steps: std::ops::RangeInclusive<i64>) {
+        self.now += 5.0;
+        let first = *steps.start();
+        for step in steps {
+            let dur = match step {
+                s if s == first => 3.0,
+                s if s % 10 == 0 => 0.14,
+                _ => 0.1,
+            };
+            self.step(step, dur);
+            if step % 20 == 0 {
+                self.event(step, "checkpoint", 1.0);
+            }
+        }
+    }
 }
 
 fn close(a: f64, b: f64) -> bool {

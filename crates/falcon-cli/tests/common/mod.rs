@@ -53,3 +53,21 @@ pub fn write_base_ms_spec(dir: &Path) {
     )
     .unwrap();
 }
+
+/// `falcon.toml` text with one pool `slurm` on the REAL single-node Slurm cluster of `scripts/services.sh up`
+/// (`FALCON_TEST_SLURM_CONF`, `FALCON_TEST_SLURM_PARTITION`); without them the calling test fails saying so.
+pub fn slurm_pool_config() -> String {
+    let var = |key: &str| {
+        std::env::var(key).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| {
+            panic!(
+                "{key} is not set: this test needs the single-node Slurm cluster of scripts/services.sh. Run it with \
+                 scripts/test.sh (or `scripts/services.sh up && source .cache/services.env` first)."
+            )
+        })
+    };
+    let (conf, partition) = (var("FALCON_TEST_SLURM_CONF"), var("FALCON_TEST_SLURM_PARTITION"));
+    format!(
+        "[[pools]]\nname = \"slurm\"\nbackend = \"slurm\"\nzone = \"local\"\nplatform = \"cpu\"\naccelerators = \
+         [\"cpu\"]\ncapacity = 2\n\n[pools.settings]\nslurm_conf = \"{conf}\"\npartition = \"{partition}\"\n"
+    )
+}

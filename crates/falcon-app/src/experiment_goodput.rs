@@ -32,7 +32,7 @@ pub fn input_of(record: &GoodputRecord) -> GoodputInput {
                 event_s: c.event_s,
             })
             .collect(),
-        host_wait: None,
+        host_wait: record.host_wait_fraction.map(|fraction| falcon_analysis::goodput::HostWait { fraction }),
     }
 }
 

@@ -1,7 +1,7 @@
 //! What an experiment's goodput is computed from, as EXP and the Job module recorded it: each attempt of its job
 //! (queued, running, ended: from the job's status log), the devices it held (from its spec), and the workload's step
 //! clock (every metrics line with a `time`, event lines included, every attempt's lines kept — a step a restart
-//! repeated appears twice). The computation is analysis's (`falcon_analysis::goodput`); the application layer
+//! repeated appears twice), and the host wait its trace analysis found, when it has one. The computation is analysis's (`falcon_analysis::goodput`); the application layer
 //! joins the two. Nothing here parses a profile.
 
 use crate::error::Result;
@@ -47,6 +47,9 @@ pub struct GoodputRecord {
     pub clock: Vec<ClockLine>,
     /// The pool the job last ran on.
     pub pool: Option<String>,
+    /// Of the profiled steps' time, the share the device waited on the host (its trace analysis row's
+    /// `host_bound_fraction`), when a trace was analysed.
+    pub host_wait_fraction: Option<f64>,
 }
 
 impl Exp {
@@ -72,7 +75,15 @@ impl Exp {
             let data = self.artifacts.get_verified(&a.key, a.size, &a.sha256).await?;
             clock.extend(clock_lines(&String::from_utf8_lossy(&data)));
         }
-        Ok(GoodputRecord { id, attempts, chips, clock, pool })
+        let host_wait_fraction = self
+            .meta
+            .analysis_summaries(id)
+            .await?
+            .into_iter()
+            .find(|a| a.tool == falcon_core::summary::TRACE_TOOL && a.details.get("error").is_none())
+            .and_then(|a| a.details.get("host_bound_fraction").and_then(|f| f.as_f64()))
+            .filter(|f| f.is_finite());
+        Ok(GoodputRecord { id, attempts, chips, clock, pool, host_wait_fraction })
     }
 }
 

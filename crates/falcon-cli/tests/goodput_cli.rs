@@ -138,6 +138,9 @@ fn a_sessions_goodput_sums_its_experiments_chip_seconds() {
     assert!((t["productive_chip_seconds"].as_f64().unwrap() - productive).abs() < 1e-9, "{t:#}");
     assert_eq!(t["runs"], 2);
     assert!(report["headline"].as_str().unwrap().starts_with("2 run(s), "), "{report:#}");
+    let session = String::from_utf8_lossy(&falcon(dir.path(), &["session", "show", "s-1"]).stdout).to_string();
+    let best = report["best"].as_str().unwrap();
+    assert!(session.contains(&format!("best goodput: {best} at ")), "{session}");
     let text = String::from_utf8_lossy(&falcon(dir.path(), &["goodput", "--session", "s-1"]).stdout).to_string();
     assert!(text.contains("q-20") && text.contains("q-30") && text.contains("% goodput"), "{text}");
     // Another session's filter matches nothing; a bad duration is a usage error.

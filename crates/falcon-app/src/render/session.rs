@@ -33,6 +33,17 @@ pub fn text(detail: &SessionDetail) -> String {
         ]);
     }
     out.push(t.to_string());
+    let goodput = falcon_exp::goodput::GOODPUT_METRIC;
+    let best = detail
+        .experiments()
+        .filter_map(|(e, row)| Some((e.id, row.metrics.get(goodput)?.median)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((id, percent)) = best {
+        out.push(format!(
+            "best goodput: {id} at {percent:.1} % of its held time (`falcon goodput --session {}`: each run's causes)",
+            view.session.id
+        ));
+    }
     if !view.differences.is_empty() {
         let mut d = new_table(false, ["key", "group", "values"]);
         let (config, bookkeeping): (Vec<_>, Vec<_>) = view.differences.iter().partition(|r| !r.group.is_bookkeeping());

@@ -147,3 +147,41 @@ fn a_sessions_goodput_sums_its_experiments_chip_seconds() {
     assert_eq!(json(&falcon(dir.path(), &["goodput", "--pool", "nowhere", "--json"]))["runs"], serde_json::json!([]));
     assert_eq!(code(&falcon(dir.path(), &["goodput", "--since", "soon", "--json"])), 2);
 }
+
+#[test]
+fn a_trace_analysis_bounds_the_input_stalls() {
+    // The workload logs a step clock and leaves a PyTorch trace; the worker analyses the trace, and goodput's input
+    // and host stalls become the trace's host-wait share of the step time.
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
+    let trace = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../falcon-analysis/tests/data/pytorch_cpu_tfm2.pt.trace.json.gz");
+    std::fs::copy(&trace, dir.path().join("run.pt.trace.json.gz")).unwrap();
+    let env = "START_S: '0.1', COMPILE_S: '0.2', STEP_S: '0.02', INPUT_S: '0.02', CHECKPOINT_S: '0.05', STEPS: '20', KILL_AT: '999'";
+    let spec = write_spec(dir.path(), "traced", env);
+    let text = std::fs::read_to_string(&spec).unwrap().replace(
+        &format!("command: [sh, {}]", dir.path().join("workload.sh").display()),
+        &format!(
+            "command: [sh, -c, 'cp {} $FALCON_ARTIFACT_DIR/ && sh {}']",
+            dir.path().join("run.pt.trace.json.gz").display(),
+            dir.path().join("workload.sh").display()
+        ),
+    );
+    std::fs::write(&spec, text).unwrap();
+    let out = falcon(dir.path(), &["exp", "submit", &spec, "--wait", "--json"]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let shown = json(&falcon(dir.path(), &["exp", "show", "e-1", "--json"]));
+    let trace_row = shown["analysis"].as_array().unwrap().iter().find(|a| a["tool"] == "trace").cloned();
+    let fraction = trace_row
+        .as_ref()
+        .and_then(|r| r["details"]["host_bound_fraction"].as_f64())
+        .unwrap_or_else(|| panic!("no trace row with a host-bound fraction: {shown:#}"));
+    let g = &shown["goodput"];
+    assert!(g["notes"].to_string().contains("the trace's host wait share"), "{g:#}");
+    let stalls = seconds(g, "input_and_host_stalls");
+    // At most the slow steps' excess (two stalled steps of 20 ms) and at most the fraction of the ordinary steps.
+    assert!(
+        stalls <= 2.0 * 0.02 * 1.2 && stalls <= fraction * 20.0 * 0.05 + 1e-9,
+        "{stalls} (fraction {fraction}): {g:#}"
+    );
+}

@@ -188,6 +188,12 @@ impl Backend for LocalBackend {
         Ok(self.adopt(&job)?.then_some(job))
     }
 
+    async fn ended_at(&self, job: &BackendRef) -> Option<falcon_core::time::Millis> {
+        let written = std::fs::metadata(self.dir(job).join("exit_code")).ok()?.modified().ok()?;
+        let ms = written.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis();
+        Some(falcon_core::time::Millis(i64::try_from(ms).ok()?))
+    }
+
     async fn status(&self, job: &BackendRef) -> Result<BackendState> {
         let dir = self.dir(job);
         let pid = self.pid(&dir);

@@ -130,6 +130,12 @@ pub trait Backend: Send + Sync {
     async fn sample(&self, _job: &BackendRef) -> Result<Sample> {
         Ok(Sample::Unsupported(format!("the {} backend cannot sample resource use", self.kind())))
     }
+    /// When an ended attempt's process ended, when the backend knows it better than the job manager's next check
+    /// does (the local backend: when its wrapper wrote the exit code; Slurm: the end of its `end_time` second). The
+    /// default does not know.
+    async fn ended_at(&self, _job: &BackendRef) -> Option<falcon_core::time::Millis> {
+        None
+    }
     /// A local folder whose files are the job's artifacts (the local backend's `FALCON_ARTIFACT_DIR`).
     fn artifact_dir(&self, _job: &BackendRef) -> Option<PathBuf> {
         None

@@ -103,7 +103,8 @@ impl JobManager {
                         return self.finish(job, JobStatus::Failed, &why, changes, report).await;
                     }
                 }
-                let changes = JobChanges { exit_code: Some(0), ..Default::default() };
+                let at = self.ended_at(job, backend.as_ref(), &handle).await;
+                let changes = JobChanges { exit_code: Some(0), at, ..Default::default() };
                 self.finish(job, JobStatus::Succeeded, "exited with status 0", changes, report).await
             }
             BackendState::Failed { exit_code, reason } => {
@@ -119,7 +120,8 @@ impl JobManager {
                     Some(why) => format!("{reason}; {why}"),
                 };
                 let retryable = exit_code.is_some_and(|c| spec.retry.retry_exit_codes.contains(&c));
-                let changes = JobChanges { exit_code: exit_code.map(i64::from), ..Default::default() };
+                let at = self.ended_at(job, backend.as_ref(), &handle).await;
+                let changes = JobChanges { exit_code: exit_code.map(i64::from), at, ..Default::default() };
                 let ended = self.finish(job, JobStatus::Failed, &reason, changes, report).await;
                 if retryable {
                     let code = exit_code.unwrap_or(-1);
@@ -137,7 +139,9 @@ impl JobManager {
                     Collected::Retry => return Ok(()),
                     Collected::GaveUp(why) => format!("{reason}; {why}"),
                 };
-                let ended = self.finish(job, JobStatus::Preempted, &reason, JobChanges::default(), report).await;
+                let changes =
+                    JobChanges { at: self.ended_at(job, backend.as_ref(), &handle).await, ..Default::default() };
+                let ended = self.finish(job, JobStatus::Preempted, &reason, changes, report).await;
                 self.retry(job, JobStatus::Preempted, &spec, "preempted").await?;
                 ended
             }
@@ -162,6 +166,17 @@ impl JobManager {
                 .await
             }
         }
+    }
+
+    /// When an ended attempt's process ended, as its backend knows it (the job manager sees it at its next check),
+    /// never before the job's last change nor after now.
+    async fn ended_at(
+        &self,
+        job: &JobRecord,
+        backend: &dyn crate::backend::Backend,
+        handle: &BackendRef,
+    ) -> Option<falcon_core::time::Millis> {
+        backend.ended_at(handle).await.map(|at| at.max(job.updated).min(now()))
     }
 
     /// Puts a finished attempt back in the queue when attempts remain (the Job module owns retries).

@@ -74,6 +74,7 @@ pub fn parse_jobcomp(text: &str, id: u64, name: Option<&str>) -> Option<SlurmJob
             exit_status,
             standard_output: None,
             start_time: None,
+            end_time: None,
         })
     })
 }

@@ -11,13 +11,13 @@
 //!
 //! Everything about a job lives in `<jobs_dir>/<object-name>/`, as with the local backend:
 //!
-//! - `job.sh`: the generated batch script (`#SBATCH` options, `FALCON_*` and spec environment, then `exec` of the
-//!   command);
+//! - `job.sh`: the generated batch script (`#SBATCH` options, `FALCON_*` and spec environment, then the command
+//!   between two time stamps, its exit status passed on);
 //! - `stdout.log`, `stderr.log`: written by Slurm (`--output` / `--error`);
 //! - `artifacts/`: the job's `FALCON_ARTIFACT_DIR`;
 //! - `jobid`: the Slurm job id, written (atomically) once `sbatch` accepted the job;
-//! - `started`: when the batch script started, nanoseconds since the epoch (written atomically by the script;
-//!   Slurm's own `start_time` has whole seconds), the job's RUNNING time;
+//! - `started`, `ended`: when the command started and ended, nanoseconds since the epoch (written atomically by the
+//!   script; Slurm's own `start_time` and `end_time` have whole seconds): the job's RUNNING time and end;
 //! - `final.json`: the job's end state as last seen in `squeue` (the `squeue --json` job fields this backend
 //!   uses), kept because Slurm forgets finished jobs `MinJobAge` seconds (300 by default) after they end.
 //!
@@ -260,12 +260,17 @@ impl SlurmBackend {
         }
     }
 
-    /// When the batch script started, from the `started` file it writes (a small file; anything else there is
-    /// ignored).
+    /// When the command started, from the `started` file the batch script writes.
     fn started(&self, name: Option<&str>) -> Option<falcon_core::time::Millis> {
+        self.stamp(name, "started")
+    }
+
+    /// A time stamp the batch script wrote (`started`, `ended`: nanoseconds; a small file, anything else there is
+    /// ignored).
+    fn stamp(&self, name: Option<&str>, file: &str) -> Option<falcon_core::time::Millis> {
         use std::io::Read;
         let mut text = String::new();
-        std::fs::File::open(self.job_dir(name?).join("started")).ok()?.take(64).read_to_string(&mut text).ok()?;
+        std::fs::File::open(self.job_dir(name?).join(file)).ok()?.take(64).read_to_string(&mut text).ok()?;
         let ns: i64 = text.trim().parse().ok()?;
         (ns > 0).then_some(falcon_core::time::Millis(ns / 1_000_000))
     }
@@ -402,6 +407,17 @@ impl Backend for SlurmBackend {
             }
         }
         Ok(BackendState::Missing)
+    }
+
+    async fn ended_at(&self, job: &BackendRef) -> Option<falcon_core::time::Millis> {
+        let (id, name) = self.locate("ended_at", job).ok()?;
+        if let Some(at) = self.stamp(name.as_deref(), "ended") {
+            return Some(at);
+        }
+        let end = self.read_final(name.as_deref(), id)?.end_time?;
+        // Whole seconds: the end of that second, so that nothing the job did falls after it (the job manager takes
+        // the earlier of this and its own check).
+        Some(falcon_core::time::Millis(end.checked_add(1)?.checked_mul(1000)?))
     }
 
     async fn cancel(&self, job: &BackendRef) -> Result<()> {

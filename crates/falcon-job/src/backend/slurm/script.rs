@@ -1,5 +1,5 @@
-//! The batch script a submission runs as: `#SBATCH` options, the spec's and `FALCON_*` environment, then
-//! `exec` of the command, every value quoted for `/bin/sh`.
+//! The batch script a submission runs as: `#SBATCH` options, the spec's and `FALCON_*` environment, the command
+//! between two time stamps (`started`, `ended`), every value quoted for `/bin/sh`.
 
 use super::SlurmBackend;
 use crate::backend::Submission;
@@ -70,12 +70,19 @@ impl SlurmBackend {
         // When the job really started (Slurm's `start_time` has whole seconds), in nanoseconds, for the job manager's
         // RUNNING time; a `date` without `%N` writes something unreadable, and the backend falls back to Slurm's.
         s.push_str(&format!("date +%s%N > {STARTED_TMP} 2>/dev/null && mv {STARTED_TMP} {STARTED} 2>/dev/null\n"));
-        s.push_str("exec");
+        // The command runs in this shell's place only until it ends: then the end is stamped the same way (Slurm's
+        // `end_time` has whole seconds) and its status passed on. Slurm signals every process of the job on a
+        // cancel, preemption or time limit, the command included, so nothing needs forwarding.
         for (i, arg) in sub.spec.command.iter().enumerate() {
-            s.push(' ');
+            if i > 0 {
+                s.push(' ');
+            }
             s.push_str(&quote(format!("command[{i}]"), arg)?);
         }
         s.push('\n');
+        s.push_str(&format!(
+            "rc=$?\ndate +%s%N > {ENDED_TMP} 2>/dev/null && mv {ENDED_TMP} {ENDED} 2>/dev/null\nexit $rc\n"
+        ));
         Ok(s)
     }
 }
@@ -83,6 +90,9 @@ impl SlurmBackend {
 /// The file the batch script writes its start time to, in the job folder (through `$FALCON_JOB_DIR`).
 const STARTED: &str = "\"$FALCON_JOB_DIR/started\"";
 const STARTED_TMP: &str = "\"$FALCON_JOB_DIR/started.tmp\"";
+/// The file the batch script writes the command's end time to.
+const ENDED: &str = "\"$FALCON_JOB_DIR/ended\"";
+const ENDED_TMP: &str = "\"$FALCON_JOB_DIR/ended.tmp\"";
 
 /// `value` quoted for `/bin/sh` (single quotes unless it is plainly safe); `None` for a NUL byte.
 pub fn sh_quote(value: &str) -> Option<String> {
@@ -187,8 +197,17 @@ mod tests {
         let expected: String = tricky.iter().map(|s| format!("[{s}]")).collect::<String>() + "{it's $HOME `x`}{2}";
         assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{script}");
         // It wrote when it started, in nanoseconds since the epoch.
-        let started = std::fs::read_to_string(job_dir.join("started")).unwrap();
-        assert!(started.trim().parse::<u64>().is_ok_and(|ns| ns > 1_600_000_000_000_000_000), "{started:?}");
+        for stamp in ["started", "ended"] {
+            let ns = std::fs::read_to_string(job_dir.join(stamp)).unwrap();
+            assert!(ns.trim().parse::<u64>().is_ok_and(|ns| ns > 1_600_000_000_000_000_000), "{stamp}: {ns:?}");
+        }
+        // The command's exit status is the script's.
+        let mut failing = spec.clone();
+        failing.command = vec!["sh".into(), "-c".into(), "exit 7".into()];
+        let script = backend.script(&Submission { spec: &failing, ..sub.clone() }, &job_dir).unwrap();
+        std::fs::write(&path, &script).unwrap();
+        let status = std::process::Command::new("/bin/sh").arg(&path).status().unwrap();
+        assert_eq!(status.code(), Some(7), "{script}");
 
         let mut nul = spec.clone();
         nul.env.insert("BAD".into(), "a\0b".into());

@@ -22,6 +22,9 @@ pub struct SlurmJob {
     pub standard_output: Option<String>,
     /// `start_time`: when it started running, seconds since the epoch (0 or unset before it starts).
     pub start_time: Option<i64>,
+    /// `end_time`: when it ended, seconds since the epoch (while it runs, the time limit's end: read only once it
+    /// has ended).
+    pub end_time: Option<i64>,
 }
 
 impl SlurmJob {
@@ -35,6 +38,7 @@ impl SlurmJob {
             "exit_code": self.exit_status,
             "standard_output": self.standard_output,
             "start_time": self.start_time,
+            "end_time": self.end_time,
         })
     }
 }
@@ -141,6 +145,7 @@ pub(super) fn parse_job(job: &Value) -> std::result::Result<SlurmJob, String> {
         exit_status: exit_status(o.get("exit_code")),
         standard_output: text("standard_output"),
         start_time: o.get("start_time").and_then(number).filter(|t| *t > 0),
+        end_time: o.get("end_time").and_then(number).filter(|t| *t > 0),
     })
 }
 
@@ -303,6 +308,7 @@ mod tests {
                 exit_status: Some(0),
                 standard_output: Some("<REPO>/.cache/slurm/jobs/%x-%j.out".into()),
                 start_time: job(PENDING, 2).start_time,
+                end_time: job(PENDING, 2).end_time,
             }
         );
         assert_eq!(job(FAILED, 5).exit_status, Some(768));
@@ -418,6 +424,7 @@ mod tests {
             exit_status: Some(-7),
             standard_output: None,
             start_time: None,
+            end_time: None,
         };
         assert!(map_state(&odd).unwrap_err().contains("WEIRD"));
         let strange = r#"{"jobs": [{"job_id": 4.0, "job_state": "FAILED", "exit_code": "x", "name": null}]}"#;

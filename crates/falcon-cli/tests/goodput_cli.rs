@@ -1,4 +1,4 @@
-//! Goodput as a user sees it, on a workload whose truth is known (`examples/goodput/workload.sh`, issue 37's
+//! Goodput as a user sees it, on a workload whose truth is known (`examples/goodput/workload.py`, issue 37's
 //! parameters): it sleeps 5 s before its first step, its first step takes 3 s, the others 0.1 s with 40 ms more every
 //! 10th, a 1 s checkpoint every 20 steps; its first attempt exits 75 after step 30 (listed in `retry_on_exit_codes`)
 //! and the retry resumes from the step-20 checkpoint. `exp submit --wait` then `exp show --json` on the local
@@ -11,14 +11,14 @@ use common::{code, falcon, json};
 use serde_json::Value;
 use std::path::Path;
 
-const WORKLOAD: &str = include_str!("../../../examples/goodput/workload.sh");
+const WORKLOAD: &str = include_str!("../../../examples/goodput/workload.py");
 
 /// Writes the workload and a spec running it with `env` (`KEY: value` pairs) into `dir`.
 fn write_spec(dir: &Path, name: &str, env: &str) -> String {
-    let script = dir.join("workload.sh");
+    let script = dir.join("workload.py");
     std::fs::write(&script, WORKLOAD).unwrap();
     let text = format!(
-        "name: {name}\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, {}]\n  env: {{{env}}}\n\
+        "name: {name}\nscenario: benchmark\nworkload:\n  framework: python\n  command: [python3, -S, {}]\n  env: {{{env}}}\n\
          resources: {{accelerator: cpu}}\nretries: 1\nretry_on_exit_codes: [75]\n",
         script.display()
     );
@@ -41,36 +41,56 @@ fn check_truth(dir: &Path) {
     assert_eq!(shown["spec"]["retry_on_exit_codes"], serde_json::json!([75]));
     let g = &shown["goodput"];
     let steady = g["steady_step_s"].as_f64().unwrap();
-    assert!((0.1..0.115).contains(&steady), "steady step {steady} (0.1 s and the shell's few ms): {g:#}");
-    // (cause, truth in seconds): both attempts start up for 5 s and compile their first step for 3 s (its time
-    // over the steady step), two kept checkpoints, five kept stalled steps (10, 20, then 30, 40, 50 of the retry).
+    assert!((0.1..0.11).contains(&steady), "steady step {steady}: {g:#}");
+    // The workload's own clock, attempt by attempt: its metrics lines (the first attempt's file, the retry's under
+    // attempts/2/), with how long each stall and checkpoint really took.
+    let artifacts = json(&falcon(dir, &["exp", "artifacts", "e-1", "--json"]));
+    let lines_of = |suffix: &str| -> Vec<Value> {
+        let a = artifacts["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"].as_str().is_some_and(|k| k.ends_with(suffix)))
+            .unwrap_or_else(|| panic!("no {suffix}: {artifacts:#}"));
+        let path = a["uri"].as_str().unwrap().trim_start_matches("file://").to_string();
+        std::fs::read_to_string(&path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let (first, retry) = (lines_of("e-1/metrics.jsonl"), lines_of("e-1/attempts/2/metrics.jsonl"));
+    // Kept: the first attempt up to its step-20 checkpoint, all of the retry (it resumed at step 21).
+    let kept: Vec<&Value> = first.iter().filter(|l| l["step"].as_i64().unwrap() <= 20).chain(&retry).collect();
+    let sum = |field: &str| kept.iter().filter_map(|l| l[field].as_f64()).sum::<f64>();
+    // (cause, truth in seconds): both attempts start up (5 s sleeps) and compile their first step for 3 s (its
+    // time over the steady step); the kept checkpoints and stalls as long as they really took.
+    // Start-up as the workload lived it: from each attempt's process start (it notes it beside its checkpoint) to
+    // the start of its first step.
+    let starts: Vec<f64> = std::fs::read_to_string(dir.join(".falcon/experiments/e-1/goodput-state/starts"))
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    let first_step_start = |lines: &[Value]| {
+        let l = lines.iter().find(|l| l["event"].is_null()).unwrap();
+        l["time"].as_f64().unwrap() - l["step_time_s"].as_f64().unwrap()
+    };
+    assert_eq!(starts.len(), 2, "{starts:?}");
+    let start_up = first_step_start(&first) - starts[0] + first_step_start(&retry) - starts[1];
+    assert!((start_up - 10.0).abs() < 1.0, "two 5 s sleeps and the interpreter's start: {start_up}");
     let truth = [
-        ("start_up", 10.0),
+        ("start_up", start_up),
         ("compilation_and_warm_up", 2.0 * (3.0 - steady)),
-        ("checkpointing", 2.0),
-        ("input_and_host_stalls", 5.0 * 0.04),
+        ("checkpointing", sum("event_s")),
+        ("input_and_host_stalls", sum("stall_s")),
     ];
+    assert!((sum("stall_s") - 5.0 * 0.04).abs() < 0.02, "five kept 40 ms stalls: {kept:?}");
     for (cause, want) in truth {
         let got = seconds(g, cause);
         eprintln!("{cause}: {got:.4} s, truth {want:.4} s");
         assert!((got - want).abs() <= 0.05 * want, "{cause}: {got:.3} s, truth {want:.3} s (5 %): {g:#}");
     }
-    // Lost to the restart: steps 21–30 of the first attempt (ten steps, one stalled), then it exits at once; the
-    // tail after step 50 is nothing. Both end when the backend says the command ended, to the millisecond (the local
-    // runner's exit-code file, the stamp Slurm's batch script writes).
-    // The truth is the first attempt's own clock: from its step-20 checkpoint to its step 30 (ten steps and what the
-    // shell does between them), read from its metrics file.
-    let artifacts = json(&falcon(dir, &["exp", "artifacts", "e-1", "--json"]));
-    let first = artifacts["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["key"].as_str().is_some_and(|k| k.ends_with("e-1/metrics.jsonl")))
-        .unwrap_or_else(|| panic!("{artifacts:#}"));
-    let path = first["uri"].as_str().unwrap().trim_start_matches("file://").to_string();
-    let lines: Vec<Value> =
-        std::fs::read_to_string(&path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let time_of = |f: &dyn Fn(&Value) -> bool| lines.iter().find(|l| f(l)).unwrap()["time"].as_f64().unwrap();
+    // Lost to the restart: steps 21-30 of the first attempt, from its step-20 checkpoint to its step 30, then it
+    // exits at once; the tail after step 50 is nothing. Both end when the backend says the command ended, to the
+    // millisecond (the local runner's exit-code file, the stamp Slurm's batch script writes).
+    let time_of = |f: &dyn Fn(&Value) -> bool| first.iter().find(|l| f(l)).unwrap()["time"].as_f64().unwrap();
     let lost_truth = time_of(&|l| l["step"] == 30 && l["event"].is_null())
         - time_of(&|l| l["step"] == 20 && l["event"] == "checkpoint");
     let lost = seconds(g, "lost_to_restarts");
@@ -179,11 +199,11 @@ fn a_trace_analysis_bounds_the_input_stalls() {
     let env = "START_S: '0.1', COMPILE_S: '0.2', STEP_S: '0.02', INPUT_S: '0.02', CHECKPOINT_S: '0.05', STEPS: '20', KILL_AT: '999'";
     let spec = write_spec(dir.path(), "traced", env);
     let text = std::fs::read_to_string(&spec).unwrap().replace(
-        &format!("command: [sh, {}]", dir.path().join("workload.sh").display()),
+        &format!("command: [python3, -S, {}]", dir.path().join("workload.py").display()),
         &format!(
-            "command: [sh, -c, 'cp {} $FALCON_ARTIFACT_DIR/ && sh {}']",
+            "command: [sh, -c, 'cp {} $FALCON_ARTIFACT_DIR/ && python3 {}']",
             dir.path().join("run.pt.trace.json.gz").display(),
-            dir.path().join("workload.sh").display()
+            dir.path().join("workload.py").display()
         ),
     );
     std::fs::write(&spec, text).unwrap();

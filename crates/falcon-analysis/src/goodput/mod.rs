@@ -259,6 +259,10 @@ pub fn totals<'g>(runs: impl IntoIterator<Item = &'g Goodput>) -> GoodputTotals 
 /// Warm-up steps are the first step of an attempt and the steps right after it slower than this × the median.
 const WARM_UP_FACTOR: f64 = 1.5;
 
+/// A metrics line this many seconds after an attempt's recorded end is still the attempt's (the end comes from a
+/// file's coarse time stamp or a whole second; the line from the workload's own clock).
+const CLOCK_SLACK_S: f64 = 0.1;
+
 /// An ordinary step up to this × the steady-state step time is normal variance (all productive); a slower one
 /// stalled, for its time over the steady state.
 const STALL_FACTOR: f64 = 1.1;
@@ -275,11 +279,15 @@ pub fn goodput(input: &GoodputInput) -> Goodput {
     let mut notes = Vec::new();
     let mut attempts: Vec<&Attempt> = input.attempts.iter().collect();
     attempts.sort_by_key(|a| a.attempt);
-    let held_span = |a: &Attempt| -> Option<(f64, f64)> {
-        let start = a.running_ms? as f64 / 1e3;
-        let end = a.ended_ms.map(|e| e as f64 / 1e3)?;
-        (end >= start).then_some((start, end))
-    };
+    // Each attempt's held span, from its placement to its end.
+    let mut held: Vec<Option<(f64, f64)>> = attempts
+        .iter()
+        .map(|a| {
+            let start = a.running_ms? as f64 / 1e3;
+            let end = a.ended_ms.map(|e| e as f64 / 1e3)?;
+            (end >= start).then_some((start, end))
+        })
+        .collect();
     let waiting_s: f64 =
         attempts.iter().filter_map(|a| Some(((a.running_ms? - a.queued_ms?) as f64 / 1e3).max(0.0))).sum();
     if attempts.iter().any(|a| a.running_ms.is_some() && a.ended_ms.is_none()) {
@@ -291,8 +299,16 @@ pub fn goodput(input: &GoodputInput) -> Goodput {
     let mut by_attempt: Vec<Vec<&StepRecord>> = vec![Vec::new(); attempts.len()];
     let mut outside = 0usize;
     for r in records {
-        match attempts.iter().position(|a| held_span(a).is_some_and(|(s, e)| r.time_s >= s && r.time_s <= e)) {
-            Some(i) => by_attempt[i].push(r),
+        // A line written just before the process ended may carry a time a little after the end the backend
+        // recorded (file times are coarse): it is the attempt's, and so is the time up to it.
+        let within = |&(s, e): &(f64, f64)| r.time_s >= s && r.time_s <= e + CLOCK_SLACK_S;
+        match held.iter().position(|h| h.as_ref().is_some_and(within)) {
+            Some(i) => {
+                by_attempt[i].push(r);
+                if let Some((_, end)) = held[i].as_mut() {
+                    *end = end.max(r.time_s);
+                }
+            }
             None => outside += 1,
         }
     }
@@ -301,8 +317,8 @@ pub fn goodput(input: &GoodputInput) -> Goodput {
     }
     let mut spans: Vec<Vec<Span<'_>>> = Vec::with_capacity(attempts.len());
     let mut first_unknown = false;
-    for (a, recs) in attempts.iter().zip(&by_attempt) {
-        let Some((start, _)) = held_span(a) else {
+    for (h, recs) in held.iter().zip(&by_attempt) {
+        let Some((start, _)) = *h else {
             spans.push(Vec::new());
             continue;
         };
@@ -349,7 +365,7 @@ pub fn goodput(input: &GoodputInput) -> Goodput {
     let mut held_s = 0.0;
     let mut held_chip = 0.0;
     for (i, a) in attempts.iter().enumerate() {
-        let Some((start, end)) = held_span(a) else { continue };
+        let Some((start, end)) = held[i] else { continue };
         let chips = chips_of(a);
         held_s += end - start;
         held_chip += (end - start) * chips;

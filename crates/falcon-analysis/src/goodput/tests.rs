@@ -206,3 +206,22 @@ fn totals_sum_chip_seconds_and_count_runs_without_a_clock_as_unexplained() {
     assert!(close(t.goodput_percent.unwrap(), 100.0 * 45.0 / t.held_chip_seconds));
     assert_eq!(totals([]).goodput_percent, None);
 }
+
+#[test]
+fn a_line_just_after_the_recorded_end_is_the_attempts() {
+    // The backend's end comes from a coarse file time: the last line's own clock may be a few ms later.
+    let mut run = Run { attempts: Vec::new(), steps: Vec::new(), now: 0.0 };
+    run.attempt(1, T0, T0, 1.0);
+    for step in 1..=10 {
+        run.step(step, 0.5);
+    }
+    run.end(0.0);
+    run.attempts[0].ended_ms = run.attempts[0].ended_ms.map(|e| e - 30);
+    let g = goodput(&run.input());
+    assert!(g.notes.iter().all(|n| !n.contains("outside")), "{:?}", g.notes);
+    assert_eq!(g.steps, 10);
+    assert!(close(g.held_s, 5.0), "held up to the last line: {}", g.held_s);
+    // Far after the end, a line is not the attempt's.
+    run.steps.push(StepRecord { step: 11, time_s: run.now + 5.0, step_time_s: Some(0.5), event: None, event_s: None });
+    assert!(goodput(&run.input()).notes.iter().any(|n| n.contains("1 metrics line(s) fall outside")));
+}

@@ -269,8 +269,14 @@ impl SlurmBackend {
     /// ignored).
     fn stamp(&self, name: Option<&str>, file: &str) -> Option<falcon_core::time::Millis> {
         use std::io::Read;
+        let path = self.job_dir(name?).join(file);
+        // The job owns its folder: a FIFO there would block the open, a symbolic link point anywhere. Only a plain
+        // file is read.
+        if !std::fs::symlink_metadata(&path).ok()?.is_file() {
+            return None;
+        }
         let mut text = String::new();
-        std::fs::File::open(self.job_dir(name?).join(file)).ok()?.take(64).read_to_string(&mut text).ok()?;
+        std::fs::File::open(&path).ok()?.take(64).read_to_string(&mut text).ok()?;
         let ns: i64 = text.trim().parse().ok()?;
         (ns > 0).then_some(falcon_core::time::Millis(ns / 1_000_000))
     }

@@ -201,6 +201,16 @@ mod tests {
             let ns = std::fs::read_to_string(job_dir.join(stamp)).unwrap();
             assert!(ns.trim().parse::<u64>().is_ok_and(|ns| ns > 1_600_000_000_000_000_000), "{stamp}: {ns:?}");
         }
+        // The stamps are read only as plain files: one the job replaced by a FIFO (which would block an open) or a
+        // symbolic link is no stamp, at once.
+        assert!(backend.started(Some(&sub.name)).is_some());
+        let stamp = job_dir.join("started");
+        std::fs::remove_file(&stamp).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(&stamp).status().unwrap().success());
+        assert_eq!(backend.started(Some(&sub.name)), None, "a FIFO");
+        std::fs::remove_file(&stamp).unwrap();
+        std::os::unix::fs::symlink(job_dir.join("ended"), &stamp).unwrap();
+        assert_eq!(backend.started(Some(&sub.name)), None, "a symbolic link");
         // The command's exit status is the script's.
         let mut failing = spec.clone();
         failing.command = vec!["sh".into(), "-c".into(), "exit 7".into()];

@@ -4,7 +4,7 @@
 
 use crate::error::{ApiError, ApiResult};
 use axum::http::header;
-use falcon_core::ids::ExperimentId;
+use falcon_core::ids::{ExperimentId, GoalId, SessionId};
 
 /// The cookie a signed-in browser carries (`HttpOnly; SameSite=Strict`): an opaque sign-in id, never the token.
 pub const COOKIE: &str = "falcon_session";
@@ -34,10 +34,25 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> axum::extract::FromR
 
 /// An experiment id as the API takes it: `e-N` only (a path is never read on the server's disk).
 pub fn experiment_id(text: &str) -> ApiResult<ExperimentId> {
-    let digits = text.strip_prefix("e-").filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
-    digits
-        .and_then(|_| text.parse().ok())
-        .ok_or_else(|| ApiError::usage(format!("`{text}` is not an experiment id (e-N)")))
+    canonical_id(text, "e-", "an experiment id")
+}
+
+/// A goal id as the API takes it: `g-N` only (the CLI's bare `N` is not part of the API's contract).
+pub fn goal_id(text: &str) -> ApiResult<GoalId> {
+    canonical_id(text, "g-", "a goal id")
+}
+
+/// A session id as the API takes it: `s-N` only.
+pub fn session_id(text: &str) -> ApiResult<SessionId> {
+    canonical_id(text, "s-", "a session id")
+}
+
+/// `prefix` then 1 to 18 digits, as the OpenAPI document's id patterns say; a usage error (400) otherwise.
+fn canonical_id<T: std::str::FromStr>(text: &str, prefix: &str, what: &str) -> ApiResult<T> {
+    Some(text)
+        .filter(|t| crate::bodies::is_id(t, prefix))
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(|| ApiError::usage(format!("`{text}` is not {what} ({prefix}N)")))
 }
 
 /// A page size: 0 to 1000.

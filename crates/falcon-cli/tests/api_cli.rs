@@ -243,6 +243,14 @@ async fn pages_elsewhere_cannot_drive_the_server_and_odd_input_is_refused() {
         let (s, e) = get_json(&c, &server.url(&format!("/api/v1/experiments?{q}"))).await;
         assert_eq!((s, e["error"]["code"].as_str()), (400, Some("usage")), "{q}: {e:#}");
     }
+    // Ids in the API's canonical form only (the OpenAPI patterns): the CLI's bare `4` is a 400, not goal g-4.
+    for path in ["/api/v1/goals/1", "/api/v1/goals/g-", "/api/v1/sessions/1", "/api/v1/experiments/1"] {
+        let (s, e) = get_json(&c, &server.url(path)).await;
+        assert_eq!((s, e["error"]["code"].as_str()), (400, Some("usage")), "{path}: {e:#}");
+    }
+    let close = serde_json::json!({ "reason": "bare id" }).to_string();
+    let (s, e) = post(&c, &server.url("/api/v1/goals/1/abandon"), "application/json", close).await;
+    assert_eq!((s, e["error"]["code"].as_str()), (400, Some("usage")), "{e:#}");
     // A server-side path as a sweep's base is refused.
     let sweep = serde_json::json!({ "sweep": "base: /etc/passwd\nsweep:\n  config.a: [1]\n" }).to_string();
     let (s, e) = post(&c, &server.url("/api/v1/sessions"), "application/json", sweep).await;

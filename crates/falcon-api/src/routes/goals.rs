@@ -7,6 +7,7 @@ use super::{page_limit, query_pairs};
 use crate::bodies::{ClaimBody, CloseBody, NewGoalBody, SessionBody};
 use crate::body;
 use crate::error::{ApiError, ApiResult};
+use crate::request::{goal_id, session_id};
 use crate::routes::Path;
 use crate::state::State;
 use axum::body::Body;
@@ -15,7 +16,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
-use falcon_app::goals::{parse_goal_id, parse_session_id, GoalRequest, GoalView, SessionRequest};
+use falcon_app::goals::{GoalRequest, GoalView, SessionRequest};
 use falcon_app::tokens::Principal;
 use falcon_core::auth::Scope;
 use falcon_core::status::GoalStatus;
@@ -85,7 +86,7 @@ async fn create(Extract(state): Extract<Arc<State>>, body: Body) -> ApiResult<Re
 }
 
 async fn show(Extract(state): Extract<Arc<State>>, Path(id): Path<String>) -> ApiResult<Response> {
-    Ok(Json(GoalView::from(state.app.goal(parse_goal_id(&id)?).await?)).into_response())
+    Ok(Json(GoalView::from(state.app.goal(goal_id(&id)?).await?)).into_response())
 }
 
 async fn claim(
@@ -95,7 +96,7 @@ async fn claim(
 ) -> ApiResult<Response> {
     let b: ClaimBody = body::json(body).await?;
     b.check()?;
-    let id = b.id.as_deref().map(parse_goal_id).transpose()?;
+    let id = b.id.as_deref().map(goal_id).transpose()?;
     let owner = acting_as(&principal, b.owner)?;
     let lease = Duration::from_secs(b.lease_s.unwrap_or(3600).clamp(1, 7 * 86400));
     Ok(Json(GoalView::from(state.app.claim_goal(id, &owner, lease).await?)).into_response())
@@ -117,7 +118,7 @@ fn acting_as(principal: &Principal, named: Option<String>) -> ApiResult<String> 
 async fn close(state: &State, principal: Principal, id: &str, to: GoalStatus, body: Body) -> ApiResult<Response> {
     let b: CloseBody = body::json(body).await?;
     b.check()?;
-    let id = parse_goal_id(id)?;
+    let id = goal_id(id)?;
     let actor = acting_as(&principal, b.owner)?;
     let goal = state.app.goal(id).await?;
     let admin = principal.scope.allows(Scope::Admin);
@@ -168,7 +169,7 @@ async fn abandon(
 }
 
 async fn compare(Extract(state): Extract<Arc<State>>, Path(id): Path<String>) -> ApiResult<Response> {
-    Ok(Json(state.app.compare_goal(parse_goal_id(&id)?).await?).into_response())
+    Ok(Json(state.app.compare_goal(goal_id(&id)?).await?).into_response())
 }
 
 /// `GET …/{id}/report?format=json|md|html&top=N`.
@@ -185,7 +186,7 @@ async fn report(
             other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
         }
     }
-    let report = state.app.goal_report(parse_goal_id(&id)?, top).await?;
+    let report = state.app.goal_report(goal_id(&id)?, top).await?;
     use falcon_app::render::goal::{render_html, render_md};
     match format.as_str() {
         "json" => Ok(Json(report).into_response()),
@@ -236,7 +237,7 @@ async fn submit_session(
             other => other.to_string(),
         }
     };
-    let goal = goal.as_deref().map(parse_goal_id).transpose()?;
+    let goal = goal.as_deref().map(goal_id).transpose()?;
     let name = name.unwrap_or_else(|| "session".to_string());
     let request = SessionRequest {
         name: &name,
@@ -268,7 +269,7 @@ async fn session(
             other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
         }
     }
-    Ok(Json(state.app.session_with_metric(parse_session_id(&id)?, metric.as_deref()).await?).into_response())
+    Ok(Json(state.app.session_with_metric(session_id(&id)?, metric.as_deref()).await?).into_response())
 }
 
 async fn pools(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> ApiResult<Response> {

@@ -63,9 +63,16 @@ pub async fn init(request: &InitRequest, resolve: impl FnOnce(&Path) -> Result<C
         write_config(&dir, &path, &template(&initial_layer(request)))?;
     }
 
-    let app = App::new(resolve(&path)?);
+    let config = resolve(&path)?;
+    let data_dir = config.data_dir.clone();
+    set_aside_stale_jobs(&config);
+    let app = App::new(config);
     let connection = app.connection().await;
     app.close().await;
+    // Falcon's own folder is its alone: workloads (other users, as root) may not even list it.
+    if !kept {
+        private(&data_dir, 0o700);
+    }
     Ok(InitReport { config_file: path, connection: connection?, kept })
 }
 
@@ -121,7 +128,42 @@ fn write_config(dir: &Path, path: &Path, text: &str) -> Result<()> {
     std::fs::create_dir_all(dir)
         .map_err(|e| AppError::new(ErrorKind::Failure, format!("creating {}: {e}", dir.display())))?;
     crate::files::check_output_target(path, true)?;
-    crate::files::write_atomically(path, text)
+    crate::files::write_atomically(path, text)?;
+    // It may hold a database password or a store's secret key.
+    private(path, 0o600);
+    Ok(())
+}
+
+/// Job folders outlive a data dir (they are beside it): when `init` makes a new SQLite store, folders left there
+/// by an earlier store would be taken for this store's jobs of the same names, so they are moved aside.
+fn set_aside_stale_jobs(config: &Config) {
+    let Some(db) = falcon_core::config::sqlite_path(&config.db) else { return };
+    let work = &config.jobs.work_dir;
+    let stale = std::fs::read_dir(work).is_ok_and(|mut d| d.next().is_some());
+    if Path::new(db).exists() || !stale {
+        return;
+    }
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let mut aside = work.clone().into_os_string();
+    aside.push(format!(".stale-{secs}"));
+    match std::fs::rename(work, &aside) {
+        Ok(()) => tracing::warn!(
+            "job folders of an earlier store were in {}: moved to {} (a new store starts with none)",
+            work.display(),
+            Path::new(&aside).display()
+        ),
+        Err(e) => {
+            tracing::warn!("job folders of an earlier store are in {}; moving them aside failed: {e}", work.display())
+        }
+    }
+}
+
+/// Sets `path`'s mode when it exists (a failure leaves it as it was: the boundary does not rest on it).
+fn private(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_symlink()) {
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
+    }
 }
 
 #[cfg(test)]

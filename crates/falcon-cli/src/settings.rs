@@ -56,7 +56,9 @@ pub fn load(global: &GlobalArgs) -> anyhow::Result<Loaded> {
     })?;
     layers.push(env);
     layers.push(flag_layer(global));
-    Ok(Loaded { file, config: Config::resolve(layers, machine()) })
+    let mut config = Config::resolve(layers, machine());
+    config.file = file.clone();
+    Ok(Loaded { file, config })
 }
 
 /// Reads one file as a layer, with its relative paths made relative to the file's folder.

@@ -122,9 +122,12 @@ pub fn sha256_hex(data: &[u8]) -> String {
 
 /// The hex SHA-256 of a file's bytes, read a block at a time (never whole in memory).
 pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
+    sha256_reader(std::fs::File::open(path)?)
+}
+
+/// The hex SHA-256 of everything `reader` gives, a block at a time.
+pub fn sha256_reader(mut file: impl std::io::Read) -> std::io::Result<String> {
     use sha2::{Digest, Sha256};
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {

@@ -33,10 +33,17 @@ pub struct Config {
     pub jobs: JobsConfig,
     /// Limits of the analyses.
     pub analysis: AnalysisConfig,
+    /// The configuration file these settings came from, if any (set by the interface that read it; hidden from
+    /// workloads). Not part of the printed configuration.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub file: Option<PathBuf>,
 }
 
 /// The default of [`AnalysisConfig::max_decompressed_mib`]: 4 GiB.
 pub const DEFAULT_MAX_DECOMPRESSED_MIB: u64 = 4096;
+/// The default of [`AnalysisConfig::max_profile_mib`]: 1 GiB.
+pub const DEFAULT_MAX_PROFILE_MIB: u64 = 1024;
 
 /// Limits of the analyses (`[analysis]` in falcon.toml), what the worker's automatic analysis uses too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -45,6 +52,10 @@ pub struct AnalysisConfig {
     /// The most MiB a compressed input (a gzipped trace, a deflated `.npz` member) may inflate to; beyond it
     /// the read fails naming the cap. The reading commands' `--max-decompressed MIB` overrides it per call.
     pub max_decompressed_mib: u64,
+    /// The largest profile file (`.xplane.pb`, a Chrome or PyTorch trace, a shard's partials) read, in MiB: a
+    /// bigger one is refused before a byte of it is read, naming the file and this cap
+    /// (`FALCON_MAX_PROFILE_MIB`).
+    pub max_profile_mib: u64,
     /// `profile analyze` of a run with more hosts than this (a folder or a `gs://` / `s3://` URI) runs as cluster
     /// jobs of at most this many hosts each, merged into one report (`--fan-out N` says it per call); unset: every
     /// run is analysed in the calling process.
@@ -54,7 +65,11 @@ pub struct AnalysisConfig {
 
 impl Default for AnalysisConfig {
     fn default() -> Self {
-        AnalysisConfig { max_decompressed_mib: DEFAULT_MAX_DECOMPRESSED_MIB, fan_out_hosts: None }
+        AnalysisConfig {
+            max_decompressed_mib: DEFAULT_MAX_DECOMPRESSED_MIB,
+            max_profile_mib: DEFAULT_MAX_PROFILE_MIB,
+            fan_out_hosts: None,
+        }
     }
 }
 
@@ -65,13 +80,16 @@ pub struct AnalysisLayer {
     /// See [`AnalysisConfig::max_decompressed_mib`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_decompressed_mib: Option<u64>,
+    /// See [`AnalysisConfig::max_profile_mib`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_profile_mib: Option<u64>,
     /// See [`AnalysisConfig::fan_out_hosts`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fan_out_hosts: Option<u32>,
 }
 
-/// Timings of the job worker (`[jobs]` in falcon.toml).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+/// Timings of the job worker and the boundary around workloads (`[jobs]` in falcon.toml).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobsConfig {
     /// Pause between worker passes, in milliseconds.
@@ -89,6 +107,66 @@ pub struct JobsConfig {
     /// How long an ended job's outputs are tried again when the artifact store refuses them (a store may come
     /// back), in seconds, and at least 10 tries; then the job ends FAILED with the store's error.
     pub collect_patience_s: u64,
+    /// Where job folders live (each job's working folder: its logs, exit status and `FALCON_ARTIFACT_DIR`);
+    /// never inside the data dir. Default: beside the data dir, `<data_dir>-jobs`.
+    pub work_dir: PathBuf,
+    /// How the local backend keeps a workload apart from Falcon's own state: `auto` (the default) runs each job
+    /// as a user id of its own from `job_uids` when Falcon runs as root, and — as root or as any user the
+    /// kernel lets create a user namespace — in a mount namespace where the data dir, the configuration file,
+    /// the credentials and every other job's folder are hidden; `none` runs workloads as Falcon's own user,
+    /// seeing all of it (for a machine where nothing untrusted runs).
+    pub isolation: Isolation,
+    /// The user ids jobs run as when Falcon runs as root, `FIRST-LAST` (default `61184-65519`, the range
+    /// systemd keeps for dynamic users): each job takes one no running process uses.
+    pub job_uids: String,
+    /// The largest file collected from a job's artifact folder, in MiB; a bigger one is skipped and recorded
+    /// with this cap (`exp show`'s skipped files).
+    pub max_artifact_mib: u64,
+    /// The most MiB collected from one job, its files together; a file that would go past it is skipped and
+    /// recorded with this cap.
+    pub max_experiment_artifacts_mib: u64,
+}
+
+/// How workloads are kept apart from Falcon (see [`JobsConfig::isolation`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Isolation {
+    /// A user id of the job's own (as root) and a mount namespace hiding Falcon's state (where the kernel lets).
+    #[default]
+    Auto,
+    /// None: the workload runs as Falcon's user and can reach its store.
+    None,
+}
+
+/// The default [`JobsConfig::job_uids`].
+pub const DEFAULT_JOB_UIDS: &str = "61184-65519";
+/// The default [`JobsConfig::max_artifact_mib`]: 10 GiB.
+pub const DEFAULT_MAX_ARTIFACT_MIB: u64 = 10 * 1024;
+/// The default [`JobsConfig::max_experiment_artifacts_mib`]: 100 GiB.
+pub const DEFAULT_MAX_EXPERIMENT_ARTIFACTS_MIB: u64 = 100 * 1024;
+
+/// The job user ids of a `FIRST-LAST` range, or why it is not one (ids 1 to 2^31-2, FIRST ≤ LAST).
+pub fn parse_uid_range(text: &str) -> Result<std::ops::RangeInclusive<u32>, String> {
+    let (a, b) = text.split_once('-').ok_or_else(|| format!("`{text}` is not FIRST-LAST (such as 61184-65519)"))?;
+    let id = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..i32::MAX as u32).contains(n))
+            .ok_or_else(|| format!("`{v}` is not a user id from 1 to {}", i32::MAX - 1))
+    };
+    let (first, last) = (id(a)?, id(b)?);
+    if first > last {
+        return Err(format!("`{text}`: the first id is above the last"));
+    }
+    Ok(first..=last)
+}
+
+/// The default [`JobsConfig::work_dir`] for a data dir: beside it, its name and `-jobs`.
+pub fn default_work_dir(data_dir: &Path) -> PathBuf {
+    let name = data_dir.file_name().map_or_else(|| "falcon".into(), |n| n.to_string_lossy().into_owned());
+    let parent = data_dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    parent.join(format!("{name}-jobs"))
 }
 
 /// The default [`JobsConfig::sample_interval_ms`].
@@ -103,12 +181,17 @@ impl Default for JobsConfig {
             log_interval_s: 5,
             sample_interval_ms: DEFAULT_SAMPLE_INTERVAL_MS,
             collect_patience_s: 300,
+            work_dir: default_work_dir(Path::new(DEFAULT_DATA_DIR)),
+            isolation: Isolation::Auto,
+            job_uids: DEFAULT_JOB_UIDS.into(),
+            max_artifact_mib: DEFAULT_MAX_ARTIFACT_MIB,
+            max_experiment_artifacts_mib: DEFAULT_MAX_EXPERIMENT_ARTIFACTS_MIB,
         }
     }
 }
 
 /// The `[jobs]` part of a layer: fields merge one by one.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobsLayer {
     /// See [`JobsConfig::poll_interval_ms`].
@@ -129,6 +212,21 @@ pub struct JobsLayer {
     /// See [`JobsConfig::collect_patience_s`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collect_patience_s: Option<u64>,
+    /// See [`JobsConfig::work_dir`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<PathBuf>,
+    /// See [`JobsConfig::isolation`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<Isolation>,
+    /// See [`JobsConfig::job_uids`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_uids: Option<String>,
+    /// See [`JobsConfig::max_artifact_mib`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_artifact_mib: Option<u64>,
+    /// See [`JobsConfig::max_experiment_artifacts_mib`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_experiment_artifacts_mib: Option<u64>,
 }
 
 /// GCS settings (used when `artifacts` is a `gs://` URI).
@@ -369,6 +467,13 @@ impl ConfigLayer {
                     })?;
                     layer.analysis.get_or_insert_with(Default::default).max_decompressed_mib = Some(mib);
                 }
+                "FALCON_MAX_PROFILE_MIB" => {
+                    let mib = value.trim().parse().map_err(|_| ConfigError {
+                        origin: key.to_string(),
+                        message: format!("`{value}` is not a whole number of MiB"),
+                    })?;
+                    layer.analysis.get_or_insert_with(Default::default).max_profile_mib = Some(mib);
+                }
                 _ => {}
             }
         }
@@ -381,6 +486,11 @@ impl ConfigLayer {
         if let Some(dir) = &self.data_dir {
             if dir.is_relative() {
                 self.data_dir = Some(base.join(dir));
+            }
+        }
+        if let Some(dir) = self.jobs.as_mut().and_then(|j| j.work_dir.as_mut()) {
+            if dir.is_relative() {
+                *dir = base.join(&*dir);
             }
         }
         if let Some(db) = &self.db {
@@ -434,10 +544,16 @@ impl ConfigLayer {
             mine.log_interval_s = j.log_interval_s.or(mine.log_interval_s);
             mine.sample_interval_ms = j.sample_interval_ms.or(mine.sample_interval_ms);
             mine.collect_patience_s = j.collect_patience_s.or(mine.collect_patience_s);
+            mine.work_dir = j.work_dir.or(mine.work_dir.take());
+            mine.isolation = j.isolation.or(mine.isolation);
+            mine.job_uids = j.job_uids.or(mine.job_uids.take());
+            mine.max_artifact_mib = j.max_artifact_mib.or(mine.max_artifact_mib);
+            mine.max_experiment_artifacts_mib = j.max_experiment_artifacts_mib.or(mine.max_experiment_artifacts_mib);
         }
         if let Some(a) = over.analysis {
             let mine = self.analysis.get_or_insert_with(Default::default);
             mine.max_decompressed_mib = a.max_decompressed_mib.or(mine.max_decompressed_mib);
+            mine.max_profile_mib = a.max_profile_mib.or(mine.max_profile_mib);
             mine.fan_out_hosts = a.fan_out_hosts.or(mine.fan_out_hosts);
         }
     }
@@ -463,6 +579,8 @@ impl Config {
         let artifacts = merged.artifacts.unwrap_or_else(|| data_dir.join("artifacts").display().to_string());
         let gcs = merged.gcs.unwrap_or_default();
         let s3 = merged.s3.unwrap_or_default();
+        let work_dir =
+            merged.jobs.as_mut().and_then(|j| j.work_dir.take()).unwrap_or_else(|| default_work_dir(&data_dir));
         Config {
             data_dir,
             db,
@@ -490,6 +608,13 @@ impl Config {
                     log_interval_s: j.log_interval_s.unwrap_or(d.log_interval_s),
                     sample_interval_ms: j.sample_interval_ms.unwrap_or(d.sample_interval_ms),
                     collect_patience_s: j.collect_patience_s.unwrap_or(d.collect_patience_s),
+                    work_dir,
+                    isolation: j.isolation.unwrap_or(d.isolation),
+                    job_uids: j.job_uids.unwrap_or(d.job_uids),
+                    max_artifact_mib: j.max_artifact_mib.unwrap_or(d.max_artifact_mib),
+                    max_experiment_artifacts_mib: j
+                        .max_experiment_artifacts_mib
+                        .unwrap_or(d.max_experiment_artifacts_mib),
                 }
             },
             analysis: AnalysisConfig {
@@ -497,8 +622,10 @@ impl Config {
                     .analysis
                     .and_then(|a| a.max_decompressed_mib)
                     .unwrap_or(DEFAULT_MAX_DECOMPRESSED_MIB),
+                max_profile_mib: merged.analysis.and_then(|a| a.max_profile_mib).unwrap_or(DEFAULT_MAX_PROFILE_MIB),
                 fan_out_hosts: merged.analysis.and_then(|a| a.fan_out_hosts),
             },
+            file: None,
         }
     }
 
@@ -529,6 +656,29 @@ impl Config {
                 "jobs.lease_s".into(),
                 "a lease must outlast at least two polls, or workers lose their jobs between passes".into(),
             );
+        }
+        if let Err(e) = parse_uid_range(&self.jobs.job_uids) {
+            problem("jobs.job_uids".into(), e);
+        }
+        if self.jobs.max_artifact_mib == 0 || self.jobs.max_experiment_artifacts_mib == 0 {
+            problem(
+                "jobs.max_artifact_mib".into(),
+                "a cap of 0 MiB keeps every file a job writes (max_artifact_mib, max_experiment_artifacts_mib)".into(),
+            );
+        }
+        let (data, work) = (lexical(&self.data_dir), lexical(&self.jobs.work_dir));
+        if work.starts_with(&data) || data.starts_with(&work) {
+            problem(
+                "jobs.work_dir".into(),
+                format!(
+                    "{} and the data dir {} must not hold one another: a workload would see Falcon's store",
+                    self.jobs.work_dir.display(),
+                    self.data_dir.display()
+                ),
+            );
+        }
+        if self.analysis.max_profile_mib == 0 {
+            problem("analysis.max_profile_mib".into(), "a cap of 0 MiB refuses every profile".into());
         }
         if self.analysis.max_decompressed_mib == 0 {
             problem("analysis.max_decompressed_mib".into(), "a cap of 0 MiB refuses every compressed input".into());
@@ -564,6 +714,22 @@ impl Config {
         }
         problems
     }
+}
+
+/// `path` with `.` dropped and `..` taken back lexically (no I/O: links are not resolved).
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.components().next_back(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The path inside a `sqlite:` URL, if it is one.

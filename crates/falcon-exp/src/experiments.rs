@@ -214,8 +214,9 @@ impl Exp {
 
     async fn queue_job(&self, record: &ExperimentRecord, spec: &ExperimentSpec) -> Result<JobId> {
         let id = record.id;
-        // The snapshot the workload reads through FALCON_EXP_CONFIG.
-        let dir = self.config.data_dir.join("experiments").join(id.to_string());
+        // The snapshot the workload reads through FALCON_EXP_CONFIG, in the job's own folder beside its attempts'
+        // (`[jobs] work_dir`): never in the data dir, which a workload must not see.
+        let dir = self.config.jobs.work_dir.join(job_name(id));
         std::fs::create_dir_all(&dir).map_err(|e| ExpError::Io(format!("creating {}: {e}", dir.display())))?;
         let config_path = dir.join("config.json");
         std::fs::write(&config_path, canonical_json(&spec.config))

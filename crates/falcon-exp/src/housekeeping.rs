@@ -32,11 +32,11 @@ impl Exp {
         Ok(self.jobs().await?.flush_samples().await?)
     }
 
-    /// Removes the folders under `<data_dir>/jobs` of jobs that ended more than `min_age` ago and whose
+    /// Removes the folders under `[jobs] work_dir` of jobs that ended more than `min_age` ago and whose
     /// outputs are in the artifact store; with `dry_run`, only says which would go. Every folder is listed,
     /// kept ones with the reason.
     pub async fn collect_job_dirs(&self, min_age: Duration, dry_run: bool) -> Result<Vec<JobDirCollection>> {
-        let jobs_dir = self.config.data_dir.join("jobs");
+        let jobs_dir = self.config.jobs.work_dir.clone();
         Ok(self.jobs().await?.collect_job_dirs(&jobs_dir, min_age, dry_run).await?)
     }
 }

@@ -26,8 +26,9 @@ pub const MAX_CHARS: usize = 300;
 /// The last [`TAIL_BYTES`] of the file at `path`, without the first line when it is cut (unless it is all
 /// there is); `None` when the file does not exist.
 pub fn read_tail(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
-    match std::fs::File::open(path) {
-        Ok(mut file) => tail_of(&mut file, TAIL_BYTES as u64).map(Some),
+    // The workload could have put a link, a FIFO or a hard link in its log's place: read as untrusted.
+    match crate::untrusted::open(path, None) {
+        Ok((mut file, _)) => tail_of(&mut file, TAIL_BYTES as u64).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }

@@ -24,7 +24,10 @@
 //!   reason ends with the last meaningful line of its stderr (`failure`, read from at most its last 64 KiB); a job is
 //!   terminal only after its outputs are collected (a failing collection keeps it RUNNING, "collecting outputs", then
 //!   fails it with the reason; its failed tries are counted in the store, so a worker that takes the job over
-//!   continues the count)
+//!   continues the count); a workload never reaches Falcon's store: on the local backend it runs behind the
+//!   `backend::isolation` boundary (a user id of its own as root, namespaces hiding the data dir, configuration and
+//!   credentials, an environment without Falcon's), and every file it could have written is read as `untrusted`
+//!   (no link followed, no FIFO opened, no hard link collected, never more than a cap)
 
 pub mod backend;
 mod error;
@@ -34,6 +37,7 @@ pub mod pool;
 pub mod scheduler;
 pub mod spec;
 mod sync;
+pub mod untrusted;
 
 pub use error::{JobError, Result};
 pub use manager::{
@@ -41,3 +45,4 @@ pub use manager::{
 };
 pub use pool::Pool;
 pub use spec::{CapacityType, JobSpec, Resources, RetryPolicy};
+pub use sync::Caps;

@@ -57,6 +57,8 @@ pub struct ManagerConfig {
     /// How often each active job's resource use is sampled while [`JobManager::start_background`] runs; `None`
     /// turns sampling off.
     pub sample_interval: Option<Duration>,
+    /// How much of a job's files is collected (`[jobs] max_artifact_mib`, `max_experiment_artifacts_mib`).
+    pub caps: crate::sync::Caps,
 }
 
 impl ManagerConfig {
@@ -70,6 +72,7 @@ impl ManagerConfig {
             log_interval: Duration::from_secs(5),
             collect_patience: Duration::from_secs(300),
             sample_interval: Some(Duration::from_millis(falcon_core::config::DEFAULT_SAMPLE_INTERVAL_MS)),
+            caps: crate::sync::Caps::default(),
         }
     }
 
@@ -83,6 +86,7 @@ impl ManagerConfig {
             log_interval: Duration::from_secs(jobs.log_interval_s),
             collect_patience: Duration::from_secs(jobs.collect_patience_s),
             sample_interval: (jobs.sample_interval_ms > 0).then(|| Duration::from_millis(jobs.sample_interval_ms)),
+            caps: crate::sync::Caps::from_config(jobs),
         }
     }
 }
@@ -165,7 +169,7 @@ impl JobManager {
         config: ManagerConfig,
     ) -> Self {
         assert_eq!(pools.len(), backends.len(), "one backend per pool");
-        let sync = ArtifactSync::new(artifacts.clone(), meta.clone());
+        let sync = ArtifactSync::new(artifacts.clone(), meta.clone(), config.caps);
         JobManager {
             meta,
             artifacts,
@@ -179,7 +183,8 @@ impl JobManager {
     }
 
     /// A manager for the configured pools and timings: validates every pool and builds its backend (job
-    /// folders under `<data_dir>/jobs`). A pool that cannot work is an error naming it.
+    /// folders under `[jobs] work_dir`, local jobs behind the `[jobs] isolation` boundary). A pool that cannot work
+    /// is an error naming it.
     pub async fn from_config(
         meta: MetaStore,
         artifacts: ArtifactStore,
@@ -187,10 +192,13 @@ impl JobManager {
         owner: impl Into<String>,
     ) -> Result<Self> {
         let pools = crate::pool::pools_from_config(&config.pools)?;
-        let jobs_dir = config.data_dir.join("jobs");
+        let boundary = crate::backend::isolation::Boundary::from_config(config, config.file.as_deref());
+        if !boundary.isolated() && pools.iter().any(|p| p.backend == falcon_core::config::PoolBackend::Local) {
+            tracing::warn!("{}", boundary.describe());
+        }
         let mut backends = Vec::with_capacity(pools.len());
         for pool in &pools {
-            backends.push(crate::backend::for_pool(pool, &jobs_dir).await?);
+            backends.push(crate::backend::for_pool(pool, &boundary).await?);
         }
         Ok(Self::new(meta, artifacts, pools, backends, ManagerConfig::from_config(owner, &config.jobs)))
     }

@@ -3,8 +3,13 @@
 //!
 //! Invariants:
 //! - Every file the job wrote ends up stored under a key that its row maps back to its name, or recorded as
-//!   skipped with its reason (a symbolic link, a FIFO, an unreadable folder, a name whose key would be too
-//!   long). One bad file never stops the others.
+//!   skipped with its reason (a symbolic link, a FIFO or other special file, a hard link, a sparse file, a file
+//!   over `[jobs] max_artifact_mib` or one that would take the job past `max_experiment_artifacts_mib`, an
+//!   unreadable folder, a name whose key would be too long). One bad file never stops the others.
+//! - A file is read as untrusted ([`crate::untrusted`]): opened without following a link or blocking on a FIFO,
+//!   checked on the open file to be the regular, single-linked file the walk saw (a hard link could name
+//!   Falcon's own database, whose SQLite locks a mere open and close in this process would drop), and read to
+//!   its cap at most, however it grows meanwhile.
 //! - Keys: each path segment keeps its characters except `%`, `\` and control characters, and bytes that are
 //!   not UTF-8, which are percent-encoded (`x\y` is `x%5Cy`, never `x/y`); a segment over
 //!   [`MAX_SEGMENT_BYTES`] keeps its first part plus `~` and a hash of the whole, so the local backend's
@@ -23,6 +28,7 @@ use falcon_infra::meta::{JobOutput, StoredOutput};
 use falcon_infra::{ArtifactStore, InfraError, MetaStore, ObjectInfo, PutMode};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -46,10 +52,41 @@ struct Copied {
 /// What an earlier worker recorded of one job's outputs: path → (size stored, live).
 type Recorded = HashMap<String, (u64, bool)>;
 
+/// How much of a job's files is collected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    /// The largest file, in bytes.
+    pub file: u64,
+    /// All of one job's files together, in bytes.
+    pub job: u64,
+}
+
+impl Caps {
+    /// The caps `[jobs]` sets.
+    pub fn from_config(jobs: &falcon_core::config::JobsConfig) -> Caps {
+        Caps {
+            file: jobs.max_artifact_mib.saturating_mul(1 << 20),
+            job: jobs.max_experiment_artifacts_mib.saturating_mul(1 << 20),
+        }
+    }
+}
+
+impl Default for Caps {
+    fn default() -> Self {
+        Caps::from_config(&falcon_core::config::JobsConfig::default())
+    }
+}
+
+/// A file smaller than this is never called sparse (file systems allocate in blocks).
+const SPARSE_MIN_BYTES: u64 = 1 << 20;
+
 /// Remembers what was copied, so each pass copies only new or changed files.
 pub(crate) struct ArtifactSync {
     store: ArtifactStore,
     meta: MetaStore,
+    caps: Caps,
+    /// Bytes stored per job, by recorded path (the latest version of a live file).
+    stored: Mutex<HashMap<JobId, HashMap<String, u64>>>,
     copied: Mutex<HashMap<(JobId, PathBuf), Copied>>,
     /// Outputs recorded by an earlier worker, loaded once per job: `path` → (size, live).
     recorded: Mutex<HashMap<JobId, Recorded>>,
@@ -59,10 +96,12 @@ pub(crate) struct ArtifactSync {
 }
 
 impl ArtifactSync {
-    pub(crate) fn new(store: ArtifactStore, meta: MetaStore) -> Self {
+    pub(crate) fn new(store: ArtifactStore, meta: MetaStore, caps: Caps) -> Self {
         ArtifactSync {
             store,
             meta,
+            caps,
+            stored: Mutex::new(HashMap::new()),
             copied: Mutex::new(HashMap::new()),
             recorded: Mutex::new(HashMap::new()),
             skips: Mutex::new(HashSet::new()),
@@ -104,7 +143,11 @@ impl ArtifactSync {
         self.load_recorded(job).await?;
         for path in found.files {
             let rel = attempt_rel(&display_rel(dir, &path), attempt);
-            let Ok(meta) = std::fs::metadata(&path) else { continue }; // removed since the walk
+            let Ok(meta) = std::fs::symlink_metadata(&path) else { continue }; // removed since the walk
+            if let Some(why) = crate::untrusted::not_collectable(&meta) {
+                self.record_skip_once(job, &rel, &why).await?;
+                continue;
+            }
             let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
             let settled = SystemTime::now().duration_since(modified).unwrap_or_default() >= SETTLE;
             let live = is_live(&rel);
@@ -135,6 +178,27 @@ impl ArtifactSync {
                 }
                 _ => {}
             }
+            let opened = crate::untrusted::open(&path, Some((meta.dev(), meta.ino())))
+                .map_err(|e| format!("could not be read: {e}"))
+                .and_then(|(file, meta)| self.within_caps(job, &rel, &file, meta.len()).map(|()| file));
+            let file = match opened {
+                Ok(file) => file,
+                Err(reason) => {
+                    match previous {
+                        // A live file stored before and over a cap now: its stored version stays, the refusal noted.
+                        Some(p) if !p.refused => {
+                            self.record_refusal(job, &rel, &reason).await?;
+                            self.copied
+                                .lock()
+                                .expect("copy map lock")
+                                .insert((job, path), Copied { refused: true, ..p.clone() });
+                        }
+                        Some(_) => {}
+                        None => self.record_skip_once(job, &rel, &reason).await?,
+                    }
+                    continue;
+                }
+            };
             let relative = path.strip_prefix(dir).unwrap_or(&path);
             let relative = match is_metrics(&rel) && attempt > 1 {
                 true => Path::new("attempts").join(attempt.to_string()).join(relative),
@@ -148,8 +212,10 @@ impl ArtifactSync {
                 }
             };
             let mode = if live { PutMode::Overwrite } else { PutMode::Create };
-            match self.store.put_file(&key, &path, mode).await {
+            let reader = Capped { file: tokio::fs::File::from_std(file), left: self.caps.file, cap: self.caps.file };
+            match self.store.put_reader(&key, reader, mode).await {
                 Ok(info) => {
+                    self.stored.lock().expect("stored map lock").entry(job).or_default().insert(rel.clone(), info.size);
                     self.record(job, &rel, Some(&info), None, live).await?;
                     self.copied.lock().expect("copy map lock").insert((job, path), Copied { stamp, refused: false });
                 }
@@ -160,7 +226,9 @@ impl ArtifactSync {
                     let stored = self.store.digest(&key).await?;
                     self.record(job, &rel, Some(&stored), None, false).await?;
                     let same = stored.size == stamp.0
-                        && falcon_core::artifact::sha256_file(&path).is_ok_and(|sha| sha == stored.sha256);
+                        && crate::untrusted::open(&path, None)
+                            .and_then(|(f, _)| falcon_core::artifact::sha256_reader(f))
+                            .is_ok_and(|sha| sha == stored.sha256);
                     if !same {
                         let reason = format!(
                             "differs from the version an earlier worker stored ({} bytes stored, now {}): only logs \
@@ -183,6 +251,31 @@ impl ArtifactSync {
                 }
                 Err(e) => return Err(e.into()),
             }
+        }
+        Ok(())
+    }
+
+    /// Why `file` (`len` bytes, recorded as `rel`) is not stored, if it is not: over the per-file cap, sparse,
+    /// or past the job's cap with what is stored already.
+    fn within_caps(&self, job: JobId, rel: &str, file: &std::fs::File, len: u64) -> std::result::Result<(), String> {
+        let mib = |b: u64| b >> 20;
+        if len > self.caps.file {
+            return Err(format!(
+                "over the {} MiB cap on one file ([jobs] max_artifact_mib): not collected",
+                mib(self.caps.file)
+            ));
+        }
+        if len >= SPARSE_MIN_BYTES && crate::untrusted::data_bytes(file, len) < len / 2 {
+            return Err("a sparse file (mostly holes, which the store would keep at full length): not collected".into());
+        }
+        let stored = self.stored.lock().expect("stored map lock");
+        let others: u64 = stored.get(&job).map_or(0, |m| m.iter().filter(|(p, _)| *p != rel).map(|(_, n)| *n).sum());
+        if others.saturating_add(len) > self.caps.job {
+            return Err(format!(
+                "would take the job's collected files past the {} MiB cap on one experiment ([jobs] \
+                 max_experiment_artifacts_mib): not collected",
+                mib(self.caps.job)
+            ));
         }
         Ok(())
     }
@@ -229,7 +322,9 @@ impl ArtifactSync {
             return Ok(());
         }
         let rows = self.meta.job_outputs(job).await?;
-        let map = rows.into_iter().filter_map(|o| Some((o.path, (o.stored?.size, o.live)))).collect();
+        let map: Recorded = rows.into_iter().filter_map(|o| Some((o.path, (o.stored?.size, o.live)))).collect();
+        let sizes = map.iter().map(|(p, (size, _))| (p.clone(), *size)).collect();
+        self.stored.lock().expect("stored map lock").entry(job).or_insert(sizes);
         self.recorded.lock().expect("recorded map lock").insert(job, map);
         Ok(())
     }
@@ -247,6 +342,36 @@ impl ArtifactSync {
         drop(recorded);
         self.copied.lock().expect("copy map lock").insert((job, path.to_path_buf()), copied.clone());
         Some(copied)
+    }
+}
+
+/// A file read to its cap at most: one that grows past it while it is read fails the read (the partial upload is
+/// dropped), so the store never holds more than the cap of it.
+struct Capped {
+    file: tokio::fs::File,
+    left: u64,
+    cap: u64,
+}
+
+impl tokio::io::AsyncRead for Capped {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.file).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = polled {
+            let n = (buf.filled().len() - before) as u64;
+            if n > self.left {
+                let cap = self.cap >> 20;
+                return std::task::Poll::Ready(Err(std::io::Error::other(format!(
+                    "it grew past the {cap} MiB cap on one file ([jobs] max_artifact_mib) while it was read"
+                ))));
+            }
+            self.left -= n;
+        }
+        polled
     }
 }
 

@@ -44,9 +44,15 @@ fn toml_of(config: &falcon_core::config::Config) -> String {
             log_interval_s: Some(config.jobs.log_interval_s),
             sample_interval_ms: Some(config.jobs.sample_interval_ms),
             collect_patience_s: Some(config.jobs.collect_patience_s),
+            work_dir: Some(config.jobs.work_dir.clone()),
+            isolation: Some(config.jobs.isolation),
+            job_uids: Some(config.jobs.job_uids.clone()),
+            max_artifact_mib: Some(config.jobs.max_artifact_mib),
+            max_experiment_artifacts_mib: Some(config.jobs.max_experiment_artifacts_mib),
         }),
         analysis: Some(falcon_core::config::AnalysisLayer {
             max_decompressed_mib: Some(config.analysis.max_decompressed_mib),
+            max_profile_mib: Some(config.analysis.max_profile_mib),
             fan_out_hosts: config.analysis.fan_out_hosts,
         }),
     };

@@ -10,6 +10,7 @@ use std::process::{Command, Output};
 /// Runs `falcon` in `dir` with a clean environment (no FALCON_* from the caller, HOME inside the test dir)
 /// plus `env`.
 pub fn falcon_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    enterable(dir);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_falcon"));
     cmd.current_dir(dir).args(args).env("HOME", dir).env_remove("XDG_CONFIG_HOME");
     for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("FALCON_")) {
@@ -19,6 +20,19 @@ pub fn falcon_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         cmd.env(k, v);
     }
     cmd.output().expect("run falcon")
+}
+
+/// Lets other users enter `dir` (a temporary folder is its owner's alone): run as root, Falcon runs each job as a
+/// user of its own (`[jobs] isolation`), which must reach the test's scripts and its job folders beside the
+/// data dir, as a checkout others may enter would let it.
+pub fn enterable(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(meta) = std::fs::metadata(dir) {
+        let mode = meta.permissions().mode();
+        if mode & 0o005 != 0o005 {
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o755));
+        }
+    }
 }
 
 /// [`falcon_with`] without extra environment.

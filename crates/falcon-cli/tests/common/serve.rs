@@ -16,6 +16,7 @@ pub struct Server {
 
 impl Server {
     pub fn start(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
+        super::enterable(dir);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_falcon"));
         cmd.current_dir(dir).arg("serve").args(args).env("HOME", dir);
         if !args.contains(&"--bind") {

@@ -1,10 +1,16 @@
 //! The local backend: each job is a child process group on this machine.
 //!
-//! Everything about a job lives in its folder `<root>/<object-name>/`: `pid`, `stdout.log`, `stderr.log`,
-//! `exit_code` (written by the wrapper shell when the command ends), `cancelled` (a marker), and `artifacts/`
-//! (the job's `FALCON_ARTIFACT_DIR`). The state is on disk, so a worker that restarts adopts running jobs by
-//! reading the folder; the process runs in its own process group and survives the worker.
+//! Everything about a job lives in its folder `<root>/<object-name>/` (`[jobs] work_dir`, outside the data dir):
+//! `pid`, `stdout.log`, `stderr.log`, `exit_code` (written by the wrapper shell when the command ends),
+//! `cancelled` (a marker), `uid` (the job's user, when it has one), `artifacts/` (the job's
+//! `FALCON_ARTIFACT_DIR`) and `home/` (its `HOME` when isolated). The state is on disk, so a worker that restarts
+//! adopts running jobs by reading the folder; the process runs in its own process group and survives the worker.
+//!
+//! The command runs behind the [`Boundary`](super::isolation) of `[jobs] isolation`: as root, the wrapper shell
+//! (which writes the files Falcon trusts) stays root and the command runs as the job's own user, owning only
+//! `artifacts/` and `home/`; every file the job could touch is read as untrusted ([`crate::untrusted`]).
 
+use super::isolation::Boundary;
 use super::procfs::TreeSampler;
 use super::{Backend, BackendRef, BackendState, CpuUse, LogSnapshot, Sample, Submission};
 use crate::error::{JobError, Result};
@@ -26,20 +32,31 @@ printf '%s' "$rc" >"$FALCON_JOB_DIR/exit_code.tmp" && mv "$FALCON_JOB_DIR/exit_c
 pub struct LocalBackend {
     root: PathBuf,
     pool: String,
+    boundary: Boundary,
     grace: Duration,
     /// The process tree sampler of each job sampled so far, by object name (see [`super::procfs`]).
     samplers: Mutex<HashMap<String, TreeSampler>>,
 }
 
 impl LocalBackend {
-    /// A backend keeping job folders under `root`.
+    /// A backend keeping job folders under `root`, its jobs with a clean environment but no other boundary (see
+    /// [`LocalBackend::with_boundary`]).
     pub fn new(root: impl Into<PathBuf>, pool: &str) -> Self {
+        let root = root.into();
         LocalBackend {
-            root: root.into(),
+            boundary: Boundary::off(&root, "a backend built without a boundary"),
+            root,
             pool: pool.to_string(),
             grace: Duration::from_secs(10),
             samplers: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Runs jobs behind `boundary` (its work dir is where job folders live).
+    pub fn with_boundary(mut self, boundary: Boundary) -> Self {
+        self.root = boundary.work_dir().to_path_buf();
+        self.boundary = boundary;
+        self
     }
 
     /// How long cancel waits after SIGTERM before SIGKILL (default 10 s).
@@ -57,7 +74,7 @@ impl LocalBackend {
     }
 
     fn pid(&self, dir: &Path) -> Option<i32> {
-        std::fs::read_to_string(dir.join("pid")).ok()?.trim().parse().ok()
+        crate::untrusted::read_small(&dir.join("pid"), 32).ok()??.trim().parse().ok()
     }
 
     /// Whether this job was already started here: its pid or exit status is recorded, or — when a worker died
@@ -78,6 +95,25 @@ impl LocalBackend {
             }
             None => Ok(false),
         }
+    }
+}
+
+impl LocalBackend {
+    /// Gives the job's user its own folders (`artifacts/`, `home/` and the job's folder its attempts share, private
+    /// to it) and records its id; the attempt's folder itself stays the worker's, so the job cannot replace the
+    /// files Falcon trusts.
+    fn hand_over(&self, dir: &Path, folders: &[&Path], uid: u32) -> Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let fail = |what: &Path, e: std::io::Error| self.fail("submit", format!("{}: {e}", what.display()));
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).map_err(|e| fail(dir, e))?;
+        for folder in folders {
+            std::os::unix::fs::chown(folder, Some(uid), Some(uid)).map_err(|e| fail(folder, e))?;
+            std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700)).map_err(|e| fail(folder, e))?;
+        }
+        let tmp = dir.join("uid.tmp");
+        std::fs::write(&tmp, uid.to_string())
+            .and_then(|_| std::fs::rename(&tmp, dir.join("uid")))
+            .map_err(|e| fail(&dir.join("uid"), e))
     }
 }
 
@@ -151,15 +187,38 @@ impl Backend for LocalBackend {
             return Ok(job);
         }
         let artifacts = dir.join("artifacts");
-        std::fs::create_dir_all(&artifacts)
-            .map_err(|e| self.fail("submit", format!("creating {}: {e}", artifacts.display())))?;
+        let home = dir.join("home");
+        for folder in [&artifacts, &home] {
+            std::fs::create_dir_all(folder)
+                .map_err(|e| self.fail("submit", format!("creating {}: {e}", folder.display())))?;
+        }
         let marker = format!("falcon-job:{}", sub.name);
+        // The job's own folder, kept across its attempts (where EXP writes the configuration snapshot).
+        let shared = self.root.join(&sub.spec.name);
+        let shared = shared.is_dir().then_some(shared);
+        let prepared = match self.boundary.isolated() {
+            true => Some(
+                self.boundary.prepare(&dir, shared.as_deref(), &sub.spec.name).map_err(|e| self.fail("submit", e))?,
+            ),
+            false => None,
+        };
+        if let Some((uid, _)) = prepared.as_ref().and_then(|p| p.user.as_ref()) {
+            let mut folders = vec![artifacts.as_path(), home.as_path()];
+            folders.extend(shared.as_deref());
+            self.hand_over(&dir, &folders, *uid)?;
+        }
         let mut cmd = tokio::process::Command::new("/bin/sh");
-        cmd.arg("-c")
-            .arg(WRAPPER)
-            .arg(&marker)
-            .args(&sub.spec.command)
-            .envs(&sub.spec.env)
+        cmd.arg("-c").arg(WRAPPER).arg(&marker);
+        if let Some(p) = &prepared {
+            cmd.args(p.drop_privileges());
+        }
+        cmd.args(&sub.spec.command).env_clear();
+        // The worker's environment less Falcon's own and its store's credentials (see `isolation`).
+        cmd.envs(std::env::vars_os().filter(|(k, _)| !k.to_str().is_some_and(super::isolation::withheld)));
+        if prepared.is_some() {
+            cmd.env("HOME", &home).env("USER", "falcon-job").env("LOGNAME", "falcon-job");
+        }
+        cmd.envs(&sub.spec.env)
             .env("FALCON_JOB_ID", sub.job.to_string())
             .env("FALCON_JOB_NAME", &sub.name)
             .env("FALCON_JOB_ATTEMPT", sub.attempt.to_string())
@@ -170,7 +229,20 @@ impl Backend for LocalBackend {
             .stderr(std::process::Stdio::null())
             .process_group(0)
             .kill_on_drop(false);
-        let mut child = cmd.spawn().map_err(|e| self.fail("submit", format!("starting /bin/sh: {e}")))?;
+        if let Some(p) = &prepared {
+            super::isolation::set_up_child(&mut cmd, p);
+        }
+        let mut child = cmd.spawn().map_err(|e| match prepared.is_some() {
+            true => self.fail(
+                "submit",
+                format!(
+                    "starting the job behind its boundary (namespaces, covers over Falcon's data dir, configuration \
+                     and credentials): {e}; `falcon doctor` says what this machine allows"
+                ),
+            ),
+            false => self.fail("submit", format!("starting /bin/sh: {e}")),
+        })?;
+        drop(prepared);
         let pid = child.id().ok_or_else(|| self.fail("submit", "the process exited before it got a pid"))?;
         let tmp = dir.join("pid.tmp");
         std::fs::write(&tmp, pid.to_string())
@@ -201,7 +273,7 @@ impl Backend for LocalBackend {
             return Ok(BackendState::Missing);
         }
         let cancelled = dir.join("cancelled").exists();
-        if let Ok(text) = std::fs::read_to_string(dir.join("exit_code")) {
+        if let Ok(Some(text)) = crate::untrusted::read_small(&dir.join("exit_code"), 32) {
             let code: i32 =
                 text.trim().parse().map_err(|_| self.fail("status", format!("bad exit_code file: {text:?}")))?;
             return Ok(match code {
@@ -262,18 +334,37 @@ impl Backend for LocalBackend {
         let dir = self.dir(job);
         let mut out = Vec::new();
         for source in ["stdout", "stderr"] {
-            match std::fs::read(dir.join(format!("{source}.log"))) {
-                Ok(text) => out.push(LogSnapshot { source: source.into(), text }),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(self.fail("logs", e)),
+            let path = dir.join(format!("{source}.log"));
+            match crate::untrusted::read_log(&path) {
+                Ok(Some(text)) => out.push(LogSnapshot { source: source.into(), text }),
+                Ok(None) => {}
+                Err(e) => return Err(self.fail("logs", format!("{}: {e}", path.display()))),
             }
         }
         Ok(out)
     }
 
     async fn failure_output(&self, job: &BackendRef) -> Result<Option<Vec<u8>>> {
-        let path = self.dir(job).join("stderr.log");
-        crate::failure::read_tail(&path).map_err(|e| self.fail("failure output", format!("{}: {e}", path.display())))
+        let dir = self.dir(job);
+        let path = dir.join("stderr.log");
+        let mut tail = crate::failure::read_tail(&path)
+            .map_err(|e| self.fail("failure output", format!("{}: {e}", path.display())))?;
+        // A job user cannot enter a folder only its owner may (code under /root, a 0700 checkout): say why.
+        let uid = crate::untrusted::read_small(&dir.join("uid"), 16).ok().flatten();
+        if let (Some(text), Some(uid)) = (tail.as_mut(), uid) {
+            let denied = String::from_utf8_lossy(text).contains("Permission denied");
+            if denied {
+                text.extend_from_slice(
+                    format!(
+                        "\nfalcon: the job ran as user id {} (isolation): its code, interpreter and data must be \
+                         readable by other users, in folders they may enter, or set [jobs] isolation = \"none\"\n",
+                        uid.trim()
+                    )
+                    .as_bytes(),
+                );
+            }
+        }
+        Ok(tail)
     }
 
     /// The job's process tree from `/proc`: its wrapper, its process group and their descendants

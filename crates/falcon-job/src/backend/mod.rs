@@ -3,6 +3,7 @@
 //! Every backend object is named deterministically from the job (`<job-name>-a<attempt>-<pool>`), so a worker
 //! that restarts finds what it submitted ([`Backend::find`]) and adopts it instead of submitting twice.
 
+pub mod isolation;
 pub mod kubernetes;
 pub mod local;
 pub mod procfs;
@@ -142,11 +143,15 @@ pub trait Backend: Send + Sync {
     }
 }
 
-/// Builds the backend a pool's settings describe; local and Slurm job folders live under `jobs_dir`.
-pub async fn for_pool(pool: &Pool, jobs_dir: &std::path::Path) -> Result<std::sync::Arc<dyn Backend>> {
+/// Builds the backend a pool's settings describe; local and Slurm job folders live under the boundary's work
+/// dir, and local jobs run behind it.
+pub async fn for_pool(pool: &Pool, boundary: &isolation::Boundary) -> Result<std::sync::Arc<dyn Backend>> {
     use falcon_core::config::PoolBackend;
+    let jobs_dir = boundary.work_dir();
     Ok(match pool.backend {
-        PoolBackend::Local => std::sync::Arc::new(local::LocalBackend::new(jobs_dir, &pool.name)),
+        PoolBackend::Local => {
+            std::sync::Arc::new(local::LocalBackend::new(jobs_dir, &pool.name).with_boundary(boundary.clone()))
+        }
         PoolBackend::Slurm => std::sync::Arc::new(slurm::SlurmBackend::from_pool(pool, jobs_dir)?),
         PoolBackend::Kubernetes => std::sync::Arc::new(kubernetes::KubernetesBackend::from_pool(pool).await?),
     })

@@ -1,4 +1,4 @@
-//! Removing job folders (`<data_dir>/jobs/<object-name>/`) that are no longer needed, so a worker that runs
+//! Removing job folders (`<[jobs] work_dir>/<object-name>/`) that are no longer needed, so a worker that runs
 //! for days keeps its disk bounded (`falcon gc`).
 //!
 //! A folder is removed only when all of these hold: a job record names it (its deterministic object name for
@@ -54,6 +54,8 @@ impl JobManager {
         let jobs = self.meta.list_jobs(&[]).await?;
         let mut names: HashMap<String, (&JobRecord, i64)> = HashMap::new();
         for job in &jobs {
+            // The job's own folder, shared by its attempts (the experiment's configuration snapshot): attempt 0.
+            names.insert(job.name.clone(), (job, 0));
             for attempt in 1..=job.attempt.max(1) {
                 for pool in &self.pools {
                     let name = object_name(&job.name, u32::try_from(attempt).unwrap_or(1), &pool.name);
@@ -65,14 +67,26 @@ impl JobManager {
         let mut out = Vec::new();
         let mut dirs: Vec<PathBuf> =
             entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect();
-        dirs.sort();
+        // Attempts' folders first, then the jobs' own folders (each goes only once its attempts' folders are gone).
+        let name_of = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        dirs.sort_by_key(|p| (names.get(&name_of(p)).is_some_and(|(_, a)| *a == 0), p.clone()));
+        let mut left: Vec<String> = Vec::new();
         for path in dirs {
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+            let name = name_of(&path);
             let found = names.get(&name).copied();
             let kept_because = match found {
                 None => Some("no job record names it".to_string()),
+                Some((job, 0)) => match left.iter().any(|l| l.starts_with(&format!("{name}-a"))) {
+                    true => Some("a folder of one of its attempts is still there".to_string()),
+                    false if !job.status.is_terminal() => Some(format!("job {} is {}", job.id, job.status)),
+                    false if job.updated.0 > cutoff => Some(format!("job {} ended too recently", job.id)),
+                    false => None,
+                },
                 Some((job, attempt)) => self.keep_reason(job, attempt, &path, cutoff).await,
             };
+            if kept_because.is_some() || dry_run {
+                left.push(name);
+            }
             let mut entry = JobDirCollection {
                 bytes: dir_size(&path),
                 job: found.map(|(j, _)| j.id),
@@ -116,19 +130,33 @@ impl JobManager {
                 expected.push((log, format!("{prefix}/logs/{attempt}/{source}.log")));
             }
         }
+        // Files recorded as skipped (a hard link, over a cap, …) were dealt with: not expected in the store.
+        let skipped: std::collections::HashSet<String> = match self.meta.job_outputs(job.id).await {
+            Ok(rows) => {
+                rows.into_iter().filter(|o| o.stored.is_none() && o.skip_reason.is_some()).map(|o| o.path).collect()
+            }
+            Err(e) => return Some(format!("the job's outputs could not be read: {e}")),
+        };
         let artifacts = dir.join("artifacts");
         let mut files = Vec::new();
         regular_files(&artifacts, &mut files);
         for file in files {
             let Ok(relative) = file.strip_prefix(&artifacts) else { continue };
-            let key = format!("{prefix}/{}", relative.to_string_lossy().replace('\\', "/"));
-            expected.push((file, key));
+            let rel = relative.to_string_lossy().replace('\\', "/");
+            if skipped.contains(&rel) {
+                continue;
+            }
+            expected.push((file, format!("{prefix}/{rel}")));
         }
         let missing = expected
             .iter()
             .filter(|(file, key)| {
-                let size = std::fs::metadata(file).map(|m| m.len()).ok();
-                size.is_none() || stored.get(key).copied() != size
+                let size = std::fs::symlink_metadata(file).map(|m| m.len()).ok();
+                match (size, stored.get(key).copied()) {
+                    // A log past the snapshot cap is stored as its last part.
+                    (Some(len), Some(_)) if key.contains("/logs/") && len > crate::untrusted::MAX_LOG_BYTES => false,
+                    (size, stored) => size.is_none() || stored != size,
+                }
             })
             .count();
         (missing > 0).then(|| format!("{missing} of its file(s) are not in the artifact store (not collected)"))

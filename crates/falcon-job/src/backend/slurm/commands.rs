@@ -37,6 +37,13 @@ impl SlurmBackend {
     ) -> std::result::Result<Output, RunError> {
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        // `sbatch` hands its environment to the job (`--export=ALL`): never the worker's settings or its store's
+        // credentials (`isolation::withheld`).
+        for (key, _) in std::env::vars_os() {
+            if key.to_str().is_some_and(crate::backend::isolation::withheld) {
+                cmd.env_remove(key);
+            }
+        }
         if let Some(conf) = &self.slurm_conf {
             cmd.env("SLURM_CONF", conf);
         }

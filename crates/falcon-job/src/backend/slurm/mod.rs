@@ -9,7 +9,7 @@
 //!
 //! # Job folders
 //!
-//! Everything about a job lives in `<jobs_dir>/<object-name>/`, as with the local backend:
+//! Everything about a job lives in `<jobs_dir>/<object-name>/` (`[jobs] work_dir`), as with the local backend:
 //!
 //! - `job.sh`: the generated batch script (`#SBATCH` options, `FALCON_*` and spec environment, then the command
 //!   between two time stamps, its exit status passed on);
@@ -25,7 +25,16 @@
 //! them from there, so the folder must be the same path on the worker and on the job's (first) node: a
 //! single-node cluster, or `jobs_dir` on a shared filesystem. The batch script runs on the first allocated
 //! node only; a multi-host program starts its other processes itself (e.g. with `srun`). As with `sbatch`'s
-//! default `--export=ALL`, the job also inherits the worker's environment (the script's exports come on top).
+//! default `--export=ALL`, the job also inherits the worker's environment (the script's exports come on top) —
+//! less Falcon's own `FALCON_*` settings and its store's credentials, which `sbatch` is never given
+//! (`isolation::withheld`).
+//!
+//! **The workload boundary** is Slurm's: the job runs as the user who submitted it (the worker's), on the
+//! cluster's nodes, under Slurm's own confinement (cgroups). Falcon's store must therefore not be reachable
+//! from the nodes as that user: keep the data dir (the SQLite file, a local artifact folder) on the worker's own
+//! disk, away from the shared filesystem that holds `[jobs] work_dir`, or use MySQL and GCS/S3 with credentials
+//! the nodes do not have; a worker that runs as root submits as root, so run it as a service user instead
+//! (docs/RELIABILITY.md, "Security").
 //!
 //! # Handles
 //!

@@ -38,6 +38,12 @@ pub enum AnalysisError {
         path.display(), crate::limits::limit_mib(*limit), crate::limits::FLAG, crate::limits::CONFIG_KEY
     )]
     DecompressedTooLarge { path: PathBuf, limit: u64 },
+    /// A profile file bigger than the cap on one profile, refused before it is read (see [`crate::limits`]).
+    #[error(
+        "{}: {size} bytes, over the {} MiB cap on one profile ({} in falcon.toml, or {}); nothing of it was read",
+        path.display(), crate::limits::limit_mib(*limit), crate::limits::PROFILE_CONFIG_KEY, crate::limits::PROFILE_ENV_VAR
+    )]
+    ProfileTooLarge { path: PathBuf, size: u64, limit: u64 },
 }
 
 impl AnalysisError {
@@ -47,11 +53,13 @@ impl AnalysisError {
             #[cfg(feature = "service")]
             AnalysisError::Store(e) => e.kind(),
             AnalysisError::NotFound(_) => ErrorKind::NotFound,
+            // The input was read and is not what it should be: invalid input (exit 1, the Web API's 422).
             AnalysisError::Decode { .. }
             | AnalysisError::NotAProfile { .. }
-            | AnalysisError::Invalid(_)
-            | AnalysisError::Io(_)
-            | AnalysisError::DecompressedTooLarge { .. } => ErrorKind::Failure,
+            | AnalysisError::ProfileTooLarge { .. } => ErrorKind::Invalid,
+            AnalysisError::Invalid(_) | AnalysisError::Io(_) | AnalysisError::DecompressedTooLarge { .. } => {
+                ErrorKind::Failure
+            }
         }
     }
 
@@ -67,6 +75,11 @@ impl AnalysisError {
                 crate::limits::FLAG,
                 crate::limits::CONFIG_KEY,
                 crate::limits::ENV_VAR
+            )),
+            AnalysisError::ProfileTooLarge { .. } => Some(format!(
+                "if the profile is genuine, raise {} (MiB) in falcon.toml or {}",
+                crate::limits::PROFILE_CONFIG_KEY,
+                crate::limits::PROFILE_ENV_VAR
             )),
             AnalysisError::NotFound(_) => {
                 Some("give a `.xplane.pb` file, a run directory containing plugins/profile/<run>/, an experiment id, or a gs:// URI".into())

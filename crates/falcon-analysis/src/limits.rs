@@ -9,6 +9,36 @@
 //! The default is [`falcon_core::config::DEFAULT_MAX_DECOMPRESSED_MIB`].
 
 use std::io::Read;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The largest profile file read, in bytes (`[analysis] max_profile_mib`): process-wide, set from the one
+/// configuration a process runs with when its analysis service is made ([`set_max_profile_bytes`]).
+static MAX_PROFILE_BYTES: AtomicU64 = AtomicU64::new(mib_to_bytes(falcon_core::config::DEFAULT_MAX_PROFILE_MIB));
+
+/// The `falcon.toml` key of the cap on one profile file (in MiB).
+pub const PROFILE_CONFIG_KEY: &str = "[analysis] max_profile_mib";
+/// The environment variable that sets [`PROFILE_CONFIG_KEY`].
+pub const PROFILE_ENV_VAR: &str = "FALCON_MAX_PROFILE_MIB";
+
+/// Sets the cap on one profile file (see [`MAX_PROFILE_BYTES`]).
+pub fn set_max_profile_bytes(bytes: u64) {
+    MAX_PROFILE_BYTES.store(bytes, Ordering::Relaxed);
+}
+
+/// The cap on one profile file, in bytes.
+pub fn max_profile_bytes() -> u64 {
+    MAX_PROFILE_BYTES.load(Ordering::Relaxed)
+}
+
+/// Fails, naming the file and the cap, when a profile of `len` bytes at `path` is over the cap: checked before a
+/// byte of it is read (or downloaded).
+pub fn check_profile_size(path: &std::path::Path, len: u64) -> crate::error::Result<()> {
+    let limit = max_profile_bytes();
+    match len > limit {
+        true => Err(crate::error::AnalysisError::ProfileTooLarge { path: path.to_path_buf(), size: len, limit }),
+        false => Ok(()),
+    }
+}
 
 /// The reading commands' flag that raises the cap (in MiB).
 pub const FLAG: &str = "--max-decompressed";

@@ -85,6 +85,7 @@ pub struct ResolvedProfile {
 impl Analysis {
     /// The service for `config`; stores are connected when first needed.
     pub async fn connect(config: &Config) -> Result<Analysis> {
+        crate::limits::set_max_profile_bytes(crate::limits::mib_to_bytes(config.analysis.max_profile_mib));
         Ok(Analysis { stores: tokio::sync::OnceCell::new(), config: config.clone() })
     }
 
@@ -160,6 +161,8 @@ impl Analysis {
         let mut downloaded = 0u64;
         for rec in profiles.iter().filter(|r| run_of(&r.key) == run) {
             let relative = rec.key.strip_prefix(&format!("experiments/{id}/")).unwrap_or(&rec.key);
+            // Neither downloaded nor cached past the cap.
+            crate::limits::check_profile_size(Path::new(&format!("{id}/{relative}")), rec.size)?;
             let local = cache.join(relative);
             if !cached_matches(&local, rec.size, &rec.sha256) {
                 downloaded += download_from(artifacts, &rec.key, &local, Some((rec.size, &rec.sha256))).await?;
@@ -190,6 +193,9 @@ impl Analysis {
         let mut paths = Vec::with_capacity(records.len());
         for rec in &records {
             let relative = rec.key.strip_prefix(&format!("experiments/{id}/")).unwrap_or(&rec.key);
+            if matches!(kind, ArtifactKind::Xprof | ArtifactKind::Trace) {
+                crate::limits::check_profile_size(Path::new(&format!("{id}/{relative}")), rec.size)?;
+            }
             let local = cache.join(relative);
             if !cached_matches(&local, rec.size, &rec.sha256) {
                 download_from(artifacts, &rec.key, &local, Some((rec.size, &rec.sha256))).await?;
@@ -421,6 +427,7 @@ impl Analysis {
                     )));
                 };
                 let relative = rec.key.strip_prefix(&format!("experiments/{id}/")).unwrap_or(&rec.key);
+                crate::limits::check_profile_size(Path::new(&format!("{id}/{relative}")), rec.size)?;
                 let local = self.cache_dir().join(id.to_string()).join(relative);
                 if !cached_matches(&local, rec.size, &rec.sha256) {
                     download_from(artifacts, &rec.key, &local, Some((rec.size, &rec.sha256))).await?;
@@ -630,6 +637,11 @@ async fn download_from(store: &ArtifactStore, key: &str, local: &Path, expect: O
     if let Some(parent) = local.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| AnalysisError::Io(format!("creating {}: {e}", parent.display())))?;
+    }
+    // A remote run's file (no index entry: a `gs://` / `s3://` profile) is sized before it is fetched, so nothing
+    // past the cap on one profile reaches the cache; indexed artifacts are checked by their callers.
+    if expect.is_none() {
+        crate::limits::check_profile_size(Path::new(&store.uri(key)), store.stat(key).await?.size)?;
     }
     let info = store.get_to_file(key, local).await?;
     if let Some((size, sha)) = expect {

@@ -30,7 +30,9 @@ fn id_like(field: &str, value: Option<&str>, prefix: &str) -> ApiResult<()> {
 
 /// `{prefix}` and 1 to 18 digits.
 pub fn is_id(text: &str, prefix: &str) -> bool {
-    text.strip_prefix(prefix).is_some_and(|d| (1..=18).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit()))
+    // Canonical: no leading zero (`e-01` names e-1 by another spelling).
+    text.strip_prefix(prefix)
+        .is_some_and(|d| (1..=18).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit()) && !d.starts_with('0'))
 }
 
 /// A metric name: 1 to 128 of letters, digits and `_.:/-`.
@@ -61,7 +63,7 @@ pub struct NewGoalBody {
     pub direction: Option<String>,
     pub target: Option<f64>,
     /// The baseline experiment (`e-N`).
-    #[schemars(regex(pattern = r"^e-[0-9]{1,18}$"))]
+    #[schemars(regex(pattern = r"^e-[1-9][0-9]{0,17}$"))]
     pub baseline: Option<String>,
     /// Higher first (default 0).
     #[serde(default, deserialize_with = "whole_i64")]
@@ -92,7 +94,7 @@ impl NewGoalBody {
 #[serde(deny_unknown_fields)]
 pub struct ClaimBody {
     /// A goal (`g-N`); without it, the next open goal of highest priority.
-    #[schemars(regex(pattern = r"^g-[0-9]{1,18}$"))]
+    #[schemars(regex(pattern = r"^g-[1-9][0-9]{0,17}$"))]
     pub id: Option<String>,
     /// Who claims: the token's own name (the default); another owner's name needs an admin token (403 otherwise).
     #[schemars(regex(pattern = r"\S"))]
@@ -143,7 +145,7 @@ pub struct SessionBody {
     #[schemars(regex(pattern = r"\S"))]
     pub name: Option<String>,
     /// The goal its experiments serve (`g-N`).
-    #[schemars(regex(pattern = r"^g-[0-9]{1,18}$"))]
+    #[schemars(regex(pattern = r"^g-[1-9][0-9]{0,17}$"))]
     pub goal: Option<String>,
     /// Runs per point, 1 to 100.
     #[serde(default, deserialize_with = "whole_opt_u64")]

@@ -104,7 +104,7 @@ impl Op {
 
 /// An id as the API takes it: `e-N`, `g-N`, `s-N`.
 fn id_schema(prefix: &str) -> Value {
-    json!({ "type": "string", "pattern": format!("^{prefix}[0-9]{{1,18}}$") })
+    json!({ "type": "string", "pattern": format!("^{prefix}[1-9][0-9]{{0,17}}$") })
 }
 
 /// An artifact path as `check_path` takes it: segments of no control character, `/` or backslash, none empty, `.`
@@ -150,10 +150,10 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
     let text = json!({ "type": "string" });
     let binary = json!({ "type": "string", "contentEncoding": "binary" });
     let exp_id = "an experiment id, e-N";
-    let runs = matching("^(e-[0-9]{1,18}(,e-[0-9]{1,18})*|s-[0-9]{1,18}|config:[0-9a-f]{6,64})$");
+    let runs = matching("^(e-[1-9][0-9]{0,17}(,e-[1-9][0-9]{0,17})*|s-[1-9][0-9]{0,17}|config:[0-9a-f]{6,64})$");
     let report_format = one_of(&["json", "md", "html"]);
     vec![
-        page(op("get", "/api/v1/experiments", "Experiments, newest first (filters combine)"), "^e-[0-9]{1,18}$")
+        page(op("get", "/api/v1/experiments", "Experiments, newest first (filters combine)"), "^e-[1-9][0-9]{0,17}$")
             .query(
                 "status",
                 one_of(&["PENDING", "PROVISIONING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]),

@@ -25,11 +25,39 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> axum::extract::FromR
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, ApiError> {
+        // An id has one spelling: `%65-1` is e-1 percent-encoded, refused as `e-01` is (ids are never encoded).
+        for raw in parts.uri.path().split('/').filter(|s| s.contains('%')) {
+            let decoded = percent_decoded(raw);
+            if ["e-", "g-", "s-"].iter().any(|p| decoded.starts_with(p) && crate::bodies::is_id(&decoded, p)) {
+                return Err(ApiError::usage(format!("`{raw}` is {decoded} percent-encoded: write ids as they are")));
+            }
+        }
         match axum::extract::Path::<T>::from_request_parts(parts, state).await {
             Ok(axum::extract::Path(value)) => Ok(Path(value)),
             Err(e) => Err(ApiError::usage(format!("the path: {}", e.body_text()))),
         }
     }
+}
+
+/// A path segment with its `%XX` escapes decoded (lossily; a bad escape stays as written).
+fn percent_decoded(raw: &str) -> String {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// An experiment id as the API takes it: `e-N` only (a path is never read on the server's disk).

@@ -401,6 +401,15 @@ pub(crate) async fn artifact_bytes(
     Ok(app.exp().await?.artifact_range(artifact, range).await?.to_vec())
 }
 
+pub(crate) async fn artifact_integrity(app: &App, artifact: &ArtifactRecord) -> Result<Option<String>> {
+    Ok(app.exp().await?.integrity_failure(artifact).await?)
+}
+
+pub(crate) async fn artifact_mismatch(app: &App, artifact: &ArtifactRecord, found: &str) -> Result<String> {
+    let found = format!("read {found}; the index says {} bytes of sha256 {}", artifact.size, artifact.sha256);
+    Ok(app.exp().await?.record_integrity_failure(artifact, &found).await?)
+}
+
 pub(crate) async fn kept_report(app: &App, id: ExperimentId, name: &str) -> Result<Option<Vec<u8>>> {
     Ok(app.exp().await?.kept_report(id, name).await?.map(|b| b.to_vec()))
 }

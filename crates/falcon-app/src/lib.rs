@@ -208,6 +208,17 @@ impl App {
         experiments::artifact_bytes(self, artifact, range).await
     }
 
+    /// Why an artifact is refused, when a download found its stored bytes changed (recorded among its notes).
+    pub async fn artifact_integrity(&self, artifact: &ArtifactRecord) -> Result<Option<String>> {
+        experiments::artifact_integrity(self, artifact).await
+    }
+
+    /// Records that a full download of `artifact` read `found` (`N bytes of sha256 …`), not the indexed bytes;
+    /// the reason, as every later download is refused with.
+    pub async fn artifact_mismatch(&self, artifact: &ArtifactRecord, found: &str) -> Result<String> {
+        experiments::artifact_mismatch(self, artifact, found).await
+    }
+
     /// A report kept for the experiment (`reports/<name>`), if one is.
     pub async fn kept_report(&self, id: ExperimentId, name: &str) -> Result<Option<Vec<u8>>> {
         experiments::kept_report(self, id, name).await

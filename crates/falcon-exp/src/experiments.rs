@@ -488,19 +488,17 @@ impl Exp {
             Some(job) if !record.status.is_terminal() => self.meta.get_job(job).await?.status_reason,
             _ => None,
         };
-        let skipped = match record.job {
-            Some(job) => self
-                .meta
-                .job_outputs(job)
-                .await?
-                .into_iter()
-                .filter_map(|o| Some(SkippedOutput { reason: o.skip_reason?, path: o.path }))
-                .collect(),
+        let outputs = match record.job {
+            Some(job) => self.meta.job_outputs(job).await?,
             None => Vec::new(),
         };
+        let mut artifacts = self.meta.list_artifacts(id, None).await?;
+        name_artifacts(&mut artifacts, &outputs, &experiment_prefix(id));
+        let skipped =
+            outputs.into_iter().filter_map(|o| Some(SkippedOutput { reason: o.skip_reason?, path: o.path })).collect();
         Ok(ExperimentView {
             history: self.meta.experiment_history(id).await?,
-            artifacts: self.meta.list_artifacts(id, None).await?,
+            artifacts,
             metrics: self.meta.metric_summaries(id).await?.into_iter().map(|m| (m.metric.clone(), m)).collect(),
             analysis: self.meta.analysis_summaries(id).await?,
             job_reason,
@@ -663,6 +661,20 @@ pub(crate) fn job_spec_of(spec: &ExperimentSpec, name: String) -> JobSpec {
 
 /// The name of an experiment's job: deterministic, so an experiment whose submitter stopped before linking the
 /// job finds it.
+/// Gives each artifact whose key is not the file's own name (shortened or escaped) the name the job wrote, from
+/// the job's outputs record.
+fn name_artifacts(artifacts: &mut [ArtifactRecord], outputs: &[falcon_infra::meta::JobOutput], prefix: &str) {
+    let names: std::collections::HashMap<&str, &str> =
+        outputs.iter().filter_map(|o| Some((o.stored.as_ref()?.key.as_str(), o.path.as_str()))).collect();
+    for a in artifacts {
+        let Some(name) = names.get(a.key.as_str()) else { continue };
+        let keyed = a.key.strip_prefix(prefix).unwrap_or(&a.key).trim_start_matches('/');
+        if keyed != *name {
+            a.name = Some(name.to_string());
+        }
+    }
+}
+
 fn job_name(id: ExperimentId) -> String {
     format!("e-{}", id.0)
 }

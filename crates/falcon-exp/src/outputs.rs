@@ -15,6 +15,10 @@ use falcon_infra::meta::{ArtifactRecord, NewArtifact};
 use falcon_infra::{InfraError, PutMode};
 use std::collections::BTreeMap;
 
+/// The source of the notes that record an artifact whose stored bytes differ from its index (`exp show`'s
+/// `notes[]`): its downloads are refused from then on.
+pub const INTEGRITY_NOTES: &str = "integrity";
+
 /// New text of one log since an offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogChunk {
@@ -116,9 +120,58 @@ impl Exp {
         Ok(self.artifacts.get_range(&artifact.key, range).await?)
     }
 
-    /// An artifact's whole object, checked against the index's size and SHA-256.
+    /// An artifact's whole object, checked against the index's size and SHA-256 (a mismatch is recorded).
     pub async fn artifact_bytes(&self, artifact: &ArtifactRecord) -> Result<bytes::Bytes> {
-        Ok(self.artifacts.get_verified(&artifact.key, artifact.size, &artifact.sha256).await?)
+        self.verified(artifact).await
+    }
+
+    /// The whole object, refused — and the refusal recorded — when it is not what the index says.
+    async fn verified(&self, artifact: &ArtifactRecord) -> Result<bytes::Bytes> {
+        if let Some(why) = self.integrity_failure(artifact).await? {
+            return Err(ExpError::Io(why));
+        }
+        match self.artifacts.get_verified(&artifact.key, artifact.size, &artifact.sha256).await {
+            Err(InfraError::Integrity { expected, found, .. }) => {
+                let why =
+                    self.record_integrity_failure(artifact, &format!("{found}, the index says {expected}")).await?;
+                Err(ExpError::Io(why))
+            }
+            other => Ok(other?),
+        }
+    }
+
+    /// Why the artifact is refused, when a download found its stored bytes changed ([`INTEGRITY_NOTES`]).
+    pub async fn integrity_failure(&self, artifact: &ArtifactRecord) -> Result<Option<String>> {
+        let Some(id) = artifact.experiment else { return Ok(None) };
+        let path = artifact.key.strip_prefix(&format!("{}/", experiment_prefix(id))).unwrap_or(&artifact.key);
+        let notes = self.meta.experiment_notes(id).await?;
+        Ok(notes.into_iter().find(|n| n.source == INTEGRITY_NOTES && n.file == path).map(|n| n.reason))
+    }
+
+    /// Records that the artifact's stored bytes are not the ones indexed (`found`: what was read), so every later
+    /// download is refused and `exp show` says so; the reason recorded.
+    pub async fn record_integrity_failure(&self, artifact: &ArtifactRecord, found: &str) -> Result<String> {
+        let Some(id) = artifact.experiment else {
+            return Ok(format!("{}: the stored bytes are not the ones indexed ({found})", artifact.key));
+        };
+        let path = artifact.key.strip_prefix(&format!("{}/", experiment_prefix(id))).unwrap_or(&artifact.key);
+        let reason = format!(
+            "the stored bytes are not the ones indexed ({found}): changed in the store after collection, so it is \
+             never served"
+        );
+        tracing::error!("artifact {path} of {id}: {reason}");
+        let mut notes: Vec<_> =
+            self.meta.experiment_notes(id).await?.into_iter().filter(|n| n.source == INTEGRITY_NOTES).collect();
+        if !notes.iter().any(|n| n.file == path) {
+            notes.push(falcon_infra::meta::ExperimentNote {
+                source: INTEGRITY_NOTES.into(),
+                file: path.to_string(),
+                line: None,
+                reason: reason.clone(),
+            });
+            self.meta.put_experiment_notes(id, INTEGRITY_NOTES, &notes).await?;
+        }
+        Ok(format!("{path}: {reason}"))
     }
 
     /// A report Falcon kept for the experiment under `reports/<name>`, if there is one. A file the workload
@@ -127,9 +180,7 @@ impl Exp {
         let path = format!("reports/{name}");
         check_path(&path)?;
         match self.artifact(id, &path).await {
-            Ok(a) if a.kind == ArtifactKind::Report => {
-                Ok(Some(self.artifacts.get_verified(&a.key, a.size, &a.sha256).await?))
-            }
+            Ok(a) if a.kind == ArtifactKind::Report => Ok(Some(self.verified(&a).await?)),
             Ok(_) => Ok(None),
             Err(ExpError::NotFound(_)) => Ok(None),
             Err(e) => Err(e),

@@ -19,11 +19,17 @@ where
     F: Fn(Exp) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::Builder::new()
+        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
+        .tempdir()
+        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
     test(Exp::init(&config(dir.path())).await.unwrap()).await;
     let server = std::env::var("FALCON_TEST_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306".into());
     let url = format!("{}/falcon_test_exp_{}", server.trim_end_matches('/'), uuid_like());
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::Builder::new()
+        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
+        .tempdir()
+        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
     let mut cfg = config(dir.path());
     cfg.db = url.clone();
     let exp =
@@ -132,8 +138,12 @@ async fn transient_exit(exp: Exp) {
         )
     };
     let (a, b) = (marks.path().join("a"), marks.path().join("b"));
-    std::fs::create_dir_all(&a).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
+    // A scratch folder every job may write in (jobs run as users of their own).
+    use std::os::unix::fs::PermissionsExt;
+    for d in [marks.path(), &a, &b] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
     let rec = exp.submit(&parse_spec(&spec("transient", &a, 3), "t.yaml").unwrap()).await.unwrap();
     let done = exp.wait(rec.id, |_| {}).await.unwrap();
     assert_eq!(done.status, ExperimentStatus::Completed, "exit 3 is listed: retried, and the retry succeeds");
@@ -209,7 +219,10 @@ async fn a_sweep_becomes_a_session_whose_status_aggregates() {
 }
 
 async fn sweep_session(exp: Exp) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::Builder::new()
+        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
+        .tempdir()
+        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
     std::fs::write(dir.path().join("base.yaml"), spec("sweep-base", 0.1)).unwrap();
     let load = |p: &str| std::fs::read_to_string(dir.path().join(p)).map_err(|e| e.to_string());
     let clash = "base: base.yaml\nsweep:\n  config.batch_size: [8, 16]\n  priority: [0, 1]\nname_template: \"bs${config.batch_size}\"\n";

@@ -26,7 +26,10 @@ fn new_experiment(name: &str) -> NewExperiment {
 
 #[tokio::test]
 async fn stranded_pending_experiments_are_linked_or_failed_after_the_grace_period() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::Builder::new()
+        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
+        .tempdir()
+        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
     let layer = ConfigLayer::from_toml("data_dir = \".falcon\"\n", "falcon.toml").unwrap().rebase(dir.path());
     let cfg = Config::resolve([layer], MachineFacts { cores: 2 });
     let exp = Exp::init(&cfg).await.unwrap();

@@ -24,7 +24,10 @@ struct Env {
 }
 
 async fn setup() -> Env {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::Builder::new()
+        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
+        .tempdir()
+        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
     let layer = ConfigLayer::from_toml("data_dir = \".falcon\"\n", "falcon.toml").unwrap().rebase(dir.path());
     let config = Config::resolve([layer], MachineFacts { cores: 2 });
     let exp = Exp::init(&config).await.unwrap();

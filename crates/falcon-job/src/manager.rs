@@ -468,6 +468,16 @@ impl JobManager {
                     let (record, spec, resolved) = by_id[&job];
                     match self.submit_to(record, spec, resolved, pool, &why).await {
                         Ok(()) => report.submitted.push(job),
+                        // The pool cannot run it as configured (a job folder its user cannot reach): retrying
+                        // would only repeat it, so the job fails with the reason.
+                        Err(e @ JobError::InvalidPool { .. }) => {
+                            let reason = format!("pool {} cannot run it: {e}", self.pools[pool].name);
+                            if let Err(e) =
+                                self.finish(record, JobStatus::Failed, &reason, JobChanges::default(), report).await
+                            {
+                                report.errors.push(format!("job {job}: failing it ({reason}) failed: {e}"));
+                            }
+                        }
                         Err(e) => {
                             // Shown beside QUEUED so the person waiting sees why; the next tick tries again.
                             let reason =

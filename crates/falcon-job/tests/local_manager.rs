@@ -216,7 +216,10 @@ async fn a_job_that_fits_no_pool_fails_with_the_reason_and_bad_specs_are_refused
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manager_built_from_configuration_runs_jobs_and_refuses_bad_pools() {
     use falcon_core::config::{Config, ConfigLayer, MachineFacts};
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::Builder::new()
+        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
+        .tempdir()
+        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
     let toml = "data_dir = \".falcon\"\n[jobs]\npoll_interval_ms = 50\nlease_s = 5\n\n[[pools]]\nname = \"cpu\"\nbackend = \"local\"\nzone = \"local\"\n\
                 platform = \"cpu\"\naccelerators = [\"cpu\"]\ncapacity = 2\n";
     let layer = ConfigLayer::from_toml(toml, "falcon.toml").unwrap().rebase(dir.path());
@@ -249,7 +252,10 @@ async fn a_manager_built_from_configuration_runs_jobs_and_refuses_bad_pools() {
 
 #[tokio::test]
 async fn a_dead_backend_leaves_the_job_queued_with_the_reason() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::Builder::new()
+        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
+        .tempdir()
+        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
     let meta = MetaStore::create(&format!("sqlite://{}", dir.path().join("m.db").display())).await.unwrap();
     let store =
         ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default())

@@ -20,12 +20,14 @@
 //!
 //! - **Owns:** `falcon mcp` over `rmcp` (stdio): `tools.rs` the tool table — one per use case, input schemas from
 //!   `args.rs`, output schemas from the `--json` types — and its dispatch, `prompts.rs` the skills as prompts,
-//!   `progress.rs` progress notifications, `lib.rs` the handler and stdio lifecycle
+//!   `progress.rs` progress notifications, `framing.rs` JSON-RPC's own errors for lines that are not requests (not
+//!   JSON: -32700; an over-long method: -32601, never echoed), `lib.rs` the handler and stdio lifecycle
 //! - **Must not:** name `falcon-api`; hold a use case; write anything but JSON-RPC to stdout
 //! - **Invariants:** every tool's structured result is the CLI's `--json` object; errors are
 //!   `falcon_app::contract::ErrorBody`
 
 mod args;
+mod framing;
 mod progress;
 pub mod prompts;
 pub mod tools;
@@ -176,7 +178,7 @@ pub async fn serve_stdio(
 ) -> falcon_app::Result<()> {
     let failure = |what: &str, e: &dyn std::fmt::Display| AppError::new(ErrorKind::Failure, format!("{what}: {e}"));
     let running = FalconMcp::new(app, options)
-        .serve(rmcp::transport::stdio())
+        .serve(framing::filtered(tokio::io::stdin(), tokio::io::stdout()))
         .await
         .map_err(|e| failure("the MCP session did not start", &e))?;
     let cancel = running.cancellation_token();

@@ -245,19 +245,50 @@ async fn artifact(
         None => None,
     };
     let (start, end) = range.unwrap_or((0, size));
+    // Refused once a download found its stored bytes changed (recorded then, shown by `exp show`).
+    if let Some(why) = state.app.artifact_integrity(&record).await? {
+        return Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failure", why)
+            .hint("the stored object no longer matches the SHA-256 recorded when it was collected"));
+    }
     let app = state.app.clone();
     let record_for_stream = record.clone();
-    let stream = futures::stream::unfold(start, move |at| {
-        let (app, record) = (app.clone(), record_for_stream.clone());
+    // A full download is hashed as it goes: bytes that are not the indexed ones end the answer with an error
+    // before its last chunk (the client sees a cut transfer, never a whole wrong file) and are recorded.
+    let whole = range.is_none();
+    let hasher = std::sync::Arc::new(std::sync::Mutex::new(<sha2::Sha256 as sha2::Digest>::new()));
+    let stream = futures::stream::unfold((start, None::<bytes::Bytes>), move |(at, held)| {
+        let (app, record, hasher) = (app.clone(), record_for_stream.clone(), hasher.clone());
         async move {
+            let failed = |e: String| Some((Err(std::io::Error::other(e)), (end, None)));
             if at >= end {
-                return None;
+                // The chunk held back goes out only when the whole object hashed to the indexed SHA-256.
+                let last = held?;
+                if whole {
+                    let found = hex::encode(sha2::Digest::finalize(hasher.lock().map(|h| h.clone()).ok()?));
+                    if !found.eq_ignore_ascii_case(&record.sha256) {
+                        let read = format!("{} bytes of sha256 {found}", record.size);
+                        return failed(app.artifact_mismatch(&record, &read).await.unwrap_or_else(|e| e.to_string()));
+                    }
+                }
+                return Some((Ok::<_, std::io::Error>(last), (end, None)));
             }
             let upto = (at + CHUNK).min(end);
             match app.artifact_bytes(&record, at..upto).await {
-                Ok(bytes) if !bytes.is_empty() => Some((Ok::<_, std::io::Error>(bytes), upto)),
-                Ok(_) => None,
-                Err(e) => Some((Err(std::io::Error::other(e.to_string())), end)),
+                Ok(bytes) if !bytes.is_empty() => {
+                    let bytes = bytes::Bytes::from(bytes);
+                    if let Ok(mut h) = hasher.lock() {
+                        sha2::Digest::update(&mut *h, &bytes);
+                    }
+                    let next = at + bytes.len() as u64;
+                    // One chunk is always held back (the first answer is an empty one).
+                    Some((Ok(held.unwrap_or_default()), (next, Some(bytes))))
+                }
+                Ok(_) if whole => {
+                    let read = format!("{at} bytes");
+                    failed(app.artifact_mismatch(&record, &read).await.unwrap_or_else(|e| e.to_string()))
+                }
+                Ok(_) => held.map(|h| (Ok(h), (end, None))),
+                Err(e) => failed(e.to_string()),
             }
         }
     });

@@ -72,7 +72,12 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
             } else {
                 let mut table = new_table(false, ["kind", "size", "sha256", "uri"]);
                 for a in &page.items {
-                    table.add_row([a.kind.as_str().to_string(), a.size.to_string(), short(&a.sha256), a.uri.clone()]);
+                    // A key that had to shorten or escape the file's name: the name the job wrote, beside it.
+                    let uri = match &a.name {
+                        Some(name) => format!("{}\n(written as {name})", a.uri),
+                        None => a.uri.clone(),
+                    };
+                    table.add_row([a.kind.as_str().to_string(), a.size.to_string(), short(&a.sha256), uri]);
                 }
                 print_stdout(&table.to_string())?;
                 if let Some(next) = &page.next_cursor {

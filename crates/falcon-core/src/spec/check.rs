@@ -15,12 +15,19 @@ use serde_json::Value;
 pub fn spec_from_document(doc: &Document) -> Result<ExperimentSpec, SpecError> {
     let root = match &doc.value {
         Value::Object(map) => map,
+        // The value is not shown: the file may be anything (`/etc/shadow`), and errors are read by others.
         other => {
             return Err(doc
-                .error(&[], format!("a spec is a mapping of fields, not {}", describe(other)))
+                .error(&[], format!("not an experiment spec: a spec is a mapping of fields, not {}", kind_of(other)))
                 .with_hint(format!("fields: {}", SPEC_FIELDS.join(", "))));
         }
     };
+    if !root.is_empty() && !root.keys().any(|k| SPEC_FIELDS.contains(&k.as_str())) {
+        // None of its keys is a spec field: not a spec with a typo but another file, whose keys are not shown.
+        return Err(doc
+            .error(&[], format!("not an experiment spec: none of its {} top-level keys is a spec field", root.len()))
+            .with_hint(format!("a spec's fields: {}", SPEC_FIELDS.join(", "))));
+    }
     check_keys(doc, &[], root, &SPEC_FIELDS)?;
     for (field, known) in
         [("workload", &WORKLOAD_FIELDS[..]), ("resources", &RESOURCES_FIELDS), ("profile", &PROFILE_FIELDS)]
@@ -46,6 +53,18 @@ pub fn spec_from_document(doc: &Document) -> Result<ExperimentSpec, SpecError> {
     })?;
     check(&mut spec, doc)?;
     Ok(spec)
+}
+
+/// `a string`, `a list`, … without the value (for a file that may not be a spec at all).
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
 }
 
 /// `a string`, `a list`, … for messages.

@@ -54,6 +54,11 @@ pub struct ArtifactRecord {
     pub content_type: String,
     /// When it was indexed.
     pub created: Millis,
+    /// The file's name as the job wrote it (relative to its artifact folder), when its key had to shorten or
+    /// encode it (a segment over 200 bytes ends `~<hash>`; `%`, `\`, control characters are escaped): read from
+    /// the job's outputs record, not from the index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 impl MetaStore {
@@ -89,6 +94,7 @@ impl MetaStore {
             }
         });
         Ok(ArtifactRecord {
+            name: None,
             id,
             experiment: new.experiment,
             job: new.job,
@@ -128,6 +134,7 @@ impl MetaStore {
 fn artifact_from_row(r: &impl RowExt) -> Result<ArtifactRecord> {
     let kind = r.text(TABLE, "kind")?;
     Ok(ArtifactRecord {
+        name: None,
         id: r.int(TABLE, "id")?,
         experiment: r.opt_int(TABLE, "experiment_id")?.map(ExperimentId),
         job: r.opt_int(TABLE, "job_id")?.map(JobId),

@@ -221,11 +221,7 @@ impl Boundary {
             ];
         }
         let user = match &self.mode {
-            Mode::JobUser { uids, setpriv } => {
-                let uid = free_uid(uids, job.as_bytes())?;
-                reachable(&self.work_dir, uid)?;
-                Some((uid, setpriv.clone()))
-            }
+            Mode::JobUser { uids, setpriv } => Some((free_uid(uids, job.as_bytes())?, setpriv.clone())),
             _ => None,
         };
         Ok(Prepared { plan, user })
@@ -442,15 +438,24 @@ fn free_uid(uids: &std::ops::RangeInclusive<u32>, name: &[u8]) -> Result<u32, St
         .ok_or_else(|| format!("every job user id of {}-{} is in use by a running process", uids.start(), uids.end()))
 }
 
-/// Fails, naming the folder, when a job user could not enter every folder above the job folders (it would not
-/// reach its own `FALCON_ARTIFACT_DIR`).
-fn reachable(work_dir: &Path, uid: u32) -> Result<(), String> {
+impl Boundary {
+    /// Fails, naming the folder, when a job's user could not enter every folder above the job folders (it would
+    /// not reach its own `FALCON_ARTIFACT_DIR`): a setting to fix, not a moment to wait out.
+    pub(crate) fn check_reachable(&self) -> Result<(), String> {
+        match &self.mode {
+            Mode::JobUser { .. } => reachable(&self.work_dir),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn reachable(work_dir: &Path) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     for folder in work_dir.ancestors().skip(1) {
         let Ok(meta) = std::fs::metadata(folder) else { continue };
         if meta.mode() & 0o001 == 0 {
             return Err(format!(
-                "the job's user (id {uid}) cannot enter {} (mode {:o}), above the job folders {}: let other users \
+                "a job's user cannot enter {} (mode {:o}), above the job folders {}: let other users \
                  enter it (chmod o+x), or set [jobs] work_dir to a folder they may reach (such as \
                  /var/tmp/falcon-jobs), or [jobs] isolation = \"none\"",
                 folder.display(),

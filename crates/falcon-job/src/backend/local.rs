@@ -196,6 +196,9 @@ impl Backend for LocalBackend {
         // The job's own folder, kept across its attempts (where EXP writes the configuration snapshot).
         let shared = self.root.join(&sub.spec.name);
         let shared = shared.is_dir().then_some(shared);
+        self.boundary
+            .check_reachable()
+            .map_err(|message| JobError::InvalidPool { pool: self.pool.clone(), message })?;
         let prepared = match self.boundary.isolated() {
             true => Some(
                 self.boundary.prepare(&dir, shared.as_deref(), &sub.spec.name).map_err(|e| self.fail("submit", e))?,

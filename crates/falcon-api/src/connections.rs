@@ -4,7 +4,10 @@
 //! - **Request heads in time.** A connection waiting for a request head (a new one, or a kept-alive one between
 //!   requests) must deliver the whole head within [`Limits::header_timeout`] (15 s), however slowly its bytes
 //!   come; else it is closed (hyper's header-read timer). A body must arrive within `body::BODY_TIMEOUT` of the
-//!   handler asking for it (408); a body a handler does not read closes the connection after the answer.
+//!   handler asking for it (408; the token-free sign-in's within 5 s); a body a handler does not read closes the
+//!   connection after the answer.
+//! - **Answers taken in time.** A connection whose client takes none of what it is sent for
+//!   [`Limits::send_timeout`] (30 s: a download never read, its socket's buffer full) is dropped.
 //! - **A bounded number of connections.** At most [`Limits::max_connections`] at once (1024 by default; lowered to
 //!   what the process may open), and [`Limits::max_per_client`] from one non-loopback address (64): a reverse
 //!   proxy on this machine speaks for many clients, so loopback peers count only toward the total. A connection
@@ -19,13 +22,15 @@ use axum::http::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::collections::HashMap;
+use std::future::Future;
+use std::io;
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinSet;
@@ -36,6 +41,8 @@ use tower::ServiceExt;
 pub struct Limits {
     /// How long a connection may take to deliver a request head, from when it starts waiting for one.
     pub header_timeout: Duration,
+    /// How long a connection may wait on a client that takes none of what it is sent.
+    pub send_timeout: Duration,
     /// Connections at once.
     pub max_connections: usize,
     /// Connections at once from one non-loopback address.
@@ -48,6 +55,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             header_timeout: Duration::from_secs(15),
+            send_timeout: Duration::from_secs(30),
             max_connections: 1024,
             max_per_client: 64,
             grace: Duration::from_secs(5),
@@ -215,12 +223,17 @@ async fn serve_one(
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
-        .serve_connection(TokioIo::new(stream), service);
+        .serve_connection(TokioIo::new(SendTimed::new(stream, limits.send_timeout)), service);
     tokio::pin!(connection);
     let mut stopping = false;
     loop {
         tokio::select! {
-            _ = connection.as_mut() => return,
+            served = connection.as_mut() => {
+                if let Err(e) = served {
+                    tracing::debug!("a connection from {}: {e}", conn.peer);
+                }
+                return;
+            }
             _ = conn.close.notified() => return,
             () = stopped(&mut stop), if !stopping => {
                 // No request in flight (idle, or a head still arriving): closed at once; busy: after its answer.
@@ -254,6 +267,77 @@ async fn refuse(mut stream: TcpStream, why: Refusal) {
         stream.shutdown().await
     })
     .await;
+}
+
+/// A connection's socket that gives up on a client that takes nothing: a write that has waited
+/// [`Limits::send_timeout`] for room (the kernel's buffers full; the client reads none of it) fails, and hyper drops
+/// the connection. Any write that goes through starts the wait over, so a slow reader that keeps reading is served.
+struct SendTimed {
+    io: TcpStream,
+    limit: Duration,
+    /// Armed when a write finds no room; `waiting` says whether it is.
+    timer: Pin<Box<tokio::time::Sleep>>,
+    waiting: bool,
+}
+
+impl SendTimed {
+    fn new(io: TcpStream, limit: Duration) -> SendTimed {
+        SendTimed { io, limit, timer: Box::pin(tokio::time::sleep(limit)), waiting: false }
+    }
+
+    /// A write's outcome, failed once the wait for room passes the limit.
+    fn timed(&mut self, cx: &mut Context<'_>, written: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        if written.is_ready() {
+            self.waiting = false;
+            return written;
+        }
+        if !self.waiting {
+            self.waiting = true;
+            let deadline = tokio::time::Instant::now() + self.limit;
+            self.timer.as_mut().reset(deadline);
+        }
+        match self.timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("the client took nothing it was sent for {} s", self.limit.as_secs()),
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl AsyncRead for SendTimed {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for SendTimed {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let written = Pin::new(&mut self.io).poll_write(cx, buf);
+        self.timed(cx, written)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let written = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.timed(cx, written)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
 }
 
 /// Counts a request in flight until its answer's body is sent or dropped.
@@ -324,5 +408,36 @@ mod tests {
         assert_eq!(table.admit(local, &l).err(), Some(Refusal::Total(3)));
         cd.in_flight.store(0, Ordering::Release);
         assert!(table.admit(local, &l).is_ok(), "the idle one gives way");
+    }
+
+    /// A response of 64 MiB to a client that reads none of it: the connection is dropped at the send timeout, while
+    /// one that reads it gets all of it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_client_that_takes_nothing_is_dropped_at_the_send_timeout() {
+        use tokio::io::AsyncReadExt;
+        const SIZE: usize = 64 << 20;
+        let router = axum::Router::new().route("/big", axum::routing::get(|| async { vec![7u8; SIZE] }));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let at = listener.local_addr().unwrap();
+        let (stop_tx, stop) = watch::channel(false);
+        let limits = Limits { send_timeout: Duration::from_secs(1), ..Limits::default() };
+        let server = tokio::spawn(run(listener, router, limits, stop));
+        let request = format!("GET /big HTTP/1.1\r\nHost: {at}\r\nConnection: close\r\n\r\n");
+
+        let mut stalled = TcpStream::connect(at).await.unwrap();
+        stalled.write_all(request.as_bytes()).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let mut got = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(10), stalled.read_to_end(&mut got)).await;
+        assert!(matches!(read, Ok(Ok(_)) | Ok(Err(_))), "the connection was closed");
+        assert!(got.len() < SIZE, "it was dropped before the whole answer: {} bytes", got.len());
+
+        let mut reader = TcpStream::connect(at).await.unwrap();
+        reader.write_all(request.as_bytes()).await.unwrap();
+        let mut got = Vec::new();
+        reader.read_to_end(&mut got).await.unwrap();
+        assert!(got.len() > SIZE, "a reader gets all of it: {} bytes", got.len());
+        let _ = stop_tx.send(true);
+        server.await.unwrap();
     }
 }

@@ -1,32 +1,49 @@
 //! Request bodies: at most [`MAX_BODY`] bytes (a spec is at most 1 MiB), within [`BODY_TIMEOUT`] (a client that
-//! declares a body and sends it slowly, or not at all, gets a 408), UTF-8; JSON objects parsed with the field
-//! named in the error.
+//! declares a body and sends it slowly, or not at all, gets a 408), UTF-8; a small body ([`small_text`], the
+//! token-free sign-in's) within tighter bounds, one declaring more refused before any of it is read; JSON objects
+//! parsed with the field named in the error.
 
 use crate::error::{ApiError, ApiResult};
 use axum::body::Body;
 use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
+use std::time::Duration;
 
 /// The largest body accepted, in bytes (1 MiB): more is 413.
 pub const MAX_BODY: usize = 1 << 20;
 
 /// How long a handler waits for the whole body: 1 MiB in 30 s is 35 KB/s, less than any working link.
-pub const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The whole body as text (413 past [`MAX_BODY`], 408 when it takes over [`BODY_TIMEOUT`], 400 when not UTF-8).
 pub async fn text(body: Body) -> ApiResult<String> {
-    let read = tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_BODY)).await.map_err(|_| {
+    read(body, MAX_BODY, BODY_TIMEOUT, "a spec is at most 1 MiB: keep large data in artifacts").await
+}
+
+/// A small body as text: at most `max` bytes — a declared length over it is a 413 at once — within `within` (408),
+/// UTF-8; `hint` says what the body should be.
+pub async fn small_text(body: Body, max: usize, within: Duration, hint: &str) -> ApiResult<String> {
+    if http_body::Body::size_hint(&body).lower() > max as u64 {
+        return Err(too_large(max, hint));
+    }
+    read(body, max, within, hint).await
+}
+
+async fn read(body: Body, max: usize, within: Duration, hint: &str) -> ApiResult<String> {
+    let read = tokio::time::timeout(within, axum::body::to_bytes(body, max)).await.map_err(|_| {
         ApiError::new(
             StatusCode::REQUEST_TIMEOUT,
             "request_timeout",
-            format!("the body did not arrive within {} s", BODY_TIMEOUT.as_secs()),
+            format!("the body did not arrive within {} s", within.as_secs()),
         )
     })?;
-    let bytes = read.map_err(|_| {
-        ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", format!("the body is over {MAX_BODY} bytes"))
-            .hint("a spec is at most 1 MiB: keep large data in artifacts")
-    })?;
+    let bytes = read.map_err(|_| too_large(max, hint))?;
     String::from_utf8(bytes.to_vec()).map_err(|e| ApiError::usage(format!("the body is not UTF-8: {e}")))
+}
+
+fn too_large(max: usize, hint: &str) -> ApiError {
+    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", format!("the body is over {max} bytes"))
+        .hint(hint)
 }
 
 /// The body as a JSON object of type `T` (an empty body is `{}`; an array or a scalar is refused, though

@@ -21,8 +21,10 @@
 //!   sandboxing CSP on every answer that is not a page), `body.rs` (1 MiB cap), `error.rs` (error kind → HTTP status,
 //!   the CLI's error body), `openapi.rs` (the OpenAPI 3.1 document: a route table beside the router and `schemars`
 //!   schemas of the same types the handlers return), `connections.rs` (the accept loop over hyper: request heads
-//!   within 15 s, bodies within 30 s, a cap on connections in all and per client with the oldest idle one giving
-//!   way), `server.rs` (bind rules, the worker loop, a stop within 10 s whatever the clients do); `dashboard/` (the
+//!   within 15 s, bodies within 30 s, answers taken within 30 s, a cap on connections in all and per client —
+//!   loopback too — with the oldest idle one giving way and a reserve for health checks and requests with a
+//!   token), `budget.rs` (after the guard: what the reserve serves, long-lived answers per token or client),
+//!   `server.rs` (bind rules, the worker loop, a stop within 10 s whatever the clients do); `dashboard/` (the
 //!   pages at `/`: experiments with the live status stream, experiment, compare, goals, session grid, history,
 //!   sign-in (an opaque session id in a cookie, never the token; sign-out ends it on the server); `assets/` inside
 //!   the binary)
@@ -37,6 +39,7 @@
 
 mod bodies;
 mod body;
+mod budget;
 pub mod connections;
 mod dashboard;
 pub mod error;

@@ -385,6 +385,14 @@ pub fn document() -> Value {
                         "content": { "application/json": { "schema": error } } }),
             );
         }
+        if o.path.ends_with("/logs") || o.path.ends_with("/artifacts/{path}") {
+            responses.insert(
+                "429".into(),
+                json!({ "description": "the token (or the client, without one) has as many event streams and \
+                                        downloads open as it may (see Retry-After)",
+                        "content": { "application/json": { "schema": error } } }),
+            );
+        }
         let params: Vec<Value> = o
             .params
             .iter()

@@ -41,7 +41,7 @@ pub fn local_principal() -> Principal {
     Principal { name: "local".into(), scope: Scope::Admin }
 }
 
-fn exempt(path: &str) -> bool {
+pub(crate) fn exempt(path: &str) -> bool {
     path == "/healthz" || path == "/readyz"
 }
 

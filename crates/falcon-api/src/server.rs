@@ -4,7 +4,9 @@
 //!   (anyone who can reach it could run commands through the worker); on loopback over a store that never held a
 //!   token it is open, for one person on their machine (see `security`). When the last live token is revoked
 //!   while it runs, it says so in its log and stays closed.
-//! - Connections are bounded in number and in time (`connections`).
+//! - Connections are bounded in number and in time, per client too, with a reserve for health checks and
+//!   requests with a token (`connections`); what one token or client may hold once its request is read, after the
+//!   guard (`budget`).
 //! - On the shutdown signal (SIGTERM or SIGINT in the CLI) it stops accepting connections, closes idle ones, lets
 //!   requests in flight finish, ends event streams (they see `stopping` and send their `end`), and drops what is
 //!   still open after the grace period (5 s); meanwhile the worker loop stops cleanly (its running jobs' samples
@@ -51,6 +53,8 @@ impl Default for ServeOptions {
 /// The router over a state (for tests and for [`serve`]).
 pub fn router(state: Arc<State>) -> axum::Router {
     crate::routes::router(crate::dashboard::router())
+        // After the guard (it needs the principal): what one client may hold (`budget`).
+        .route_layer(axum::middleware::from_fn(crate::budget::limit))
         // On matched routes only: a path with no route is a 404, a method a route lacks a 405.
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), security::guard))
         .layer(axum::middleware::from_fn(security::response_headers))

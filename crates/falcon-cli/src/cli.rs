@@ -118,12 +118,21 @@ pub struct ServeArgs {
     /// Heavy analyses (profiles, comparisons, traces) at once; beyond, requests get 429.
     #[arg(long, default_value_t = 2)]
     pub max_analyses: usize,
-    /// Connections at once; one over it takes the place of the oldest idle one, or gets 503 when all are busy.
+    /// Connections at once; one over it takes the place of the oldest idle one, or waits up to 1 s for one (then
+    /// 503). A few (16, at most a quarter) are kept for /healthz and requests with a token or a sign-in.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
-    /// Connections at once from one non-loopback address (a proxy on this machine counts only in the total).
+    /// Connections at once from one non-loopback address (IPv6: one /64); over it, only through the reserve.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections_per_client: u32,
+    /// Connections at once from this machine, every loopback address together (more: a reverse proxy here speaks
+    /// for many clients); over it, only through the reserve.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections_per_local_client: u32,
+    /// Event streams and downloads at once per token (a sign-in counts for its token), or per address without one;
+    /// beyond, 429.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_streams_per_client: u32,
 }
 
 #[derive(Debug, Subcommand)]

@@ -4,7 +4,8 @@
 //! never holds the token. A session lasts [`LIFETIME`] at most and ends when its token is revoked or when the
 //! person signs out (server-side: a copied cookie opens nothing afterwards). The form posts JSON
 //! (`dashboard.js`), like every write: the guard refuses a form-encoded body, so no page elsewhere can sign a
-//! visitor in or out.
+//! visitor in or out. The route needs no token, so its body is held to [`SIGNIN_BODY`] bytes within
+//! [`SIGNIN_WITHIN`]: nobody can hold a connection on it with a body that never comes.
 
 use super::{render, secure_headers, Shell, COOKIE};
 use crate::body;
@@ -21,6 +22,12 @@ use std::time::Duration;
 
 /// How long a sign-in lasts.
 pub const LIFETIME: Duration = Duration::from_secs(12 * 3600);
+
+/// The largest sign-in body, in bytes: `{"token": "…"}` is under 200 (more is a 413, at once when declared).
+pub const SIGNIN_BODY: usize = 8 << 10;
+
+/// How long the sign-in waits for its body (408 after).
+pub const SIGNIN_WITHIN: Duration = Duration::from_secs(5);
 
 /// Where to go after signing in: a path on this server only. Browsers drop tabs and line breaks from a URL and
 /// read `\` as `/`, so anything but printable ASCII, and a second `/` or `\` after the first, fall back to `/`.
@@ -73,7 +80,8 @@ fn secure(state: &State, headers: &HeaderMap) -> bool {
 
 /// `POST /signin` `{"token": "…"}`: 200 `{"name", "scope"}` with the sign-in cookie set, or 401.
 pub async fn submit(Extract(state): Extract<Arc<State>>, headers: HeaderMap, raw: Body) -> ApiResult<Response> {
-    let text = body::text(raw).await?;
+    let hint = "the body is {\"token\": \"…\"}, a few hundred bytes at most";
+    let text = body::small_text(raw, SIGNIN_BODY, SIGNIN_WITHIN, hint).await?;
     let SignIn { token } = serde_json::from_str(&text)
         .map_err(|e| ApiError::usage(format!("the request body: {e} (expected {{\"token\": \"…\"}})")))?;
     let (principal, id) = state

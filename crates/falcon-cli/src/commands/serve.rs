@@ -17,6 +17,8 @@ pub async fn run(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCo
         limits: falcon_api::connections::Limits {
             max_connections: args.max_connections as usize,
             max_per_client: args.max_connections_per_client as usize,
+            max_per_local_client: args.max_connections_per_local_client as usize,
+            max_streams_per_client: args.max_streams_per_client as usize,
             ..Default::default()
         },
     };

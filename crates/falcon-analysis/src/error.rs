@@ -90,6 +90,30 @@ impl AnalysisError {
 }
 
 impl AnalysisError {
+    /// The same error with paths inside `cache` (where an experiment's artifacts are copied to be read) given
+    /// from the cache on (`e-1/plugins/profile/…`): a reader of the error learns no path of the machine.
+    pub fn relative_to(self, cache: &std::path::Path) -> AnalysisError {
+        let rebase = |path: PathBuf| path.strip_prefix(cache).map(PathBuf::from).unwrap_or(path);
+        let prefix = format!("{}/", cache.display());
+        let text = |t: String| t.replace(&prefix, "");
+        match self {
+            AnalysisError::Decode { path, error } => AnalysisError::Decode { path: rebase(path), error },
+            AnalysisError::NotAProfile { path, reason } => {
+                AnalysisError::NotAProfile { path: rebase(path), reason: text(reason) }
+            }
+            AnalysisError::ProfileTooLarge { path, size, limit } => {
+                AnalysisError::ProfileTooLarge { path: rebase(path), size, limit }
+            }
+            AnalysisError::DecompressedTooLarge { path, limit } => {
+                AnalysisError::DecompressedTooLarge { path: rebase(path), limit }
+            }
+            AnalysisError::NotFound(t) => AnalysisError::NotFound(text(t)),
+            AnalysisError::Invalid(t) => AnalysisError::Invalid(text(t)),
+            AnalysisError::Io(t) => AnalysisError::Io(text(t)),
+            other => other,
+        }
+    }
+
     /// The error of a compressed input `path` that inflates past `limit` bytes.
     pub fn decompressed_too_large(path: &std::path::Path, limit: u64) -> AnalysisError {
         AnalysisError::DecompressedTooLarge { path: path.to_path_buf(), limit }

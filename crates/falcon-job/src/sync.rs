@@ -259,14 +259,14 @@ impl ArtifactSync {
     /// or past the job's cap with what is stored already.
     fn within_caps(&self, job: JobId, rel: &str, file: &std::fs::File, len: u64) -> std::result::Result<(), String> {
         let mib = |b: u64| b >> 20;
+        if len >= SPARSE_MIN_BYTES && crate::untrusted::data_bytes(file, len) < len / 2 {
+            return Err("a sparse file (mostly holes, which the store would keep at full length): not collected".into());
+        }
         if len > self.caps.file {
             return Err(format!(
                 "over the {} MiB cap on one file ([jobs] max_artifact_mib): not collected",
                 mib(self.caps.file)
             ));
-        }
-        if len >= SPARSE_MIN_BYTES && crate::untrusted::data_bytes(file, len) < len / 2 {
-            return Err("a sparse file (mostly holes, which the store would keep at full length): not collected".into());
         }
         let stored = self.stored.lock().expect("stored map lock");
         let others: u64 = stored.get(&job).map_or(0, |m| m.iter().filter(|(p, _)| *p != rel).map(|(_, n)| *n).sum());

@@ -240,6 +240,15 @@ impl Analysis {
         host: Option<&str>,
         options: &AnalyzeOptions,
     ) -> Result<(ResolvedProfile, ProfileReport)> {
+        self.analyze_input(input, host, options).await.map_err(|e| e.relative_to(&self.cache_dir()))
+    }
+
+    async fn analyze_input(
+        &self,
+        input: &str,
+        host: Option<&str>,
+        options: &AnalyzeOptions,
+    ) -> Result<(ResolvedProfile, ProfileReport)> {
         let local = Path::new(input);
         if !input.starts_with("gs://") && !input.starts_with("s3://") && local.is_file() && is_chrome_trace_name(local)
         {
@@ -363,6 +372,16 @@ impl Analysis {
         host: Option<&str>,
         options: &CompareOptions,
     ) -> Result<ProfileComparison> {
+        self.compare_inputs(a, b, host, options).await.map_err(|e| e.relative_to(&self.cache_dir()))
+    }
+
+    async fn compare_inputs(
+        &self,
+        a: &str,
+        b: &str,
+        host: Option<&str>,
+        options: &CompareOptions,
+    ) -> Result<ProfileComparison> {
         let ra = self.compare_input(a, host).await?;
         let rb = self.compare_input(b, host).await?;
         let opts = *options;
@@ -446,6 +465,10 @@ impl Analysis {
     /// analyses; for an experiment, stores its `trace` summary row (exposed communication %, idle %,
     /// host-bound fraction) when every analysis ran over every host.
     pub async fn trace(&self, input: &str, host: Option<&str>, options: &TraceOptions) -> Result<TraceRun> {
+        self.trace_input(input, host, options).await.map_err(|e| e.relative_to(&self.cache_dir()))
+    }
+
+    async fn trace_input(&self, input: &str, host: Option<&str>, options: &TraceOptions) -> Result<TraceRun> {
         let resolved = self.resolve_trace(input, host).await?;
         let files = resolved.files.clone();
         let opts = options.clone();

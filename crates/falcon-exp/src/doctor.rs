@@ -36,7 +36,12 @@ pub struct DoctorReport {
 /// Checks the configuration, the database (reachable, schema current) and the artifact store (a real write,
 /// read and delete). Never changes the database schema.
 pub async fn doctor(config: &Config) -> DoctorReport {
-    let checks = vec![check_pools(config), check_database(config).await, check_artifacts(config).await];
+    let checks = vec![
+        check_pools(config),
+        check_workloads(config),
+        check_database(config).await,
+        check_artifacts(config).await,
+    ];
     DoctorReport { ok: checks.iter().all(|c| c.ok), checks }
 }
 
@@ -58,6 +63,30 @@ fn check_pools(config: &Config) -> Check {
         (false, detail, Some("fix the [[pools]] entries in falcon.toml".to_string()))
     };
     Check { component: "config".into(), target: "pools".into(), ok, detail, hint, elapsed_ms: elapsed(started) }
+}
+
+/// What keeps a local pool's workloads from Falcon's store (`[jobs] isolation`): failed when `auto` cannot keep
+/// them apart on this machine, or a job's user could not reach its folder.
+fn check_workloads(config: &Config) -> Check {
+    use falcon_job::backend::isolation::{Boundary, Mode};
+    let started = Instant::now();
+    let boundary = Boundary::from_config(config, config.file.as_deref());
+    let local = config.pools.iter().any(|p| p.backend == falcon_core::config::PoolBackend::Local);
+    let chosen_off = config.jobs.isolation == falcon_core::config::Isolation::None;
+    let (ok, hint) = match (boundary.mode(), boundary.check_reachable()) {
+        (_, Err(e)) => (false, Some(e)),
+        (Mode::Off(_), _) if local && !chosen_off => (
+            false,
+            Some(
+                "run the worker as root (each job then runs as a user of its own; util-linux's setpriv is needed), \
+                 or where user namespaces are allowed; or set [jobs] isolation = \"none\" to accept it"
+                    .into(),
+            ),
+        ),
+        _ => (true, None),
+    };
+    let target = config.jobs.work_dir.display().to_string();
+    Check { component: "workloads".into(), target, ok, detail: boundary.describe(), hint, elapsed_ms: elapsed(started) }
 }
 
 async fn check_database(config: &Config) -> Check {

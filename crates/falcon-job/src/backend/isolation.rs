@@ -441,7 +441,7 @@ fn free_uid(uids: &std::ops::RangeInclusive<u32>, name: &[u8]) -> Result<u32, St
 impl Boundary {
     /// Fails, naming the folder, when a job's user could not enter every folder above the job folders (it would
     /// not reach its own `FALCON_ARTIFACT_DIR`): a setting to fix, not a moment to wait out.
-    pub(crate) fn check_reachable(&self) -> Result<(), String> {
+    pub fn check_reachable(&self) -> Result<(), String> {
         match &self.mode {
             Mode::JobUser { .. } => reachable(&self.work_dir),
             _ => Ok(()),

@@ -89,6 +89,16 @@ impl AnalysisError {
     }
 }
 
+/// Fails, naming the file and the cap, when a profile of `len` bytes at `path` is over the cap on one profile
+/// ([`crate::limits::max_profile_bytes`]): checked before a byte of it is read (or downloaded).
+pub fn check_profile_size(path: &std::path::Path, len: u64) -> Result<()> {
+    let limit = crate::limits::max_profile_bytes();
+    match len > limit {
+        true => Err(AnalysisError::ProfileTooLarge { path: path.to_path_buf(), size: len, limit }),
+        false => Ok(()),
+    }
+}
+
 impl AnalysisError {
     /// The same error with paths inside `cache` (where an experiment's artifacts are copied to be read) given
     /// from the cache on (`e-1/plugins/profile/…`): a reader of the error learns no path of the machine.

@@ -159,7 +159,7 @@ fn load_with(path: &Path, options: &falcon_xplane::DecodeOptions<'_>) -> Result<
         )));
     }
     let len = meta.len();
-    crate::limits::check_profile_size(path, len)?;
+    crate::error::check_profile_size(path, len)?;
     let not_profile = |reason: String| AnalysisError::NotAProfile { path: path.to_path_buf(), reason };
     if len == 0 {
         return Err(not_profile("the file is empty (0 bytes)".into()));

@@ -30,16 +30,6 @@ pub fn max_profile_bytes() -> u64 {
     MAX_PROFILE_BYTES.load(Ordering::Relaxed)
 }
 
-/// Fails, naming the file and the cap, when a profile of `len` bytes at `path` is over the cap: checked before a
-/// byte of it is read (or downloaded).
-pub fn check_profile_size(path: &std::path::Path, len: u64) -> crate::error::Result<()> {
-    let limit = max_profile_bytes();
-    match len > limit {
-        true => Err(crate::error::AnalysisError::ProfileTooLarge { path: path.to_path_buf(), size: len, limit }),
-        false => Ok(()),
-    }
-}
-
 /// The reading commands' flag that raises the cap (in MiB).
 pub const FLAG: &str = "--max-decompressed";
 /// The `falcon.toml` key that raises the cap (in MiB), for the worker's automatic analysis too.

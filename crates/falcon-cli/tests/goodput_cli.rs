@@ -63,7 +63,7 @@ fn check_truth(dir: &Path) {
     // time over the steady step); the kept checkpoints and stalls as long as they really took.
     // Start-up as the workload lived it: from each attempt's process start (it notes it beside its checkpoint) to
     // the start of its first step.
-    let starts: Vec<f64> = std::fs::read_to_string(dir.join(".falcon/experiments/e-1/goodput-state/starts"))
+    let starts: Vec<f64> = std::fs::read_to_string(dir.join(".falcon-jobs/e-1/goodput-state/starts"))
         .unwrap()
         .lines()
         .map(|l| l.parse().unwrap())

@@ -108,12 +108,12 @@ fn collection_keeps_no_link_fifo_sparse_file_or_file_over_a_cap() {
     let dir = project(None);
     let d = dir.path();
     let mut toml = std::fs::read_to_string(d.join("falcon.toml")).unwrap();
-    toml.push_str("max_artifact_mib = 1\nmax_experiment_artifacts_mib = 3\n");
+    toml.push_str("max_artifact_mib = 2\nmax_experiment_artifacts_mib = 5\n");
     std::fs::write(d.join("falcon.toml"), toml).unwrap();
     let script =
         "A=$FALCON_ARTIFACT_DIR; mkdir -p $A/plugins/profile/r; truncate -s 2G $A/plugins/profile/r/h.xplane.pb; \
-                  head -c 2097152 /dev/zero > $A/over.bin; mkfifo $A/fifo; ln -s /etc/passwd $A/link; \
-                  for i in 1 2 3 4; do head -c 900000 /dev/zero > $A/part$i.bin; done";
+                  head -c 3145728 /dev/zero > $A/over.bin; mkfifo $A/fifo; ln -s /etc/passwd $A/link; \
+                  for i in 1 2 3 4; do head -c 1500000 /dev/urandom > $A/part$i.bin; done";
     let shown = run(d, "caps", &shell("caps", script), &[]);
     assert_eq!(shown["status"], "COMPLETED", "{shown:#}");
     let reason = |p: &str| skipped(&shown, p).unwrap_or_else(|| panic!("{p} not skipped: {shown:#}")).to_string();
@@ -124,7 +124,7 @@ fn collection_keeps_no_link_fifo_sparse_file_or_file_over_a_cap() {
     assert!(reason("link").contains("symbolic link"));
     let capped: Vec<String> =
         (1..=4).filter_map(|i| skipped(&shown, &format!("part{i}.bin")).map(str::to_string)).collect();
-    assert_eq!(capped.len(), 1, "three parts of 0.9 MB fit under 3 MiB, the fourth does not: {shown:#}");
+    assert_eq!(capped.len(), 1, "three parts of 1.5 MB fit under 5 MiB, the fourth does not: {shown:#}");
     assert!(capped[0].contains("max_experiment_artifacts_mib"), "{}", capped[0]);
     let id = shown["id"].as_str().unwrap();
     let kept: u64 = ["part1.bin", "part2.bin", "part3.bin", "part4.bin", "over.bin", "plugins/profile/r/h.xplane.pb"]
@@ -132,7 +132,7 @@ fn collection_keeps_no_link_fifo_sparse_file_or_file_over_a_cap() {
         .filter_map(|p| stored(d, id, p))
         .map(|b| b.len() as u64)
         .sum();
-    assert_eq!(kept, 3 * 900_000, "only what fits is stored");
+    assert_eq!(kept, 3 * 1_500_000, "only what fits is stored, each whole");
     // Shown in the table too.
     let table = String::from_utf8_lossy(&falcon(d, &["exp", "show", id]).stdout).into_owned();
     assert!(table.contains("max_artifact_mib") && table.contains("sparse"), "{table}");

@@ -36,12 +36,8 @@ pub struct DoctorReport {
 /// Checks the configuration, the database (reachable, schema current) and the artifact store (a real write,
 /// read and delete). Never changes the database schema.
 pub async fn doctor(config: &Config) -> DoctorReport {
-    let checks = vec![
-        check_pools(config),
-        check_workloads(config),
-        check_database(config).await,
-        check_artifacts(config).await,
-    ];
+    let checks =
+        vec![check_pools(config), check_database(config).await, check_artifacts(config).await, check_workloads(config)];
     DoctorReport { ok: checks.iter().all(|c| c.ok), checks }
 }
 

@@ -23,7 +23,8 @@ async fn a_fresh_local_setup_passes_every_check() {
     let report = doctor(&cfg).await;
     assert!(report.ok, "{report:#?}");
     let components: Vec<_> = report.checks.iter().map(|c| c.component.as_str()).collect();
-    assert_eq!(components, ["config", "database", "artifacts"]);
+    assert_eq!(components, ["config", "database", "artifacts", "workloads"]);
+    assert!(report.checks[3].detail.contains("workloads run as"), "{:?}", report.checks[3]);
     assert!(report.checks[1].detail.contains("(current)"), "{:?}", report.checks[1]);
     assert!(report.checks[2].detail.contains("sha256 verified"));
     let leftovers =

@@ -107,8 +107,16 @@ pub fn read_log(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
 }
 
 /// The bytes of `file` that hold data (its length less its holes), found with `SEEK_DATA`/`SEEK_HOLE`; a file
-/// system that cannot tell reports no holes. Looks at 4096 extents at most (the rest counted as data).
+/// system that cannot tell reports no holes. Looks at 4096 extents at most (the rest counted as data). The
+/// file's offset is back at its start after.
 pub fn data_bytes(file: &File, len: u64) -> u64 {
+    use nix::unistd::{lseek, Whence};
+    let data = count_data(file, len);
+    let _ = lseek(file, 0, Whence::SeekSet);
+    data
+}
+
+fn count_data(file: &File, len: u64) -> u64 {
     use nix::unistd::{lseek, Whence};
     let (mut at, mut data) = (0i64, 0u64);
     let len = i64::try_from(len).unwrap_or(i64::MAX);
@@ -161,8 +169,11 @@ mod tests {
         assert_eq!(meta.len(), 1 << 30);
         assert!(data_bytes(&file, meta.len()) < 1 << 20, "a 1 GiB hole holds no data");
         std::fs::write(dir.path().join("full"), vec![7u8; 100_000]).unwrap();
-        let (file, meta) = open(&dir.path().join("full"), None).unwrap();
+        let (mut file, meta) = open(&dir.path().join("full"), None).unwrap();
         assert_eq!(data_bytes(&file, meta.len()), 100_000);
+        let mut read = Vec::new();
+        file.read_to_end(&mut read).unwrap();
+        assert_eq!(read.len(), 100_000, "the offset is back at the start");
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! once the renewal stops (the worker stops) the lease lapses and another worker takes over — on SQLite and
 //! on MariaDB.
 //!
-//! The stall is real: the job replaces its `stdout.log` with a FIFO and opens it for writing only after
-//! `STALL`, so the manager's log copy (inside the tick) blocks on it for that long, the way a multi-GB upload
-//! would. The other worker is played by claiming through the store exactly as a tick's first step does.
+//! The stall is real: the artifact store is an S3 endpoint that, while the test says so, answers each upload only
+//! after `STALL` — the time a multi-GB upload takes — so the manager's log copy (inside the tick) waits that long.
+//! (A FIFO in the log's place stalled ticks before issue 44; the collector no longer opens one.) The other worker
+//! is played by claiming through the store exactly as a tick's first step does.
 
 mod common;
 
@@ -16,21 +17,66 @@ use falcon_infra::{ArtifactStore, MetaStore};
 use falcon_job::backend::local::LocalBackend;
 use falcon_job::backend::Backend;
 use falcon_job::{JobManager, JobSpec, ManagerConfig, Pool};
-use std::os::unix::fs::FileTypeExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const LEASE: Duration = Duration::from_secs(1);
-/// How long the job keeps the FIFO closed after the manager starts reading it: well over twice the lease.
-const STALL_S: &str = "3";
+/// How long the slow store keeps each upload waiting while stalled: well over twice the lease with the two logs.
+const STALL: Duration = Duration::from_millis(1600);
 
-fn fifo_job() -> JobSpec {
-    let script = format!(
-        "rm -f \"$FALCON_JOB_DIR/stdout.log\" && mkfifo \"$FALCON_JOB_DIR/stdout.log\" && sleep {STALL_S} && \
-         echo released > \"$FALCON_JOB_DIR/stdout.log\" && rm \"$FALCON_JOB_DIR/stdout.log\""
-    );
-    common::shell_job("stalled", &script)
+fn logging_job() -> JobSpec {
+    common::shell_job("stalled", "echo running; echo warning >&2; sleep 3")
+}
+
+/// An S3 endpoint on loopback that takes every upload and, while `stalled` is set, answers it only after `STALL`
+/// (reads answer "no such key"). Its address, as the store's endpoint.
+fn slow_store(stalled: Arc<AtomicBool>) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            let stalled = stalled.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let (mut first, mut length) = (String::new(), 0usize);
+                if reader.read_line(&mut first).unwrap_or(0) == 0 {
+                    return;
+                }
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some((k, v)) = line.split_once(':') {
+                        if k.eq_ignore_ascii_case("content-length") {
+                            length = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                }
+                let mut body = vec![0u8; length];
+                let _ = reader.read_exact(&mut body);
+                let answer = if first.starts_with("PUT ") {
+                    if stalled.load(Ordering::SeqCst) {
+                        std::thread::sleep(STALL);
+                    }
+                    "HTTP/1.1 200 OK\r\nETag: \"e\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
+                } else {
+                    let body = "<Error><Code>NoSuchKey</Code></Error>";
+                    format!(
+                        "HTTP/1.1 404 Not Found\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\
+                         Connection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                };
+                let mut conn = conn;
+                let _ = conn.write_all(answer.as_bytes());
+            });
+        }
+    });
+    format!("http://{addr}")
 }
 
 /// What happened while worker A's tick was stalled.
@@ -48,26 +94,33 @@ async fn stall_a_tick(db: &str, renew: bool) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let meta =
         MetaStore::connect_with(db, &ConnectOptions { create_if_missing: true, ..Default::default() }).await.unwrap();
-    let store =
-        ArtifactStore::open(&dir.path().join("arts").display().to_string(), &Default::default(), &Default::default())
-            .unwrap();
+    let slow = Arc::new(AtomicBool::new(false));
+    let s3 = falcon_core::config::S3Config {
+        endpoint: Some(slow_store(slow.clone())),
+        region: None,
+        anonymous: true,
+        access_key_id: None,
+        secret_access_key: None,
+    };
+    let store = ArtifactStore::open("s3://slow/falcon", &Default::default(), &s3).unwrap();
     let pool = Pool::from_config(&PoolConfig::local_cpu(2)).unwrap();
     let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path().join("jobs"), "local"));
     let mut config = ManagerConfig::new("worker-a");
     config.lease = LEASE;
     config.log_interval = Duration::ZERO;
     let manager = Arc::new(JobManager::new(meta.clone(), store, vec![pool], vec![backend], config));
-    let job = manager.submit(&fifo_job()).await.unwrap().id;
+    let job = manager.submit(&logging_job()).await.unwrap().id;
     let report = manager.tick().await.unwrap();
     assert_eq!(report.submitted, [job], "{:?}", report.errors);
 
-    // Wait until the job has put its FIFO in place, so the next tick's log copy blocks on it.
-    let fifo = dir.path().join("jobs").join("stalled-a1-local").join("stdout.log");
+    // Wait until the job has written its logs, so the next tick has uploads to make.
+    let log = dir.path().join("jobs").join("stalled-a1-local").join("stdout.log");
     let started = Instant::now();
-    while !std::fs::symlink_metadata(&fifo).is_ok_and(|m| m.file_type().is_fifo()) {
-        assert!(started.elapsed() < Duration::from_secs(10), "the job never made its FIFO");
+    while std::fs::metadata(&log).map_or(0, |m| m.len()) == 0 {
+        assert!(started.elapsed() < Duration::from_secs(10), "the job never logged");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    slow.store(true, Ordering::SeqCst);
 
     let keeper = renew.then(|| manager.keep_leases());
     // Worker B tries to claim the job every 100 ms while A's tick is stalled.
@@ -87,11 +140,12 @@ async fn stall_a_tick(db: &str, renew: bool) -> Outcome {
             taken
         })
     };
-    // The tick runs in the test's own future, as the worker loop runs in `falcon worker`'s main future: the
-    // FIFO blocks this thread, the renewal and worker B run on the runtime's workers.
+    // The tick runs in the test's own future, as the worker loop runs in `falcon worker`'s main future; the
+    // renewal and worker B run on the runtime's workers.
     let t = Instant::now();
     let report = manager.tick().await;
     let stall = t.elapsed();
+    slow.store(false, Ordering::SeqCst);
     stalled.store(false, Ordering::SeqCst);
     let taken_by_other = worker_b.await.unwrap();
     let report = report.unwrap();

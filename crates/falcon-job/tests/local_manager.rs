@@ -236,7 +236,9 @@ async fn a_manager_built_from_configuration_runs_jobs_and_refuses_bad_pools() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(meta.get_job(job.id).await.unwrap().status, JobStatus::Succeeded);
-    assert!(dir.path().join(".falcon/jobs/from-config-a1-cpu/pid").exists(), "job folders live in the data dir");
+    // Job folders live beside the data dir, never in it (a workload must not see the store).
+    assert!(dir.path().join(".falcon-jobs/from-config-a1-cpu/pid").exists(), "job folders live in [jobs] work_dir");
+    assert!(!dir.path().join(".falcon/jobs").exists(), "no job folder in the data dir");
 
     let bad = ConfigLayer::from_toml(
         "[[pools]]\nname = \"tpus\"\nbackend = \"kubernetes\"\nzone = \"z\"\nplatform = \"tpu\"\naccelerators = [\"v6e-7\"]\ncapacity = 8\n",

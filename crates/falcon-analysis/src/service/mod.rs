@@ -162,7 +162,7 @@ impl Analysis {
         for rec in profiles.iter().filter(|r| run_of(&r.key) == run) {
             let relative = rec.key.strip_prefix(&format!("experiments/{id}/")).unwrap_or(&rec.key);
             // Neither downloaded nor cached past the cap.
-            crate::limits::check_profile_size(Path::new(&format!("{id}/{relative}")), rec.size)?;
+            crate::error::check_profile_size(Path::new(&format!("{id}/{relative}")), rec.size)?;
             let local = cache.join(relative);
             if !cached_matches(&local, rec.size, &rec.sha256) {
                 downloaded += download_from(artifacts, &rec.key, &local, Some((rec.size, &rec.sha256))).await?;
@@ -194,7 +194,7 @@ impl Analysis {
         for rec in &records {
             let relative = rec.key.strip_prefix(&format!("experiments/{id}/")).unwrap_or(&rec.key);
             if matches!(kind, ArtifactKind::Xprof | ArtifactKind::Trace) {
-                crate::limits::check_profile_size(Path::new(&format!("{id}/{relative}")), rec.size)?;
+                crate::error::check_profile_size(Path::new(&format!("{id}/{relative}")), rec.size)?;
             }
             let local = cache.join(relative);
             if !cached_matches(&local, rec.size, &rec.sha256) {
@@ -446,7 +446,7 @@ impl Analysis {
                     )));
                 };
                 let relative = rec.key.strip_prefix(&format!("experiments/{id}/")).unwrap_or(&rec.key);
-                crate::limits::check_profile_size(Path::new(&format!("{id}/{relative}")), rec.size)?;
+                crate::error::check_profile_size(Path::new(&format!("{id}/{relative}")), rec.size)?;
                 let local = self.cache_dir().join(id.to_string()).join(relative);
                 if !cached_matches(&local, rec.size, &rec.sha256) {
                     download_from(artifacts, &rec.key, &local, Some((rec.size, &rec.sha256))).await?;
@@ -664,7 +664,7 @@ async fn download_from(store: &ArtifactStore, key: &str, local: &Path, expect: O
     // A remote run's file (no index entry: a `gs://` / `s3://` profile) is sized before it is fetched, so nothing
     // past the cap on one profile reaches the cache; indexed artifacts are checked by their callers.
     if expect.is_none() {
-        crate::limits::check_profile_size(Path::new(&store.uri(key)), store.stat(key).await?.size)?;
+        crate::error::check_profile_size(Path::new(&store.uri(key)), store.stat(key).await?.size)?;
     }
     let info = store.get_to_file(key, local).await?;
     if let Some((size, sha)) = expect {

@@ -278,6 +278,11 @@ impl Plan {
             true => CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS,
             false => CloneFlags::CLONE_NEWNS,
         };
+        if self.user_ns {
+            // The worker made itself undumpable, which leaves /proc/self's files root's: the child (about to run
+            // the job, which exec makes dumpable anyway) takes its own back to write its user namespace's maps.
+            nix::sys::prctl::set_dumpable(true).map_err(io)?;
+        }
         unshare(namespaces).map_err(io)?;
         if self.user_ns {
             self.write_maps().map_err(io)?;
@@ -447,6 +452,18 @@ impl Boundary {
             _ => Ok(()),
         }
     }
+}
+
+/// `PATH` as a job user can use it: the folders of `path` that user may enter (every folder above open to others),
+/// so `python3` finds the system's rather than failing on a shim under `/root`.
+pub(crate) fn path_for_job_user(path: &std::ffi::OsStr) -> std::ffi::OsString {
+    use std::os::unix::fs::MetadataExt;
+    let enterable = |dir: &Path| {
+        dir.is_absolute()
+            && dir.ancestors().all(|d| std::fs::metadata(d).is_ok_and(|m| m.mode() & 0o001 != 0 || d == Path::new("/")))
+    };
+    let kept: Vec<PathBuf> = std::env::split_paths(path).filter(|d| enterable(d)).collect();
+    std::env::join_paths(kept).unwrap_or_default()
 }
 
 fn reachable(work_dir: &Path) -> Result<(), String> {

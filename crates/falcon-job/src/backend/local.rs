@@ -218,8 +218,13 @@ impl Backend for LocalBackend {
         cmd.args(&sub.spec.command).env_clear();
         // The worker's environment less Falcon's own and its store's credentials (see `isolation`).
         cmd.envs(std::env::vars_os().filter(|(k, _)| !k.to_str().is_some_and(super::isolation::withheld)));
-        if prepared.is_some() {
+        if let Some(p) = &prepared {
             cmd.env("HOME", &home).env("USER", "falcon-job").env("LOGNAME", "falcon-job");
+            if p.user.is_some() {
+                if let Some(path) = std::env::var_os("PATH") {
+                    cmd.env("PATH", super::isolation::path_for_job_user(&path));
+                }
+            }
         }
         cmd.envs(&sub.spec.env)
             .env("FALCON_JOB_ID", sub.job.to_string())

@@ -151,7 +151,7 @@ pub fn read_chrome_trace_file_with(path: &Path, max_decompressed: u64) -> Result
             path.display()
         )));
     }
-    crate::limits::check_profile_size(path, meta.len())?;
+    crate::error::check_profile_size(path, meta.len())?;
     let file = std::fs::File::open(path).map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let gz = {

@@ -27,7 +27,7 @@ pub struct FanOut {
     pub shards: usize,
     /// The `falcon` binary the jobs run (the caller's own).
     pub exe: PathBuf,
-    /// Environment the jobs get beyond their pool's (the configuration file the caller read, say).
+    /// Environment the jobs get beyond their pool's (the object-store endpoints and analysis caps they read with).
     pub env: BTreeMap<String, String>,
     /// How long to wait for the jobs; they keep running past it (`falcon worker`).
     pub timeout: Option<Duration>,

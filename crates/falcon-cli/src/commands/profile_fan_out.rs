@@ -20,11 +20,23 @@ pub async fn analyze(
 ) -> anyhow::Result<(ResolvedProfile, ProfileReport)> {
     let exe = std::env::current_exe()
         .map_err(|e| CliFailure::new(ErrorKind::Failure, format!("the falcon binary the jobs run: {e}")))?;
+    // A job sees neither the configuration file nor the worker's environment (README, "Workload isolation"):
+    // it is given, by name, the object-store endpoints and the analysis caps it reads a run with — never the
+    // database, nor a secret (a private bucket's credentials are the pool's own).
+    let config = crate::settings::load(global)?.config;
     let mut env = BTreeMap::new();
-    if let Some(config) = &global.config {
-        let path = std::path::absolute(config).unwrap_or_else(|_| config.clone());
-        env.insert("FALCON_CONFIG_FILE".to_string(), path.to_string_lossy().into_owned());
-    }
+    let mut put = |key: &str, value: Option<String>| {
+        if let Some(v) = value {
+            env.insert(key.to_string(), v);
+        }
+    };
+    put("FALCON_GCS_ENDPOINT", config.gcs.endpoint.clone());
+    put("FALCON_GCS_ANONYMOUS", config.gcs.anonymous.then(|| "true".into()));
+    put("FALCON_S3_ENDPOINT", config.s3.endpoint.clone());
+    put("FALCON_S3_REGION", config.s3.region.clone());
+    put("FALCON_S3_ANONYMOUS", config.s3.anonymous.then(|| "true".into()));
+    put("FALCON_MAX_DECOMPRESSED_MIB", Some(config.analysis.max_decompressed_mib.to_string()));
+    put("FALCON_MAX_PROFILE_MIB", Some(config.analysis.max_profile_mib.to_string()));
     let timeout = super::exp::parse_timeout(args.timeout.as_deref())?;
     let fan = FanOut { shards, exe, env, timeout };
     let quiet = global.json;
@@ -70,7 +82,26 @@ pub async fn shard(global: &GlobalArgs, app: &App, args: &ProfileShardArgs) -> a
     // The `-o FILE` rule of every command; the job's own artifact is its to replace (a retried attempt).
     falcon_app::files::check_output_target(&output, args.force || args.output.is_none())?;
     let options = AnalyzeOptions { tools, ..AnalyzeOptions::default() };
-    let partial = app.profile_shard(&args.target, k, n, &options).await?;
+    // In a job (a fan-out's), the data dir is not the job's to write (it does not even see it): the hosts it
+    // downloads are cached in a folder of its own under the temporary folder, removed when it is done.
+    let in_job = std::env::var_os("FALCON_ARTIFACT_DIR").is_some() && std::env::var_os("FALCON_DATA_DIR").is_none();
+    let scratch = (in_job && global.data_dir.is_none())
+        .then(|| std::env::temp_dir().join(format!("falcon-shard-{}", std::process::id())));
+    let own_app;
+    let app = match &scratch {
+        Some(dir) => {
+            let mut g = global.clone();
+            g.data_dir = Some(dir.clone());
+            own_app = crate::settings::app(&g);
+            &own_app
+        }
+        None => app,
+    };
+    let partial = app.profile_shard(&args.target, k, n, &options).await;
+    if let Some(dir) = &scratch {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    let partial = partial?;
     let bytes = falcon_app::profiles::encode_shard(&partial)?;
     falcon_app::files::write_atomically(&output, &bytes)?;
     let read = partial.hosts.iter().filter(|h| matches!(h, falcon_app::profiles::ShardHost::Read(_))).count();

@@ -315,7 +315,8 @@ async fn one_loopback_client_cannot_take_every_connection_at_the_default_limits(
     let signins: Vec<_> = outcome.attacker.iter().filter(|(k, _, _)| *k == Kind::SignIn).collect();
     assert!(!signins.is_empty(), "no sign-in body was cut off within {WINDOW:?}");
     for (_, status, took) in &signins {
-        assert!(*status == 408 && *took < Duration::from_secs(8), "a sign-in body held {took:?}: {status}");
+        // Cut off by the 5 s body timeout (the old code held it 30 s); the bound leaves room for a loaded machine.
+        assert!(*status == 408 && *took < WINDOW, "a sign-in body held {took:?}: {status}");
     }
     let live: Vec<_> = outcome.attacker.iter().filter(|(k, _, _)| *k == Kind::Live).collect();
     assert!(live.iter().any(|(_, s, _)| *s == 429), "no live stream was refused");

@@ -276,3 +276,81 @@ async fn the_low_findings_of_the_second_pass_hold() {
     drop(stdin);
     let _ = mcp.wait();
 }
+
+/// The boundary when Falcon runs as a user other than root (here: `nobody`, through `setpriv`, when the test runs
+/// as root; as itself otherwise): the job runs in user and mount namespaces where the data dir and the
+/// configuration are covered — and it cannot lift the covers — and the worker's open database does not show under
+/// `/proc`.
+#[test]
+fn as_another_user_the_job_runs_in_namespaces_that_cover_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The test's own user owns the folder it made: root, or another one.
+    let root = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(d).unwrap()) == 0;
+    if root {
+        std::os::unix::fs::chown(d, Some(65534), Some(65534)).unwrap();
+    }
+    let run_as = |args: &[&str]| {
+        let mut cmd = match root {
+            true => {
+                let mut c = Command::new("setpriv");
+                c.args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_falcon")]);
+                c
+            }
+            false => Command::new(env!("CARGO_BIN_EXE_falcon")),
+        };
+        cmd.current_dir(d).args(args).env("HOME", d).env_remove("XDG_CONFIG_HOME");
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("FALCON_")) {
+            cmd.env_remove(k);
+        }
+        cmd.output().unwrap()
+    };
+    assert_eq!(code(&run_as(&["init"])), 0);
+    let doctor = json(&run_as(&["doctor", "--json"]));
+    let workloads = doctor["checks"].as_array().unwrap().iter().find(|c| c["component"] == "workloads").unwrap();
+    assert!(workloads["detail"].as_str().unwrap().contains("user and mount namespaces"), "{workloads:#}");
+    let root_dir = d.display();
+    let script = format!(
+        "A=$FALCON_ARTIFACT_DIR; ls {root_dir}/.falcon > $A/datadir.txt 2>&1; cat {root_dir}/falcon.toml > $A/config.txt; \
+         umount {root_dir}/.falcon > $A/umount.txt 2>&1; ls {root_dir}/.falcon > $A/after.txt 2>&1; \
+         for p in /proc/[0-9]*; do ls -l $p/fd 2>/dev/null; done | grep -c falcon.db > $A/fds.txt; true"
+    );
+    let spec = d.join("ns.yaml");
+    std::fs::write(&spec, shell("ns", &script)).unwrap();
+    if root {
+        std::os::unix::fs::chown(&spec, Some(65534), None).unwrap();
+    }
+    let out = run_as(&["exp", "submit", &spec.to_string_lossy(), "--wait", "--timeout", "60s", "--json"]);
+    assert_eq!(code(&out), 0, "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let id = json(&out)["id"].as_str().unwrap().to_string();
+    let text = |name: &str| String::from_utf8_lossy(&stored(d, &id, name).unwrap_or_default()).into_owned();
+    assert!(!text("datadir.txt").contains("falcon.db"), "{}", text("datadir.txt"));
+    assert!(!text("config.txt").contains("data_dir"), "{}", text("config.txt"));
+    assert!(!text("after.txt").contains("falcon.db"), "the job lifted the cover: {}", text("umount.txt"));
+    assert_eq!(text("fds.txt").trim(), "0", "the worker's database shows under /proc");
+}
+
+/// On the Slurm backend (the REAL single-node cluster of `scripts/services.sh`), the job runs as the cluster runs
+/// it, but `sbatch` is never handed the worker's own settings or its store's credentials, and the job's folder is
+/// beside the data dir, not in it.
+#[test]
+fn a_slurm_job_gets_none_of_the_workers_settings_or_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("falcon.toml"), common::slurm_pool_config()).unwrap();
+    assert_eq!(code(&falcon(d, &["init", "--keep"])), 0);
+    let worker_env = [("FALCON_TOKEN", "sekrit-falcon-token"), ("AWS_SECRET_ACCESS_KEY", "sekrit-aws")];
+    let shown = run(
+        d,
+        "slurm-env",
+        &shell("slurm-env", "env > $FALCON_ARTIFACT_DIR/env.txt; echo $FALCON_JOB_DIR > $FALCON_ARTIFACT_DIR/dir.txt"),
+        &worker_env,
+    );
+    assert_eq!(shown["status"], "COMPLETED", "{shown:#}");
+    let id = shown["id"].as_str().unwrap();
+    let env = String::from_utf8(stored(d, id, "env.txt").unwrap()).unwrap();
+    assert!(env.contains("SLURM_JOB_ID=") && env.contains("FALCON_ARTIFACT_DIR="), "{env}");
+    assert!(!env.contains("sekrit") && !env.contains("FALCON_TOKEN"), "the worker's settings reached the job:\n{env}");
+    let job_dir = String::from_utf8(stored(d, id, "dir.txt").unwrap()).unwrap();
+    assert!(job_dir.contains(".falcon-jobs/") && !job_dir.contains(".falcon/"), "{job_dir}");
+}

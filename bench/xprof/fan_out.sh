@@ -36,6 +36,7 @@ row() {
     shift 2
     local dir
     dir="$(mktemp -d "$work/row.XXXX")"
+    chmod 755 "$dir"
     [[ -z "$config" ]] || printf '%s' "$config" >"$dir/falcon.toml"
     (cd "$dir" && "$falcon" init --keep >/dev/null 2>&1 || "$falcon" init >/dev/null)
     local start end peak

@@ -16,6 +16,7 @@ scratch_cleanup() {
 
 scratch_store() {
     store="$(mktemp -d)"
+    chmod 755 "$store"   # as root, jobs run as users of their own, which must enter it (README, "Workload isolation")
     server=""
     trap scratch_cleanup EXIT
     f init >/dev/null

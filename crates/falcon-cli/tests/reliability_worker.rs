@@ -23,10 +23,12 @@ fn write_spec(dir: &Path, name: &str, script: &str) -> String {
 }
 
 /// The job folders under `.falcon/jobs`, by name.
+/// The attempts' folders in `[jobs] work_dir` (beside each, the job's own folder its attempts share, `e-N`).
 fn job_dirs(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir.join(".falcon/jobs"))
+    let mut names: Vec<String> = std::fs::read_dir(dir.join(".falcon-jobs"))
         .map(|e| e.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
         .unwrap_or_default();
+    names.retain(|n| n.contains("-a"));
     names.sort();
     names
 }
@@ -92,7 +94,7 @@ fn gc_removes_collected_job_folders_and_trims_the_cache_but_never_a_running_job(
         "e-4-a1-local".to_string(),
     );
     assert_eq!(all, [done_a.clone(), done_b.clone(), late.clone(), running.clone()]);
-    std::fs::write(dir.join(".falcon/jobs").join(&late).join("artifacts/after.txt"), "written after the end").unwrap();
+    std::fs::write(dir.join(".falcon-jobs").join(&late).join("artifacts/after.txt"), "written after the end").unwrap();
 
     // The profile cache: 3 × 1000 bytes, one used long ago, one an hour ago, one just now.
     let oldest = plant_cache_file(dir, "e-1/plugins/profile/r/host.xplane.pb", 1000, Duration::from_secs(7200));
@@ -114,7 +116,9 @@ fn gc_removes_collected_job_folders_and_trims_the_cache_but_never_a_running_job(
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let dry = json(&out);
     assert_eq!(dry["dry_run"], true);
-    assert_eq!(paths(&dry["removed"], "job_dir"), [done_a.clone(), done_b.clone()], "{dry:#}");
+    // The two ended jobs' attempt folders, then each job's own folder (its configuration snapshot).
+    let gone = ["e-1".to_string(), done_a.clone(), "e-2".into(), done_b.clone()];
+    assert_eq!(paths(&dry["removed"], "job_dir"), gone, "{dry:#}");
     assert_eq!(dry["removed"].as_array().unwrap().iter().filter(|i| i["kind"] == "cache_file").count(), 2);
     assert!(dry["bytes"].as_u64().unwrap() > 2000, "job folders and cache files are counted: {dry:#}");
     let kept = dry["kept"].as_array().unwrap();
@@ -133,6 +137,10 @@ fn gc_removes_collected_job_folders_and_trims_the_cache_but_never_a_running_job(
     assert_eq!(done["removed"], dry["removed"], "the dry run said what the real run did");
     assert_eq!(done["bytes"], dry["bytes"]);
     assert_eq!(job_dirs(dir), [late.clone(), running.clone()], "the running job's folder and the uncollected one stay");
+    assert!(
+        dir.join(".falcon-jobs/e-3").is_dir() && !dir.join(".falcon-jobs/e-1").exists(),
+        "a job's own folder goes with its attempts'"
+    );
     assert!(!oldest.exists() && !older.exists() && fresh.exists(), "least recently used first, down to the cap");
     assert_eq!(done["cache"]["bytes_after"], 1000);
 
@@ -153,7 +161,7 @@ fn gc_removes_collected_job_folders_and_trims_the_cache_but_never_a_running_job(
         std::thread::sleep(Duration::from_millis(500));
     }
     let out = falcon(dir, &["gc", "--older-than", "0s", "--json"]);
-    assert_eq!(paths(&json(&out)["removed"], "job_dir"), [running]);
+    assert_eq!(paths(&json(&out)["removed"], "job_dir"), ["e-4".to_string(), running]);
     assert_eq!(job_dirs(dir), [late]);
 }
 

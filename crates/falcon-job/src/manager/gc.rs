@@ -84,9 +84,6 @@ impl JobManager {
                 },
                 Some((job, attempt)) => self.keep_reason(job, attempt, &path, cutoff).await,
             };
-            if kept_because.is_some() || dry_run {
-                left.push(name);
-            }
             let mut entry = JobDirCollection {
                 bytes: dir_size(&path),
                 job: found.map(|(j, _)| j.id),
@@ -101,6 +98,10 @@ impl JobManager {
                 } else {
                     tracing::info!("gc: removed job folder {} ({} bytes)", entry.path.display(), entry.bytes);
                 }
+            }
+            // What stays (a dry run counts what it would remove as gone, so it says what the real run does).
+            if !entry.remove {
+                left.push(name);
             }
             out.push(entry);
         }

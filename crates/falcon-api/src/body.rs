@@ -57,3 +57,37 @@ pub async fn json<T: DeserializeOwned>(body: Body) -> ApiResult<T> {
     }
     serde_json::from_str(text).map_err(|e| invalid(format!("the body: {e}")))
 }
+
+/// An answer's body that keeps `guard` alive until it is sent or dropped (a request counted in flight, a stream's
+/// slot in its token's budget).
+pub struct Held<G> {
+    body: Body,
+    _guard: G,
+}
+
+impl<G> Held<G> {
+    /// `body`, holding `guard` while it is sent.
+    pub fn new(body: Body, guard: G) -> Self {
+        Held { body, _guard: guard }
+    }
+}
+
+impl<G: Unpin> http_body::Body for Held<G> {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        http_body::Body::is_end_stream(&self.body)
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::Body::size_hint(&self.body)
+    }
+}

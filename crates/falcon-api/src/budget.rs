@@ -24,9 +24,7 @@ use falcon_app::tokens::Principal;
 use std::collections::HashMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
 /// An answer over this many bytes is long-lived (a download), as is one of unknown length.
 const LARGE: u64 = 1 << 20;
@@ -227,34 +225,8 @@ fn busy(message: impl Into<String>, hint: &str) -> Response {
 /// `response` with `slot` held until its body is sent or dropped.
 fn held(response: Response, slot: Option<Slot>) -> Response {
     match slot {
-        Some(slot) => response.map(|body| Body::new(Holding { body, _slot: slot })),
+        Some(slot) => response.map(|body| Body::new(crate::body::Held::new(body, slot))),
         None => response,
-    }
-}
-
-/// An answer's body holding a slot while it is sent.
-struct Holding {
-    body: Body,
-    _slot: Slot,
-}
-
-impl http_body::Body for Holding {
-    type Data = bytes::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        http_body::Body::is_end_stream(&self.body)
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        http_body::Body::size_hint(&self.body)
     }
 }
 

@@ -331,7 +331,7 @@ async fn serve_one(
         let answer = router.clone().oneshot(req.map(Body::new));
         async move {
             let response = answer.await?;
-            Ok::<_, std::convert::Infallible>(response.map(|body| Body::new(Guarded { body, _guard: guard })))
+            Ok::<_, std::convert::Infallible>(response.map(|body| Body::new(crate::body::Held::new(body, guard))))
         }
     });
     let connection = hyper::server::conn::http1::Builder::new()
@@ -465,32 +465,6 @@ struct InFlight(Arc<Conn>);
 impl Drop for InFlight {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// An answer's body that keeps its request counted in flight while it is sent.
-struct Guarded {
-    body: Body,
-    _guard: InFlight,
-}
-
-impl http_body::Body for Guarded {
-    type Data = bytes::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        http_body::Body::is_end_stream(&self.body)
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        http_body::Body::size_hint(&self.body)
     }
 }
 

@@ -13,7 +13,6 @@ use common::{code, falcon, json};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../falcon-analysis/tests/data/h200/jax_tfm8_b8").join(name)
@@ -21,15 +20,7 @@ fn fixture(name: &str) -> PathBuf {
 
 /// `profile_analyze` over `falcon mcp` (JSON-RPC over pipes): the tool's structured result.
 fn mcp_profile_analyze(dir: &Path, id: &str) -> Value {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_falcon"))
-        .current_dir(dir)
-        .env("HOME", dir)
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = common::mcp_child(dir);
     let mut stdin = child.stdin.take().unwrap();
     let lines = [
         serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",

@@ -14,7 +14,7 @@ use common::{code, falcon, falcon_with, json};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Submits `spec` (YAML text) and waits for it to end; its `exp show --json`.
@@ -239,15 +239,7 @@ async fn the_low_findings_of_the_second_pass_hold() {
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("not an experiment spec") && !text.contains("must-not-leak"), "{text}");
 
-    let mut mcp = Command::new(env!("CARGO_BIN_EXE_falcon"))
-        .current_dir(d)
-        .env("HOME", d)
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut mcp = common::mcp_child(d);
     let mut stdin = mcp.stdin.take().unwrap();
     let mut lines = BufReader::new(mcp.stdout.take().unwrap()).lines();
     let mut send = |v: &str| {

@@ -35,6 +35,19 @@ pub fn enterable(dir: &Path) {
     }
 }
 
+/// `falcon mcp` started in `dir` over pipes (stdin and stdout piped, stderr dropped), as an agent harness runs it.
+pub fn mcp_child(dir: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_falcon"))
+        .current_dir(dir)
+        .env("HOME", dir)
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start falcon mcp")
+}
+
 /// [`falcon_with`] without extra environment.
 pub fn falcon(dir: &Path, args: &[&str]) -> Output {
     falcon_with(dir, args, &[])

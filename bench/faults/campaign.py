@@ -115,6 +115,9 @@ class Project:
         self.falcon, self.dir = falcon, os.path.join(root, "project")
         os.makedirs(self.dir)
         self.ledger = os.path.join(self.dir, "ledger.txt")
+        # Jobs run as users of their own (as root): the ledger they append to is made here, open to them.
+        open(self.ledger, "a").close()
+        os.chmod(self.ledger, 0o666)
         args = ["init"] + (["--db", db_url] if db_url else [])
         self.f(*args)
         with open(os.path.join(self.dir, "falcon.toml"), "a") as t:

@@ -910,4 +910,50 @@ mod tests {
         let fields: Vec<_> = c.problems().into_iter().map(|p| p.field).collect();
         assert_eq!(fields, ["pools[1].name", "pools[1].capacity", "pools[1].platform"]);
     }
+
+    #[test]
+    fn the_workload_boundary_settings_resolve_rebase_and_are_checked() {
+        // Job folders beside the data dir by default, following it; a file's relative work_dir is the file's.
+        let c = Config::resolve([ConfigLayer { data_dir: Some("/srv/falcon".into()), ..Default::default() }], MACHINE);
+        assert_eq!(c.jobs.work_dir, PathBuf::from("/srv/falcon-jobs"));
+        assert_eq!((c.jobs.isolation, c.jobs.job_uids.as_str()), (Isolation::Auto, DEFAULT_JOB_UIDS));
+        assert_eq!(default_work_dir(Path::new(".falcon")), PathBuf::from("./.falcon-jobs"));
+        let file = ConfigLayer::from_toml(
+            "[jobs]\nwork_dir = \"jobs\"\nisolation = \"none\"\njob_uids = \"100-200\"\nmax_artifact_mib = 5\n\
+             max_experiment_artifacts_mib = 50\n[analysis]\nmax_profile_mib = 64\n",
+            "falcon.toml",
+        )
+        .unwrap()
+        .rebase(Path::new("/etc/falcon"));
+        let c = Config::resolve([file], MACHINE);
+        assert_eq!(c.jobs.work_dir, PathBuf::from("/etc/falcon/jobs"));
+        assert_eq!((c.jobs.isolation, c.jobs.job_uids.as_str()), (Isolation::None, "100-200"));
+        assert_eq!(
+            (c.jobs.max_artifact_mib, c.jobs.max_experiment_artifacts_mib, c.analysis.max_profile_mib),
+            (5, 50, 64)
+        );
+        assert!(c.problems().is_empty(), "{:?}", c.problems());
+        let env = ConfigLayer::from_env([("FALCON_MAX_PROFILE_MIB", "32")]).unwrap();
+        assert_eq!(Config::resolve([env], MACHINE).analysis.max_profile_mib, 32);
+        assert_eq!(
+            ConfigLayer::from_env([("FALCON_MAX_PROFILE_MIB", "big")]).unwrap_err().origin,
+            "FALCON_MAX_PROFILE_MIB"
+        );
+
+        // The uid range: FIRST-LAST of real, non-root ids.
+        assert_eq!(parse_uid_range("61184-65519"), Ok(61184..=65519));
+        for bad in ["61184", "0-10", "10-5", "a-b", "1-4294967295", ""] {
+            assert!(parse_uid_range(bad).is_err(), "{bad}");
+        }
+        // Settings that would leave a workload without its boundary are problems, each named.
+        let problems = |toml: &str| -> Vec<String> {
+            let layer = ConfigLayer::from_toml(toml, "falcon.toml").unwrap().rebase(Path::new("/p"));
+            Config::resolve([layer], MACHINE).problems().into_iter().map(|p| p.field).collect()
+        };
+        assert_eq!(problems("[jobs]\njob_uids = \"0-9\"\n"), ["jobs.job_uids"]);
+        assert_eq!(problems("data_dir = \"d\"\n[jobs]\nwork_dir = \"d/jobs\"\n"), ["jobs.work_dir"]);
+        assert_eq!(problems("data_dir = \"d/inner\"\n[jobs]\nwork_dir = \"d/./x/..\"\n"), ["jobs.work_dir"]);
+        assert_eq!(problems("[jobs]\nmax_experiment_artifacts_mib = 0\n"), ["jobs.max_artifact_mib"]);
+        assert_eq!(problems("[analysis]\nmax_profile_mib = 0\n"), ["analysis.max_profile_mib"]);
+    }
 }

@@ -26,6 +26,14 @@ pub enum JobError {
         /// What is wrong.
         message: String,
     },
+    /// A `[jobs]` setting that cannot work (a job user range that is none, job folders inside the data dir).
+    #[error("{field}: {message}")]
+    InvalidSetting {
+        /// Dotted path of the setting (`jobs.job_uids`).
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A backend refused or failed an operation.
     #[error("{backend} backend ({pool}): {operation} failed: {message}")]
     Backend {
@@ -51,7 +59,9 @@ impl JobError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             JobError::InvalidSpec { .. } => ErrorKind::Usage,
-            JobError::InvalidPool { .. } | JobError::Backend { .. } => ErrorKind::Failure,
+            JobError::InvalidPool { .. } | JobError::InvalidSetting { .. } | JobError::Backend { .. } => {
+                ErrorKind::Failure
+            }
             JobError::NotFound(_) => ErrorKind::NotFound,
             JobError::Store(e) => e.kind(),
         }

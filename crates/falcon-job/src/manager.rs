@@ -192,6 +192,12 @@ impl JobManager {
         owner: impl Into<String>,
     ) -> Result<Self> {
         let pools = crate::pool::pools_from_config(&config.pools)?;
+        // A `[jobs]` setting that cannot work is refused here, never worked around: a mistyped `job_uids` must not
+        // quietly leave workloads without their boundary.
+        let boundary_settings = ["jobs.job_uids", "jobs.work_dir", "jobs.max_artifact_mib"];
+        if let Some(p) = config.problems().into_iter().find(|p| boundary_settings.contains(&p.field.as_str())) {
+            return Err(JobError::InvalidSetting { field: p.field, message: p.message });
+        }
         let boundary = crate::backend::isolation::Boundary::from_config(config, config.file.as_deref());
         if !boundary.isolated() && pools.iter().any(|p| p.backend == falcon_core::config::PoolBackend::Local) {
             tracing::warn!("{}", boundary.describe());

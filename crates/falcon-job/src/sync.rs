@@ -134,6 +134,13 @@ impl ArtifactSync {
         last: bool,
     ) -> Result<()> {
         let mut found = Walked::default();
+        // Every file is opened beneath the artifact folder and through no link (a job may swap a folder of its
+        // for a link between the walk and the read); the folder itself a link: nothing under it is collected.
+        let root = match crate::untrusted::open_folder(dir) {
+            Ok(root) => root,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return self.record_skip_once(job, ".", &format!("the artifact folder: {e}")).await,
+        };
         walk(dir, dir, &mut found);
         found.files.sort();
         for (path, reason) in &found.skipped {
@@ -144,10 +151,6 @@ impl ArtifactSync {
         for path in found.files {
             let rel = attempt_rel(&display_rel(dir, &path), attempt);
             let Ok(meta) = std::fs::symlink_metadata(&path) else { continue }; // removed since the walk
-            if let Some(why) = crate::untrusted::not_collectable(&meta) {
-                self.record_skip_once(job, &rel, &why).await?;
-                continue;
-            }
             let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
             let settled = SystemTime::now().duration_since(modified).unwrap_or_default() >= SETTLE;
             let live = is_live(&rel);
@@ -162,40 +165,30 @@ impl ArtifactSync {
             match &previous {
                 Some(p) if p.stamp == stamp => continue,
                 Some(p) if !live => {
-                    if !p.refused {
-                        let reason = format!(
-                            "changed after it was stored ({} bytes stored, now {}): only logs and metrics files \
-                             are replaced, so the first version is kept",
-                            p.stamp.0, stamp.0
-                        );
-                        self.record_refusal(job, &rel, &reason).await?;
-                        self.copied
-                            .lock()
-                            .expect("copy map lock")
-                            .insert((job, path), Copied { refused: true, ..p.clone() });
-                    }
+                    let reason = format!(
+                        "changed after it was stored ({} bytes stored, now {}): only logs and metrics files are \
+                         replaced, so the first version is kept",
+                        p.stamp.0, stamp.0
+                    );
+                    self.refuse(job, &rel, path, previous, &reason).await?;
                     continue;
                 }
                 _ => {}
             }
-            let opened = crate::untrusted::open(&path, Some((meta.dev(), meta.ino())))
+            let opened = match crate::untrusted::not_collectable(&meta) {
+                Some(why) => Err(why),
+                None => crate::untrusted::open_beneath(
+                    &root,
+                    path.strip_prefix(dir).unwrap_or(&path),
+                    Some((meta.dev(), meta.ino())),
+                )
                 .map_err(|e| format!("could not be read: {e}"))
-                .and_then(|(file, meta)| self.within_caps(job, &rel, &file, meta.len()).map(|()| file));
+                .and_then(|(file, meta)| self.within_caps(job, &rel, &file, meta.len()).map(|()| file)),
+            };
             let file = match opened {
                 Ok(file) => file,
                 Err(reason) => {
-                    match previous {
-                        // A live file stored before and over a cap now: its stored version stays, the refusal noted.
-                        Some(p) if !p.refused => {
-                            self.record_refusal(job, &rel, &reason).await?;
-                            self.copied
-                                .lock()
-                                .expect("copy map lock")
-                                .insert((job, path), Copied { refused: true, ..p.clone() });
-                        }
-                        Some(_) => {}
-                        None => self.record_skip_once(job, &rel, &reason).await?,
-                    }
+                    self.refuse(job, &rel, path, previous, &reason).await?;
                     continue;
                 }
             };
@@ -226,7 +219,7 @@ impl ArtifactSync {
                     let stored = self.store.digest(&key).await?;
                     self.record(job, &rel, Some(&stored), None, false).await?;
                     let same = stored.size == stamp.0
-                        && crate::untrusted::open(&path, None)
+                        && crate::untrusted::open_beneath(&root, path.strip_prefix(dir).unwrap_or(&path), None)
                             .and_then(|(f, _)| falcon_core::artifact::sha256_reader(f))
                             .is_ok_and(|sha| sha == stored.sha256);
                     if !same {
@@ -243,14 +236,27 @@ impl ArtifactSync {
                 }
                 // The file, not the store: it vanished or cannot be read. Recorded; the others go on.
                 Err(InfraError::Io { operation: "reading", source, .. }) => {
-                    let reason = format!("could not be read: {source}");
-                    self.record_skip_once(job, &rel, &reason).await?;
+                    self.refuse(job, &rel, path, previous, &format!("could not be read: {source}")).await?;
                 }
                 Err(InfraError::InvalidKey { reason, .. }) => {
                     self.record_skip_once(job, &rel, &format!("no valid object key: {reason}")).await?;
                 }
                 Err(e) => return Err(e.into()),
             }
+        }
+        Ok(())
+    }
+
+    /// Records why the file at `path` (recorded as `rel`) is not stored this time: a skip when no version of it
+    /// is stored, else a refusal beside the stored version, which stays (once, not at every pass).
+    async fn refuse(&self, job: JobId, rel: &str, path: PathBuf, previous: Option<Copied>, reason: &str) -> Result<()> {
+        match previous {
+            Some(p) if !p.refused => {
+                self.record_refusal(job, rel, reason).await?;
+                self.copied.lock().expect("copy map lock").insert((job, path), Copied { refused: true, ..p });
+            }
+            Some(_) => {}
+            None => self.record_skip_once(job, rel, reason).await?,
         }
         Ok(())
     }

@@ -21,6 +21,42 @@ pub fn open(path: &Path, expected: Option<(u64, u64)>) -> std::io::Result<(File,
                 _ => e,
             },
         )?;
+    checked(file, expected)
+}
+
+/// A folder a job writes in (its artifact folder), opened as the root every file under it is read beneath; a
+/// symbolic link in its place is refused.
+pub fn open_folder(path: &Path) -> std::io::Result<File> {
+    use nix::libc::{O_DIRECTORY, O_NOFOLLOW};
+    std::fs::OpenOptions::new().read(true).custom_flags(O_DIRECTORY | O_NOFOLLOW).open(path).map_err(|e| {
+        match e.raw_os_error() {
+            Some(nix::libc::ELOOP) | Some(nix::libc::ENOTDIR) => {
+                refused("a symbolic link or not a folder: not followed")
+            }
+            _ => e,
+        }
+    })
+}
+
+/// [`open`] of `relative` beneath the folder `root` ([`open_folder`]), through no symbolic link at all: a job that
+/// turns a folder on the way into a link to elsewhere (between the walk and the read) gets the file refused, never
+/// the link's target read.
+pub fn open_beneath(root: &File, relative: &Path, expected: Option<(u64, u64)>) -> std::io::Result<(File, Metadata)> {
+    use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag};
+    let how = OpenHow::new()
+        .flags(OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
+    let fd = openat2(root, relative, how).map_err(|e| match e {
+        nix::errno::Errno::ELOOP | nix::errno::Errno::EXDEV => {
+            refused("a path through a symbolic link (or out of the artifact folder): not followed")
+        }
+        e => std::io::Error::from_raw_os_error(e as i32),
+    })?;
+    checked(File::from(fd), expected)
+}
+
+/// The open file, if it is a regular, single-linked file and (when given) the one the caller saw.
+fn checked(file: File, expected: Option<(u64, u64)>) -> std::io::Result<(File, Metadata)> {
     let meta = file.metadata()?;
     if let Some(why) = not_collectable(&meta) {
         return Err(refused(&why));
@@ -156,6 +192,30 @@ mod tests {
         let (_, m) = open(&p("big"), Some((meta.dev(), meta.ino()))).unwrap();
         assert_eq!(m.len(), 1000);
         assert!(open(&p("big"), Some((meta.dev(), meta.ino() + 1))).unwrap_err().to_string().contains("replaced"));
+    }
+
+    #[test]
+    fn files_are_read_beneath_their_folder_and_through_no_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("artifacts"), dir.path().join("store"));
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join("sub/ok.txt"), b"mine").unwrap();
+        std::fs::write(outside.join("falcon.db"), b"secret").unwrap();
+        let folder = open_folder(&root).unwrap();
+        let (mut f, _) = open_beneath(&folder, Path::new("sub/ok.txt"), None).unwrap();
+        let mut text = String::new();
+        f.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "mine");
+        // A folder on the way swapped for a link to the store: refused, the store's file never opened.
+        std::fs::rename(root.join("sub"), root.join("old")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("sub")).unwrap();
+        let e = open_beneath(&folder, Path::new("sub/falcon.db"), None).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(open_beneath(&folder, Path::new("../store/falcon.db"), None).is_err(), "out of the folder");
+        // The artifact folder itself a link: refused.
+        std::os::unix::fs::symlink(&outside, dir.path().join("link")).unwrap();
+        assert!(open_folder(&dir.path().join("link")).unwrap_err().to_string().contains("symbolic link"));
     }
 
     #[test]

@@ -221,7 +221,11 @@ impl Boundary {
             ];
         }
         let user = match &self.mode {
-            Mode::JobUser { uids, setpriv } => Some((free_uid(uids, job.as_bytes())?, setpriv.clone())),
+            Mode::JobUser { uids, setpriv } => {
+                let mut used = running_uids();
+                used.extend(uids_of_live_jobs(&self.work_dir));
+                Some((free_uid(uids, job.as_bytes(), &used)?, setpriv.clone()))
+            }
             _ => None,
         };
         Ok(Prepared { plan, user })
@@ -431,10 +435,13 @@ fn user_namespaces_work() -> std::io::Result<()> {
     }
 }
 
-/// A user id from `uids` no running process uses, starting from one the job's name picks (so a restarted
+/// A user id from `uids` that is not `used`, starting from one the job's name picks (so a restarted
 /// worker does not crowd the first ids).
-fn free_uid(uids: &std::ops::RangeInclusive<u32>, name: &[u8]) -> Result<u32, String> {
-    let used = running_uids();
+fn free_uid(
+    uids: &std::ops::RangeInclusive<u32>,
+    name: &[u8],
+    used: &std::collections::HashSet<u32>,
+) -> Result<u32, String> {
     let count = u64::from(uids.end() - uids.start()) + 1;
     let start = name.iter().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(*b))) % count;
     (0..count)
@@ -484,6 +491,17 @@ fn reachable(work_dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The users of the jobs under `work_dir` that have not ended (a `uid` and no `exit_code`): one started a moment
+/// ago may have no process under its user yet, and two jobs must never share one.
+fn uids_of_live_jobs(work_dir: &Path) -> std::collections::HashSet<u32> {
+    let Ok(entries) = std::fs::read_dir(work_dir) else { return Default::default() };
+    entries
+        .flatten()
+        .filter(|e| !e.path().join("exit_code").exists())
+        .filter_map(|e| crate::untrusted::read_small(&e.path().join("uid"), 16).ok()??.trim().parse().ok())
+        .collect()
+}
+
 /// The real user ids of every running process.
 fn running_uids() -> std::collections::HashSet<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Default::default() };
@@ -528,10 +546,25 @@ mod tests {
     }
 
     #[test]
-    fn a_job_user_is_one_no_process_uses() {
+    fn a_job_user_is_one_no_process_and_no_live_job_uses() {
         let me = nix::unistd::getuid().as_raw();
-        let uid = free_uid(&(me..=me.saturating_add(1)), b"job").unwrap();
-        assert_eq!(uid, me + 1, "this test's own uid is in use");
-        assert!(free_uid(&(me..=me), b"job").unwrap_err().contains("in use"));
+        let used = running_uids();
+        assert!(used.contains(&me), "this test's own uid is in use");
+        let uid = free_uid(&(me..=me.saturating_add(1)), b"job", &used).unwrap();
+        assert_eq!(uid, me + 1);
+        assert!(free_uid(&(me..=me), b"job", &used).unwrap_err().contains("in use"));
+        // A job that started (its `uid` written) and has not ended holds its user, with or without a process.
+        let work = tempfile::tempdir().unwrap();
+        for (name, uid, ended) in [("a-a1-local", "70001", false), ("b-a1-local", "70002", true)] {
+            let dir = work.path().join(name);
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::write(dir.join("uid"), uid).unwrap();
+            if ended {
+                std::fs::write(dir.join("exit_code"), "0").unwrap();
+            }
+        }
+        let live = uids_of_live_jobs(work.path());
+        assert_eq!(live, [70001].into_iter().collect());
+        assert_eq!(free_uid(&(70001..=70002), b"x", &live).unwrap(), 70002);
     }
 }

@@ -66,8 +66,12 @@ fn kind(e: &serde_json::Error) -> &'static str {
 }
 
 /// The reader and writer `rmcp` serves on, between `input` and `output` (the process's stdin and stdout): lines
-/// judged by [`judge`] on the way in, whole lines on the way out.
-pub fn filtered<I, O>(input: I, output: O) -> (impl AsyncRead + Send + Unpin, impl AsyncWrite + Send + Unpin)
+/// judged by [`judge`] on the way in, whole lines on the way out. The task that writes `output` ends once the
+/// server's writer is dropped and every line is out: await it before exiting, so no answer is lost.
+pub fn filtered<I, O>(
+    input: I,
+    output: O,
+) -> ((impl AsyncRead + Send + Unpin, impl AsyncWrite + Send + Unpin), tokio::task::JoinHandle<()>)
 where
     I: AsyncRead + Send + Unpin + 'static,
     O: AsyncWrite + Send + Unpin + 'static,
@@ -104,7 +108,7 @@ where
         }
         let _ = to_server.shutdown().await;
     });
-    tokio::spawn(async move {
+    let writer = tokio::spawn(async move {
         let mut output = output;
         let mut from_server = BufReader::new(from_server).lines();
         loop {
@@ -121,7 +125,7 @@ where
         }
         let _ = output.flush().await;
     });
-    (server_in, server_out)
+    ((server_in, server_out), writer)
 }
 
 /// Reads one line into `buf` (without its newline), keeping at most [`MAX_LINE`] bytes of it: the bytes read

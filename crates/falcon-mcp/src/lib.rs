@@ -177,14 +177,21 @@ pub async fn serve_stdio(
     shutdown: impl Future<Output = ()> + Send,
 ) -> falcon_app::Result<()> {
     let failure = |what: &str, e: &dyn std::fmt::Display| AppError::new(ErrorKind::Failure, format!("{what}: {e}"));
-    let running = FalconMcp::new(app, options)
-        .serve(framing::filtered(tokio::io::stdin(), tokio::io::stdout()))
-        .await
-        .map_err(|e| failure("the MCP session did not start", &e))?;
-    let cancel = running.cancellation_token();
-    tokio::select! {
-        ended = running.waiting() => { ended.map_err(|e| failure("the MCP session ended abnormally", &e))?; }
-        _ = shutdown => cancel.cancel(),
+    let (transport, writer) = framing::filtered(tokio::io::stdin(), tokio::io::stdout());
+    let session = async {
+        let running = FalconMcp::new(app, options)
+            .serve(transport)
+            .await
+            .map_err(|e| failure("the MCP session did not start", &e))?;
+        let cancel = running.cancellation_token();
+        tokio::select! {
+            ended = running.waiting() => { ended.map_err(|e| failure("the MCP session ended abnormally", &e))?; }
+            _ = shutdown => cancel.cancel(),
+        }
+        Ok(())
     }
-    Ok(())
+    .await;
+    // Every line the session answered (the parse errors of a client that never initialized too) goes out first.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
+    session
 }

@@ -132,6 +132,19 @@ pub(crate) async fn analyze_fanned(
         let record = exp.artifact(*id, SHARD_ARTIFACT).await.map_err(|e| {
             AppError::from(e).with_hint(format!("the job of {id} completed without writing {SHARD_ARTIFACT}"))
         })?;
+        // A job's partial is untrusted input: read whole only within the cap on one profile file.
+        let cap = app.config()?.analysis.max_profile_mib.saturating_mul(1 << 20);
+        if record.size > cap {
+            return Err(AppError::new(
+                ErrorKind::Invalid,
+                format!(
+                    "{id}'s {SHARD_ARTIFACT}: {} bytes, over the {} MiB cap on one profile ([analysis] max_profile_mib \
+                     in falcon.toml, or FALCON_MAX_PROFILE_MIB); nothing of it was read",
+                    record.size,
+                    cap >> 20
+                ),
+            ));
+        }
         let bytes = exp.artifact_bytes(&record).await?;
         merge.add(&bytes, &format!("{id}'s {SHARD_ARTIFACT}")).await?;
     }

@@ -19,6 +19,13 @@ use std::collections::BTreeMap;
 /// `notes[]`): its downloads are refused from then on.
 pub const INTEGRITY_NOTES: &str = "integrity";
 
+/// The experiment of an artifact and its path inside it (`None` for an artifact of no experiment).
+fn experiment_path(artifact: &ArtifactRecord) -> Option<(ExperimentId, String)> {
+    let id = artifact.experiment?;
+    let path = artifact.key.strip_prefix(&format!("{}/", experiment_prefix(id))).unwrap_or(&artifact.key);
+    Some((id, path.to_string()))
+}
+
 /// New text of one log since an offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogChunk {
@@ -142,8 +149,7 @@ impl Exp {
 
     /// Why the artifact is refused, when a download found its stored bytes changed ([`INTEGRITY_NOTES`]).
     pub async fn integrity_failure(&self, artifact: &ArtifactRecord) -> Result<Option<String>> {
-        let Some(id) = artifact.experiment else { return Ok(None) };
-        let path = artifact.key.strip_prefix(&format!("{}/", experiment_prefix(id))).unwrap_or(&artifact.key);
+        let Some((id, path)) = experiment_path(artifact) else { return Ok(None) };
         let notes = self.meta.experiment_notes(id).await?;
         Ok(notes.into_iter().find(|n| n.source == INTEGRITY_NOTES && n.file == path).map(|n| n.reason))
     }
@@ -151,10 +157,9 @@ impl Exp {
     /// Records that the artifact's stored bytes are not the ones indexed (`found`: what was read), so every later
     /// download is refused and `exp show` says so; the reason recorded.
     pub async fn record_integrity_failure(&self, artifact: &ArtifactRecord, found: &str) -> Result<String> {
-        let Some(id) = artifact.experiment else {
+        let Some((id, path)) = experiment_path(artifact) else {
             return Ok(format!("{}: the stored bytes are not the ones indexed ({found})", artifact.key));
         };
-        let path = artifact.key.strip_prefix(&format!("{}/", experiment_prefix(id))).unwrap_or(&artifact.key);
         let reason = format!(
             "the stored bytes are not the ones indexed ({found}): changed in the store after collection, so it is \
              never served"

@@ -23,14 +23,22 @@ fi
 fresh=0
 [[ -f falcon.toml ]] || fresh=1
 "$FALCON" init --keep
-# As root, jobs run as users of their own, which must be able to enter this checkout (to run the example's code);
-# one under a folder only its owner may enter (/root, mode 0700) cannot be reached by them: this demo's own
-# configuration then runs workloads as root, and says so (README, "Workload isolation").
-if [[ $(id -u) -eq 0 && $fresh -eq 1 ]] && command -v setpriv >/dev/null 2>&1 \
-    && ! setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$ROOT/examples/jax_transformer/train.py"; then
-    echo "quickstart: other users cannot enter $ROOT, so the example's jobs cannot run as users of their own; this \
-quickstart's falcon.toml turns workload isolation off (clone Falcon where others may enter, e.g. under /opt, to keep it)" >&2
-    printf '\n# quickstart: the checkout is under a folder other users cannot enter\n[jobs]\nisolation = "none"\n' >> falcon.toml
+# As root, jobs run as users of their own, which must be able to read this checkout (the example's code): a private
+# checkout is opened to them; one under a folder only its owner may enter (/root, mode 0700) cannot be reached by
+# them, and this demo's own configuration then runs workloads as root, and says so (README, "Workload isolation").
+# shellcheck source=lib/job-users.sh
+source "$ROOT/scripts/lib/job-users.sh"
+if ! job_users_can_read "$ROOT" quickstart; then
+    if [[ $fresh -eq 1 ]]; then
+        echo "quickstart: other users cannot enter $ROOT, so the example's jobs cannot run as users of their own; \
+this quickstart's falcon.toml turns workload isolation off (clone Falcon where others may enter, e.g. under /opt, to \
+keep it)" >&2
+        printf '\n# quickstart: the checkout is under a folder other users cannot enter\n[jobs]\nisolation = "none"\n' \
+            >>falcon.toml
+    else
+        echo "quickstart: warning: other users cannot enter $ROOT: the example's jobs will fail unless your \
+falcon.toml sets [jobs] isolation = \"none\"" >&2
+    fi
 fi
 "$FALCON" doctor
 

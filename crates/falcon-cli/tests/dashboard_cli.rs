@@ -221,13 +221,7 @@ async fn signing_in_keeps_a_sign_in_id_not_the_token_in_a_strict_cookie() {
     assert_eq!(r.status().as_u16(), 415);
 
     // The right token: the cookie is HttpOnly and SameSite=Strict, and it opens pages and the API.
-    let r = bare
-        .post(server.url("/signin"))
-        .header("content-type", "application/json")
-        .body(serde_json::json!({ "token": token }).to_string())
-        .send()
-        .await
-        .unwrap();
+    let r = common::serve::sign_in(&bare, &server, &token).await;
     assert_eq!(r.status().as_u16(), 200);
     let cookie = r.headers()["set-cookie"].to_str().unwrap().to_string();
     assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");

@@ -72,13 +72,7 @@ fn addr(server: &Server) -> String {
 
 /// Signs in with `token`: the cookie pair (`falcon_session=…`).
 async fn sign_in(server: &Server, token: &str) -> String {
-    let r = client()
-        .post(server.url("/signin"))
-        .header("content-type", "application/json")
-        .body(serde_json::json!({ "token": token }).to_string())
-        .send()
-        .await
-        .unwrap();
+    let r = common::serve::sign_in(&client(), server, token).await;
     assert_eq!(r.status().as_u16(), 200);
     r.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_string()
 }

@@ -61,6 +61,16 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap()
 }
 
+/// `POST /signin` with `token` as the dashboard's form sends it (JSON), through `c`.
+pub async fn sign_in(c: &reqwest::Client, server: &Server, token: &str) -> reqwest::Response {
+    c.post(server.url("/signin"))
+        .header("content-type", "application/json")
+        .body(serde_json::json!({ "token": token }).to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
 /// A project with fast polling; `db` replaces the SQLite default.
 pub fn project(db: Option<&str>) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -58,6 +58,7 @@ impl B {
             events,
             modules,
             launches: Vec::new(),
+            collectives: Vec::new(),
         });
     }
 
@@ -68,7 +69,14 @@ impl B {
     }
 
     fn marker(&mut self, step: i64, start_us: i64, dur_us: i64, device: Option<u32>, source: StepSource) {
-        self.tl.steps.push(StepMarker { step, start_ps: start_us * US, dur_ps: dur_us * US, device, source });
+        self.tl.steps.push(StepMarker {
+            step,
+            start_ps: start_us * US,
+            dur_ps: dur_us * US,
+            device,
+            host: None,
+            source,
+        });
     }
 }
 

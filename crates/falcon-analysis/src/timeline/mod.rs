@@ -153,6 +153,36 @@ pub struct Device {
     /// (`launches[i]` is `events[i]`'s).
     #[serde(skip)]
     pub launches: Vec<Launch>,
+    /// The device's collectives with what identifies each on its other members (the reader's account, sorted by
+    /// start); empty when the reader knows no more than `events` (the analysis then matches collectives by step and
+    /// occurrence).
+    #[serde(skip)]
+    pub collectives: Vec<CollectiveOp>,
+}
+
+/// One collective as it ran on one member (device or rank), with what identifies the same collective on the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CollectiveOp {
+    pub start_ps: i64,
+    pub dur_ps: i64,
+    /// The op (`all-reduce.3`, `gloo:all_reduce`).
+    pub name: NameId,
+    pub kind: CollectiveKind,
+    /// What it belongs to on every member: XSpace the program (`hlo_module`); PyTorch the process group.
+    pub scope: NameId,
+    /// The execution it ran in, the same number on every member: XSpace `run_id`; PyTorch the collective's sequence
+    /// number in its group. `None` when the trace records none (members are then matched by step and occurrence).
+    pub run: Option<i64>,
+    /// The message the collective moves, bytes, by NCCL-tests' convention (the larger of its input and output).
+    pub bytes: Option<u64>,
+    /// The members of its group, when the trace says.
+    pub group_size: Option<u32>,
+}
+
+impl CollectiveOp {
+    pub fn end_ps(&self) -> i64 {
+        self.start_ps.saturating_add(self.dur_ps)
+    }
 }
 
 impl Device {
@@ -190,8 +220,11 @@ pub struct StepMarker {
     pub step: i64,
     pub start_ps: i64,
     pub dur_ps: i64,
-    /// The device whose `Steps` line it is on; `None` for host markers (they span all devices).
+    /// The device whose `Steps` line it is on; `None` for host markers (they span all devices of their host).
     pub device: Option<u32>,
+    /// The host whose marker it is, interned in [`Timeline::names`] (`None` when the trace is of one host: it spans
+    /// every device).
+    pub host: Option<NameId>,
     pub source: StepSource,
 }
 
@@ -268,6 +301,11 @@ impl Timeline {
             d.id = new_id;
             d.events.iter_mut().for_each(fix);
             d.modules.iter_mut().for_each(fix);
+            for c in &mut d.collectives {
+                c.start_ps = c.start_ps.saturating_add(shift_other);
+                c.name = remap.get(c.name as usize).copied().unwrap_or(c.name);
+                c.scope = remap.get(c.scope as usize).copied().unwrap_or(c.scope);
+            }
             for l in &mut d.launches {
                 l.launch_ps = l.launch_ps.map(|t| t.saturating_add(shift_other));
                 l.launch_thread = l.launch_thread.map(|t| t.saturating_add(thread_offset));
@@ -281,9 +319,10 @@ impl Timeline {
         for mut m in other.steps {
             m.start_ps = m.start_ps.saturating_add(shift_other);
             m.device = m.device.and_then(|d| id_map.get(&d).copied());
+            m.host = m.host.map(|h| remap.get(h as usize).copied().unwrap_or(h));
             self.steps.push(m);
         }
-        self.steps.sort_by_key(|m| (m.start_ps, m.step));
+        self.steps.sort_by_key(|m| (m.start_ps, m.step, m.host));
         self.events_read += other.events_read;
         self.notes.extend(other.notes);
     }
@@ -294,6 +333,9 @@ fn shift_all(tl: &mut Timeline, by: i64) {
     for d in &mut tl.devices {
         d.events.iter_mut().for_each(shift);
         d.modules.iter_mut().for_each(shift);
+        for c in &mut d.collectives {
+            c.start_ps = c.start_ps.saturating_add(by);
+        }
         for l in &mut d.launches {
             l.launch_ps = l.launch_ps.map(|t| t.saturating_add(by));
         }

@@ -52,8 +52,8 @@ use std::collections::HashMap;
 use falcon_xplane::{StatValue, XEvent, XLine, XPlane, XSpace, XStat};
 
 use super::{
-    collective_kind, Device, DeviceKind, Event, EventClass, HostThread, Launch, NameId, StepMarker, StepSource,
-    Timeline, TimelineSource,
+    collective_kind, CollectiveOp, Device, DeviceKind, Event, EventClass, HostThread, Launch, NameId, StepMarker,
+    StepSource, Timeline, TimelineSource,
 };
 use crate::planes::{DERIVED_LINE_SUFFIXES, HOST_CPU_PLANE};
 
@@ -254,6 +254,7 @@ struct Ids {
     step_num: Option<i64>,
     root: Option<i64>,
     correlation: Option<i64>,
+    run_id: Option<i64>,
 }
 
 impl Ids {
@@ -268,6 +269,7 @@ impl Ids {
             step_num: id("step_num"),
             root: id("_r"),
             correlation: id("correlation_id"),
+            run_id: id("run_id"),
         }
     }
 }
@@ -318,6 +320,22 @@ struct PendingDevice {
     modules: Vec<AbsEvent>,
     /// GPU: (stream line id, correlation id) of each event, parallel to `events`.
     launches: Vec<(i64, Option<i64>)>,
+    /// Its collectives with their program and run ([`CollectiveOp`]).
+    collectives: Vec<(AbsEvent, NameId, Option<i64>)>,
+}
+
+/// The collective of an op event, when it is one: its program (`hlo_module`, else "") and run (`run_id`).
+fn collective_of(
+    plane: &XPlane,
+    ids: &Ids,
+    e: &XEvent,
+    ev: &AbsEvent,
+    names: &mut Interner,
+) -> Option<(AbsEvent, NameId, Option<i64>)> {
+    let EventClass::Collective(_) = ev.class else { return None };
+    let scope = names.intern(str_stat(plane, e, ids.hlo_module).unwrap_or(""));
+    let copy = AbsEvent { start: ev.start, dur: ev.dur, name: ev.name, class: ev.class };
+    Some((copy, scope, int_stat(plane, e, ids.run_id)))
 }
 
 struct PendingThread {
@@ -367,6 +385,7 @@ fn device_plane(plane: &XPlane, kind: DeviceKind, names: &mut Interner, markers:
         events: Vec::new(),
         modules: Vec::new(),
         launches: Vec::new(),
+        collectives: Vec::new(),
     };
     for line in &plane.lines {
         let lname = line.name.as_str();
@@ -383,7 +402,9 @@ fn device_plane(plane: &XPlane, kind: DeviceKind, names: &mut Interner, markers:
                     let display = plane.event_display_name(e);
                     let class = classify_xla_op(display, str_stat(plane, e, ids.hlo_category));
                     let name = names.intern(display);
-                    dev.events.push(abs(line, e, name, class));
+                    let ev = abs(line, e, name, class);
+                    dev.collectives.extend(collective_of(plane, &ids, e, &ev, names));
+                    dev.events.push(ev);
                 }
             }
             _ if kind == DeviceKind::Gpu && is_gpu_stream_line(lname) => {
@@ -431,6 +452,7 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
             events: Vec::new(),
             modules: Vec::new(),
             launches: Vec::new(),
+            collectives: Vec::new(),
         };
         let mut lone_markers = 0i64;
         // What depends only on an event's metadata (or its op's name reference), worked out once per id rather
@@ -485,7 +507,9 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
                             }),
                             _ => op_of(plane.stat_str(op).unwrap_or_else(|| plane.event_display_name(e))),
                         };
-                        cpu.events.push(abs(line, e, name, class));
+                        let ev = abs(line, e, name, class);
+                        cpu.collectives.extend(collective_of(plane, &ids, e, &ev, &mut names));
+                        cpu.events.push(ev);
                         continue;
                     }
                     if stat(plane, e, ids.hlo_module).is_some() {
@@ -569,6 +593,24 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
                 launches.clear();
             }
             super::sort_with_launches(&mut events, &mut launches);
+            let mut collectives: Vec<CollectiveOp> = d
+                .collectives
+                .into_iter()
+                .filter_map(|(e, scope, run)| match e.class {
+                    EventClass::Collective(kind) => Some(CollectiveOp {
+                        start_ps: rel(e.start),
+                        dur_ps: e.dur,
+                        name: e.name,
+                        kind,
+                        scope,
+                        run,
+                        bytes: None,
+                        group_size: None,
+                    }),
+                    _ => None,
+                })
+                .collect();
+            collectives.sort_by_key(|c| (c.start_ps, c.name));
             Device {
                 id: d.id,
                 name: d.name,
@@ -577,6 +619,7 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
                 events,
                 modules: conv(d.modules),
                 launches,
+                collectives,
             }
         })
         .collect();
@@ -587,9 +630,17 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
         .filter_map(|&i| pending.get_mut(i).and_then(Option::take))
         .map(|t| HostThread { id: t.id, name: t.name, host: host.to_owned(), events: conv(t.events) })
         .collect();
+    let host_name = names.intern(host);
     let mut steps: Vec<StepMarker> = markers
         .into_iter()
-        .map(|m| StepMarker { step: m.step, start_ps: rel(m.start), dur_ps: m.dur, device: m.device, source: m.source })
+        .map(|m| StepMarker {
+            step: m.step,
+            start_ps: rel(m.start),
+            dur_ps: m.dur,
+            device: m.device,
+            host: m.device.is_none().then_some(host_name),
+            source: m.source,
+        })
         .collect();
     steps.sort_by_key(|m| (m.start_ps, m.device, m.step));
 

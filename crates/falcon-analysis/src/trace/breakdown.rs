@@ -59,6 +59,9 @@ pub struct BreakdownPs {
     pub idle_host_busy: i64,
     /// The part of `idle` in gaps ended by work launched before the gap began (already in `idle`).
     pub idle_kernel_wait: i64,
+    /// The part of `collective` spent waiting for a peer that had not arrived ([`super::multihost`]; already in
+    /// `collective`, whose rest is the transfer).
+    pub peer_wait: i64,
 }
 
 impl BreakdownPs {
@@ -98,6 +101,7 @@ impl BreakdownPs {
         self.hidden_collective += o.hidden_collective;
         self.idle_host_busy += o.idle_host_busy;
         self.idle_kernel_wait += o.idle_kernel_wait;
+        self.peer_wait += o.peer_wait;
     }
 
     /// Counts `ps` of idle time as ended by already-queued work (at most the idle time left).
@@ -134,6 +138,18 @@ pub(crate) fn breakdown_segments(segs: &[Segment], start: i64, end: i64) -> Brea
     }
     b.idle = b.duration - b.compute - b.collective - b.memcpy - b.host_wait - b.other;
     b
+}
+
+/// The exposed collective time of `[start, end)` (a collective runs, no compute) inside `waits` (sorted, disjoint):
+/// the window's `peer_wait`.
+pub(crate) fn exposed_inside(segs: &[Segment], waits: &[(i64, i64)], start: i64, end: i64) -> i64 {
+    if waits.is_empty() {
+        return 0;
+    }
+    clipped(segs, start, end)
+        .filter(|s| s.flags & F_COLLECTIVE_ANY != 0 && s.flags & F_COMPUTE == 0)
+        .map(|s| super::sweep::overlap_with(waits, s.start, s.end))
+        .sum()
 }
 
 /// Per-kind union and exposed time, in picoseconds, indexed like [`super::sweep::KINDS`].

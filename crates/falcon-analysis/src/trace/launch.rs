@@ -240,6 +240,7 @@ mod tests {
                 .iter()
                 .map(|&(_, _, launch, stream)| Launch { launch_ps: launch, stream: Some(stream), ..Launch::default() })
                 .collect(),
+            collectives: Vec::new(),
         }
     }
 

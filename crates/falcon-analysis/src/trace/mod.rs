@@ -34,6 +34,7 @@ pub mod gaps;
 pub mod host;
 pub mod kernels;
 pub mod launch;
+pub mod multihost;
 pub mod overhead;
 pub mod steps;
 pub mod stragglers;
@@ -135,8 +136,12 @@ impl TraceOptions {
 pub struct BreakdownUs {
     pub duration_us: f64,
     pub compute_us: f64,
-    /// Exposed collective time (a collective runs, no compute).
+    /// Exposed collective time (a collective runs, no compute) = `wait_for_peers_us + transfer_us`.
     pub collective_us: f64,
+    /// The part of `collective_us` a member waited for a peer that had not arrived ([`multihost`]).
+    pub wait_for_peers_us: f64,
+    /// The rest of `collective_us`: the collective's own work once every member is there.
+    pub transfer_us: f64,
     pub memcpy_us: f64,
     pub host_wait_us: f64,
     /// Only `Other`-class events run (zero when the reader classes every device event).
@@ -164,6 +169,8 @@ impl BreakdownUs {
             duration_us: f(b.duration),
             compute_us: f(b.compute),
             collective_us: f(b.collective),
+            wait_for_peers_us: f(b.peer_wait),
+            transfer_us: f(b.collective - b.peer_wait),
             memcpy_us: f(b.memcpy),
             host_wait_us: f(b.host_wait),
             other_us: f(b.other),
@@ -254,6 +261,17 @@ pub struct TraceReport {
     pub gaps: Vec<Gap>,
     pub host_bound: Option<HostBound>,
     pub stragglers: Option<Stragglers>,
+    /// Per host (a PyTorch rank is a host): step time, compute, waiting for peers, transfer, host wait, lateness
+    /// ([`multihost`]).
+    pub hosts: Vec<multihost::HostRow>,
+    /// Collectives matched across members, with what they waited, transferred and moved.
+    pub collectives: Vec<multihost::CollectiveRow>,
+    /// Per step, the host that arrived last at its collectives and by how much.
+    pub late_steps: Vec<multihost::LateStep>,
+    /// The host the others wait for, when it stands out of the run's noise; `null` otherwise.
+    pub straggler: Option<multihost::Straggler>,
+    /// The spread of the on-time members' arrivals a lateness is held against, µs.
+    pub lateness_noise_us: f64,
     pub devices: Vec<DeviceReport>,
     /// How host wait was decided: `launch` when every device's trace records launch calls, `host_activity`
     /// when none does; `null` when devices differ (see `devices[].host_wait_rule`) or there are none.
@@ -323,12 +341,19 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         notes.push(format!("devices without events skipped: {}", empty.join(", ")));
     }
     let analysed = tl.devices.iter().filter(|d| !d.events.is_empty()).count();
+    let detected: Vec<steps::DetectedSteps> = tl.devices.iter().map(|d| detect_steps(tl, d)).collect();
+    let windows_of: Vec<Vec<steps::StepWindow>> = detected.iter().map(|d| d.windows.clone()).collect();
+    let matched = multihost::match_instances(tl, &windows_of);
+    drop(windows_of);
+    let mut members: Vec<multihost::MemberSteps> = Vec::with_capacity(tl.devices.len());
 
     for (di, dev) in tl.devices.iter().enumerate() {
         if dev.events.is_empty() {
+            members.push(multihost::MemberSteps { steps: Vec::new() });
             continue;
         }
-        let det = detect_steps(tl, dev);
+        let det = &detected[di];
+        let waits = matched.waits.get(di).map_or(&[][..], Vec::as_slice);
         if det.rule == StepRule::WholeTrace {
             notes.push(format!(
                 "{}: no step markers and no module executions: one step spanning the whole trace",
@@ -346,6 +371,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         let rule = if classified.is_some() { HostWaitRule::Launch } else { HostWaitRule::HostActivity };
         let window_breakdown = |start: i64, end: i64| -> BreakdownPs {
             let mut b = breakdown_segments(&segs, start, end);
+            b.peer_wait = breakdown::exposed_inside(&segs, waits, start, end);
             if let Some(work) = &work {
                 let mut idle = Vec::new();
                 sweep::idle_intervals(&segs, start, end, &mut idle);
@@ -355,6 +381,9 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         };
         let per_step: Vec<(i64, i64, BreakdownPs)> =
             det.windows.iter().map(|w| (w.step, w.start_ps, window_breakdown(w.start_ps, w.end_ps))).collect();
+        members.push(multihost::MemberSteps {
+            steps: det.windows.iter().zip(&per_step).map(|(w, (_, _, b))| (*w, *b)).collect(),
+        });
         let span_window = device_span(dev);
         let span = span_window.filter(|_| want(TraceAnalysis::Breakdown)).map(|(a, b)| (a, b, window_breakdown(a, b)));
         if let Some((_, _, b)) = &span {
@@ -573,6 +602,8 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
             breakdown: BreakdownUs::from_ps(&span_sum, n as f64),
         }
     });
+    let multi = multihost::analyze(tl, &matched, &members);
+    notes.extend(multi.notes);
     TraceReport {
         source: tl.source,
         analyses,
@@ -583,6 +614,11 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         gaps,
         host_bound,
         stragglers,
+        hosts: multi.hosts,
+        collectives: multi.collectives,
+        late_steps: multi.late_steps,
+        straggler: multi.straggler,
+        lateness_noise_us: multi.noise_us,
         devices,
         host_wait_rule,
         span,

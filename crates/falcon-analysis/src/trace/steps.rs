@@ -2,7 +2,8 @@
 //!
 //! 1. **Device markers** (`device_markers`): the timeline's step markers whose `device` is this
 //!    device (a device `Steps` line). Each marker is one step `[start, start + dur)`.
-//! 2. **Host markers** (`host_markers`): markers with `device: None` apply to every device. When
+//! 2. **Host markers** (`host_markers`): markers with `device: None` apply to every device of their host (of
+//!    every host when the marker names none). When
 //!    both `ProfilerStep#N` markers and other host annotations exist, only the `ProfilerStep` ones
 //!    are used (annotations may nest inside them).
 //! 3. **Module executions** (`module_executions`): the module name executed most often among the
@@ -57,7 +58,9 @@ pub fn detect_steps(tl: &Timeline, dev: &Device) -> DetectedSteps {
     if let Some(windows) = from_markers(&own) {
         return DetectedSteps { rule: StepRule::DeviceMarkers, module: None, module_executions: None, windows };
     }
-    let host: Vec<&StepMarker> = tl.steps.iter().filter(|m| m.device.is_none()).collect();
+    // A host's markers are its devices' (on a run of several hosts, another host's steps are not this device's).
+    let host: Vec<&StepMarker> =
+        tl.steps.iter().filter(|m| m.device.is_none() && m.host.is_none_or(|h| tl.name(h) == dev.host)).collect();
     let profiler: Vec<&StepMarker> = host.iter().copied().filter(|m| m.source == StepSource::ProfilerStep).collect();
     let host = if profiler.is_empty() { host } else { profiler };
     if let Some(windows) = from_markers(&host) {

@@ -15,6 +15,7 @@ pub mod html;
 pub mod kernel;
 pub mod markup;
 pub mod memory;
+pub mod multihost;
 pub mod numbers;
 pub mod profile;
 pub mod profile_compare;

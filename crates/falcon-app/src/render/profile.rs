@@ -482,11 +482,20 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
     if md {
         out.push(format!("# Trace analysis of `{}`", run.resolved.input));
     }
-    let devices: Vec<String> = r.devices.iter().map(|d| d.name.clone()).collect();
+    let mut devices: Vec<String> = r
+        .devices
+        .iter()
+        .map(|d| if d.host.is_empty() { d.name.clone() } else { format!("{}: {}", d.host, d.name) })
+        .collect();
+    let count = devices.len();
+    if count > 8 {
+        devices.truncate(8);
+        devices.push(format!("… {} more", count - 8));
+    }
     out.push(format!(
         "{} — {} device(s): {}; {} events; steps by {} ({})",
         run.resolved.input,
-        devices.len(),
+        count,
         devices.join(", "),
         run.events_read,
         serde_name(&r.step_detection.rule),
@@ -499,7 +508,8 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
             |x: f64| if t.duration_us > 0.0 { format!("{:.1}%", 100.0 * x / t.duration_us) } else { "—".into() };
         for (name, v) in [
             ("compute", t.compute_us),
-            ("collective (exposed)", t.collective_us),
+            ("collective: waiting for peers", t.wait_for_peers_us),
+            ("collective: transfer (exposed)", t.transfer_us),
             ("memcpy / infeed-outfeed", t.memcpy_us),
             ("host wait (device waits on the host)", t.host_wait_us),
             ("other", t.other_us),
@@ -516,14 +526,18 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
     }
     if !r.steps.is_empty() {
         out.push(heading(md, &format!("Steps ({} of {})", r.steps.len().min(top), r.steps.len())));
-        let mut table = new_table(md, ["step", "duration µs", "compute", "collective", "memcpy", "host wait", "idle"]);
+        let mut table = new_table(
+            md,
+            ["step", "duration µs", "compute", "wait for peers", "transfer", "memcpy", "host wait", "idle"],
+        );
         for s in r.steps.iter().take(top) {
             let b = &s.breakdown;
             table.add_row([
                 s.step.to_string(),
                 format!("{:.1}", b.duration_us),
                 format!("{:.1}", b.compute_us),
-                format!("{:.1}", b.collective_us),
+                format!("{:.1}", b.wait_for_peers_us),
+                format!("{:.1}", b.transfer_us),
                 format!("{:.1}", b.memcpy_us),
                 format!("{:.1}", b.host_wait_us),
                 format!("{:.1}", b.idle_us),
@@ -531,6 +545,16 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
         }
         out.push(table.to_string());
     }
+    out.extend(super::multihost::sections(
+        &super::multihost::MultiHostView {
+            hosts: &r.hosts,
+            collectives: &r.collectives,
+            late_steps: &r.late_steps,
+            straggler: r.straggler.as_ref(),
+        },
+        top,
+        md,
+    ));
     if !r.overlap.is_empty() {
         out.push(heading(md, "Collectives: hidden under compute vs exposed"));
         let mut table = new_table(md, ["kind", "total µs", "exposed µs", "hidden"]);
@@ -560,8 +584,9 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
                     }
                 })
                 .collect();
+            let on = r.devices.iter().find(|d| d.device == g.device).map_or("", |d| d.host.as_str());
             table.add_row([
-                g.device_name.clone(),
+                if on.is_empty() { g.device_name.clone() } else { format!("{on}: {}", g.device_name) },
                 format!("{:.1}", g.start_us),
                 format!("{:.1}", g.duration_us),
                 match g.cause {

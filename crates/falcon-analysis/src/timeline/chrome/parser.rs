@@ -346,6 +346,7 @@ impl Parser {
             events: Vec::new(),
             modules: Vec::new(),
             launches: Vec::new(),
+            collectives: Vec::new(),
         };
         let raws = std::mem::take(&mut self.raws);
         let launch_args = std::mem::take(&mut self.launch_args);
@@ -556,6 +557,7 @@ impl Parser {
                 start_ps: start - min_rel,
                 dur_ps: dur,
                 device,
+                host: None,
                 source,
             })
             .collect();

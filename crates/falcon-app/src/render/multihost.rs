@@ -1,0 +1,135 @@
+//! The multi-host part of a trace report (`profile trace`, `profile analyze` of a run of several hosts): the
+//! straggler finding, the per-host table and the collectives matched across members. The numbers are
+//! [`falcon_analysis::trace::multihost`]'s; this only lays them out.
+
+use super::text::new_table;
+use falcon_analysis::trace::multihost::{CollectiveRow, HostRow, LateStep, Straggler};
+
+/// What the sections read: the report's multi-host fields.
+pub struct MultiHostView<'a> {
+    pub hosts: &'a [HostRow],
+    pub collectives: &'a [CollectiveRow],
+    pub late_steps: &'a [LateStep],
+    pub straggler: Option<&'a Straggler>,
+}
+
+fn heading(md: bool, text: &str) -> String {
+    if md {
+        format!("\n## {text}\n")
+    } else {
+        format!("\n{text}")
+    }
+}
+
+fn bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// The sections, in order: the straggler (or why none is named: the report's notes say), the hosts, the collectives
+/// across members. Empty when the trace has one host and no collective matched across devices.
+pub fn sections(v: &MultiHostView<'_>, top: usize, md: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(s) = v.straggler {
+        out.push(heading(md, "Straggler"));
+        out.push(s.summary.clone());
+    }
+    if v.hosts.len() > 1 || !v.collectives.is_empty() {
+        out.push(heading(md, "Hosts (per step: mean; late: the steps it arrived last at collectives)"));
+        let mut table = new_table(
+            md,
+            [
+                "host",
+                "steps",
+                "step ms",
+                "compute ms",
+                "wait for peers ms",
+                "transfer ms",
+                "host wait ms",
+                "late at",
+                "late median ms",
+            ],
+        );
+        let mut rows: Vec<&HostRow> = v.hosts.iter().collect();
+        // The late hosts first, then by name: on a run of many hosts the ones to look at are at the top.
+        rows.sort_by(|a, b| b.steps_late.cmp(&a.steps_late).then_with(|| a.host.cmp(&b.host)));
+        for h in rows.iter().take(top.max(1)) {
+            let per = |x: f64| {
+                if h.steps > 0 {
+                    format!("{:.3}", x / 1e3 / (h.steps as f64 / h.devices.max(1) as f64))
+                } else {
+                    "—".into()
+                }
+            };
+            table.add_row([
+                h.host.clone(),
+                h.steps.to_string(),
+                format!("{:.3}", h.step_time_us / 1e3),
+                per(h.compute_us),
+                per(h.wait_for_peers_us),
+                per(h.transfer_us),
+                per(h.host_wait_us),
+                h.steps_late.to_string(),
+                h.late_us_median.map_or_else(|| "—".into(), |l| format!("{:.3}", l / 1e3)),
+            ]);
+        }
+        out.push(table.to_string());
+        if v.hosts.len() > top.max(1) {
+            out.push(format!("({} more hosts: --top or --json)", v.hosts.len() - top.max(1)));
+        }
+        if !v.late_steps.is_empty() {
+            let shown: Vec<String> = v
+                .late_steps
+                .iter()
+                .take(top.max(1))
+                .map(|s| format!("{} {} +{:.2} ms", s.step, s.host, s.late_us / 1e3))
+                .collect();
+            out.push(format!("last to arrive, by step: {}", shown.join(", ")));
+        }
+    }
+    if !v.collectives.is_empty() {
+        out.push(heading(md, "Collectives across members (wait for peers vs transfer, bandwidth)"));
+        let mut table = new_table(
+            md,
+            [
+                "collective",
+                "kind",
+                "instances",
+                "members",
+                "bytes",
+                "wait µs",
+                "transfer µs",
+                "algbw GB/s",
+                "busbw GB/s",
+            ],
+        );
+        for c in v.collectives.iter().take(top.max(1)) {
+            table.add_row([
+                c.name.clone(),
+                c.kind.clone(),
+                c.instances.to_string(),
+                c.members.to_string(),
+                c.bytes.map_or_else(|| "—".into(), bytes),
+                format!("{:.1}", c.wait_for_peers_us),
+                format!("{:.1}", c.transfer_us),
+                c.algbw_gbps.map_or_else(|| "—".into(), |b| format!("{b:.3}")),
+                c.busbw_gbps.map_or_else(|| "—".into(), |b| format!("{b:.3} (×{:.2})", c.busbw_factor)),
+            ]);
+        }
+        out.push(table.to_string());
+        if v.collectives.iter().all(|c| c.bytes.is_none()) {
+            out.push("bytes: the trace does not record the collectives' sizes (XLA:CPU captures hold no HLO)".into());
+        }
+    }
+    out
+}

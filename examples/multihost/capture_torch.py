@@ -45,9 +45,10 @@ def main():
     for i in range(a.ranks):
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(i),
                    WORLD_SIZE=str(a.ranks), LOCAL_RANK=str(i), OMP_NUM_THREADS="1")
-        cmd = [sys.executable, os.path.join(HERE, "torch_ddp.py"), work, "--late", str(a.late),
+        # Run in the work folder and name it ".": the trace records the path it was written to (traceName).
+        cmd = [sys.executable, os.path.join(HERE, "torch_ddp.py"), ".", "--late", str(a.late),
                "--delay-ms", str(a.delay_ms), "--width", str(a.width), "--steps", str(a.steps)]
-        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, f"r{i}.log"), "w")))
+        procs.append(subprocess.Popen(cmd, env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, f"r{i}.log"), "w")))
     codes = [p.wait(timeout=600) for p in procs]
     if any(codes):
         for i in range(a.ranks):

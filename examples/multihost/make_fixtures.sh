@@ -7,7 +7,8 @@
 #   torch-4-late2-30ms  4 PyTorch DDP ranks (CPU, gloo), rank 2 starting each of 10 steps 30 ms late
 #   torch-4-control     the same 4 ranks, no delay
 # A JAX run folder holds plugins/profile/<run>/host-<i>.xplane.pb and truth.jsonl (each process's own clock); a
-# PyTorch one rank-<i>.pt.trace.json.gz and truth.jsonl (each rank's own clock).
+# PyTorch one rank-<i>.pt.trace.json.gz and truth.jsonl (each rank's own clock); each also reference.json, made by
+# reference.py from the raw events.
 #   bash examples/multihost/make_fixtures.sh [OUT [jax|torch|all]]   (default: the tests' folder, all; existing
 #                                                                     runs of those made are replaced;
 #                                                                     "" names the default OUT)
@@ -24,6 +25,8 @@ run() {
     rm -rf "${out:?}/$name"
     echo "multihost: $name ($*)" >&2
     "$python" "$here/$script" "$out/$name" "$@" >/dev/null
+    # The reference the tests hold Falcon to, from the run's raw events (reference.py says how).
+    "$python" "$here/reference.py" "$out/$name"
 }
 if [[ $which != torch ]]; then
     python="$(bash "$repo/examples/jax_transformer/setup.sh")"

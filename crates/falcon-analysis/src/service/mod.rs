@@ -501,6 +501,14 @@ impl Analysis {
                     bound_by: report.host_bound.as_ref().and_then(|h| h.bound_by).map(|b| b.as_str().to_string()),
                     details: serde_json::json!({
                         "exposed_collective_percent": s.exposed_collective_percent,
+                        "wait_for_peers_percent": s.wait_for_peers_percent,
+                        "transfer_percent": s.transfer_percent,
+                        "straggler": report.straggler.as_ref().map(|g| serde_json::json!({
+                            "host": g.host, "late_us_median": g.late_us_median, "steps_late": g.steps_late,
+                            "steps": g.steps, "lost_percent": g.lost_percent, "cause": g.cause, "summary": g.summary,
+                        })),
+                        // Per host, at most 1000 (the late ones first): what the dashboard's lateness chart draws.
+                        "hosts": crate::trace::multihost::stored_hosts(&report.hosts, 1000),
                         "idle_percent": s.idle_percent,
                         "host_bound_fraction": s.host_bound_fraction,
                         "steps": report.steps.len(),

@@ -422,6 +422,27 @@ fn device_plane(plane: &XPlane, kind: DeviceKind, names: &mut Interner, markers:
     dev
 }
 
+/// What to add to the capture's times to make them wall-clock times: the profiler normalises a capture's
+/// timestamps to its start (the `Task Environment` plane's `profile_start_time`, ns since the epoch) — without
+/// it, the hosts of a run would be aligned by when each started profiling, not by the clock. 0 when the plane
+/// does not say, or when the times already are the clock's (the earliest at or after the start's half).
+fn profile_start_ps(space: &XSpace, earliest_ps: i128) -> i128 {
+    let Some(plane) = space.plane_by_name(TASK_ENVIRONMENT_PLANE) else { return 0 };
+    let Some(start_ns) = plane.plane_stat("profile_start_time").and_then(|s| s.value.as_i64()).filter(|s| *s > 0)
+    else {
+        return 0;
+    };
+    let start_ps = i128::from(start_ns) * 1000;
+    if earliest_ps >= start_ps / 2 {
+        0
+    } else {
+        start_ps
+    }
+}
+
+/// The plane the profiler writes the capture's session facts on.
+const TASK_ENVIRONMENT_PLANE: &str = "Task Environment";
+
 /// Builds the timeline of one host's XSpace (see the module docs). `host` names the host ("" when
 /// single-host / unknown).
 pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
@@ -646,7 +667,7 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
 
     Timeline {
         source: TimelineSource::XSpace,
-        origin_ps: origin,
+        origin_ps: origin + profile_start_ps(space, origin),
         devices: out_devices,
         host_threads,
         steps,

@@ -289,8 +289,13 @@ pub struct TraceReport {
 pub struct TraceSummary {
     /// [`BreakdownUs::duty_cycle`] of `total` (a fraction).
     pub duty_cycle: Option<f64>,
-    /// Exposed collective time / step time · 100 (over all steps, mean over devices).
+    /// Exposed collective time / step time · 100 (over all steps, mean over devices) = waiting for peers +
+    /// transfer.
     pub exposed_collective_percent: Option<f64>,
+    /// Its part waiting for a peer that had not arrived / step time · 100.
+    pub wait_for_peers_percent: Option<f64>,
+    /// Its part transferring / step time · 100: the communication a faster interconnect or more overlap would cut.
+    pub transfer_percent: Option<f64>,
     /// Idle time / step time · 100.
     pub idle_percent: Option<f64>,
     /// [`HostBound::fraction`].
@@ -306,6 +311,8 @@ pub fn summary(report: &TraceReport) -> TraceSummary {
     TraceSummary {
         duty_cycle: report.total.and_then(|t| t.duty_cycle()),
         exposed_collective_percent: pct(|t| t.collective_us),
+        wait_for_peers_percent: pct(|t| t.wait_for_peers_us),
+        transfer_percent: pct(|t| t.transfer_us),
         idle_percent: pct(|t| t.idle_us),
         host_bound_fraction: report.host_bound.as_ref().map(|h| h.fraction),
     }

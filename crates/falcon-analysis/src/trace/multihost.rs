@@ -606,3 +606,26 @@ fn straggler_finding(
         summary,
     }
 }
+
+/// The host rows an experiment's summary row keeps: at most `max`, the late ones first (then by name), each with
+/// its lateness and per-step wait and transfer.
+pub fn stored_hosts(hosts: &[HostRow], max: usize) -> serde_json::Value {
+    let mut rows: Vec<&HostRow> = hosts.iter().collect();
+    rows.sort_by(|a, b| b.steps_late.cmp(&a.steps_late).then_with(|| a.host.cmp(&b.host)));
+    rows.truncate(max);
+    serde_json::Value::Array(
+        rows.into_iter()
+            .map(|h| {
+                let per_step = |x: f64| if h.steps > 0 { x * h.devices.max(1) as f64 / h.steps as f64 } else { 0.0 };
+                serde_json::json!({
+                    "host": h.host,
+                    "step_time_us": h.step_time_us,
+                    "wait_for_peers_us_per_step": per_step(h.wait_for_peers_us),
+                    "transfer_us_per_step": per_step(h.transfer_us),
+                    "steps_late": h.steps_late,
+                    "late_us_median": h.late_us_median,
+                })
+            })
+            .collect(),
+    )
+}

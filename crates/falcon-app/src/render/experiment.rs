@@ -70,6 +70,23 @@ pub fn text(detail: &ExperimentDetail) -> String {
         if let Some(o) = a.details.get("profiler_overhead").and_then(|o| o.get("ratio")).and_then(|r| r.as_f64()) {
             parts.push(format!("profiler overhead {o:.2}× (traced steps against unprofiled ones)"));
         }
+        if let Some(w) = a.details.get("wait_for_peers_percent").and_then(|w| w.as_f64()).filter(|w| *w > 0.0) {
+            let t = a.details.get("transfer_percent").and_then(|t| t.as_f64()).unwrap_or(0.0);
+            parts.push(format!("waiting for peers {w:.1}% of the step, collective transfer {t:.1}%"));
+        }
+        if let Some(s) = a.details.get("straggler").filter(|s| !s.is_null()) {
+            let host = s.get("host").and_then(|h| h.as_str()).unwrap_or("?");
+            let late = s.get("late_us_median").and_then(|l| l.as_f64()).unwrap_or(0.0);
+            let (k, n) = (s.get("steps_late").and_then(|k| k.as_u64()), s.get("steps").and_then(|n| n.as_u64()));
+            let lost = s.get("lost_percent").and_then(|l| l.as_f64()).unwrap_or(0.0);
+            parts.push(format!(
+                "straggler {} (last at {} of {} steps, {:.2} ms late, the others lost {lost:.1}%)",
+                printable(host),
+                k.unwrap_or(0),
+                n.unwrap_or(0),
+                late / 1e3
+            ));
+        }
         if let Some(e) = a.details.get("error").and_then(|e| e.as_str()) {
             parts.push(format!("failed: {e}"));
         }

@@ -211,6 +211,9 @@ pub enum TraceFiles {
     /// A Chrome trace JSON file, plain or gzipped (XProf trace viewer output, JAX's `*.trace.json.gz`,
     /// a PyTorch profiler trace).
     ChromeJson(PathBuf),
+    /// Chrome traces of the ranks of one distributed run (a folder of PyTorch rank traces), sorted by name; each
+    /// rank is a host of the run, named `rank-<N>` by its `distributedInfo.rank`, else by the file.
+    ChromeRanks(Vec<PathBuf>),
 }
 
 /// Whether a file name looks like a Chrome trace JSON (`.json`, `.json.gz`).
@@ -221,7 +224,9 @@ pub fn is_chrome_trace_name(path: &Path) -> bool {
 
 /// The trace input at a local path: a `.json[.gz]` file is a Chrome trace; any other file is taken as
 /// an XSpace; a directory's XSpace files are preferred (as [`find_profiles`] finds them), else its
-/// Chrome trace (`*.trace.json.gz` / `*.pt.trace.json[.gz]`, also under `plugins/profile/<run>/`).
+/// Chrome trace (`*.trace.json.gz` / `*.pt.trace.json[.gz]`, also under `plugins/profile/<run>/`); several Chrome
+/// traces in one folder are the ranks of one run ([`TraceFiles::ChromeRanks`]; `host` keeps those whose file name
+/// holds it).
 pub fn find_trace(path: &Path, host: Option<&str>) -> Result<TraceFiles> {
     let meta = std::fs::metadata(path).map_err(|e| AnalysisError::NotFound(format!("{}: {e}", path.display())))?;
     check_regular(path, &meta)?;
@@ -234,7 +239,7 @@ pub fn find_trace(path: &Path, host: Option<&str>) -> Result<TraceFiles> {
     }
     match find_profiles(path, host) {
         Ok(files) => return Ok(TraceFiles::Xplane(files)),
-        Err(AnalysisError::NotFound(_)) if host.is_none() => {}
+        Err(AnalysisError::NotFound(_)) => {}
         Err(e) => return Err(e),
     }
     let mut dirs = vec![path.to_path_buf()];
@@ -252,6 +257,13 @@ pub fn find_trace(path: &Path, host: Option<&str>) -> Result<TraceFiles> {
             .filter(|p| p.is_file() && is_chrome_trace_name(p) && p.to_string_lossy().contains("trace"))
             .collect();
         traces.sort();
+        if let Some(h) = host {
+            // `--host rank-2` (or any part of a file name) picks one rank's trace.
+            traces.retain(|p| p.file_name().is_some_and(|n| n.to_string_lossy().contains(h)));
+        }
+        if traces.len() > 1 {
+            return Ok(TraceFiles::ChromeRanks(traces));
+        }
         if let Some(first) = traces.into_iter().next() {
             return Ok(TraceFiles::ChromeJson(first));
         }

@@ -29,6 +29,7 @@ impl B {
                 names: Vec::new(),
                 events_read: 0,
                 notes: Vec::new(),
+                rank: None,
             },
         }
     }

@@ -572,6 +572,7 @@ impl Analysis {
 pub fn read_timeline(files: &TraceFiles, max_decompressed: u64) -> Result<Timeline> {
     match files {
         TraceFiles::ChromeJson(path) => crate::timeline::chrome::read_chrome_trace_file_with(path, max_decompressed),
+        TraceFiles::ChromeRanks(paths) => read_ranks(paths, max_decompressed),
         TraceFiles::Xplane(hosts) => {
             let mut all: Option<Timeline> = None;
             for f in hosts {
@@ -586,6 +587,37 @@ pub fn read_timeline(files: &TraceFiles, max_decompressed: u64) -> Result<Timeli
             all.ok_or_else(|| AnalysisError::NotFound("no profile files to read".into()))
         }
     }
+}
+
+/// The traces of a run's ranks as one timeline of hosts `rank-<N>` (N its `distributedInfo.rank`, else its order
+/// among the files), appended in rank order: a rank's devices, threads and step markers are its host's.
+fn read_ranks(paths: &[PathBuf], max_decompressed: u64) -> Result<Timeline> {
+    let mut ranks: Vec<(i64, String, Timeline)> = Vec::with_capacity(paths.len());
+    for (i, path) in paths.iter().enumerate() {
+        let tl = crate::timeline::chrome::read_chrome_trace_file_with(path, max_decompressed)?;
+        let rank = tl.rank.unwrap_or(i as i64);
+        let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        ranks.push((rank, file, tl));
+    }
+    ranks.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    let mut seen = std::collections::HashSet::new();
+    let mut all: Option<Timeline> = None;
+    let mut notes = Vec::new();
+    for (rank, file, mut tl) in ranks {
+        let host = if seen.insert(rank) { format!("rank-{rank}") } else { format!("rank-{rank} ({file})") };
+        if host.contains('(') {
+            notes.push(format!("{file}: rank {rank} again: read as its own host `{host}`"));
+        }
+        crate::timeline::set_host(&mut tl, &host);
+        match all.as_mut() {
+            None => all = Some(tl),
+            Some(t) => t.append(tl),
+        }
+    }
+    let mut all = all.ok_or_else(|| AnalysisError::NotFound("no trace files to read".into()))?;
+    all.rank = None;
+    all.notes.extend(notes);
+    Ok(all)
 }
 
 /// One side of a comparison, resolved.

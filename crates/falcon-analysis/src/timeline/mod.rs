@@ -254,6 +254,9 @@ pub struct Timeline {
     pub events_read: u64,
     /// Reader remarks (skipped events, unknown phases, clock assumptions).
     pub notes: Vec<String>,
+    /// The rank of a PyTorch trace of one rank of a distributed run (its `distributedInfo`); `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<i64>,
 }
 
 impl Timeline {
@@ -328,6 +331,26 @@ impl Timeline {
     }
 }
 
+/// Names `host` the host of every device, host thread and host step marker of a one-host timeline (a rank's).
+pub fn set_host(tl: &mut Timeline, host: &str) {
+    let id = match tl.names.iter().position(|n| n == host) {
+        Some(i) => i as NameId,
+        None => {
+            tl.names.push(host.to_string());
+            (tl.names.len() - 1) as NameId
+        }
+    };
+    for d in &mut tl.devices {
+        d.host = host.to_string();
+    }
+    for t in &mut tl.host_threads {
+        t.host = host.to_string();
+    }
+    for m in tl.steps.iter_mut().filter(|m| m.device.is_none()) {
+        m.host = Some(id);
+    }
+}
+
 fn shift_all(tl: &mut Timeline, by: i64) {
     let shift = |e: &mut Event| e.start_ps = e.start_ps.saturating_add(by);
     for d in &mut tl.devices {
@@ -374,4 +397,19 @@ pub fn collective_kind(name: &str) -> Option<CollectiveKind> {
     } else {
         None
     }
+}
+
+/// Bytes of one element of a PyTorch / NCCL dtype name (`float`, `Float`, `c10::BFloat16`, `long int`, `ncclFloat16`,
+/// …), `None` for a name not known.
+pub fn dtype_bytes(name: &str) -> Option<u8> {
+    let n = name.trim().trim_start_matches("c10::").trim_start_matches("nccl").to_ascii_lowercase();
+    Some(match n.as_str() {
+        "double" | "float64" | "long" | "long int" | "int64" | "int64_t" | "uint64" | "complexfloat" | "complex64" => 8,
+        "float" | "float32" | "int" | "int32" | "int32_t" | "uint32" => 4,
+        "half" | "float16" | "bfloat16" | "short" | "int16" | "short int" => 2,
+        "byte" | "char" | "signed char" | "unsigned char" | "bool" | "int8" | "uint8" => 1,
+        "complexdouble" | "complex128" => 16,
+        _ if n.starts_with("float8") => 1,
+        _ => return None,
+    })
 }

@@ -674,5 +674,6 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
         names: names.into_names(),
         events_read,
         notes,
+        rank: None,
     }
 }

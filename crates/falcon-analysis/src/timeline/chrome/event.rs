@@ -38,11 +38,37 @@ pub(super) struct LaunchArgs {
     pub(super) grid: Option<[u32; 3]>,
     pub(super) block: Option<[u32; 3]>,
     pub(super) occupancy: Option<f64>,
+    /// What a collective's record says of its message (kept beside the launch's, in the same table).
+    pub(super) comm: CommArgs,
 }
 
 impl LaunchArgs {
     pub(super) fn any(&self) -> bool {
-        self.correlation.is_some() || self.stream.is_some()
+        self.correlation.is_some() || self.stream.is_some() || self.comm.any()
+    }
+}
+
+/// What PyTorch records of a collective's message: `In msg nelems` / `Out msg nelems`, `dtype` and `Group size`
+/// (`record_param_comms`, NCCL kernels), or `Input Dims` and `Input type` (a `gloo:*` / `nccl:*` range), and its
+/// sequence number in its group (`Seq`).
+#[derive(Clone, Copy, Default)]
+pub(super) struct CommArgs {
+    pub(super) in_elems: Option<u64>,
+    pub(super) out_elems: Option<u64>,
+    pub(super) elem_bytes: Option<u8>,
+    pub(super) group_size: Option<i64>,
+    pub(super) seq: Option<i64>,
+}
+
+impl CommArgs {
+    pub(super) fn any(&self) -> bool {
+        self.in_elems.is_some() || self.out_elems.is_some() || self.seq.is_some()
+    }
+
+    /// The message's bytes by NCCL-tests' convention (the larger of input and output), when the record says.
+    pub(super) fn bytes(&self) -> Option<u64> {
+        let elems = self.in_elems.max(self.out_elems)?;
+        elems.checked_mul(u64::from(self.elem_bytes?))
     }
 }
 
@@ -283,6 +309,13 @@ pub(super) enum ArgKey {
     Grid,
     Block,
     Occupancy,
+    InElems,
+    OutElems,
+    Dtype,
+    GroupSize,
+    Seq,
+    InputDims,
+    InputType,
     Other,
 }
 
@@ -331,6 +364,13 @@ impl<'de> Visitor<'de> for ArgsVisitor<'_> {
                 "grid" => ArgKey::Grid,
                 "block" => ArgKey::Block,
                 "est. achieved occupancy %" => ArgKey::Occupancy,
+                "In msg nelems" => ArgKey::InElems,
+                "Out msg nelems" => ArgKey::OutElems,
+                "dtype" => ArgKey::Dtype,
+                "Group size" => ArgKey::GroupSize,
+                "Seq" | "seq" => ArgKey::Seq,
+                "Input Dims" => ArgKey::InputDims,
+                "Input type" => ArgKey::InputType,
                 _ => ArgKey::Other,
             },
             _ => ArgKey::Other,
@@ -379,6 +419,35 @@ impl<'de> Visitor<'de> for ArgsVisitor<'_> {
                 ArgKey::Block => ev.launch.block = map.next_value_seed(Dim3Seed)?,
                 ArgKey::Occupancy => {
                     ev.launch.occupancy = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_f64()))?;
+                }
+                ArgKey::InElems => {
+                    ev.launch.comm.in_elems =
+                        map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?.and_then(|n| u64::try_from(n).ok());
+                }
+                ArgKey::OutElems => {
+                    ev.launch.comm.out_elems =
+                        map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?.and_then(|n| u64::try_from(n).ok());
+                }
+                ArgKey::Dtype => {
+                    let b = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
+                        Val::Str(s) => crate::timeline::dtype_bytes(s),
+                        _ => None,
+                    }))?;
+                    ev.launch.comm.elem_bytes = ev.launch.comm.elem_bytes.or(b);
+                }
+                ArgKey::GroupSize => {
+                    ev.launch.comm.group_size = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?
+                }
+                ArgKey::Seq => ev.launch.comm.seq = map.next_value_seed(AnySeed(|v: Val<'_>| v.as_i64()))?,
+                ArgKey::InputDims => {
+                    let elems = map.next_value_seed(super::values::ElemsSeed)?;
+                    if ev.launch.comm.in_elems.is_none() {
+                        ev.launch.comm.in_elems = elems;
+                    }
+                }
+                ArgKey::InputType => {
+                    let b = map.next_value_seed(super::values::FirstTypeSeed)?;
+                    ev.launch.comm.elem_bytes = ev.launch.comm.elem_bytes.or(b);
                 }
                 ArgKey::Other => {
                     map.next_value::<IgnoredAny>()?;

@@ -74,7 +74,8 @@ use super::xspace::{
     is_host_step_marker_name, sort_events, FxMap, Interner, CPU_EXECUTOR_NAME,
 };
 use super::{
-    Device, DeviceKind, Event, EventClass, HostThread, Launch, NameId, StepMarker, StepSource, Timeline, TimelineSource,
+    CollectiveOp, Device, DeviceKind, Event, EventClass, HostThread, Launch, NameId, StepMarker, StepSource, Timeline,
+    TimelineSource,
 };
 use crate::error::AnalysisError;
 

@@ -2,7 +2,7 @@
 //! launches — fed a pre-parsed batch at a time (`apply`).
 
 use super::event::{
-    ArgFields, Fields, IdKey, Interned, LaunchArgs, PreBatch, PreId, Raw, F_HLO_MODULE, F_HLO_OP, F_INSTANT,
+    ArgFields, CommArgs, Fields, IdKey, Interned, LaunchArgs, PreBatch, PreId, Raw, F_HLO_MODULE, F_HLO_OP, F_INSTANT,
 };
 use super::scanner::Envelope;
 use super::values::split_us;
@@ -32,6 +32,7 @@ pub(super) struct Parser {
     pub(super) saw_trace_events: bool,
     pub(super) top_is_array: bool,
     pub(super) top_keys: Vec<String>,
+    pub(super) rank: Option<i64>,
     pub(super) events_read: u64,
     pub(super) with_ph: u64,
     pub(super) empty_objects: u64,
@@ -82,6 +83,7 @@ impl Parser {
         self.saw_trace_events = env.saw_trace_events;
         self.top_is_array = env.top_is_array;
         self.top_keys = env.top_keys;
+        self.rank = env.rank;
     }
 
     pub(super) fn name_str(&self, id: Option<NameId>) -> &str {
@@ -174,8 +176,15 @@ impl Parser {
             flags |= F_HLO_MODULE;
         }
         let cat = f.args.hlo_category.or(f.cat).unwrap_or(u32::MAX);
-        let launch = if f.args.launch.any() {
-            self.launch_args.push(f.args.launch);
+        let mut launch_args = f.args.launch;
+        if launch_args.comm.any()
+            && !is_comm_record(self.names.names().get(orig_name as usize).map_or("", String::as_str))
+        {
+            // Only a collective's record keeps its message (every op of a `record_shapes` trace has `Input Dims`).
+            launch_args.comm = CommArgs::default();
+        }
+        let launch = if launch_args.any() {
+            self.launch_args.push(launch_args);
             u32::try_from(self.launch_args.len() - 1).unwrap_or(u32::MAX)
         } else {
             u32::MAX
@@ -348,6 +357,8 @@ impl Parser {
             launches: Vec::new(),
             collectives: Vec::new(),
         };
+        let no_scope = self.names.intern("");
+        let mut cpu_comm: Vec<CollectiveOp> = Vec::new();
         let raws = std::mem::take(&mut self.raws);
         let launch_args = std::mem::take(&mut self.launch_args);
         let args_of = |r: &Raw| launch_args.get(r.launch as usize).copied().unwrap_or_default();
@@ -396,6 +407,7 @@ impl Parser {
                         let d = devices
                             .entry((1, id))
                             .or_insert_with(|| new_device(id, DeviceKind::Gpu, format!("GPU {id}")));
+                        d.collectives.extend(collective_op(r, class, &a.comm, no_scope));
                         d.events.push(ev(class));
                         d.launches.push(Launch {
                             stream: a.stream,
@@ -412,6 +424,11 @@ impl Parser {
                         });
                     } else if is_cat(r.cat, "gpu_user_annotation") {
                         gpu_annotations += 1;
+                    } else if !pytorch_gpu && is_cat(r.cat, "user_annotation") && is_comm_range(name_s) {
+                        // A CPU run's collective (gloo): the range that runs it is the rank's collective.
+                        let class = classify_cpu_op(name_s);
+                        cpu_comm.extend(collective_op(r, class, &args_of(r).comm, no_scope));
+                        cpu_candidates.entry(r.track).or_default().push(ev(class));
                     } else if !pytorch_gpu && is_cat(r.cat, "cpu_op") {
                         cpu_candidates.entry(r.track).or_default().push(ev(classify_cpu_op(name_s)));
                     } else {
@@ -460,6 +477,7 @@ impl Parser {
                 cpu.events = cpu_candidates.remove(&u32::MAX).unwrap_or_default();
                 cpu.modules = cpu_candidates.remove(&(u32::MAX - 1)).unwrap_or_default();
             }
+            cpu.collectives = std::mem::take(&mut cpu_comm);
             if !cpu.events.is_empty() {
                 devices.insert((2, 0), cpu);
             }
@@ -504,6 +522,14 @@ impl Parser {
         let mut out_devices: Vec<Device> = devices.into_values().collect();
         for d in &mut out_devices {
             d.events.iter_mut().chain(d.modules.iter_mut()).for_each(&mut fix);
+            for c in &mut d.collectives {
+                let mut e = Event { start_ps: c.start_ps, dur_ps: c.dur_ps, name: c.name, class: EventClass::Other };
+                fix(&mut e);
+                let mut s = Event { start_ps: 0, dur_ps: 0, name: c.scope, class: EventClass::Other };
+                fix(&mut s);
+                (c.start_ps, c.name, c.scope) = (e.start_ps, e.name, s.name);
+            }
+            d.collectives.sort_by_key(|c| (c.start_ps, c.name));
             crate::timeline::sort_with_launches(&mut d.events, &mut d.launches);
             sort_events(&mut d.modules);
             if d.name.is_empty() {
@@ -591,8 +617,39 @@ impl Parser {
             names: new_names,
             events_read: self.events_read,
             notes,
+            rank: self.rank,
         }
     }
+}
+
+/// Whether a host range runs a collective (`gloo:all_reduce`, `nccl:all_reduce`, `mpi:…`, `ucc:…`).
+fn is_comm_range(name: &str) -> bool {
+    ["gloo:", "nccl:", "mpi:", "ucc:"].iter().any(|p| name.starts_with(p))
+}
+
+/// The collective of an event classed `class`, when it is one, with what its record says of its message.
+fn collective_op(r: &Raw, class: EventClass, comm: &CommArgs, scope: NameId) -> Option<CollectiveOp> {
+    let EventClass::Collective(kind) = class else { return None };
+    Some(CollectiveOp {
+        start_ps: r.start_ps,
+        dur_ps: r.dur_ps,
+        name: r.name,
+        kind,
+        scope,
+        run: comm.seq,
+        bytes: comm.bytes(),
+        group_size: comm.group_size.and_then(|g| u32::try_from(g).ok()),
+    })
+}
+
+/// Whether an event is a collective's own record: a communication range (`gloo:all_reduce`, `nccl:all_reduce`,
+/// `mpi:…`, `ucc:…`), `record_param_comms`, or an NCCL/RCCL kernel.
+pub(super) fn is_comm_record(name: &str) -> bool {
+    const RANGES: [&str; 4] = ["gloo:", "nccl:", "mpi:", "ucc:"];
+    RANGES.iter().any(|p| name.starts_with(p))
+        || name == "record_param_comms"
+        || name.starts_with("nccl")
+        || name.starts_with("rccl")
 }
 
 /// Feeds a parsed batch's events to the parser, then returns its error if any.

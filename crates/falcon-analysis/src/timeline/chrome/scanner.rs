@@ -30,6 +30,15 @@ pub(super) struct Envelope {
     pub(super) saw_trace_events: bool,
     pub(super) top_is_array: bool,
     pub(super) top_keys: Vec<String>,
+    /// `distributedInfo.rank` (a PyTorch trace of one rank of a distributed run).
+    pub(super) rank: Option<i64>,
+}
+
+/// What Falcon reads of a PyTorch trace's `distributedInfo`.
+#[derive(serde::Deserialize)]
+struct DistributedInfo {
+    #[serde(default)]
+    rank: Option<i64>,
 }
 
 pub(super) enum Top {
@@ -403,8 +412,19 @@ impl<R: Read> Scanner<R> {
                                     p.base_time_ns = v;
                                 })
                         }
+                        "distributedInfo" => {
+                            p.pytorch_envelope = true;
+                            // Lenient: a record of another shape is no rank, never an error.
+                            match serde_json::from_slice::<DistributedInfo>(slice) {
+                                Ok(info) => {
+                                    p.rank = info.rank;
+                                    Ok(())
+                                }
+                                Err(_) => serde_json::from_slice::<IgnoredAny>(slice).map(|_| ()),
+                            }
+                        }
                         _ => {
-                            if matches!(other, "schemaVersion" | "deviceProperties" | "traceName" | "distributedInfo") {
+                            if matches!(other, "schemaVersion" | "deviceProperties" | "traceName") {
                                 p.pytorch_envelope = true;
                             } else if p.top_keys.len() < 8 {
                                 p.top_keys.push(other.chars().take(40).collect());

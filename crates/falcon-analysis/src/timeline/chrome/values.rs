@@ -90,6 +90,171 @@ impl<'de> Visitor<'de> for Dim3Visitor {
     }
 }
 
+/// `Input Dims` (`[[d0, d1, …], [], …]`, one list per input): the elements of all its tensors, `None` when it is
+/// not that shape or has no tensor.
+pub(super) struct ElemsSeed;
+
+impl<'de> DeserializeSeed<'de> for ElemsSeed {
+    type Value = Option<u64>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(AnyVisitorSeq(|seq: &mut dyn FnMut() -> Option<Option<u64>>| {
+            let mut total: Option<u64> = None;
+            while let Some(t) = seq() {
+                if let Some(n) = t {
+                    total = Some(total.unwrap_or(0).saturating_add(n));
+                }
+            }
+            total
+        }))
+    }
+}
+
+/// One tensor's dims: their product (`None` for an empty list or anything that is not a list of integers).
+struct DimsSeed;
+
+impl<'de> DeserializeSeed<'de> for DimsSeed {
+    type Value = Option<u64>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<u64>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list of dimensions")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let (mut product, mut any, mut ok) = (1u64, false, true);
+                while let Some(d) = seq.next_element_seed(AnySeed(|v: Val<'_>| v.as_i64()))? {
+                    match d.and_then(|n| u64::try_from(n).ok()) {
+                        Some(n) => product = product.saturating_mul(n),
+                        None => ok = false,
+                    }
+                    any = true;
+                }
+                Ok((any && ok).then_some(product))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A list whose elements are each read with [`DimsSeed`], handed to a closure as an iterator; anything else gives
+/// `None`.
+struct AnyVisitorSeq<F>(F);
+
+impl<'de, F: FnOnce(&mut dyn FnMut() -> Option<Option<u64>>) -> Option<u64>> Visitor<'de> for AnyVisitorSeq<F> {
+    type Value = Option<u64>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of tensor dimensions")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut err = None;
+        let out = (self.0)(&mut || match seq.next_element_seed(DimsSeed) {
+            Ok(v) => v,
+            Err(e) => {
+                err = Some(e);
+                None
+            }
+        });
+        match err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+/// `Input type` (`["float", "", …]`): the element size of its first named type.
+pub(super) struct FirstTypeSeed;
+
+impl<'de> DeserializeSeed<'de> for FirstTypeSeed {
+    type Value = Option<u8>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<u8>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list of type names")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut out = None;
+                while let Some(b) = seq.next_element_seed(AnySeed(|v: Val<'_>| match v {
+                    Val::Str(s) => crate::timeline::dtype_bytes(s),
+                    _ => None,
+                }))? {
+                    out = out.or(b);
+                }
+                Ok(out)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(crate::timeline::dtype_bytes(s))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 pub(super) struct AnySeed<F>(pub(super) F);
 
 impl<'de, R, F: FnOnce(Val<'_>) -> R> DeserializeSeed<'de> for AnySeed<F> {

@@ -2,7 +2,9 @@
 # Makes the multi-host captures the tests keep (crates/falcon-analysis/tests/data/multihost/), on this machine:
 #   jax-4-late2-30ms    4 JAX processes (CPU, gloo), process 2 starting each of 10 steps 30 ms late
 #   jax-4-control       the same 4 processes, no delay
-#   jax-8-late5-15ms    8 processes, process 5 starting each step 15 ms late
+#   jax-8-late5-15ms    8 processes, process 5 starting each step 15 ms late (8 processes on 2 cores: the gloo
+#                       all-reduce itself takes ~65 ms a step, more than the delay)
+#   jax-8-late5-80ms    the same, 80 ms late: the waiting is the larger part again
 #   jax-4-transfer      4 processes, no delay, a wide model (48 MB of gradients a step): the transfer dominates
 #   torch-4-late2-30ms  4 PyTorch DDP ranks (CPU, gloo), rank 2 starting each of 10 steps 30 ms late
 #   torch-4-control     the same 4 ranks, no delay
@@ -33,6 +35,7 @@ if [[ $which != torch ]]; then
     run "$python" capture.py jax-4-late2-30ms --processes 4 --late 2 --delay-ms 30
     run "$python" capture.py jax-4-control --processes 4
     run "$python" capture.py jax-8-late5-15ms --processes 8 --late 5 --delay-ms 15
+    run "$python" capture.py jax-8-late5-80ms --processes 8 --late 5 --delay-ms 80
     run "$python" capture.py jax-4-transfer --processes 4 --width 2048
 fi
 if [[ $which != jax ]]; then

@@ -1,0 +1,155 @@
+//! Multi-host analysis against the truth: real captures made on this machine by `examples/multihost/` (JAX with
+//! `jax.distributed` on CPU over gloo, and PyTorch DDP over gloo, one process starting each step late, and
+//! no-delay controls), each beside `reference.json` that `examples/multihost/reference.py` computed straight from
+//! the raw events (XSpace through JAX's own reader, the PyTorch traces as JSON) — never through Falcon.
+//!
+//! The reference's definitions are the analysis's ([`falcon_analysis::trace::multihost`]): for each collective
+//! instance, a member waits from its arrival to the last arrival and transfers from there to its own end. Falcon's
+//! per-host wait and transfer over every instance are held to the reference within 1 % (they are computed from the
+//! same events; the issue asks 10 %); the exposed split in the step breakdown within 10 %.
+
+use std::path::{Path, PathBuf};
+
+use falcon_analysis::input::find_trace;
+use falcon_analysis::service::read_timeline;
+use falcon_analysis::trace::{analyze_trace, TraceOptions, TraceReport};
+use serde_json::Value;
+
+fn run_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/multihost").join(name)
+}
+
+fn report(name: &str) -> TraceReport {
+    let files = find_trace(&run_dir(name), None).unwrap();
+    let tl = read_timeline(&files, 1 << 30).unwrap();
+    analyze_trace(&tl, &TraceOptions::default())
+}
+
+fn reference(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(run_dir(name).join("reference.json")).unwrap()).unwrap()
+}
+
+fn within(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * a.abs().max(b.abs()) + 1.0
+}
+
+const ALL: [&str; 7] = [
+    "jax-4-late2-30ms",
+    "jax-4-control",
+    "jax-8-late5-15ms",
+    "jax-8-late5-80ms",
+    "jax-4-transfer",
+    "torch-4-late2-30ms",
+    "torch-4-control",
+];
+
+#[test]
+fn wait_and_transfer_per_host_match_the_raw_event_reference() {
+    for name in ALL {
+        let r = report(name);
+        let reference = reference(name);
+        let per_host = reference["per_host"].as_object().unwrap();
+        assert_eq!(r.hosts.len(), per_host.len(), "{name}: hosts");
+        for (host, want) in per_host {
+            let got = r.hosts.iter().find(|h| &h.host == host).unwrap_or_else(|| panic!("{name}: no host {host}"));
+            let (w, t) = (want["wait_for_peers_us"].as_f64().unwrap(), want["transfer_us"].as_f64().unwrap());
+            assert!(within(got.collective_wait_us, w, 0.01), "{name} {host}: wait {} vs {w}", got.collective_wait_us);
+            assert!(
+                within(got.collective_transfer_us, t, 0.01),
+                "{name} {host}: transfer {} vs {t}",
+                got.collective_transfer_us
+            );
+            // The breakdown's exposed part: at most all of it (PyTorch's gloo thread runs beside the main thread's
+            // compute: part of its wait is hidden under it).
+            assert!(got.wait_for_peers_us <= w + 1.0, "{name} {host}: exposed wait {} > {w}", got.wait_for_peers_us);
+            assert!(got.wait_for_peers_us >= 0.8 * w, "{name} {host}: exposed wait {} ≪ {w}", got.wait_for_peers_us);
+            assert_eq!(got.times_last, want["times_last"].as_u64().unwrap() as usize, "{name} {host}: times last");
+        }
+        let t = r.total.unwrap();
+        assert!(within(t.wait_for_peers_us + t.transfer_us, t.collective_us, 1e-9), "{name}: the split is exact");
+        let instances = reference["instances"].as_array().unwrap().len();
+        assert_eq!(r.collectives.iter().map(|c| c.instances).sum::<usize>(), instances, "{name}: instances");
+    }
+}
+
+#[test]
+fn the_late_host_is_named_with_its_delay() {
+    for (name, host, delay_us) in [
+        ("jax-4-late2-30ms", "host-2", 30_000.0),
+        ("jax-8-late5-15ms", "host-5", 15_000.0),
+        ("jax-8-late5-80ms", "host-5", 80_000.0),
+        ("torch-4-late2-30ms", "rank-2", 30_000.0),
+    ] {
+        let r = report(name);
+        let s = r.straggler.as_ref().unwrap_or_else(|| panic!("{name}: no straggler; notes {:?}", r.notes));
+        assert_eq!(s.host, host, "{name}");
+        assert_eq!(s.steps, 10, "{name}: steps with collectives");
+        assert!(s.steps_late >= 8, "{name}: late at {} of 10", s.steps_late);
+        assert!((s.late_us_median - delay_us).abs() <= 0.3 * delay_us, "{name}: late {} µs", s.late_us_median);
+        assert!(s.lost_percent > 10.0, "{name}: lost {}", s.lost_percent);
+        // The reference agrees on who and by how much.
+        let want = &reference(name)["straggler"];
+        assert_eq!(want["host"], host);
+        assert!(within(s.late_us_median, want["late_us_median"].as_f64().unwrap(), 0.01), "{name}: late vs reference");
+        // The on-time hosts wait more than they transfer: a late peer is not "communication". Not on 8 processes
+        // 15 ms late: on this machine's 2 cores the gloo all-reduce of 8 processes itself takes ~65 ms a step (the
+        // reference's transfer says so too), so there the transfer is the larger part; 80 ms late, the wait is.
+        for h in r.hosts.iter().filter(|h| h.host != host) {
+            assert_eq!(h.steps_late, 0, "{name} {}", h.host);
+            assert!(h.wait_for_peers_us > 0.5 * delay_us * 10.0, "{name} {}: wait {}", h.host, h.wait_for_peers_us);
+            if name != "jax-8-late5-15ms" {
+                let (w, t) = (h.wait_for_peers_us, h.transfer_us);
+                assert!(w > t, "{name} {}: wait {w} ≤ transfer {t}", h.host);
+            }
+        }
+        let late = r.hosts.iter().find(|h| h.host == host).unwrap();
+        assert_eq!(late.wait_for_peers_us, 0.0, "{name}: the late host never waits");
+        assert!(s.summary.contains(host) && s.summary.contains("late peer"), "{}", s.summary);
+    }
+}
+
+#[test]
+fn no_straggler_within_noise_and_the_transfer_dominates_the_controls() {
+    for name in ["jax-4-control", "torch-4-control", "jax-4-transfer"] {
+        let r = report(name);
+        assert!(r.straggler.is_none(), "{name}: named {:?}", r.straggler);
+        assert!(r.notes.iter().any(|n| n.starts_with("no straggler:")), "{name}: the note says why: {:?}", r.notes);
+        for h in &r.hosts {
+            assert!(
+                h.transfer_us > h.wait_for_peers_us,
+                "{name} {}: transfer {} ≤ wait {}",
+                h.host,
+                h.transfer_us,
+                h.wait_for_peers_us
+            );
+        }
+    }
+}
+
+#[test]
+fn a_folder_of_rank_traces_is_one_run_of_its_ranks_with_bus_bandwidth_from_the_message() {
+    let r = report("torch-4-late2-30ms");
+    let hosts: Vec<&str> = r.devices.iter().map(|d| d.host.as_str()).collect();
+    assert_eq!(hosts, ["rank-0", "rank-1", "rank-2", "rank-3"]);
+    let c = &r.collectives[0];
+    assert_eq!((c.name.as_str(), c.kind.as_str(), c.members, c.instances), ("gloo:all_reduce", "all-reduce", 4, 10));
+    // 196608 floats (the MLP's gradients in one bucket: the trace's `Input Dims` and `Input type`).
+    assert_eq!(c.bytes, Some(196_608 * 4));
+    let algbw = 196_608.0 * 4.0 / (c.transfer_us_mean * 1e-6) / 1e9;
+    assert!(within(c.algbw_gbps.unwrap(), algbw, 1e-9));
+    assert!(within(c.busbw_gbps.unwrap(), algbw * 2.0 * 3.0 / 4.0, 1e-9), "NCCL's all-reduce factor 2(n−1)/n");
+    // A gloo collective is a collective, not host wait.
+    let t = r.total.unwrap();
+    assert!(t.collective_us > 0.5 * t.duration_us && t.host_wait_us < 0.05 * t.duration_us, "{t:?}");
+}
+
+#[test]
+fn one_rank_alone_has_no_peers() {
+    let files = find_trace(&run_dir("torch-4-late2-30ms"), Some("rank-1")).unwrap();
+    let tl = read_timeline(&files, 1 << 30).unwrap();
+    let r = analyze_trace(&tl, &TraceOptions::default());
+    assert_eq!(r.devices.len(), 1);
+    assert!(r.collectives.is_empty() && r.straggler.is_none());
+    assert!(r.notes.iter().any(|n| n.contains("no peer")), "{:?}", r.notes);
+    assert_eq!(r.total.unwrap().wait_for_peers_us, 0.0);
+}

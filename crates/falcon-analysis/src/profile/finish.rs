@@ -48,6 +48,8 @@ pub(crate) struct Folded<'o> {
     pub analysed: Vec<HostFile>,
     pub failed_hosts: Vec<FailedHost>,
     pub first: Option<FirstHost>,
+    /// Each read host's part of the multi-host analysis, in host order (runs of several hosts, tool `steps`).
+    pub members: Vec<crate::trace::members::HostMembers>,
 }
 
 /// The report (and the merged device op database) of a fold with at least one host read.
@@ -66,6 +68,7 @@ pub(crate) fn finish(folded: Folded<'_>) -> Result<(ProfileReport, OpMetricsDb)>
         analysed,
         failed_hosts,
         mut first,
+        members,
     } = folded;
     for f in &failed_hosts {
         notes.push(format!("host `{}` skipped, its profile could not be read: {}", f.host, f.error));
@@ -159,6 +162,9 @@ pub(crate) fn finish(folded: Folded<'_>) -> Result<(ProfileReport, OpMetricsDb)>
         kernel_types: None,
         launch: None,
         failed_hosts,
+        multihost: (options.wants(Tool::Steps) && members.len() > 1)
+            .then(|| crate::trace::members::merge(&members))
+            .flatten(),
         notes,
     };
     Ok((report, db))

@@ -157,6 +157,7 @@ pub fn analyze_timeline(file: &HostFile, tl: &Timeline, options: &AnalyzeOptions
         kernel_types: wants(Tool::Kernels).then(|| view.kernel_types.clone()),
         launch: (wants(Tool::Kernels) || wants(Tool::Overview)).then(|| view.launch.clone()).flatten(),
         failed_hosts: Vec::new(),
+        multihost: None,
         notes,
     }
 }

@@ -211,6 +211,10 @@ pub struct ProfileReport {
     /// named with why; the other hosts are analysed and `files` lists only those. Absent when every host was read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_hosts: Vec<FailedHost>,
+    /// A run of several hosts (tool `steps`): the collectives matched across hosts — who arrives late, what each
+    /// host waits for and transfers, the straggler — the numbers `profile trace` gives ([`crate::trace::members`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multihost: Option<crate::trace::multihost::MultiHost>,
     /// What the analysis could not do or assumed, in words.
     pub notes: Vec<String>,
 }

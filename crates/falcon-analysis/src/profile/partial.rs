@@ -39,6 +39,9 @@ pub struct HostPartial {
     pub cpu_ops: Option<CpuOpProfile>,
     /// Its kernel statistics (tool `kernels`, or `overview` on GPU).
     pub kernels: Option<KernelReport>,
+    /// Its part of the multi-host analysis (a run of several hosts, tool `steps`).
+    #[serde(default)]
+    pub members: Option<crate::trace::members::HostMembers>,
 }
 
 /// The partials of one shard of a run's hosts, in host order, and the hosts of the shard that could not be read.
@@ -96,10 +99,15 @@ impl ShardPartial {
 }
 
 /// The partial document's format version.
-pub const SHARD_FORMAT_VERSION: u32 = 1;
+pub const SHARD_FORMAT_VERSION: u32 = 2;
 
 /// What the tools asked for need from every host.
-pub(crate) fn host_partial(file: HostFile, space: &falcon_xplane::XSpace, options: &AnalyzeOptions) -> HostPartial {
+pub(crate) fn host_partial(
+    file: HostFile,
+    space: &falcon_xplane::XSpace,
+    options: &AnalyzeOptions,
+    multi: bool,
+) -> HostPartial {
     let device = device_info(space);
     let steps = detect_steps(space);
     let cpu = device.hardware == Hardware::CpuOnly;
@@ -109,7 +117,10 @@ pub(crate) fn host_partial(file: HostFile, space: &falcon_xplane::XSpace, option
         .then(|| cpu_op_profile_in_steps(space, &steps.steps));
     let kernels = (options.wants(Tool::Kernels) || options.wants(Tool::Overview) && device.hardware == Hardware::Gpu)
         .then(|| kernel_stats(space, &steps));
-    HostPartial { file, device, steps, db, hlo, cpu_ops, kernels }
+    // The host's own timeline, for its part of the run's multi-host analysis: only on a run of several hosts.
+    let members = (multi && options.wants(Tool::Steps))
+        .then(|| crate::trace::members::host_members(&crate::timeline::xspace::from_xspace(space, &file.host)));
+    HostPartial { file, device, steps, db, hlo, cpu_ops, kernels, members }
 }
 
 fn needs_db(options: &AnalyzeOptions) -> bool {
@@ -130,12 +141,13 @@ pub(crate) fn first_host(
     file: HostFile,
     space: falcon_xplane::XSpace,
     options: &AnalyzeOptions,
+    multi: bool,
 ) -> (HostPartial, FirstHost) {
     let events: usize = space.planes.iter().flat_map(|p| &p.lines).map(|l| l.events.len()).sum();
     let big = events >= HELPER_THREAD_MIN_EVENTS;
     let trace_wanted = options.wants(Tool::Overview) && device_info(&space).hardware == Hardware::CpuOnly;
     if trace_wanted && big && !options.wants(Tool::Memory) {
-        if let Some(done) = first_host_freeing(&file, &space, options) {
+        if let Some(done) = first_host_freeing(&file, &space, options, multi) {
             let (partial, timeline, device_step_times) = done;
             free_capture(space);
             let cpu_trace = overview::cpu_trace_of(&timeline);
@@ -147,7 +159,7 @@ pub(crate) fn first_host(
     }
     let (partial, cpu_trace) = std::thread::scope(|scope| {
         let thread = (trace_wanted && big).then(|| scope.spawn(|| overview::cpu_trace(&space)));
-        let partial = host_partial(file, &space, options);
+        let partial = host_partial(file, &space, options, multi);
         let trace = match thread {
             // Joined explicitly: the thread has exited (its thread-local destructors run) when this returns.
             Some(thread) => Some(thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))),
@@ -166,10 +178,11 @@ fn first_host_freeing(
     file: &HostFile,
     space: &falcon_xplane::XSpace,
     options: &AnalyzeOptions,
+    multi: bool,
 ) -> Option<(HostPartial, crate::timeline::Timeline, Option<crate::steps::StepTimeStats>)> {
     std::thread::scope(|scope| {
         let thread = scope.spawn(|| overview::cpu_timeline(space));
-        let partial = host_partial(file.clone(), space, options);
+        let partial = host_partial(file.clone(), space, options, multi);
         let device_step_times = crate::steps::device_step_times(space, &partial.steps);
         // Joined explicitly, as in `first_host`.
         let timeline = thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -204,6 +217,7 @@ impl<'o> RunFold<'o> {
             analysed: Vec::with_capacity(total),
             failed_hosts: Vec::new(),
             first: None,
+            members: Vec::new(),
         })
     }
 
@@ -260,6 +274,7 @@ impl<'o> RunFold<'o> {
         if self.0.device.is_none() {
             self.0.device = Some(p.device);
         }
+        self.0.members.extend(p.members);
     }
 
     /// The report, with the first host's capture for what needs it; also the merged device op database.
@@ -289,11 +304,11 @@ pub(crate) fn fold_hosts(
     for host in hosts {
         let Some((file, space)) = load(host, total, &mut fold)? else { continue };
         if fold.hosts_read() == 0 {
-            let (partial, f) = first_host(file, space, options);
+            let (partial, f) = first_host(file, space, options, total > 1);
             fold.add(partial);
             first = Some(f);
         } else {
-            fold.add(host_partial(file, &space, options));
+            fold.add(host_partial(file, &space, options, total > 1));
         }
     }
     fold.finish(first)
@@ -334,7 +349,9 @@ pub fn analyze_shard(
     let mut out = Vec::new();
     for host in hosts {
         match load(host, total, &mut fold)? {
-            Some((file, space)) => out.push(ShardHost::Read(Box::new(host_partial(file, &space, options)))),
+            Some((file, space)) => {
+                out.push(ShardHost::Read(Box::new(host_partial(file, &space, options, total > 1))));
+            }
             None => out.extend(fold.0.failed_hosts.pop().map(ShardHost::Failed)),
         }
     }
@@ -444,7 +461,7 @@ impl<'o> ShardMerge<'o> {
         let first = match first.filter(|_| self.needs_first_capture()) {
             Some(file) => {
                 let space = crate::input::load_host(&file)?;
-                Some(first_host(file, space, self.options).1)
+                Some(first_host(file, space, self.options, false).1)
             }
             None => None,
         };

@@ -44,7 +44,7 @@ use super::sweep::{clipped, Segment, F_COLLECTIVE_ANY, F_COMPUTE, F_HOST_WAIT, F
 use crate::timeline::{CollectiveKind, Event};
 
 /// The partition of a window, in picoseconds (exact).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct BreakdownPs {
     pub duration: i64,
     pub compute: i64,
@@ -138,6 +138,16 @@ pub(crate) fn breakdown_segments(segs: &[Segment], start: i64, end: i64) -> Brea
     }
     b.idle = b.duration - b.compute - b.collective - b.memcpy - b.host_wait - b.other;
     b
+}
+
+/// The exposed collective intervals of `[start, end)` (a collective runs, no compute), appended to `out` in order.
+pub(crate) fn exposed_intervals(segs: &[Segment], start: i64, end: i64, out: &mut Vec<(i64, i64)>) {
+    for s in clipped(segs, start, end).filter(|s| s.flags & F_COLLECTIVE_ANY != 0 && s.flags & F_COMPUTE == 0) {
+        match out.last_mut() {
+            Some(last) if last.1 == s.start => last.1 = s.end,
+            _ => out.push((s.start, s.end)),
+        }
+    }
 }
 
 /// The exposed collective time of `[start, end)` (a collective runs, no compute) inside `waits` (sorted, disjoint):

@@ -34,6 +34,7 @@ pub mod gaps;
 pub mod host;
 pub mod kernels;
 pub mod launch;
+pub mod members;
 pub mod multihost;
 pub mod overhead;
 pub mod steps;
@@ -321,6 +322,14 @@ pub fn summary(report: &TraceReport) -> TraceSummary {
 /// Runs the requested analyses on a timeline. Never fails: a trace without devices or steps gives
 /// empty rows and a note.
 pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
+    analyze_with_members(tl, options).0
+}
+
+/// [`analyze_trace`], with each device's steps and exposed collective time as the multi-host analysis took them.
+pub(crate) fn analyze_with_members(
+    tl: &Timeline,
+    options: &TraceOptions,
+) -> (TraceReport, Vec<multihost::MemberSteps>) {
     let analyses: Vec<TraceAnalysis> = TraceAnalysis::ALL.into_iter().filter(|&a| options.wants(a)).collect();
     let want = |a| analyses.contains(&a);
     let mut notes: Vec<String> = Vec::new();
@@ -356,7 +365,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
 
     for (di, dev) in tl.devices.iter().enumerate() {
         if dev.events.is_empty() {
-            members.push(multihost::MemberSteps { steps: Vec::new() });
+            members.push(multihost::MemberSteps { steps: Vec::new(), exposed: Vec::new() });
             continue;
         }
         let det = &detected[di];
@@ -388,7 +397,12 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         };
         let per_step: Vec<(i64, i64, BreakdownPs)> =
             det.windows.iter().map(|w| (w.step, w.start_ps, window_breakdown(w.start_ps, w.end_ps))).collect();
+        let mut exposed = Vec::new();
+        for &(a, b) in &windows {
+            breakdown::exposed_intervals(&segs, a, b, &mut exposed);
+        }
         members.push(multihost::MemberSteps {
+            exposed,
             steps: det.windows.iter().zip(&per_step).map(|(w, (_, _, b))| (*w, *b)).collect(),
         });
         let span_window = device_span(dev);
@@ -611,7 +625,7 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
     });
     let multi = multihost::analyze(tl, &matched, &members);
     notes.extend(multi.notes);
-    TraceReport {
+    let report = TraceReport {
         source: tl.source,
         analyses,
         step_detection,
@@ -631,7 +645,8 @@ pub fn analyze_trace(tl: &Timeline, options: &TraceOptions) -> TraceReport {
         span,
         profiler_overhead: None,
         notes,
-    }
+    };
+    (report, members)
 }
 
 /// The breakdown of `tl.devices[device]` over `[start_ps, end_ps)` with the rules of the steps' (host wait by

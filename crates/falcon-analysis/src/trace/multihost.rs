@@ -193,7 +193,7 @@ pub(crate) struct Matched {
     unmatched: usize,
 }
 
-fn ops_of(dev: &Device) -> Vec<CollectiveOp> {
+pub(crate) fn ops_of(dev: &Device) -> Vec<CollectiveOp> {
     if !dev.collectives.is_empty() {
         return dev.collectives.clone();
     }
@@ -307,6 +307,9 @@ pub fn busbw_factor(kind: CollectiveKind, n: usize) -> f64 {
 /// One device's steps as the analysis found them: (step, window, breakdown).
 pub(crate) struct MemberSteps {
     pub steps: Vec<(StepWindow, BreakdownPs)>,
+    /// Its exposed collective time (a collective runs, no compute) within its steps, sorted and disjoint: what a
+    /// host's partial carries to split it when the run's matching is known ([`super::members`]).
+    pub exposed: Vec<(i64, i64)>,
 }
 
 /// The last member of an instance (ties: the first in device order) and its lateness, ps.
@@ -514,7 +517,7 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
         if !(enough && above_noise) {
             notes.push(format!(
                 "no straggler: {} was last at {steps_late} of {steps_with} steps (by chance: p = {chance:.3}) by a median \
-                 {:.3} ms, (the others' arrivals spread σ = {:.3} ms): not told apart from run-to-run noise (a \
+                 {:.3} ms (the others' arrivals spread σ = {:.3} ms): not told apart from run-to-run noise (a \
                  straggler is last at half the steps or more, more often than chance, p < {CHANCE}, by more than 3σ)",
                 host_names[h],
                 late / 1e9,

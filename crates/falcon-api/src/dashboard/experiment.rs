@@ -286,7 +286,8 @@ async fn trace_steps(state: &State, id: falcon_core::ids::ExperimentId) -> Strin
     };
     let parts = [
         ("compute_us", "compute", "#1c7ed6"),
-        ("collective_us", "collective", "#ae3ec9"),
+        ("wait_for_peers_us", "waiting for peers", "#e8590c"),
+        ("transfer_us", "collective transfer", "#ae3ec9"),
         ("memcpy_us", "memcpy", "#f59f00"),
         ("host_wait_us", "host wait", "#d6336c"),
         ("other_us", "other", "#868e96"),
@@ -325,10 +326,64 @@ async fn trace_steps(state: &State, id: falcon_core::ids::ExperimentId) -> Strin
         }
         s.push_str("</tbody></table></div>");
     }
+    s.push_str(&hosts_lateness(&run));
     let _ = write!(
         s,
         "<p>The whole trace: <a href=\"/api/v1/traces/{id}/export\" download>Chrome trace JSON (gzipped)</a> — open it in          Perfetto (ui.perfetto.dev) or chrome://tracing · the analysis as <a href=\"/api/v1/traces/{id}\">JSON</a></p></section>"
     );
+    s
+}
+
+/// Hosts shown in the lateness chart at most (the late ones first).
+const LATENESS_HOSTS: usize = 64;
+
+/// A run of several hosts: the straggler finding and each host's lateness (the steps it arrived last at, and by
+/// how much, median) as a bar chart, the late hosts first. Empty for a run of one host.
+fn hosts_lateness(run: &serde_json::Value) -> String {
+    let hosts = run.get("hosts").and_then(|v| v.as_array()).cloned().unwrap_or_default();
+    if hosts.len() < 2 {
+        return String::new();
+    }
+    let mut s = String::from("<h3>Hosts: who arrives late at the collectives</h3>");
+    match run.get("straggler").filter(|v| !v.is_null()) {
+        Some(g) => {
+            let _ = write!(
+                s,
+                "<p class=\"finding\">{}</p>",
+                escape(g.get("summary").and_then(|v| v.as_str()).unwrap_or_default())
+            );
+        }
+        None => s.push_str("<p>No straggler: no host is late beyond the run's noise.</p>"),
+    }
+    let f = |h: &serde_json::Value, k: &str| h.get(k).and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let mut rows: Vec<&serde_json::Value> = hosts.iter().collect();
+    rows.sort_by(|a, b| {
+        f(b, "steps_late").total_cmp(&f(a, "steps_late")).then_with(|| {
+            let name = |h: &serde_json::Value| h.get("host").and_then(|v| v.as_str()).unwrap_or_default().to_string();
+            name(a).cmp(&name(b))
+        })
+    });
+    let max = rows.iter().map(|h| f(h, "late_us_median")).fold(0.0, f64::max);
+    s.push_str("<div class=\"table-wrap\"><table class=\"steps lateness\"><thead><tr><th scope=\"col\">host</th><th scope=\"col\">late at</th><th scope=\"col\">late (median)</th><th scope=\"col\">wait for peers / step</th><th scope=\"col\">transfer / step</th></tr></thead><tbody>");
+    for h in rows.iter().take(LATENESS_HOSTS) {
+        let late = f(h, "late_us_median");
+        let pct = if max > 0.0 { late / max * 100.0 } else { 0.0 };
+        let steps = f(h, "steps").max(1.0) / f(h, "devices").max(1.0);
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td class=\"num\">{} of {}</td><td><span class=\"stack\" aria-hidden=\"true\"><span style=\"width:{pct:.2}%;background:#e8590c\"></span></span> <span class=\"hint\">{}</span></td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            escape(h.get("host").and_then(|v| v.as_str()).unwrap_or_default()),
+            f(h, "steps_late"),
+            steps,
+            if late > 0.0 { fmt_ms(Some(late / 1000.0)) } else { "–".into() },
+            fmt_ms(Some(f(h, "wait_for_peers_us") / steps / 1000.0)),
+            fmt_ms(Some(f(h, "transfer_us") / steps / 1000.0)),
+        );
+    }
+    s.push_str("</tbody></table></div>");
+    if rows.len() > LATENESS_HOSTS {
+        let _ = write!(s, "<p class=\"hint\">{} more hosts in the JSON.</p>", rows.len() - LATENESS_HOSTS);
+    }
     s
 }
 

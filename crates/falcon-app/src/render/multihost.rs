@@ -13,6 +13,18 @@ pub struct MultiHostView<'a> {
     pub straggler: Option<&'a Straggler>,
 }
 
+impl<'a> MultiHostView<'a> {
+    /// The view of `profile analyze`'s multi-host section.
+    pub fn of(m: &'a falcon_analysis::trace::multihost::MultiHost) -> MultiHostView<'a> {
+        MultiHostView {
+            hosts: &m.hosts,
+            collectives: &m.collectives,
+            late_steps: &m.late_steps,
+            straggler: m.straggler.as_ref(),
+        }
+    }
+}
+
 fn heading(md: bool, text: &str) -> String {
     if md {
         format!("\n## {text}\n")

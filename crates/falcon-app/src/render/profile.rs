@@ -42,7 +42,13 @@ pub fn analysis(resolved: &ResolvedProfile, report: &ProfileReport, top: usize, 
             Tool::Roofline => roofline_section(&mut out, report, top, md),
             Tool::Memory => memory_section(&mut out, report, md),
             Tool::Kernels => kernels_section(&mut out, report, top, md, kernel_reason),
-            Tool::Steps => steps_section(&mut out, report, top, md),
+            Tool::Steps => {
+                steps_section(&mut out, report, top, md);
+                if let Some(m) = &report.multihost {
+                    out.extend(super::multihost::sections(&super::multihost::MultiHostView::of(m), top, md));
+                    out.extend(m.notes.iter().map(|n| format!("note: {n}")));
+                }
+            }
         }
     }
     out.extend(report.notes.iter().filter(|n| Some(*n) != kernel_reason).map(|note| format!("note: {note}")));

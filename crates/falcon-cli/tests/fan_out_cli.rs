@@ -87,6 +87,46 @@ fn a_fan_out_on_the_local_backend_equals_the_single_process_report() {
     assert_eq!(text(&["--fan-out", "2"]), text(&[]));
 }
 
+/// `dir/run`: 64 hosts of a real multi-host run, eight copies of the 8-process JAX run whose process 5 starts each
+/// step 80 ms late (`examples/multihost`): host `host{8c+i:02}` is copy `c` of process `i`.
+fn run64_multihost(dir: &Path) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../falcon-analysis/tests/data/multihost/jax-8-late5-80ms/plugins/profile/2026_12_01_00_00_00");
+    let run = dir.join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    for c in 0..8 {
+        for i in 0..8 {
+            std::fs::copy(
+                from.join(format!("host-{i}.xplane.pb")),
+                run.join(format!("host{:02}.xplane.pb", 8 * c + i)),
+            )
+            .unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_multi_host_run_fanned_out_names_the_same_straggler_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    run64_multihost(dir.path());
+    init(dir.path(), None);
+    let single = analyze(dir.path(), &["--tool", "steps"]);
+    let report = json(&single);
+    let m = &report["multihost"];
+    assert_eq!(m["hosts"].as_array().unwrap().len(), 64, "{m:.2000}");
+    assert_eq!(m["collectives"][0]["members"], 64, "every host's all-reduce of a step is one instance");
+    // The copies of process 5 arrive together, last: the first of them (in host order) is named.
+    assert_eq!(m["straggler"]["host"], "host05", "{:.2000}", m["straggler"]);
+    assert_eq!(m["straggler"]["steps_late"], 10);
+    let fanned = analyze(dir.path(), &["--tool", "steps", "--fan-out", "4"]);
+    assert!(String::from_utf8_lossy(&fanned.stderr).contains("64 hosts in 4 jobs"));
+    assert!(single.stdout == fanned.stdout, "the merged report differs from the single-process one");
+    // `profile trace` says the same of the run.
+    let trace = json(&falcon(dir.path(), &["--json", "profile", "trace", "run"]));
+    assert_eq!(trace["straggler"], m["straggler"]);
+    assert_eq!(trace["hosts"], m["hosts"]);
+}
+
 #[test]
 fn a_fan_out_on_the_slurm_test_cluster_equals_the_single_process_report() {
     let dir = tempfile::tempdir().unwrap();

@@ -153,3 +153,28 @@ fn one_rank_alone_has_no_peers() {
     assert!(r.notes.iter().any(|n| n.contains("no peer")), "{:?}", r.notes);
     assert_eq!(r.total.unwrap().wait_for_peers_us, 0.0);
 }
+
+#[test]
+fn compare_says_per_host_what_changed_and_that_the_straggler_is_gone() {
+    let files = |name: &str| falcon_analysis::input::find_profiles(&run_dir(name), None).unwrap();
+    let (a, b) = (files("jax-4-late2-30ms"), files("jax-4-control"));
+    let c = falcon_analysis::compare::compare_files(
+        ("late", &a),
+        ("control", &b),
+        &falcon_analysis::compare::CompareOptions::default(),
+    )
+    .unwrap();
+    let s = c.straggler.as_ref().unwrap();
+    assert_eq!((s.a_host.as_deref(), s.b_host.as_deref()), (Some("host-2"), None), "{s:?}");
+    assert!(s.summary.contains("gone in B"), "{}", s.summary);
+    assert_eq!(c.hosts.len(), 4);
+    for h in &c.hosts {
+        let (wa, wb) = (h.a_wait_for_peers_us.unwrap(), h.b_wait_for_peers_us.unwrap());
+        if h.host == "host-2" {
+            assert_eq!((wa, h.a_steps_late), (0.0, Some(10)));
+        } else {
+            // ~30 ms a step waiting for host-2 in A; ~1 ms in the control.
+            assert!(wa > 25_000.0 && wb < 5_000.0, "{h:?}");
+        }
+    }
+}

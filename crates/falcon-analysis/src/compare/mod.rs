@@ -25,6 +25,7 @@
 //! Device profiles (TPU, GPU) compare their device op databases; CPU-only captures compare their XLA:CPU
 //! op profiles, which carry no FLOPs or bytes (so no roofline) and no categories (the opcode stands in).
 
+pub mod hosts;
 mod kernel_rows;
 pub mod matching;
 mod rows;
@@ -462,7 +463,10 @@ pub(crate) fn compare_sides(a: SideData, b: SideData, options: &CompareOptions) 
     if a.side.device_type != b.side.device_type {
         notes.push(format!("different devices: A ran on {}, B on {}", a.side.device_type, b.side.device_type));
     }
+    let (hosts, straggler) = hosts::compare_hosts(a.report.multihost.as_ref(), b.report.multihost.as_ref());
     Ok(ProfileComparison {
+        hosts,
+        straggler,
         categories: categories(&a.rows, &b.rows),
         memory: memory_delta(&a.report, &b.report),
         a: a.side,

@@ -257,6 +257,10 @@ pub struct ProfileComparison {
     pub removed: Vec<OpChange>,
     /// Absent when neither capture has allocator events.
     pub memory: Option<MemoryDelta>,
+    /// Runs of several hosts: each host on both sides ([`super::hosts`]); empty otherwise.
+    pub hosts: Vec<super::hosts::HostChange>,
+    /// Runs of several hosts: each side's straggler and what changed; `null` when neither side has several hosts.
+    pub straggler: Option<super::hosts::StragglerChange>,
     pub matching: MatchSummary,
     pub notes: Vec<String>,
 }

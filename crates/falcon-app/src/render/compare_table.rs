@@ -295,6 +295,10 @@ pub fn sections(c: &ProfileComparison, top: usize, markdown: bool, config_diff: 
         out.push(Section { title: "Memory (headline allocator)".to_string(), parts: vec![Part::Table(t)] });
     }
 
+    if let Some(section) = super::multihost::compare_section(c, top, md) {
+        out.push(section);
+    }
+
     // Ranked op lists: matched ops by their change, then the ops of one side only by their self time.
     let matched = |o: &&OpChange| o.status == OpStatus::Matched;
     for (word, list, total) in [

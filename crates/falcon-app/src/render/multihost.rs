@@ -145,3 +145,60 @@ pub fn sections(v: &MultiHostView<'_>, top: usize, md: bool) -> Vec<String> {
     }
     out
 }
+
+/// `profile compare` of two runs of several hosts: the straggler change, then each host A vs B (the late hosts of
+/// either side first), at most `top` rows. `None` when neither side has several hosts.
+pub fn compare_section(
+    c: &falcon_analysis::compare::ProfileComparison,
+    top: usize,
+    md: bool,
+) -> Option<super::text::Section> {
+    use super::text::{Part, Section};
+    let change = c.straggler.as_ref()?;
+    let mut parts = vec![Part::Text(format!("straggler: {}", change.summary))];
+    let ms = |x: Option<f64>| x.map_or_else(|| "—".to_string(), |v| format!("{:.3}", v / 1e3));
+    let late = |n: Option<usize>, l: Option<f64>| match (n, l) {
+        (Some(n), Some(l)) if n > 0 => format!("{n} × {:.2} ms", l / 1e3),
+        (Some(_), _) => "0".to_string(),
+        _ => "—".to_string(),
+    };
+    let mut rows: Vec<&falcon_analysis::compare::hosts::HostChange> = c.hosts.iter().collect();
+    rows.sort_by(|x, y| {
+        let k = |h: &falcon_analysis::compare::hosts::HostChange| {
+            h.a_steps_late.unwrap_or(0).max(h.b_steps_late.unwrap_or(0))
+        };
+        k(y).cmp(&k(x)).then_with(|| x.host.cmp(&y.host))
+    });
+    let mut t = new_table(
+        md,
+        [
+            "host",
+            "step ms A",
+            "step ms B",
+            "wait ms A",
+            "wait ms B",
+            "transfer ms A",
+            "transfer ms B",
+            "late A",
+            "late B",
+        ],
+    );
+    for h in rows.iter().take(top.max(1)) {
+        t.add_row([
+            h.host.clone(),
+            ms(h.a_step_time_us),
+            ms(h.b_step_time_us),
+            ms(h.a_wait_for_peers_us),
+            ms(h.b_wait_for_peers_us),
+            ms(h.a_transfer_us),
+            ms(h.b_transfer_us),
+            late(h.a_steps_late, h.a_late_us_median),
+            late(h.b_steps_late, h.b_late_us_median),
+        ]);
+    }
+    parts.push(Part::Table(t));
+    if rows.len() > top.max(1) {
+        parts.push(Part::Text(format!("({} more hosts in --json)", rows.len() - top.max(1))));
+    }
+    Some(Section { title: "Hosts (per step; late: steps last at the collectives × median lateness)".into(), parts })
+}

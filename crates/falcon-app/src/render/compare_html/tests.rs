@@ -164,6 +164,8 @@ fn sample() -> ProfileComparison {
             a_leak_suspected: false,
             b_leak_suspected: true,
         }),
+        hosts: Vec::new(),
+        straggler: None,
         matching: MatchSummary {
             matched: 12,
             by_name: 10,

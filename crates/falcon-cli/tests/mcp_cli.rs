@@ -386,3 +386,24 @@ fn the_session_grid_is_one_answer_from_the_cli_the_api_and_mcp() {
     assert_eq!(from_mcp["result"]["structuredContent"]["grid"], cli["grid"]);
     assert_eq!(mcp.close(), 0);
 }
+
+#[test]
+fn a_multi_host_trace_names_its_straggler_over_mcp_as_in_the_cli() {
+    let dir = project(None);
+    let run = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../falcon-analysis/tests/data/multihost/jax-4-late2-30ms")
+        .canonicalize()
+        .unwrap();
+    let run = run.to_str().unwrap();
+    let mut mcp = Mcp::start(dir.path(), &["--read-only"]);
+    let r = mcp.call("profile_trace", json!({"input": run}));
+    let over_mcp = &r["result"]["structuredContent"];
+    assert_eq!(over_mcp["straggler"]["host"], "host-2", "{r:.3000}");
+    assert_eq!(over_mcp["hosts"].as_array().map(Vec::len), Some(4));
+    let cli = common::json(&common::falcon(dir.path(), &["--json", "profile", "trace", run]));
+    // One JSON contract: the same answer over both.
+    for key in ["hosts", "collectives", "late_steps", "straggler", "total"] {
+        assert_eq!(over_mcp[key], cli[key], "{key}");
+    }
+    assert_eq!(mcp.close(), 0);
+}

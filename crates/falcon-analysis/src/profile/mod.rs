@@ -145,7 +145,7 @@ impl std::fmt::Debug for HostProgress {
 }
 
 impl AnalyzeOptions {
-    fn wants(&self, tool: Tool) -> bool {
+    pub(crate) fn wants(&self, tool: Tool) -> bool {
         self.tools.is_empty() || self.tools.contains(&tool)
     }
 }

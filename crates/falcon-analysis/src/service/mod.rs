@@ -252,7 +252,7 @@ impl Analysis {
         let local = Path::new(input);
         if !input.starts_with("gs://") && !input.starts_with("s3://") && local.is_file() && is_chrome_trace_name(local)
         {
-            return self.analyze_chrome(input.to_string(), None, local.to_path_buf(), options).await;
+            return self.analyze_chrome(input.to_string(), None, vec![local.to_path_buf()], options).await;
         }
         let resolved = if input.starts_with("gs://") || input.starts_with("s3://") {
             // A URI's hosts are streamed: each analysed as soon as it is downloaded.
@@ -270,7 +270,10 @@ impl Analysis {
             Err(e @ (AnalysisError::NotFound(_) | AnalysisError::NotAProfile { .. })) => {
                 return match self.resolve_trace(input, host).await {
                     Ok(ResolvedTrace { input: name, experiment, files: TraceFiles::ChromeJson(path) }) => {
-                        self.analyze_chrome(name, experiment, path, options).await
+                        self.analyze_chrome(name, experiment, vec![path], options).await
+                    }
+                    Ok(ResolvedTrace { input: name, experiment, files: TraceFiles::ChromeRanks(paths) }) => {
+                        self.analyze_chrome(name, experiment, paths, options).await
                     }
                     _ => Err(e),
                 };
@@ -325,9 +328,10 @@ impl Analysis {
         &self,
         input: String,
         experiment: Option<ExperimentId>,
-        path: PathBuf,
+        paths: Vec<PathBuf>,
         options: &AnalyzeOptions,
     ) -> Result<(ResolvedProfile, ProfileReport)> {
+        let path = paths.first().cloned().ok_or_else(|| AnalysisError::NotFound("no trace files to read".into()))?;
         let host = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let file = HostFile::user(host, path.clone());
         let cap = crate::limits::max_decompressed_bytes(&self.config);
@@ -335,7 +339,21 @@ impl Analysis {
         let f = file.clone();
         let report = tokio::task::spawn_blocking(move || -> Result<ProfileReport> {
             let timeline = crate::timeline::chrome::read_chrome_trace_file_with(&path, cap)?;
-            Ok(crate::profile::from_trace::analyze_timeline(&f, &timeline, &opts))
+            let mut report = crate::profile::from_trace::analyze_timeline(&f, &timeline, &opts);
+            drop(timeline);
+            if paths.len() > 1 {
+                // The ranks of one run: the first file's own analysis, and the run's multi-host analysis over every
+                // rank, read one at a time.
+                report.notes.push(format!(
+                    "{} rank traces: the sections but `multihost` are of {} alone",
+                    paths.len(),
+                    path.display()
+                ));
+                if opts.wants(crate::profile::Tool::Steps) {
+                    report.multihost = crate::trace::members::merge(&rank_members(&paths, cap)?);
+                }
+            }
+            Ok(report)
         })
         .await
         .map_err(|e| AnalysisError::Io(format!("analysis task failed: {e}")))??;
@@ -604,7 +622,7 @@ fn read_ranks(paths: &[PathBuf], max_decompressed: u64) -> Result<Timeline> {
     let mut all: Option<Timeline> = None;
     let mut notes = Vec::new();
     for (rank, file, mut tl) in ranks {
-        let host = if seen.insert(rank) { format!("rank-{rank}") } else { format!("rank-{rank} ({file})") };
+        let host = rank_host(&mut seen, rank, &file);
         if host.contains('(') {
             notes.push(format!("{file}: rank {rank} again: read as its own host `{host}`"));
         }
@@ -618,6 +636,37 @@ fn read_ranks(paths: &[PathBuf], max_decompressed: u64) -> Result<Timeline> {
     all.rank = None;
     all.notes.extend(notes);
     Ok(all)
+}
+
+/// Each rank's part of the run's multi-host analysis, in rank order, each read and reduced in turn (hosts named as
+/// [`read_ranks`] names them).
+fn rank_members(paths: &[PathBuf], max_decompressed: u64) -> Result<Vec<crate::trace::members::HostMembers>> {
+    let mut ranks = Vec::with_capacity(paths.len());
+    for (i, path) in paths.iter().enumerate() {
+        let tl = crate::timeline::chrome::read_chrome_trace_file_with(path, max_decompressed)?;
+        let rank = tl.rank.unwrap_or(i as i64);
+        let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        ranks.push((rank, file, crate::trace::members::host_members(&tl)));
+    }
+    ranks.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    let mut seen = std::collections::HashSet::new();
+    Ok(ranks
+        .into_iter()
+        .map(|(rank, file, mut part)| {
+            let host = rank_host(&mut seen, rank, &file);
+            part.devices.iter_mut().for_each(|d| d.host = host.clone());
+            part
+        })
+        .collect())
+}
+
+/// The host a rank's trace is: `rank-<N>`, and `rank-<N> (<file>)` for a second trace of the same rank.
+fn rank_host(seen: &mut std::collections::HashSet<i64>, rank: i64, file: &str) -> String {
+    if seen.insert(rank) {
+        format!("rank-{rank}")
+    } else {
+        format!("rank-{rank} ({file})")
+    }
 }
 
 /// One side of a comparison, resolved.

@@ -220,11 +220,14 @@ fn step_at(windows: &[StepWindow], t: i64) -> Option<i64> {
     windows[..i].iter().rev().find(|w| t < w.end_ps).map(|w| w.step)
 }
 
+/// What one collective instance is on every member: (scope, run, step when there is no run, op name, occurrence).
+type InstanceKey<'a> = (&'a str, Option<i64>, Option<i64>, &'a str, u32);
+
 /// Matches the collectives of every device across devices (see the module doc). `windows[d]` are device `d`'s
 /// steps, sorted by start.
 pub(crate) fn match_instances(tl: &Timeline, windows: &[Vec<StepWindow>]) -> Matched {
     // key: (scope name, run or step, op name, occurrence) → runs
-    let mut by_key: HashMap<(&str, Option<i64>, Option<i64>, &str, u32), Vec<Run>> = HashMap::new();
+    let mut by_key: HashMap<InstanceKey<'_>, Vec<Run>> = HashMap::new();
     for (d, dev) in tl.devices.iter().enumerate() {
         let mut seen: HashMap<(u32, Option<i64>, Option<i64>, u32), u32> = HashMap::new();
         let wins = windows.get(d).map_or(&[][..], Vec::as_slice);

@@ -59,7 +59,7 @@ pub struct BreakdownPs {
     pub idle_host_busy: i64,
     /// The part of `idle` in gaps ended by work launched before the gap began (already in `idle`).
     pub idle_kernel_wait: i64,
-    /// The part of `collective` spent waiting for a peer that had not arrived ([`super::multihost`]; already in
+    /// The part of `collective` spent waiting for a peer that had not arrived (the multi-host analysis; already in
     /// `collective`, whose rest is the transfer).
     pub peer_wait: i64,
 }

@@ -311,7 +311,7 @@ pub fn busbw_factor(kind: CollectiveKind, n: usize) -> f64 {
 pub(crate) struct MemberSteps {
     pub steps: Vec<(StepWindow, BreakdownPs)>,
     /// Its exposed collective time (a collective runs, no compute) within its steps, sorted and disjoint: what a
-    /// host's partial carries to split it when the run's matching is known ([`super::members`]).
+    /// host's partial carries to split it when the run's matching is known (the `members` module).
     pub exposed: Vec<(i64, i64)>,
 }
 

@@ -635,3 +635,58 @@ pub fn stored_hosts(hosts: &[HostRow], max: usize) -> serde_json::Value {
             .collect(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busbw_factors_are_nccl_tests() {
+        assert_eq!(busbw_factor(CollectiveKind::AllReduce, 4), 1.5);
+        assert_eq!(busbw_factor(CollectiveKind::AllReduce, 2), 1.0);
+        assert_eq!(busbw_factor(CollectiveKind::AllGather, 8), 7.0 / 8.0);
+        assert_eq!(busbw_factor(CollectiveKind::ReduceScatter, 4), 0.75);
+        assert_eq!(busbw_factor(CollectiveKind::AllToAll, 4), 0.75);
+        assert_eq!(busbw_factor(CollectiveKind::SendRecv, 4), 1.0);
+        assert_eq!(busbw_factor(CollectiveKind::AllReduce, 0), 0.0, "no members: no bandwidth, no NaN");
+    }
+
+    #[test]
+    fn binomial_tails_match_the_closed_forms() {
+        // P(X ≥ 10) of 10 fair-of-4 draws = (1/4)^10; P(X ≥ 0) = 1; P(X ≥ 11) = 0.
+        assert!((binomial_tail(10, 10, 0.25) - 0.25f64.powi(10)).abs() < 1e-15);
+        assert_eq!(binomial_tail(10, 0, 0.25), 1.0);
+        assert_eq!(binomial_tail(10, 11, 0.25), 0.0);
+        // P(X ≥ 6), n = 10, p = 1/4: 0.019727… (the control run's host-0 before its steps changed).
+        assert!((binomial_tail(10, 6, 0.25) - 0.019_727_3).abs() < 1e-6);
+        // Large n stays finite and in [0, 1].
+        let p = binomial_tail(100_000, 30_000, 0.25);
+        assert!(p.is_finite() && (0.0..1e-12).contains(&p), "{p}");
+    }
+
+    #[test]
+    fn medians_of_odd_even_and_empty() {
+        assert_eq!(median_i(vec![3, 1, 2]), 2.0);
+        assert_eq!(median_i(vec![4, 1, 2, 3]), 2.5);
+        assert_eq!(median_i(Vec::new()), 0.0);
+        assert_eq!(median_f(vec![2.0, f64::NAN, 1.0]).map(|m| m.is_nan() || m == 2.0), Some(true));
+        assert_eq!(median_f(Vec::new()), None);
+    }
+
+    #[test]
+    fn the_last_arrival_is_late_by_the_median_of_the_others() {
+        let run = |member, start| Run {
+            member,
+            start,
+            end: start + 10,
+            name: 0,
+            kind: CollectiveKind::AllReduce,
+            scope: 0,
+            bytes: None,
+        };
+        let (last, late) = last_and_late(&[run(0, 100), run(1, 130), run(2, 110), run(3, 400)]);
+        assert_eq!((last, late), (3, 290.0), "400 − median(100, 130, 110)");
+        // Ties go to the first member in device order.
+        assert_eq!(last_and_late(&[run(0, 5), run(1, 5)]).0, 0);
+    }
+}

@@ -6,8 +6,9 @@ each host's time in collectives splits into waiting for its peers and the transf
 
 RUN_DIR is a run folder of make_fixtures.sh: an XSpace run (plugins/profile/<run>/<host>.xplane.pb, read with
 jax.profiler.ProfileData: run it with the JAX example's venv, `bash examples/jax_transformer/setup.sh`) or a
-PyTorch one (rank-<i>.pt.trace.json[.gz], read with json; any python 3). README.md, "The reference", says what
-each number means and which event stands for a host's arrival at a collective.
+PyTorch one (rank-<i>.pt.trace.json[.gz], read with json; any python 3) — CPU over gloo, or GPU over NCCL like
+the public set hta-dlrm-8 (any *.pt.trace.json[.gz] names: the host is rank-<distributedInfo.rank>). README.md,
+"The reference", says what each number means and which event stands for a host's arrival at a collective.
 
 Every time is absolute — wall clock, µs since the epoch — so the hosts' times compare directly (they ran on one
 machine, one clock). Where RUN_DIR has truth.jsonl (each process's own clock of when it entered each step), every
@@ -98,36 +99,108 @@ def read_xspace(run_dir):
 # ---------------------------------------------------------------- PyTorch (chrome traces)
 
 
+# NCCL's device kernels: ncclKernel_AllReduce_RING_LL_Sum_float(...) (older NCCL, e.g. 2.17), ncclDevKernel_AllReduce_Sum_f32_RING_LL(...) (newer)
+NCCL_KERNEL = re.compile(r"^nccl(Dev)?Kernel_([A-Za-z]+)")
+
+# Bytes per element: a record_param_comms / kernel `dtype` arg (c10 ScalarType names) and a `nccl:<op>` annotation's
+# `Input type` (C++ type names as the profiler records them).
+DTYPE_BYTES = {
+    "Float": 4, "Double": 8, "Half": 2, "BFloat16": 2, "Int": 4, "Long": 8, "Short": 2, "Char": 1, "Byte": 1,
+    "Bool": 1, "Float8_e4m3fn": 1, "Float8_e5m2": 1, "Float8_e4m3fnuz": 1, "Float8_e5m2fnuz": 1,
+    "ComplexFloat": 8, "ComplexDouble": 16, "UInt16": 2, "UInt32": 4, "UInt64": 8,
+    "float": 4, "double": 8, "c10::Half": 2, "c10::BFloat16": 2, "int": 4, "long int": 8, "long": 8,
+    "short int": 2, "short": 2, "signed char": 1, "unsigned char": 1, "bool": 1,
+    "c10::Float8_e4m3fn": 1, "c10::Float8_e5m2": 1, "c10::complex<float>": 8, "c10::complex<double>": 16,
+}
+
+
+def nccl_kernels(events):
+    """The NCCL kernels of a GPU trace, each with what its launch says of it (see pytorch_host)."""
+    kernels = [e for e in events if e.get("cat") == "kernel" and NCCL_KERNEL.match(str(e.get("name", "")))]
+    if not kernels:
+        return []
+    launches = {}
+    for e in events:
+        if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {}):
+            launches[e["args"]["correlation"]] = e
+    by_thread = {}
+    for e in events:
+        if e.get("cat") in ("cpu_op", "user_annotation") and (
+                e.get("name") == "record_param_comms" or str(e.get("name", "")).startswith("nccl:")):
+            by_thread.setdefault((e["pid"], e["tid"]), []).append(e)
+
+    def enclosing(launch, pred):
+        """The innermost op on the launch's thread around the launch for which pred holds."""
+        if launch is None:
+            return None
+        inside = [c for c in by_thread.get((launch["pid"], launch["tid"]), [])
+                  if pred(c) and c["ts"] <= launch["ts"] <= c["ts"] + c["dur"]]
+        return min(inside, key=lambda c: c["dur"]) if inside else None
+
+    out = []
+    for k in kernels:
+        a = dict(k.get("args", {}))
+        launch = launches.get(a.get("correlation"))
+        rpc = enclosing(launch, lambda c: c["name"] == "record_param_comms")
+        ann = enclosing(launch, lambda c: str(c["name"]).startswith("nccl:"))
+        # Newer PyTorch copies record_param_comms' args (Collective name, In/Out msg nelems, dtype, Process Group
+        # Name, Seq, ...) onto the kernel; older only has them, if at all, on the CPU op.
+        for key, v in (rpc or {}).get("args", {}).items():
+            a.setdefault(key, v)
+        collective = a.get("Collective name") or (ann["name"][len("nccl:"):] if ann else None) \
+            or NCCL_KERNEL.match(k["name"]).group(2)
+        nbytes, source = None, None
+        n_in, n_out, dt = a.get("In msg nelems"), a.get("Out msg nelems"), a.get("dtype")
+        if (n_in is not None or n_out is not None) and dt in DTYPE_BYTES:
+            nbytes, source = max(int(n_in or 0), int(n_out or 0)) * DTYPE_BYTES[dt], "In/Out msg nelems x dtype"
+        elif ann is not None:
+            dims, types = ann.get("args", {}).get("Input Dims"), ann.get("args", {}).get("Input type")
+            if dims and types and isinstance(dims[0], list) and types[0] in DTYPE_BYTES:
+                n = 1
+                for x in dims[0]:
+                    n *= int(x)
+                nbytes, source = n * DTYPE_BYTES[types[0]], f"{ann['name']} Input Dims x Input type"
+        out.append((k, a, str(collective), nbytes, source))
+    return out
+
+
 def pytorch_host(path):
     """One rank's collective events and step spans, in absolute ns.
 
     A PyTorch (Kineto) chrome trace's `ts`/`dur` are µs with ns decimals, relative to the trace's
     `baseTimeNanoseconds`: absolute ns = baseTimeNanoseconds + ts * 1000. (Checked against truth.jsonl: a rank's
     entry into a step comes 0.1-0.3 ms after its ProfilerStep#N starts.) Numbers are parsed as decimals: a double
-    cannot hold ts (~5.7e12 µs) to the ns.
+    cannot hold ts (~5.7e12 µs) to the ns. Older traces (no baseTimeNanoseconds) have ts in whole µs since the epoch.
 
     The collective's event is the one that really runs it: `gloo:<op>` (cat user_annotation) on one of the rank's
     pt_gloo_runloop threads. It starts when the gloo algorithm starts on this rank (its arrival) and ends when the
-    rank has the result (its end); the main thread's `c10d::allreduce_` only enqueues the work. Where a trace has
-    no gloo event but `record_param_comms` ones (other backends), those are taken instead.
+    rank has the result (its end); the main thread's `c10d::allreduce_` only enqueues the work. On a GPU run over
+    NCCL it is the NCCL kernel (`ncclKernel_<Op>_…` / `ncclDevKernel_<Op>_…`, cat kernel) on the GPU: it starts
+    when the GPU reaches it and spins until every peer has joined, then moves the data. Its collective name, size
+    and process group come from its args or, failing those, from the CPU op that launched it (kernel
+    `correlation` = the launch's; the launch's innermost enclosing `record_param_comms` / `nccl:<op>`). Where a
+    trace has neither but `record_param_comms` ones, those are taken instead.
     """
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
         d = json.load(f, parse_float=decimal.Decimal)
-    base = int(d["baseTimeNanoseconds"])
+    base = int(d.get("baseTimeNanoseconds", 0))
     info = d.get("distributedInfo") or {}
 
     def ns(us):
         return base + int((decimal.Decimal(us) * 1000).to_integral_value(decimal.ROUND_HALF_EVEN))
 
     events = [e for e in d["traceEvents"] if e.get("ph") == "X"]
-    gloo = [e for e in events if str(e.get("name", "")).startswith("gloo:")]
-    chosen = gloo or [e for e in events if e.get("name") == "record_param_comms"]
     steps = []
     for e in events:
         m = re.fullmatch(r"ProfilerStep#(\d+)", str(e.get("name", "")))
         if m:
             steps.append((ns(e["ts"]), ns(e["ts"] + e["dur"]), int(m.group(1))))
+    gloo = [e for e in events if str(e.get("name", "")).startswith("gloo:")]
+    kernels = [] if gloo else nccl_kernels(events)
+    if kernels:
+        return nccl_host(kernels, ns), steps, info, "nccl-kernels"
+    chosen = gloo or [e for e in events if e.get("name") == "record_param_comms"]
     colls = []
     for e in chosen:
         a = e.get("args", {})
@@ -141,22 +214,65 @@ def pytorch_host(path):
     # by the collective's occurrence index on the rank (each rank runs the same collectives in the same order).
     for i, c in enumerate(colls):
         c["key"] = f"pg={c['pg']} seq={c['seq']}" if c["pg"] is not None and c["seq"] is not None else f"{c['name']} #{i}"
-    return colls, steps, info
+    return colls, steps, info, None
+
+
+def nccl_host(kernels, ns):
+    """A GPU rank's collectives: one per NCCL kernel, keyed to match the same collective on the other ranks.
+
+    By `Process Group Name` + `Seq` where the kernel or its record_param_comms has both; else by the kernel's
+    occurrence index on the rank (in start order), counted per CUDA stream when the rank's NCCL kernels use more
+    than one (each process group has its own stream; ranks create them in the same order).
+    """
+    colls = []
+    for k, a, collective, nbytes, source in kernels:
+        seq = a.get("Seq", a.get("seq"))
+        colls.append({"name": k["name"], "collective": collective, "pg": a.get("Process Group Name"), "seq": seq,
+                      "stream": a.get("stream"), "dims": None, "bytes": nbytes, "bytes_from": source,
+                      "start": ns(k["ts"]), "end": ns(k["ts"] + k["dur"])})
+    colls.sort(key=lambda c: (c["start"], c["end"]))
+    several_streams = len({c["stream"] for c in colls}) > 1
+    seen = {}
+    for c in colls:
+        if c["pg"] is not None and c["seq"] is not None:
+            base = f"pg={c['pg']} seq={c['seq']}"
+        else:
+            short = c["name"].split("(")[0]
+            base = f"{short} stream={c['stream']}" if several_streams else short
+            ix = seen.get(c["stream"] if several_streams else None, 0)
+            seen[c["stream"] if several_streams else None] = ix + 1
+            base = f"{base} #{ix}"
+        c["key"] = base
+    # Coalesced collectives can share a Seq: tell them apart by their order.
+    dup = {}
+    for c in colls:
+        dup[c["key"]] = dup.get(c["key"], 0) + 1
+    count = {}
+    for c in colls:
+        if dup[c["key"]] > 1:
+            k = c["key"]
+            c["key"] = f"{k} #{count.get(k, 0)}"
+            count[k] = count.get(k, 0) + 1
+    return colls
 
 
 def read_pytorch(run_dir):
     files = sorted(glob.glob(os.path.join(run_dir, "*.pt.trace.json.gz")) + glob.glob(os.path.join(run_dir, "*.pt.trace.json")))
-    hosts = {}
+    hosts, sources = {}, set()
     for f in files:
-        colls, steps, info = pytorch_host(f)
+        colls, steps, info, source = pytorch_host(f)
         stem = re.sub(r"\.pt\.trace\.json(\.gz)?$", "", os.path.basename(f))
         host = f"rank-{info['rank']}" if "rank" in info else stem
-        if host != stem:
+        # A file named rank-<i> must be rank i's; any other name (worker3_step_12.<ms>) takes its rank's.
+        if re.fullmatch(r"rank-\d+", stem) and host != stem:
             sys.exit(f"{f}: its distributedInfo says rank {info.get('rank')}, its name {stem}")
         if host in hosts:
             sys.exit(f"{run_dir}: two traces of {host}")
         hosts[host] = (colls, steps)
-    return hosts
+        sources.add(source)
+    if len(sources) > 1:
+        sys.exit(f"{run_dir}: the ranks' collectives are of different kinds: {sorted(map(str, sources))}")
+    return hosts, sources.pop() if sources else None
 
 
 # ---------------------------------------------------------------- the reference
@@ -167,7 +283,7 @@ def step_of(steps, t):
     return min(inside, key=lambda s: s[1] - s[0])[2] if inside else None
 
 
-def reference(fmt, hosts):
+def reference(fmt, hosts, events=None):
     names = sorted(hosts, key=natural)
     by_key = {h: {c["key"]: c for c in hosts[h][0]} for h in names}
     keys = [c["key"] for c in hosts[names[0]][0]]
@@ -191,11 +307,23 @@ def reference(fmt, hosts):
             per[h]["wait_ns"] += t_last - c["start"]
             per[h]["transfer_ns"] += max(0, c["end"] - t_last)
         per[last]["late"].append(late_ns)
-        instances.append({
+        inst = {
             "step": steps[last],
             "steps_agree": len(set(steps.values())) == 1,
             "name": m[last]["name"],
             "key": k,
+        }
+        if "collective" in m[last]:  # a GPU run's NCCL kernels: what the collective was and how many bytes it moved
+            if len({c["collective"] for c in m.values()}) != 1:
+                sys.exit(f"{k}: the hosts disagree on the collective: {[(h, c['collective']) for h, c in m.items()]}")
+            by_host = {h: m[h]["bytes"] for h in names}
+            inst["collective"] = m[last]["collective"]
+            inst["bytes"] = by_host[last] if len(set(by_host.values())) == 1 else None
+            if len(set(by_host.values())) != 1:
+                inst["bytes_by_host"] = by_host
+            inst["bytes_from"] = m[last]["bytes_from"]
+        instances.append({
+            **inst,
             "arrival_us": {h: m[h]["start"] / 1000 for h in names},
             "end_us": {h: m[h]["end"] / 1000 for h in names},
             "last": last,
@@ -221,7 +349,8 @@ def reference(fmt, hosts):
             "steps": len(all_steps),
             "late_us_median": per_host[h]["late_us_median"],
         }
-    return {"format": fmt, "hosts": names, "instances": instances, "per_host": per_host, "straggler": straggler}
+    head = {"format": fmt, "collective_events": events} if events else {"format": fmt}
+    return {**head, "hosts": names, "instances": instances, "per_host": per_host, "straggler": straggler}
 
 
 def check_truth(run_dir, hosts):
@@ -255,15 +384,15 @@ def main():
     ap.add_argument("--out", help="default RUN_DIR/reference.json")
     a = ap.parse_args()
     if glob.glob(os.path.join(a.run_dir, "plugins", "profile", "*", "*.xplane.pb")):
-        fmt, hosts = "xspace", read_xspace(a.run_dir)
+        fmt, hosts, events = "xspace", read_xspace(a.run_dir), None
     elif glob.glob(os.path.join(a.run_dir, "*.pt.trace.json*")):
-        fmt, hosts = "pytorch", read_pytorch(a.run_dir)
+        fmt, (hosts, events) = "pytorch", read_pytorch(a.run_dir)
     else:
         sys.exit(f"{a.run_dir}: neither plugins/profile/<run>/*.xplane.pb nor *.pt.trace.json[.gz]")
     if len(hosts) < 2:
         sys.exit(f"{a.run_dir}: {len(hosts)} host(s): a multi-host reference needs two or more")
     check_truth(a.run_dir, hosts)
-    ref = reference(fmt, hosts)
+    ref = reference(fmt, hosts, events)
     out = a.out or os.path.join(a.run_dir, "reference.json")
     with open(out, "w") as f:
         json.dump(ref, f, indent=1, ensure_ascii=False)

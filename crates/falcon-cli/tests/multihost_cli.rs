@@ -75,7 +75,8 @@ async fn the_late_host_is_named_in_the_stored_row_exp_show_and_the_dashboard() {
     assert!(html.contains("host-2 arrived last at 10 of 10 steps"), "the straggler finding");
     assert!(html.contains("waiting for peers"), "the steps' breakdown splits the wait out");
     // The chart: one row per host, the late one first, with its lateness.
-    let first_row = html.split("lateness\"><thead>").nth(1).and_then(|t| t.split("<tbody><tr><td>").nth(1)).unwrap_or("");
+    let first_row =
+        html.split("lateness\"><thead>").nth(1).and_then(|t| t.split("<tbody><tr><td>").nth(1)).unwrap_or("");
     assert!(first_row.starts_with("host-2<"), "{first_row:.300}");
     assert!(first_row.contains("10 of 10"), "{first_row:.300}");
 }

@@ -29,7 +29,9 @@
 //!
 //! An instance belongs to the step of its last member (the step window that holds the last arrival). Per step,
 //! the step's late host is the host whose devices were last with the largest summed lateness; its lateness that
-//! sum. Over the run the candidate is the host late at the most steps (ties: the larger median lateness). It is
+//! sum. Over the run the candidate is the host late at the most steps (ties: the larger median lateness). In a
+//! trace of fewer than two steps with collectives (one profiled step), each collective instance is a unit instead
+//! of each step (`unit`: `collective`). It is
 //! named the **straggler** when (a) it was the late host at half the steps or more (at least 2), more often than
 //! chance would make a host of `n` last (the binomial tail P(X ≥ k) for `p = 1/n` under 1 %), and (b) its median
 //! lateness is more than 3σ of the run's **noise**: σ = 1.4826 × the median over instances of the median absolute
@@ -119,6 +121,9 @@ pub struct Straggler {
     /// Steps it was the late host at, of `steps` with collectives.
     pub steps_late: usize,
     pub steps: usize,
+    /// What `steps_late` and `steps` count: `step`, or `collective` in a trace of a single step (each collective
+    /// instance is then one draw).
+    pub unit: String,
     /// The share of the run's time the others lost waiting for it, percent.
     pub lost_percent: f64,
     /// The run's noise (σ of the on-time members' arrivals) the lateness was held against, µs.
@@ -345,6 +350,8 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
     let mut times_last = vec![0usize; nh];
     let mut step_late: BTreeMap<i64, (Vec<f64>, usize)> = BTreeMap::new(); // step -> per-host lateness, instances
     let mut lost_by_host = vec![0f64; nh];
+    // Per instance with a last host: (host, lateness, its step).
+    let mut by_instance: Vec<(usize, f64, Option<i64>)> = Vec::new();
     let mut spreads: Vec<f64> = Vec::new();
     // (name, kind, scope) -> (instances, members counts, bytes, wait sum, transfer sum)
     type Acc = (usize, Vec<usize>, Option<u64>, f64, f64);
@@ -380,6 +387,7 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
                 e.0[h] += late;
                 e.1 += 1;
             }
+            by_instance.push((h, late, step));
         }
         let r0 = runs[0];
         let scope = if r0.scope == u32::MAX { String::new() } else { tl.name(r0.scope).to_string() };
@@ -405,6 +413,18 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
         late_step_set[h].push(*step);
         late_steps.push(LateStep { step: *step, host: host_names[h].to_string(), late_us: late / 1e6, instances: *n });
     }
+    // A trace of fewer than two steps with collectives (one profiled step): each collective is a unit instead.
+    let unit = if step_late.len() >= 2 || by_instance.len() < 2 {
+        "step"
+    } else {
+        late_by_host.iter_mut().for_each(Vec::clear);
+        late_step_set.iter_mut().for_each(Vec::clear);
+        for &(h, late, step) in &by_instance {
+            late_by_host[h].push(late);
+            late_step_set[h].extend(step);
+        }
+        "collective"
+    };
 
     // Host rows.
     let mut rows: Vec<HostRow> = host_names
@@ -487,7 +507,7 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
         .collect();
 
     let noise_ps = median_f(spreads).unwrap_or(0.0);
-    let steps_with = late_steps.len();
+    let steps_with = if unit == "step" { late_steps.len() } else { by_instance.len() };
     let mut notes = Vec::new();
     if matched.unmatched > 0 {
         notes.push(format!(
@@ -519,16 +539,17 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
         let above_noise = late > 3.0 * noise_ps && late > 0.0;
         if !(enough && above_noise) {
             notes.push(format!(
-                "no straggler: {} was last at {steps_late} of {steps_with} steps (by chance: p = {chance:.3}) by a median \
+                "no straggler: {} was last at {steps_late} of {steps_with} {unit}s (by chance: p = {chance:.3}) by a median \
                  {:.3} ms (the others' arrivals spread σ = {:.3} ms): not told apart from run-to-run noise (a \
-                 straggler is last at half the steps or more, more often than chance, p < {CHANCE}, by more than 3σ)",
+                 straggler is last at half the {unit}s or more, more often than chance, p < {CHANCE}, by more than 3σ)",
                 host_names[h],
                 late / 1e9,
                 noise_ps / 1e9
             ));
             return None;
         }
-        Some(straggler_finding(tl, members, host_names[h], &late_step_set[h], steps_late, steps_with, late, noise_ps, lost_by_host[h], mean_step_sum))
+        let counts = (unit, steps_late, steps_with);
+        Some(straggler_finding(tl, members, host_names[h], &late_step_set[h], counts, late, noise_ps, lost_by_host[h], mean_step_sum))
     });
     MultiHost { hosts: rows, collectives, late_steps, straggler, noise_us: noise_ps / 1e6, notes }
 }
@@ -539,8 +560,7 @@ fn straggler_finding(
     members: &[MemberSteps],
     host: &str,
     late_steps: &[i64],
-    steps_late: usize,
-    steps: usize,
+    (unit, steps_late, steps): (&str, usize, usize),
     late_ps: f64,
     noise_ps: f64,
     lost_ps: f64,
@@ -594,7 +614,7 @@ fn straggler_finding(
         ),
     };
     let summary = format!(
-        "{host} arrived last at {steps_late} of {steps} steps, a median {late_ms:.2} ms after the others; they lost \
+        "{host} arrived last at {steps_late} of {steps} {unit}s, a median {late_ms:.2} ms after the others; they lost \
          {lost_percent:.1} % of the run waiting for it. This is a late peer, not the interconnect: {doing}."
     );
     Straggler {
@@ -602,6 +622,7 @@ fn straggler_finding(
         late_us_median: late_ps / 1e6,
         steps_late,
         steps,
+        unit: unit.to_string(),
         lost_percent,
         noise_us: noise_ps / 1e6,
         cause: cause.to_string(),

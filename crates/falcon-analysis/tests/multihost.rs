@@ -212,3 +212,40 @@ fn public_nccl_traces_agree_with_the_reference_and_with_hta() {
     let t = r.total.unwrap();
     assert!(t.wait_for_peers_us > 10.0 * t.transfer_us, "{t:?}");
 }
+
+/// Hosts whose clocks disagree (here host-1's moved 50 ms ahead, as an unsynchronised host would be): the clocks are
+/// aligned on the collectives' ends, said in a note, and the answer is the synchronised one.
+#[test]
+fn a_host_whose_clock_is_off_is_aligned_on_the_collectives_ends() {
+    use falcon_analysis::trace::members::{host_members, merge};
+    let parts: Vec<_> = falcon_analysis::input::find_profiles(&run_dir("jax-4-late2-30ms"), None)
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let space = falcon_analysis::input::load_host(f).unwrap();
+            host_members(&falcon_analysis::timeline::xspace::from_xspace(&space, &f.host))
+        })
+        .collect();
+    let synced = merge(&parts).unwrap();
+    assert!(!synced.notes.iter().any(|n| n.contains("clocks disagree")), "{:?}", synced.notes);
+    let mut skewed = parts.clone();
+    skewed[1].origin_ps += 50_000_000_000; // 50 ms
+    let m = merge(&skewed).unwrap();
+    let note = m.notes.iter().find(|n| n.contains("clocks disagree")).unwrap_or_else(|| panic!("{:?}", m.notes));
+    // 50 ms, less the run's own scatter of the ends (a few tenths of a ms on this machine).
+    assert!(note.contains("host-1 +49.") || note.contains("host-1 +50."), "{note}");
+    let s = m.straggler.as_ref().unwrap();
+    assert_eq!((s.host.as_str(), s.steps_late), ("host-2", 10));
+    assert!(within(s.late_us_median, synced.straggler.as_ref().unwrap().late_us_median, 0.02));
+    for (a, b) in m.hosts.iter().zip(&synced.hosts) {
+        assert_eq!(a.host, b.host);
+        assert!(
+            within(a.collective_wait_us, b.collective_wait_us, 0.02),
+            "{}: {} vs {}",
+            a.host,
+            a.collective_wait_us,
+            b.collective_wait_us
+        );
+        assert!(within(a.wait_for_peers_us, b.wait_for_peers_us, 0.02), "{}: exposed wait", a.host);
+    }
+}

@@ -74,6 +74,9 @@ pub struct HostRow {
     /// Steps at which it was the late host, and its median lateness over them, µs (`null`: never).
     pub steps_late: usize,
     pub late_us_median: Option<f64>,
+    /// What was taken off its times to put it on the run's clock, µs: 0 unless the hosts' clocks disagreed (see the
+    /// notes).
+    pub clock_offset_us: f64,
 }
 
 /// One collective op over the run (all its instances).
@@ -193,9 +196,13 @@ struct Run {
 pub(crate) struct Matched {
     /// Per instance: its runs (one per member).
     instances: Vec<Vec<Run>>,
-    /// Per member (index into the timeline's devices): its wait intervals, sorted and disjoint.
+    /// Per member (index into the timeline's devices): its wait intervals, sorted and disjoint, on its own clock.
     pub waits: Vec<Vec<(i64, i64)>>,
     unmatched: usize,
+    /// Per member: what was taken off its times to put it on the run's clock (0 unless `aligned`), ps.
+    offsets: Vec<i64>,
+    /// Whether the hosts' clocks were aligned on the collectives' ends.
+    aligned: bool,
 }
 
 pub(crate) fn ops_of(dev: &Device) -> Vec<CollectiveOp> {
@@ -264,6 +271,13 @@ pub(crate) fn match_instances(tl: &Timeline, windows: &[Vec<StepWindow>]) -> Mat
         }
         instances.push(runs);
     }
+    let (offsets, aligned) = clock_offsets(tl, &instances);
+    if aligned {
+        for r in instances.iter_mut().flatten() {
+            r.start -= offsets[r.member];
+            r.end -= offsets[r.member];
+        }
+    }
     // A stable order: by the last arrival, then the first member's start.
     instances.sort_by_key(|runs| (last_arrival(runs), runs[0].start, runs[0].member));
     let mut waits: Vec<Vec<(i64, i64)>> = vec![Vec::new(); tl.devices.len()];
@@ -272,12 +286,48 @@ pub(crate) fn match_instances(tl: &Timeline, windows: &[Vec<StepWindow>]) -> Mat
         for r in runs {
             let end = l.min(r.end);
             if end > r.start {
-                waits[r.member].push((r.start, end));
+                // Back on the member's own clock, where its breakdown is.
+                let off = if aligned { offsets[r.member] } else { 0 };
+                waits[r.member].push((r.start + off, end + off));
             }
         }
     }
     let waits = waits.into_iter().map(merge).collect();
-    Matched { instances, waits, unmatched }
+    let offsets = if aligned { offsets } else { vec![0; tl.devices.len()] };
+    Matched { instances, waits, unmatched, offsets, aligned }
+}
+
+/// The hosts' clock offsets from the matched collectives' ends (an instance ends at nearly the same moment on every
+/// member): per host, the median over its runs of its end minus the instance's median end; per device, its host's.
+/// The clocks are aligned (the offsets taken off) only when a host's offset stands out: above 50 µs, above a
+/// quarter of the run's typical collective (median over instances of median end − median arrival), and above 3×
+/// the spread (median absolute deviation) of that host's own end differences. One machine's clock, whose ends
+/// differ by scheduling noise, is left as it is.
+fn clock_offsets(tl: &Timeline, instances: &[Vec<Run>]) -> (Vec<i64>, bool) {
+    let host_of = |d: usize| tl.devices.get(d).map_or("", |dev| dev.host.as_str());
+    let mut diffs: HashMap<&str, Vec<i64>> = HashMap::new();
+    let mut typical: Vec<i64> = Vec::with_capacity(instances.len());
+    for runs in instances {
+        let med_end = median_i(runs.iter().map(|r| r.end).collect()) as i64;
+        let med_arrival = median_i(runs.iter().map(|r| r.start).collect()) as i64;
+        typical.push(med_end - med_arrival);
+        for r in runs {
+            diffs.entry(host_of(r.member)).or_default().push(r.end - med_end);
+        }
+    }
+    let typical = median_i(typical);
+    let mut by_host: HashMap<&str, i64> = HashMap::new();
+    let mut stands_out = false;
+    for (host, d) in diffs {
+        let off = median_i(d.clone());
+        let mad = median_f(d.iter().map(|&x| (x as f64 - off).abs()).collect()).unwrap_or(0.0);
+        if off.abs() > 50e6_f64.max(0.25 * typical).max(3.0 * mad) {
+            stands_out = true;
+        }
+        by_host.insert(host, off as i64);
+    }
+    let offsets = (0..tl.devices.len()).map(|d| by_host.get(host_of(d)).copied().unwrap_or(0)).collect();
+    (offsets, stands_out)
 }
 
 fn last_arrival(runs: &[Run]) -> i64 {
@@ -379,9 +429,11 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
         if let Some(h) = h {
             times_last[h] += 1;
             lost_by_host[h] += wsum as f64 / (n - 1.0).max(1.0);
+            // The step windows are on the member's own clock.
+            let own = l + matched.offsets.get(last_member).copied().unwrap_or(0);
             let step = members
                 .get(last_member)
-                .and_then(|m| m.steps.iter().find(|(w, _)| w.start_ps <= l && l < w.end_ps).map(|(w, _)| w.step));
+                .and_then(|m| m.steps.iter().find(|(w, _)| w.start_ps <= own && own < w.end_ps).map(|(w, _)| w.step));
             if let Some(step) = step {
                 let e = step_late.entry(step).or_insert_with(|| (vec![0.0; nh], 0));
                 e.0[h] += late;
@@ -443,12 +495,14 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
             times_last: 0,
             steps_late: 0,
             late_us_median: None,
+            clock_offset_us: 0.0,
         })
         .collect();
     let mut step_sum = vec![0i64; nh];
     for (d, m) in members.iter().enumerate() {
         let Some(&h) = host_index.get(host_of(d)) else { continue };
         let r = &mut rows[h];
+        r.clock_offset_us = us(matched.offsets.get(d).copied().unwrap_or(0));
         r.devices += 1;
         r.steps += m.steps.len();
         for (_, b) in &m.steps {
@@ -509,6 +563,21 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
     let noise_ps = median_f(spreads).unwrap_or(0.0);
     let steps_with = if unit == "step" { late_steps.len() } else { by_instance.len() };
     let mut notes = Vec::new();
+    if matched.aligned {
+        let shown: Vec<String> = host_names
+            .iter()
+            .filter_map(|h| {
+                let d = (0..tl.devices.len()).find(|&d| host_of(d) == *h)?;
+                Some(format!("{h} {:+.3} ms", matched.offsets[d] as f64 / 1e9))
+            })
+            .take(8)
+            .collect();
+        notes.push(format!(
+            "the hosts' clocks disagree: aligned on the collectives' ends (each host's median offset: {}{})",
+            shown.join(", "),
+            if host_names.len() > 8 { ", …" } else { "" }
+        ));
+    }
     if matched.unmatched > 0 {
         notes.push(format!(
             "{} collective runs had no peer in the trace (one member only): not matched, not in collectives[]",

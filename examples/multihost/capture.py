@@ -9,49 +9,29 @@ with the example's venv (`bash examples/jax_transformer/setup.sh` prints its pyt
 runs the tests keep.
 """
 
-import argparse
 import glob
 import os
 import shutil
-import socket
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, HERE)
+import launch  # noqa: E402  (beside this script)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out")
-    ap.add_argument("--processes", type=int, default=4)
-    ap.add_argument("--late", type=int, default=-1)
-    ap.add_argument("--delay-ms", type=float, default=0.0)
-    ap.add_argument("--width", type=int, default=256)
-    ap.add_argument("--steps", type=int, default=10)
+    ap = launch.parser("--processes", "JAX processes (hosts)")
     ap.add_argument("--run", default="2026_12_01_00_00_00", help="the run folder's name (a fixed one keeps fixtures stable)")
     a = ap.parse_args()
-    if os.path.exists(a.out):
-        sys.exit(f"{a.out} exists: give a new folder")
-    work = tempfile.mkdtemp(prefix="falcon-multihost-")
-    port = free_port()
+    work = launch.work_folder(a.out, "falcon-multihost-")
+    port = launch.free_port()
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=1", JAX_PLATFORMS="cpu")
-    procs = []
+    commands = []
     for i in range(a.processes):
         cmd = [sys.executable, os.path.join(HERE, "jax_dp.py"), str(i), str(a.processes), str(port), work,
                "--late", str(a.late), "--delay-ms", str(a.delay_ms), "--width", str(a.width), "--steps", str(a.steps)]
-        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, f"p{i}.log"), "w")))
-    codes = [p.wait(timeout=600) for p in procs]
-    if any(codes):
-        for i in range(a.processes):
-            sys.stderr.write(open(os.path.join(work, f"p{i}.log")).read()[-2000:])
-        sys.exit(f"a process failed: exit codes {codes} (logs in {work})")
+        commands.append((cmd, env, None, f"p{i}.log"))
+    launch.run_all(commands, work, "process")
     run = os.path.join(a.out, "plugins", "profile", a.run)
     os.makedirs(run)
     with open(os.path.join(a.out, "truth.jsonl"), "w") as truth:

@@ -9,51 +9,30 @@ it with the PyTorch venv (`bash examples/multihost/setup_torch.sh` prints its py
 runs the tests keep.
 """
 
-import argparse
 import gzip
 import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, HERE)
+import launch  # noqa: E402  (beside this script)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out")
-    ap.add_argument("--ranks", type=int, default=4)
-    ap.add_argument("--late", type=int, default=-1)
-    ap.add_argument("--delay-ms", type=float, default=0.0)
-    ap.add_argument("--width", type=int, default=256)
-    ap.add_argument("--steps", type=int, default=10)
-    a = ap.parse_args()
-    if os.path.exists(a.out):
-        sys.exit(f"{a.out} exists: give a new folder")
-    work = tempfile.mkdtemp(prefix="falcon-multihost-torch-")
-    port = free_port()
-    procs = []
+    a = launch.parser("--ranks", "DDP ranks").parse_args()
+    work = launch.work_folder(a.out, "falcon-multihost-torch-")
+    port = launch.free_port()
+    commands = []
     for i in range(a.ranks):
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(i),
                    WORLD_SIZE=str(a.ranks), LOCAL_RANK=str(i), OMP_NUM_THREADS="1")
         # Run in the work folder and name it ".": the trace records the path it was written to (traceName).
         cmd = [sys.executable, os.path.join(HERE, "torch_ddp.py"), ".", "--late", str(a.late),
                "--delay-ms", str(a.delay_ms), "--width", str(a.width), "--steps", str(a.steps)]
-        procs.append(subprocess.Popen(cmd, env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, f"r{i}.log"), "w")))
-    codes = [p.wait(timeout=600) for p in procs]
-    if any(codes):
-        for i in range(a.ranks):
-            sys.stderr.write(open(os.path.join(work, f"r{i}.log")).read()[-2000:])
-        sys.exit(f"a rank failed: exit codes {codes} (logs in {work})")
+        commands.append((cmd, env, work, f"r{i}.log"))
+    launch.run_all(commands, work, "rank")
     os.makedirs(a.out)
     with open(os.path.join(a.out, "truth.jsonl"), "w") as truth:
         for i in range(a.ranks):

@@ -17,25 +17,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 venv="$repo/.cache/torch-venv"
 
-# As root, Falcon runs each job as a user of its own ([jobs] isolation): the venv's interpreter must be one such a
-# user may run (a pyenv python under /root is not). Pick the first python3 that an unprivileged user can start,
-# and make the venv again when it was made from one that user cannot.
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-if [[ $(id -u) -eq 0 ]] && command -v setpriv >/dev/null 2>&1; then
-    if [[ -z "${PYTHON:-}" ]]; then
-        for candidate in "$(command -v python3 || true)" /usr/bin/python3 /usr/local/bin/python3; do
-            real="$(readlink -f "$candidate" 2>/dev/null || true)"
-            if [[ -n "$real" ]] && as_nobody "$real" -c 'import venv' >/dev/null 2>&1; then
-                export PYTHON="$real"
-                break
-            fi
-        done
-    fi
-    if [[ -x "$venv/bin/python" ]] && ! as_nobody "$venv/bin/python" -c 'import sys' >/dev/null 2>&1; then
-        echo "torch: $venv was made from a python other users cannot run; making it again" >&2
-        rm -rf "$venv"
-    fi
-fi
+# As root, jobs run as users of their own: the venv must be made from a python they can run.
+source "$repo/scripts/lib/job-python.sh"
+job_python "$venv" torch
 # Every package is pinned in the requirements: install those and nothing they would pull in besides.
 export PIP_NO_DEPS=1
 # torch must import with gloo (the CPU collectives) available.

@@ -33,21 +33,6 @@ fn heading(md: bool, text: &str) -> String {
     }
 }
 
-fn bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
 /// The sections, in order: the straggler (or why none is named: the report's notes say), the hosts, the collectives
 /// across members. Empty when the trace has one host and no collective matched across devices.
 pub fn sections(v: &MultiHostView<'_>, top: usize, md: bool) -> Vec<String> {
@@ -131,7 +116,7 @@ pub fn sections(v: &MultiHostView<'_>, top: usize, md: bool) -> Vec<String> {
                 c.kind.clone(),
                 c.instances.to_string(),
                 c.members.to_string(),
-                c.bytes.map_or_else(|| "—".into(), bytes),
+                c.bytes.map_or_else(|| "—".into(), super::numbers::human_bytes),
                 format!("{:.1}", c.wait_for_peers_us),
                 format!("{:.1}", c.transfer_us),
                 c.algbw_gbps.map_or_else(|| "—".into(), |b| format!("{b:.3}")),

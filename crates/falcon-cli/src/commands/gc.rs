@@ -18,7 +18,11 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &GcArgs) -> anyhow::Resul
     }
     let verb = if report.dry_run { "would remove" } else { "removed" };
     for item in &report.removed {
-        print_stdout(&format!("{verb} {} ({})", item.path.display(), human(item.bytes)))?;
+        print_stdout(&format!(
+            "{verb} {} ({})",
+            item.path.display(),
+            falcon_app::render::numbers::human_bytes(item.bytes)
+        ))?;
     }
     for item in &report.kept {
         let why = item.reason.as_deref().unwrap_or("kept");
@@ -27,25 +31,10 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &GcArgs) -> anyhow::Resul
     print_stdout(&format!(
         "{verb} {} item(s), {}; profile cache {} → {} (cap {})",
         report.removed.len(),
-        human(report.bytes),
-        human(report.cache.bytes_before),
-        human(report.cache.bytes_after),
-        human(report.cache.cap)
+        falcon_app::render::numbers::human_bytes(report.bytes),
+        falcon_app::render::numbers::human_bytes(report.cache.bytes_before),
+        falcon_app::render::numbers::human_bytes(report.cache.bytes_after),
+        falcon_app::render::numbers::human_bytes(report.cache.cap)
     ))?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn human(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
 }

@@ -208,6 +208,26 @@ fn public_nccl_traces_agree_with_the_reference_and_with_hta() {
     assert_eq!(hta["potential_stragglers"]["num_candidates=2"], serde_json::json!(["rank-2", "rank-7"]));
     let rank2 = r.hosts.iter().find(|h| h.host == "rank-2").unwrap();
     assert_eq!((rank2.times_last, rank2.steps_late), (0, 0));
+    // Bytes and kind of each collective from the record that launched its kernel (`nccl:all_to_all` with its `Input
+    // Dims` and `Input type`, found by the kernel's correlation id): the kernels' own args say neither, and their
+    // names say `SendRecv` for what is an all-to-all.
+    let mut ours: Vec<(String, u64)> = r
+        .collectives
+        .iter()
+        .flat_map(|c| std::iter::repeat_n((c.kind.clone(), c.bytes.unwrap()), c.instances))
+        .collect();
+    let mut want: Vec<(String, u64)> = reference["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["collective"].as_str().unwrap().replace('_', "-"), i["bytes"].as_u64().unwrap()))
+        .collect();
+    ours.sort();
+    want.sort();
+    assert_eq!(ours, want);
+    let big = r.collectives.iter().find(|c| c.bytes == Some(1_576_964)).unwrap();
+    let algbw = 1_576_964.0 / (big.transfer_us_mean * 1e-6) / 1e9;
+    assert!(within(big.busbw_gbps.unwrap(), algbw * 2.0 * 7.0 / 8.0, 1e-9), "all-reduce over 8: 2(n−1)/n");
     // The transfer is tiny against the waiting (the GPUs' clocks agree: each collective ends within µs on all ranks).
     let t = r.total.unwrap();
     assert!(t.wait_for_peers_us > 10.0 * t.transfer_us, "{t:?}");

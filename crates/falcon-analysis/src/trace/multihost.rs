@@ -79,7 +79,7 @@ pub struct HostRow {
     pub clock_offset_us: f64,
 }
 
-/// One collective op over the run (all its instances).
+/// One collective op of one message size over the run (all its instances of that size).
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CollectiveRow {
     pub name: String,
@@ -404,8 +404,10 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
     let mut by_instance: Vec<(usize, f64, Option<i64>)> = Vec::new();
     let mut spreads: Vec<f64> = Vec::new();
     // (name, kind, scope) -> (instances, members counts, bytes, wait sum, transfer sum)
+    // (instances, members of each, bytes, wait, transfer) per (name, kind, scope, bytes): a row per op and size.
     type Acc = (usize, Vec<usize>, Option<u64>, f64, f64);
-    let mut by_op: BTreeMap<(String, String, String), (CollectiveKind, Acc)> = BTreeMap::new();
+    type OpKey = (String, String, String, Option<u64>);
+    let mut by_op: BTreeMap<OpKey, (CollectiveKind, Acc)> = BTreeMap::new();
     for runs in &matched.instances {
         let l = last_arrival(runs);
         let (li, late) = last_and_late(runs);
@@ -443,12 +445,12 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
         }
         let r0 = runs[0];
         let scope = if r0.scope == u32::MAX { String::new() } else { tl.name(r0.scope).to_string() };
-        let key = (tl.name(r0.name).to_string(), r0.kind.as_str().to_string(), scope);
-        let e = by_op.entry(key).or_insert((r0.kind, (0, Vec::new(), None, 0.0, 0.0)));
+        let bytes = runs.iter().find_map(|r| r.bytes);
+        let key = (tl.name(r0.name).to_string(), r0.kind.as_str().to_string(), scope, bytes);
+        let e = by_op.entry(key).or_insert((r0.kind, (0, Vec::new(), bytes, 0.0, 0.0)));
         let acc = &mut e.1;
         acc.0 += 1;
         acc.1.push(runs.len());
-        acc.2 = acc.2.or(runs.iter().find_map(|r| r.bytes));
         acc.3 += wsum as f64 / n;
         acc.4 += tsum as f64 / n;
     }
@@ -535,7 +537,7 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
 
     let collectives: Vec<CollectiveRow> = by_op
         .into_iter()
-        .map(|((name, kind_s, scope), (kind, (count, members_n, bytes, wait, transfer)))| {
+        .map(|((name, kind_s, scope, _), (kind, (count, members_n, bytes, wait, transfer)))| {
             let mut m = members_n.clone();
             m.sort_unstable();
             let members = m.get(m.len() / 2).copied().unwrap_or(0);

@@ -359,6 +359,11 @@ impl Parser {
         };
         let no_scope = self.names.intern("");
         let mut cpu_comm: Vec<CollectiveOp> = Vec::new();
+        // GPU: the collective kernels whose own args say no message size — (device, index in its collectives,
+        // correlation) — and the host's collective records (`record_param_comms`, `nccl:*`) that do, per thread:
+        // (start, end, bytes, sequence number).
+        let mut unsized_kernels: Vec<((u8, u32), usize, Option<i64>)> = Vec::new();
+        let mut records: FxMap<u32, Vec<CommRecord>> = FxMap::default();
         let raws = std::mem::take(&mut self.raws);
         let launch_args = std::mem::take(&mut self.launch_args);
         let args_of = |r: &Raw| launch_args.get(r.launch as usize).copied().unwrap_or_default();
@@ -407,7 +412,12 @@ impl Parser {
                         let d = devices
                             .entry((1, id))
                             .or_insert_with(|| new_device(id, DeviceKind::Gpu, format!("GPU {id}")));
-                        d.collectives.extend(collective_op(r, class, &a.comm, no_scope));
+                        if let Some(op) = collective_op(r, class, &a.comm, no_scope) {
+                            if op.bytes.is_none() {
+                                unsized_kernels.push(((1, id), d.collectives.len(), a.correlation));
+                            }
+                            d.collectives.push(op);
+                        }
                         d.events.push(ev(class));
                         d.launches.push(Launch {
                             stream: a.stream,
@@ -435,6 +445,12 @@ impl Parser {
                         if let Some(c) = args_of(r).correlation {
                             calls.entry(c).or_insert((r.start_ps, r.dur_ps, r.track));
                         }
+                        let comm = args_of(r).comm;
+                        if let (true, Some(bytes)) = (is_comm_record(name_s), comm.bytes()) {
+                            let kind = crate::timeline::collective_kind(name_s).filter(|_| is_comm_range(name_s));
+                            let record = (r.start_ps, r.start_ps + r.dur_ps, bytes, comm.seq, kind);
+                            records.entry(r.track).or_default().push(record);
+                        }
                         threads.entry(r.track).or_default().push(ev(EventClass::Other));
                     }
                 }
@@ -450,6 +466,7 @@ impl Parser {
             }
         }
         drop(raws);
+        size_from_records(&mut devices, &unsized_kernels, &calls, records);
         if gpu_annotations > 0 {
             notes.push(format!("{gpu_annotations} gpu_user_annotation events skipped"));
         }
@@ -618,6 +635,40 @@ impl Parser {
             events_read: self.events_read,
             notes,
             rank: self.rank,
+        }
+    }
+}
+
+/// A host's collective record: start, end, bytes, sequence number, and the collective its name says (`nccl:*`).
+type CommRecord = (i64, i64, u64, Option<i64>, Option<crate::timeline::CollectiveKind>);
+
+/// Gives each collective kernel whose own args say no message size the one of the host record that launched it: the
+/// innermost `record_param_comms` / `nccl:*` range on the launching thread around its launch call (found by the
+/// kernel's correlation id), and that record's sequence number when the kernel has none.
+fn size_from_records(
+    devices: &mut BTreeMap<(u8, u32), Device>,
+    kernels: &[((u8, u32), usize, Option<i64>)],
+    calls: &FxMap<i64, (i64, i64, u32)>,
+    mut records: FxMap<u32, Vec<CommRecord>>,
+) {
+    if kernels.is_empty() || records.is_empty() {
+        return;
+    }
+    records.values_mut().for_each(|r| r.sort_unstable_by_key(|&(start, end, ..)| (start, std::cmp::Reverse(end))));
+    for &(device, i, correlation) in kernels {
+        let Some(&(call, _, track)) = correlation.and_then(|c| calls.get(&c)) else { continue };
+        let Some(list) = records.get(&track) else { continue };
+        // The innermost: the last-starting record that still holds the call.
+        let upto = list.partition_point(|&(start, ..)| start <= call);
+        let Some(&(_, _, bytes, seq, kind)) = list[..upto].iter().rev().find(|&&(_, end, ..)| call < end) else {
+            continue;
+        };
+        if let Some(op) = devices.get_mut(&device).and_then(|d| d.collectives.get_mut(i)) {
+            op.bytes = Some(bytes);
+            op.run = op.run.or(seq);
+            // The record names the collective (`nccl:all_to_all`) where the kernel's name says only how
+            // (`ncclKernel_SendRecv_…`).
+            op.kind = kind.unwrap_or(op.kind);
         }
     }
 }

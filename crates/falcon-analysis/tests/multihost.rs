@@ -269,3 +269,44 @@ fn a_host_whose_clock_is_off_is_aligned_on_the_collectives_ends() {
         assert!(within(a.wait_for_peers_us, b.wait_for_peers_us, 0.02), "{}: exposed wait", a.host);
     }
 }
+
+/// Two process groups that number their collectives alike (sequence 0, 1, … in each): a collective is its group's
+/// sequence number, so a rank late in one group only is late there, and each group's all-reduces stay apart.
+#[test]
+fn the_same_sequence_number_in_two_process_groups_is_two_collectives() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rank r's kernels: in group "dp", sequence 0 and 1, on time; in group "tp", sequence 0 and 1, rank 1 500 µs late.
+    for rank in 0..2i64 {
+        let base = 1_700_000_000_000_000i64; // µs since the epoch
+        let mut events = vec![serde_json::json!({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1",
+            "pid": 100 + rank, "tid": 1, "ts": base, "dur": 10_000})];
+        for (k, (group, seq, start)) in
+            [("dp", 0, 1_000), ("tp", 0, 3_000), ("dp", 1, 5_000), ("tp", 1, 7_000)].iter().enumerate()
+        {
+            let late = if *group == "tp" && rank == 1 { 500 } else { 0 };
+            events.push(serde_json::json!({"ph": "X", "cat": "kernel",
+                "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                "pid": rank, "tid": 7, "ts": base + start + late, "dur": 800 - late,
+                "args": {"stream": 7, "correlation": 10 + k, "Collective name": "allreduce", "In msg nelems": 1024,
+                         "Out msg nelems": 1024, "dtype": "Float", "Group size": 2, "Process Group Name": group,
+                         "Seq": seq}}));
+        }
+        let trace = serde_json::json!({"distributedInfo": {"rank": rank, "world_size": 2, "backend": "nccl"},
+            "traceEvents": events});
+        std::fs::write(dir.path().join(format!("rank{rank}.pt.trace.json")), trace.to_string()).unwrap();
+    }
+    let r = {
+        let files = find_trace(dir.path(), None).unwrap();
+        analyze_trace(&read_timeline(&files, 1 << 30).unwrap(), &TraceOptions::default())
+    };
+    let scopes: Vec<(&str, usize, Option<u64>)> =
+        r.collectives.iter().map(|c| (c.scope.as_str(), c.instances, c.bytes)).collect();
+    assert_eq!(scopes, [("dp", 2, Some(4096)), ("tp", 2, Some(4096))], "{:?}", r.collectives);
+    let dp = &r.collectives[0];
+    let tp = &r.collectives[1];
+    assert_eq!(dp.wait_for_peers_us, 0.0, "nobody waits in dp");
+    // In tp rank 0 waits 500 µs at each of 2 collectives: a mean over the 2 members of 250 µs each.
+    assert!(within(tp.wait_for_peers_us, 500.0, 1e-9), "{tp:?}");
+    let rank1 = r.hosts.iter().find(|h| h.host == "rank-1").unwrap();
+    assert_eq!(rank1.times_last, 2, "last at tp's two collectives only");
+}

@@ -58,6 +58,8 @@ pub(super) struct CommArgs {
     pub(super) elem_bytes: Option<u8>,
     pub(super) group_size: Option<i64>,
     pub(super) seq: Option<i64>,
+    /// `Process Group Name`, interned in the parser's names.
+    pub(super) group: Option<NameId>,
 }
 
 impl CommArgs {
@@ -128,6 +130,8 @@ pub(super) enum Interned {
     ArgName(Span),
     HloOp(Option<Span>),
     HloCategory(Option<Span>),
+    /// A collective record's `Process Group Name`.
+    ProcessGroup(Option<Span>),
 }
 
 /// The scalar fields of one event; its `Interned`s end at `ops_end`.
@@ -316,6 +320,7 @@ pub(super) enum ArgKey {
     Seq,
     InputDims,
     InputType,
+    ProcessGroup,
     Other,
 }
 
@@ -369,6 +374,7 @@ impl<'de> Visitor<'de> for ArgsVisitor<'_> {
                 "dtype" => ArgKey::Dtype,
                 "Group size" => ArgKey::GroupSize,
                 "Seq" | "seq" => ArgKey::Seq,
+                "Process Group Name" => ArgKey::ProcessGroup,
                 "Input Dims" => ArgKey::InputDims,
                 "Input type" => ArgKey::InputType,
                 _ => ArgKey::Other,
@@ -444,6 +450,15 @@ impl<'de> Visitor<'de> for ArgsVisitor<'_> {
                     if ev.launch.comm.in_elems.is_none() {
                         ev.launch.comm.in_elems = elems;
                     }
+                }
+                ArgKey::ProcessGroup => {
+                    let g = map.next_value_seed(AnySeed(|v: Val<'_>| match v {
+                        Val::Str(s) => Some(pb.push_str(s)),
+                        Val::I(n) => Some(pb.push_num(n)),
+                        Val::U(n) => Some(pb.push_num(n)),
+                        _ => None,
+                    }))?;
+                    pb.ops.push(Interned::ProcessGroup(g));
                 }
                 ArgKey::InputType => {
                     let b = map.next_value_seed(super::values::FirstTypeSeed)?;

@@ -448,7 +448,7 @@ impl Parser {
                         let comm = args_of(r).comm;
                         if let (true, Some(bytes)) = (is_comm_record(name_s), comm.bytes()) {
                             let kind = crate::timeline::collective_kind(name_s).filter(|_| is_comm_range(name_s));
-                            let record = (r.start_ps, r.start_ps + r.dur_ps, bytes, comm.seq, kind);
+                            let record = (r.start_ps, r.start_ps + r.dur_ps, bytes, (comm.seq, comm.group), kind);
                             records.entry(r.track).or_default().push(record);
                         }
                         threads.entry(r.track).or_default().push(ev(EventClass::Other));
@@ -639,8 +639,9 @@ impl Parser {
     }
 }
 
-/// A host's collective record: start, end, bytes, sequence number, and the collective its name says (`nccl:*`).
-type CommRecord = (i64, i64, u64, Option<i64>, Option<crate::timeline::CollectiveKind>);
+/// A host's collective record: start, end, bytes, (sequence number, process group), and the collective its name says
+/// (`nccl:*`).
+type CommRecord = (i64, i64, u64, (Option<i64>, Option<NameId>), Option<crate::timeline::CollectiveKind>);
 
 /// Gives each collective kernel whose own args say no message size the one of the host record that launched it: the
 /// innermost `record_param_comms` / `nccl:*` range on the launching thread around its launch call (found by the
@@ -660,12 +661,16 @@ fn size_from_records(
         let Some(list) = records.get(&track) else { continue };
         // The innermost: the last-starting record that still holds the call.
         let upto = list.partition_point(|&(start, ..)| start <= call);
-        let Some(&(_, _, bytes, seq, kind)) = list[..upto].iter().rev().find(|&&(_, end, ..)| call < end) else {
+        let Some(&(_, _, bytes, (seq, group), kind)) = list[..upto].iter().rev().find(|&&(_, end, ..)| call < end)
+        else {
             continue;
         };
         if let Some(op) = devices.get_mut(&device).and_then(|d| d.collectives.get_mut(i)) {
             op.bytes = Some(bytes);
-            op.run = op.run.or(seq);
+            if op.run.is_none() {
+                op.run = seq;
+                op.scope = group.unwrap_or(op.scope);
+            }
             // The record names the collective (`nccl:all_to_all`) where the kernel's name says only how
             // (`ncclKernel_SendRecv_…`).
             op.kind = kind.unwrap_or(op.kind);
@@ -686,7 +691,8 @@ fn collective_op(r: &Raw, class: EventClass, comm: &CommArgs, scope: NameId) -> 
         dur_ps: r.dur_ps,
         name: r.name,
         kind,
-        scope,
+        // The process group, when the record names it: the same sequence number in two groups is two collectives.
+        scope: comm.group.unwrap_or(scope),
         run: comm.seq,
         bytes: comm.bytes(),
         group_size: comm.group_size.and_then(|g| u32::try_from(g).ok()),
@@ -735,6 +741,7 @@ pub(super) fn apply(p: &mut Parser, pb: PreBatch) -> Result<(), ChromeTraceError
                 }
                 Interned::HloOp(s) => f.args.hlo_op = s.map(|s| p.names.intern(pb.str(s))),
                 Interned::HloCategory(s) => f.args.hlo_category = s.map(|s| p.cats.intern(pb.str(s))),
+                Interned::ProcessGroup(s) => f.args.launch.comm.group = s.map(|s| p.names.intern(pb.str(s))),
             }
         }
         op = ev.ops_end;

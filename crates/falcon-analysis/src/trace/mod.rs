@@ -373,7 +373,7 @@ pub(crate) fn analyze_with_members(
         if det.rule == StepRule::WholeTrace {
             notes.push(format!(
                 "{}: no step markers and no module executions: one step spanning the whole trace",
-                dev.name
+                device_label(dev)
             ));
         }
         let segs = sweep::segments(&dev.events);
@@ -431,7 +431,7 @@ pub(crate) fn analyze_with_members(
         if outside > 0 && det.rule != StepRule::WholeTrace {
             notes.push(format!(
                 "{}: {:.3} µs of device busy time lies outside the step windows (not in steps[]; in overlap[])",
-                dev.name,
+                device_label(dev),
                 us(outside)
             ));
         }
@@ -682,6 +682,15 @@ fn host_wait_of_idle(
             b.add_kernel_wait(intersection_len(idle, &g.kernel));
         }
         None => b.add_host_busy(intersection_len(idle, &work.busy)),
+    }
+}
+
+/// A device as notes name it: `host: name` on a run of several hosts, else its name.
+fn device_label(dev: &Device) -> String {
+    if dev.host.is_empty() {
+        dev.name.clone()
+    } else {
+        format!("{}: {}", dev.host, dev.name)
     }
 }
 

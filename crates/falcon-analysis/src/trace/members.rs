@@ -112,7 +112,7 @@ pub fn merge(hosts: &[HostMembers]) -> Option<MultiHost> {
     let mut windows: Vec<Vec<StepWindow>> = Vec::new();
     let mut parts: Vec<(&MemberPart, i64)> = Vec::new();
     for h in hosts {
-        let shift = i64::try_from(h.origin_ps - origin).unwrap_or(0);
+        let shift = i64::try_from(h.origin_ps.saturating_sub(origin)).unwrap_or(i64::MAX);
         for m in &h.devices {
             let collectives: Vec<CollectiveOp> = m
                 .ops
@@ -141,7 +141,11 @@ pub fn merge(hosts: &[HostMembers]) -> Option<MultiHost> {
             windows.push(
                 m.steps
                     .iter()
-                    .map(|&(step, a, b, _)| StepWindow { step, start_ps: a + shift, end_ps: b + shift })
+                    .map(|&(step, a, b, _)| StepWindow {
+                        step,
+                        start_ps: a.saturating_add(shift),
+                        end_ps: b.saturating_add(shift),
+                    })
                     .collect(),
             );
             parts.push((m, shift));
@@ -163,13 +167,14 @@ pub fn merge(hosts: &[HostMembers]) -> Option<MultiHost> {
         .iter()
         .enumerate()
         .map(|(d, (m, shift))| {
-            let exposed: Vec<(i64, i64)> = m.exposed.iter().map(|&(a, b)| (a + shift, b + shift)).collect();
+            let exposed: Vec<(i64, i64)> =
+                m.exposed.iter().map(|&(a, b)| (a.saturating_add(*shift), b.saturating_add(*shift))).collect();
             let waits = matched.waits.get(d).map_or(&[][..], Vec::as_slice);
             let steps = m
                 .steps
                 .iter()
                 .map(|&(step, a, b, mut bd)| {
-                    let (a, b) = (a + shift, b + shift);
+                    let (a, b) = (a.saturating_add(*shift), b.saturating_add(*shift));
                     bd.peer_wait = intersection_len(&intersect(&exposed, &[(a, b)]), waits);
                     (StepWindow { step, start_ps: a, end_ps: b }, bd)
                 })
@@ -185,8 +190,9 @@ mod tests {
     use super::*;
 
     fn part(host: &str, origin_ps: i128, arrival: i64, end: i64) -> HostMembers {
-        let b =
-            BreakdownPs { duration: 100, collective: end - arrival, idle: 100 - (end - arrival), ..Default::default() };
+        // Wrapping: the hostile test gives times at the ends of their range.
+        let len = end.wrapping_sub(arrival);
+        let b = BreakdownPs { duration: 100, collective: len, idle: 100i64.wrapping_sub(len), ..Default::default() };
         HostMembers {
             origin_ps,
             devices: vec![MemberPart {
@@ -196,7 +202,7 @@ mod tests {
                 exposed: vec![(arrival, end)],
                 ops: vec![OpPart {
                     start_ps: arrival,
-                    dur_ps: end - arrival,
+                    dur_ps: len,
                     name: "all-reduce.1".into(),
                     kind: CollectiveKind::AllReduce,
                     scope: Some("jit_step".into()),
@@ -218,6 +224,17 @@ mod tests {
         assert_eq!((b.collective_wait_us * 1e6, b.collective_transfer_us * 1e6), (0.0, 30.0));
         assert_eq!(a.wait_for_peers_us * 1e6, 20.0, "the exposed wait is split out of the step");
         assert_eq!(b.times_last, 1);
+    }
+
+    #[test]
+    fn hostile_parts_give_an_answer_not_a_panic() {
+        // A partial is a job's artifact: times and origins at the ends of their ranges must not overflow.
+        let mut a = part("a", i128::MAX, i64::MIN, i64::MAX);
+        a.devices[0].steps.push((1, i64::MIN, i64::MAX, BreakdownPs { duration: i64::MAX, ..Default::default() }));
+        a.devices[0].exposed.push((i64::MIN, i64::MAX));
+        let b = part("b", i128::MIN, i64::MAX, i64::MIN);
+        let m = merge(&[a, b.clone(), b]).unwrap();
+        assert!(m.hosts.iter().all(|h| h.step_time_us.is_finite()), "{m:?}");
     }
 
     #[test]

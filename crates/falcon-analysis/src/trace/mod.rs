@@ -171,7 +171,7 @@ impl BreakdownUs {
             compute_us: f(b.compute),
             collective_us: f(b.collective),
             wait_for_peers_us: f(b.peer_wait),
-            transfer_us: f(b.collective - b.peer_wait),
+            transfer_us: f(b.collective.saturating_sub(b.peer_wait)),
             memcpy_us: f(b.memcpy),
             host_wait_us: f(b.host_wait),
             other_us: f(b.other),

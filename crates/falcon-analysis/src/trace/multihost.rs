@@ -274,8 +274,8 @@ pub(crate) fn match_instances(tl: &Timeline, windows: &[Vec<StepWindow>]) -> Mat
     let (offsets, aligned) = clock_offsets(tl, &instances);
     if aligned {
         for r in instances.iter_mut().flatten() {
-            r.start -= offsets[r.member];
-            r.end -= offsets[r.member];
+            r.start = r.start.saturating_sub(offsets[r.member]);
+            r.end = r.end.saturating_sub(offsets[r.member]);
         }
     }
     // A stable order: by the last arrival, then the first member's start.
@@ -288,7 +288,7 @@ pub(crate) fn match_instances(tl: &Timeline, windows: &[Vec<StepWindow>]) -> Mat
             if end > r.start {
                 // Back on the member's own clock, where its breakdown is.
                 let off = if aligned { offsets[r.member] } else { 0 };
-                waits[r.member].push((r.start + off, end + off));
+                waits[r.member].push((r.start.saturating_add(off), end.saturating_add(off)));
             }
         }
     }
@@ -310,9 +310,9 @@ fn clock_offsets(tl: &Timeline, instances: &[Vec<Run>]) -> (Vec<i64>, bool) {
     for runs in instances {
         let med_end = median_i(runs.iter().map(|r| r.end).collect()) as i64;
         let med_arrival = median_i(runs.iter().map(|r| r.start).collect()) as i64;
-        typical.push(med_end - med_arrival);
+        typical.push(med_end.saturating_sub(med_arrival));
         for r in runs {
-            diffs.entry(host_of(r.member)).or_default().push(r.end - med_end);
+            diffs.entry(host_of(r.member)).or_default().push(r.end.saturating_sub(med_end));
         }
     }
     let typical = median_i(typical);
@@ -420,19 +420,19 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
         }
         let (mut wsum, mut tsum) = (0i64, 0i64);
         for r in runs {
-            let w = l - r.start;
-            let t = (r.end - l).max(0);
-            wait_dev[r.member] += w;
-            transfer_dev[r.member] += t;
-            wsum += w;
-            tsum += t;
+            let w = l.saturating_sub(r.start);
+            let t = r.end.saturating_sub(l).max(0);
+            wait_dev[r.member] = wait_dev[r.member].saturating_add(w);
+            transfer_dev[r.member] = transfer_dev[r.member].saturating_add(t);
+            wsum = wsum.saturating_add(w);
+            tsum = tsum.saturating_add(t);
         }
         let n = runs.len() as f64;
         if let Some(h) = h {
             times_last[h] += 1;
             lost_by_host[h] += wsum as f64 / (n - 1.0).max(1.0);
             // The step windows are on the member's own clock.
-            let own = l + matched.offsets.get(last_member).copied().unwrap_or(0);
+            let own = l.saturating_add(matched.offsets.get(last_member).copied().unwrap_or(0));
             let step = members
                 .get(last_member)
                 .and_then(|m| m.steps.iter().find(|(w, _)| w.start_ps <= own && own < w.end_ps).map(|(w, _)| w.step));
@@ -508,10 +508,10 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
         r.devices += 1;
         r.steps += m.steps.len();
         for (_, b) in &m.steps {
-            step_sum[h] += b.duration;
+            step_sum[h] = step_sum[h].saturating_add(b.duration);
             r.compute_us += us(b.compute);
             r.wait_for_peers_us += us(b.peer_wait);
-            r.transfer_us += us(b.collective - b.peer_wait);
+            r.transfer_us += us(b.collective.saturating_sub(b.peer_wait));
             r.host_wait_us += us(b.host_wait);
         }
         r.collective_wait_us += us(wait_dev[d]);
@@ -598,7 +598,7 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
             .then(b.cmp(&a))
     });
     let mean_step_sum = if nh > 0 {
-        step_sum.iter().sum::<i64>() as f64 / rows.iter().map(|r| r.devices).sum::<usize>().max(1) as f64
+        step_sum.iter().map(|&s| s as f64).sum::<f64>() / rows.iter().map(|r| r.devices).sum::<usize>().max(1) as f64
     } else {
         0.0
     };
@@ -648,7 +648,7 @@ fn straggler_finding(
                 own.add(b);
                 own_n += 1;
             } else {
-                others_compute += b.compute;
+                others_compute = others_compute.saturating_add(b.compute);
                 others_n += 1;
             }
         }

@@ -357,6 +357,7 @@ pub(crate) fn analyze_with_members(
         notes.push(format!("devices without events skipped: {}", empty.join(", ")));
     }
     let analysed = tl.devices.iter().filter(|d| !d.events.is_empty()).count();
+    let several_hosts = tl.devices.iter().any(|d| d.host != tl.devices[0].host);
     let detected: Vec<steps::DetectedSteps> = tl.devices.iter().map(|d| detect_steps(tl, d)).collect();
     let windows_of: Vec<Vec<steps::StepWindow>> = detected.iter().map(|d| d.windows.clone()).collect();
     let matched = multihost::match_instances(tl, &windows_of);
@@ -373,7 +374,7 @@ pub(crate) fn analyze_with_members(
         if det.rule == StepRule::WholeTrace {
             notes.push(format!(
                 "{}: no step markers and no module executions: one step spanning the whole trace",
-                device_label(dev)
+                device_label(dev, several_hosts)
             ));
         }
         let segs = sweep::segments(&dev.events);
@@ -431,7 +432,7 @@ pub(crate) fn analyze_with_members(
         if outside > 0 && det.rule != StepRule::WholeTrace {
             notes.push(format!(
                 "{}: {:.3} µs of device busy time lies outside the step windows (not in steps[]; in overlap[])",
-                device_label(dev),
+                device_label(dev, several_hosts),
                 us(outside)
             ));
         }
@@ -686,8 +687,8 @@ fn host_wait_of_idle(
 }
 
 /// A device as notes name it: `host: name` on a run of several hosts, else its name.
-fn device_label(dev: &Device) -> String {
-    if dev.host.is_empty() {
+fn device_label(dev: &Device, several_hosts: bool) -> String {
+    if !several_hosts || dev.host.is_empty() {
         dev.name.clone()
     } else {
         format!("{}: {}", dev.host, dev.name)

@@ -125,7 +125,11 @@ pub fn sections(v: &MultiHostView<'_>, top: usize, md: bool) -> Vec<String> {
         }
         out.push(table.to_string());
         if v.collectives.iter().all(|c| c.bytes.is_none()) {
-            out.push("bytes: the trace does not record the collectives' sizes (XLA:CPU captures hold no HLO)".into());
+            out.push(
+                "bytes: the trace records no message sizes for these collectives (from an XSpace's HLO shapes: not read \
+                 yet; XLA:CPU captures hold no HLO)"
+                    .into(),
+            );
         }
     }
     out

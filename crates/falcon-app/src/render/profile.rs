@@ -488,10 +488,12 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
     if md {
         out.push(format!("# Trace analysis of `{}`", run.resolved.input));
     }
+    // Hosts are named when the run has several.
+    let several_hosts = r.devices.iter().any(|d| r.devices.first().is_some_and(|f| f.host != d.host));
     let mut devices: Vec<String> = r
         .devices
         .iter()
-        .map(|d| if d.host.is_empty() { d.name.clone() } else { format!("{}: {}", d.host, d.name) })
+        .map(|d| if several_hosts { format!("{}: {}", d.host, d.name) } else { d.name.clone() })
         .collect();
     let count = devices.len();
     if count > 8 {
@@ -592,7 +594,7 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
                 .collect();
             let on = r.devices.iter().find(|d| d.device == g.device).map_or("", |d| d.host.as_str());
             table.add_row([
-                if on.is_empty() { g.device_name.clone() } else { format!("{on}: {}", g.device_name) },
+                if several_hosts { format!("{on}: {}", g.device_name) } else { g.device_name.clone() },
                 format!("{:.1}", g.start_us),
                 format!("{:.1}", g.duration_us),
                 match g.cause {

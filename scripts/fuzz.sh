@@ -45,6 +45,7 @@ declare -A LONG_RUNS=(
     [decode]=800000 [xspace_file]=800000 [chrome_trace]=500000 [megatron]=500000 [kernel_bench]=500000
     [generic_metrics]=500000 [spec]=500000 [npy]=500000 [npz]=500000 [safetensors]=500000
     [tfevents]=2500000 [maxtext]=1000000 [sweep]=1000000 [hlo_proto]=500000 [shard_partial]=500000
+    [hlo_collective_text]=2500000
 )
 
 log() { printf 'fuzz: %s\n' "$*" >&2; }
@@ -55,6 +56,7 @@ declare -A SEEDS=(
     [xspace_file]="fuzz/seeds/decode"
     [hlo_proto]="fuzz/seeds/hlo_proto"
     [shard_partial]="fuzz/seeds/shard_partial"
+    [hlo_collective_text]="fuzz/seeds/hlo_collective_text"
     [chrome_trace]="fuzz/seeds/chrome_trace crates/falcon-analysis/tests/data/jax_cpu_mlp_vm.trace.json.gz"
     [tfevents]="crates/falcon-analysis/tests/data/tfevents/run"
     [npy]="crates/falcon-analysis/tests/data/tensors/*.npy"
@@ -70,7 +72,7 @@ declare -A SEEDS=(
 # Longest input per target: 64 KiB, but 8 KiB for generic_metrics, whose line-based readers gain no coverage from
 # longer inputs and ran at about 100 executions/s on 64 KiB ones.
 declare -A MAX_LEN=([generic_metrics]=8192)
-TARGETS=(decode xspace_file chrome_trace tfevents npy npz safetensors maxtext megatron generic_metrics kernel_bench spec sweep hlo_proto shard_partial)
+TARGETS=(decode xspace_file chrome_trace tfevents npy npz safetensors maxtext megatron generic_metrics kernel_bench spec sweep hlo_proto shard_partial hlo_collective_text)
 ((${#only[@]})) && TARGETS=("${only[@]}")
 for t in "${TARGETS[@]}"; do [[ -n "${SEEDS[$t]:-}" ]] || { log "no target $t (targets: ${!SEEDS[*]})"; exit 2; }; done
 

@@ -310,3 +310,21 @@ fn the_same_sequence_number_in_two_process_groups_is_two_collectives() {
     let rank1 = r.hosts.iter().find(|h| h.host == "rank-1").unwrap();
     assert_eq!(rank1.times_last, 2, "last at tp's two collectives only");
 }
+
+/// An XSpace names a TPU op by its HLO instruction: the all-reduce of the TPU v6e capture moves
+/// f32[5,1024,1024,256] (5 GiB) in replica groups of 2 (`replica_groups=[4,2]<=[2,4]T(1,0)`), so its bus bandwidth
+/// is its algorithm bandwidth (factor 2(n−1)/n = 1 for n = 2), whatever the 4 devices matched.
+#[test]
+fn xspace_collectives_take_bytes_and_group_from_their_hlo_instruction() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../falcon-xplane/tests/data/tpu_v6e_inference.xplane.pb");
+    let space = falcon_xplane::decode_file(&path).unwrap();
+    let tl = falcon_analysis::timeline::xspace::from_xspace(&space, "");
+    let r = analyze_trace(&tl, &TraceOptions::default());
+    let c = &r.collectives[0];
+    assert_eq!((c.name.as_str(), c.instances, c.members, c.group_size), ("all-reduce", 3, 4, Some(2)));
+    assert_eq!(c.bytes, Some(5 * 1024 * 1024 * 256 * 4));
+    assert!(c.bytes_source.as_deref().is_some_and(|s| s.contains("HLO")));
+    let algbw = 5.0 * 1024.0 * 1024.0 * 256.0 * 4.0 / (c.transfer_us_mean * 1e-6) / 1e9;
+    assert!(within(c.algbw_gbps.unwrap(), algbw, 1e-9) && c.busbw_factor == 1.0);
+    assert!(r.notes.iter().any(|n| n.contains("replica groups of 2 among the 4 devices")), "{:?}", r.notes);
+}

@@ -12,6 +12,7 @@
 use serde::Serialize;
 
 pub mod chrome;
+pub mod hlo_text;
 pub mod xspace;
 
 /// Index into [`Timeline::names`].
@@ -179,6 +180,8 @@ pub struct CollectiveOp {
     pub bytes: Option<u64>,
     /// The members of its group, when the trace says.
     pub group_size: Option<u32>,
+    /// Whether `bytes` came from the HLO instruction's shapes (an XSpace op) rather than a message record.
+    pub bytes_from_hlo: bool,
 }
 
 impl CollectiveOp {

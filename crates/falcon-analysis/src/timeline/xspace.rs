@@ -320,9 +320,13 @@ struct PendingDevice {
     modules: Vec<AbsEvent>,
     /// GPU: (stream line id, correlation id) of each event, parallel to `events`.
     launches: Vec<(i64, Option<i64>)>,
-    /// Its collectives with their program and run ([`CollectiveOp`]).
-    collectives: Vec<(AbsEvent, NameId, Option<i64>)>,
+    /// Its collectives with their program, run, and the bytes and group size their instruction text says
+    /// ([`CollectiveOp`]).
+    collectives: Vec<PendingCollective>,
 }
+
+/// A collective before the origin is known: the event, its program, its run, and (bytes, group size).
+type PendingCollective = (AbsEvent, NameId, Option<i64>, (Option<u64>, Option<u32>));
 
 /// The collective of an op event, when it is one: its program (`hlo_module`, else "") and run (`run_id`).
 fn collective_of(
@@ -331,11 +335,13 @@ fn collective_of(
     e: &XEvent,
     ev: &AbsEvent,
     names: &mut Interner,
-) -> Option<(AbsEvent, NameId, Option<i64>)> {
+) -> Option<PendingCollective> {
     let EventClass::Collective(_) = ev.class else { return None };
     let scope = names.intern(str_stat(plane, e, ids.hlo_module).unwrap_or(""));
     let copy = AbsEvent { start: ev.start, dur: ev.dur, name: ev.name, class: ev.class };
-    Some((copy, scope, int_stat(plane, e, ids.run_id)))
+    // A TPU/GPU op event is named by its HLO instruction (`%all-reduce = f32[…] all-reduce(…), replica_groups=…`).
+    let size = super::hlo_text::collective_size(plane.event_name(e));
+    Some((copy, scope, int_stat(plane, e, ids.run_id), size))
 }
 
 struct PendingThread {
@@ -617,7 +623,7 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
             let mut collectives: Vec<CollectiveOp> = d
                 .collectives
                 .into_iter()
-                .filter_map(|(e, scope, run)| match e.class {
+                .filter_map(|(e, scope, run, (bytes, group_size))| match e.class {
                     EventClass::Collective(kind) => Some(CollectiveOp {
                         start_ps: rel(e.start),
                         dur_ps: e.dur,
@@ -625,8 +631,9 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
                         kind,
                         scope,
                         run,
-                        bytes: None,
-                        group_size: None,
+                        bytes,
+                        group_size,
+                        bytes_from_hlo: bytes.is_some(),
                     }),
                     _ => None,
                 })

@@ -49,6 +49,8 @@ pub struct OpPart {
     pub run: Option<i64>,
     pub bytes: Option<u64>,
     pub group_size: Option<u32>,
+    #[serde(default)]
+    pub bytes_from_hlo: bool,
 }
 
 /// The part of the host whose timeline `tl` is (one host's capture, or one rank's trace).
@@ -83,6 +85,7 @@ pub fn host_members(tl: &Timeline) -> HostMembers {
                     run: op.run,
                     bytes: op.bytes,
                     group_size: op.group_size,
+                    bytes_from_hlo: op.bytes_from_hlo,
                 })
                 .collect(),
         })
@@ -126,6 +129,7 @@ pub fn merge(hosts: &[HostMembers]) -> Option<MultiHost> {
                     run: o.run,
                     bytes: o.bytes,
                     group_size: o.group_size,
+                    bytes_from_hlo: o.bytes_from_hlo,
                 })
                 .collect();
             devices.push(Device {
@@ -209,6 +213,7 @@ mod tests {
                     run: Some(7),
                     bytes: None,
                     group_size: None,
+                    bytes_from_hlo: false,
                 }],
             }],
         }

@@ -87,8 +87,10 @@ pub struct CollectiveRow {
     /// What it belongs to (program / process group).
     pub scope: String,
     pub instances: usize,
-    /// Members of each instance (the most common count).
+    /// Members of each instance matched (the median count).
     pub members: usize,
+    /// The size of its replica / process group when the trace says (the bus factor's `n`; else `members`).
+    pub group_size: Option<u32>,
     /// Bytes one instance moves (NCCL-tests' size), `null` when the trace does not say.
     pub bytes: Option<u64>,
     /// Where `bytes` came from (`message size × dtype`, …), `null` without bytes.
@@ -190,6 +192,9 @@ struct Run {
     kind: CollectiveKind,
     scope: u32,
     bytes: Option<u64>,
+    /// The replica group's size, when the trace says; whether `bytes` came from the HLO's shapes.
+    group: Option<u32>,
+    from_hlo: bool,
 }
 
 /// The matched instances of a timeline, and what each member's runs waited.
@@ -221,6 +226,7 @@ pub(crate) fn ops_of(dev: &Device) -> Vec<CollectiveOp> {
                 run: None,
                 bytes: None,
                 group_size: None,
+                bytes_from_hlo: false,
             }),
             _ => None,
         })
@@ -257,6 +263,8 @@ pub(crate) fn match_instances(tl: &Timeline, windows: &[Vec<StepWindow>]) -> Mat
                 kind: op.kind,
                 scope: op.scope,
                 bytes: op.bytes,
+                group: op.group_size,
+                from_hlo: op.bytes_from_hlo,
             });
         }
     }
@@ -405,7 +413,7 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
     let mut spreads: Vec<f64> = Vec::new();
     // (name, kind, scope) -> (instances, members counts, bytes, wait sum, transfer sum)
     // (instances, members of each, bytes, wait, transfer) per (name, kind, scope, bytes): a row per op and size.
-    type Acc = (usize, Vec<usize>, Option<u64>, f64, f64);
+    type Acc = (usize, Vec<usize>, Option<u64>, f64, f64, (Option<u32>, bool));
     type OpKey = (String, String, String, Option<u64>);
     let mut by_op: BTreeMap<OpKey, (CollectiveKind, Acc)> = BTreeMap::new();
     for runs in &matched.instances {
@@ -447,7 +455,9 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
         let scope = if r0.scope == u32::MAX { String::new() } else { tl.name(r0.scope).to_string() };
         let bytes = runs.iter().find_map(|r| r.bytes);
         let key = (tl.name(r0.name).to_string(), r0.kind.as_str().to_string(), scope, bytes);
-        let e = by_op.entry(key).or_insert((r0.kind, (0, Vec::new(), bytes, 0.0, 0.0)));
+        let group = runs.iter().find_map(|r| r.group);
+        let from_hlo = runs.iter().any(|r| r.from_hlo && r.bytes.is_some());
+        let e = by_op.entry(key).or_insert((r0.kind, (0, Vec::new(), bytes, 0.0, 0.0, (group, from_hlo))));
         let acc = &mut e.1;
         acc.0 += 1;
         acc.1.push(runs.len());
@@ -537,12 +547,13 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
 
     let collectives: Vec<CollectiveRow> = by_op
         .into_iter()
-        .map(|((name, kind_s, scope, _), (kind, (count, members_n, bytes, wait, transfer)))| {
+        .map(|((name, kind_s, scope, _), (kind, (count, members_n, bytes, wait, transfer, (group, from_hlo))))| {
             let mut m = members_n.clone();
             m.sort_unstable();
             let members = m.get(m.len() / 2).copied().unwrap_or(0);
             let transfer_us_mean = if count > 0 { transfer / 1e6 / count as f64 } else { 0.0 };
-            let factor = busbw_factor(kind, members);
+            // The bus factor is over the collective's own group (a replica group of 2 among 4 matched devices).
+            let factor = busbw_factor(kind, group.map_or(members, |g| g as usize));
             let algbw = bytes.filter(|_| transfer_us_mean > 0.0).map(|b| b as f64 / (transfer_us_mean * 1e-6) / 1e9);
             CollectiveRow {
                 name,
@@ -550,8 +561,16 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
                 scope,
                 instances: count,
                 members,
+                group_size: group,
                 bytes,
-                bytes_source: bytes.map(|_| "the trace's message size × dtype".to_string()),
+                bytes_source: bytes.map(|_| {
+                    if from_hlo {
+                        "the HLO instruction's shapes (the larger of its result and operands)"
+                    } else {
+                        "the trace's message record (elements × dtype)"
+                    }
+                    .to_string()
+                }),
                 wait_for_peers_us: wait / 1e6,
                 transfer_us: transfer / 1e6,
                 transfer_us_mean,
@@ -578,6 +597,15 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
             "the hosts' clocks disagree: aligned on the collectives' ends (each host's median offset: {}{})",
             shown.join(", "),
             if host_names.len() > 8 { ", …" } else { "" }
+        ));
+    }
+    for c in collectives.iter().filter(|c| c.group_size.is_some_and(|g| (g as usize) < c.members)) {
+        notes.push(format!(
+            "{}: replica groups of {} among the {} devices matched: the trace does not say which devices form a \
+             group, so its waits are measured across the groups",
+            c.name,
+            c.group_size.unwrap_or(0),
+            c.members
         ));
     }
     if matched.unmatched > 0 {
@@ -775,6 +803,8 @@ mod tests {
             kind: CollectiveKind::AllReduce,
             scope: 0,
             bytes: None,
+            group: None,
+            from_hlo: false,
         };
         let (last, late) = last_and_late(&[run(0, 100), run(1, 130), run(2, 110), run(3, 400)]);
         assert_eq!((last, late), (3, 290.0), "400 − median(100, 130, 110)");

@@ -696,6 +696,7 @@ fn collective_op(r: &Raw, class: EventClass, comm: &CommArgs, scope: NameId) -> 
         run: comm.seq,
         bytes: comm.bytes(),
         group_size: comm.group_size.and_then(|g| u32::try_from(g).ok()),
+        bytes_from_hlo: false,
     })
 }
 

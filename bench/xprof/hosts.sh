@@ -15,6 +15,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
+source "$ROOT/bench/xprof/lib.sh"
 
 capture="${1:-$(ls -t .cache/capture-large-out/plugins/profile/*/*.xplane.pb 2>/dev/null | head -1 || true)}"
 [[ -n "$capture" && -f "$capture" ]] || { echo "no capture: pass FILE.xplane.pb or make the large capture" >&2; exit 1; }
@@ -57,18 +58,12 @@ declare -A secs rss
 for rep in 1 2 3; do
     for label in "${labels[@]}"; do
         data="$(mktemp -d)"
-        start=$(date +%s%N)
         env=(FALCON_DATA_DIR="$data")
         [[ -z "$gcs" ]] || env+=(FALCON_GCS_ENDPOINT="$gcs" FALCON_GCS_ANONYMOUS=1)
-        peak=$( { env "${env[@]}" /usr/bin/time -f %M "$falcon" profile analyze "${input[$label]}" --tool overview \
-            --json >/dev/null; } 2>&1 | tail -1)
-        end=$(date +%s%N)
+        measure "$label" env "${env[@]}" "$falcon" profile analyze "${input[$label]}" --tool overview --json
         rm -rf "$data"
-        secs[$label]+="$(( (end - start) / 1000000 )) "
-        rss[$label]+="$peak "
     done
 done
-median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 one_s=""
 one_m=""
 printf '| hosts | input (MB) | wall (s) | peak RSS (MiB) | wall ÷ one host | RSS ÷ one host |\n|---:|---:|---:|---:|---:|---:|\n'

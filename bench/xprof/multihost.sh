@@ -14,6 +14,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
+source "$ROOT/bench/xprof/lib.sh"
 counts=("$@")
 ((${#counts[@]})) || counts=(8 64 256)
 falcon="${FALCON:-$ROOT/target/release/falcon}"
@@ -62,23 +63,16 @@ for rep in 1 2 3; do
         data="$(mktemp -d)"
         env=(FALCON_DATA_DIR="$data")
         [[ -z "$gcs" ]] || env+=(FALCON_GCS_ENDPOINT="$gcs" FALCON_GCS_ANONYMOUS=1)
-        start=$(date +%s%N)
         if [[ $label == reference.py:8 ]]; then
-            peak=$( { /usr/bin/time -f %M "$python" examples/multihost/reference.py "$src" --out "$data/r.json" \
-                >/dev/null; } 2>&1 | tail -1)
+            measure "$label" "$python" examples/multihost/reference.py "$src" --out "$data/r.json"
         elif [[ ${cmd[$label]} == trace ]]; then
-            peak=$( { env "${env[@]}" /usr/bin/time -f %M "$falcon" profile trace "${input[$label]}" --json >/dev/null; } 2>&1 | tail -1)
+            measure "$label" env "${env[@]}" "$falcon" profile trace "${input[$label]}" --json
         else
-            peak=$( { env "${env[@]}" /usr/bin/time -f %M "$falcon" profile analyze "${input[$label]}" --tool steps \
-                --fan-out 0 --json >/dev/null; } 2>&1 | tail -1)
+            measure "$label" env "${env[@]}" "$falcon" profile analyze "${input[$label]}" --tool steps --fan-out 0 --json
         fi
-        end=$(date +%s%N)
         rm -rf "$data"
-        secs[$label]+="$(( (end - start) / 1000000 )) "
-        rss[$label]+="$peak "
     done
 done
-median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 printf '| command | hosts | wall (s) | peak RSS (MiB) |\n|---|---:|---:|---:|\n'
 for label in "${labels[@]}"; do
     s=$(echo "${secs[$label]}" | median)

@@ -243,7 +243,7 @@ fn a_host_whose_clock_is_off_is_aligned_on_the_collectives_ends() {
         .iter()
         .map(|f| {
             let space = falcon_analysis::input::load_host(f).unwrap();
-            host_members(&falcon_analysis::timeline::xspace::from_xspace(&space, &f.host))
+            host_members(&falcon_analysis::profile::hlo::collectives::xspace_timeline(&space, &f.host))
         })
         .collect();
     let synced = merge(&parts).unwrap();
@@ -327,4 +327,29 @@ fn xspace_collectives_take_bytes_and_group_from_their_hlo_instruction() {
     let algbw = 5.0 * 1024.0 * 1024.0 * 256.0 * 4.0 / (c.transfer_us_mean * 1e-6) / 1e9;
     assert!(within(c.algbw_gbps.unwrap(), algbw, 1e-9) && c.busbw_factor == 1.0);
     assert!(r.notes.iter().any(|n| n.contains("replica groups of 2 among the 4 devices")), "{:?}", r.notes);
+}
+
+/// An XLA:CPU op event names its instruction (`all-reduce.3`) but not its shapes: the bytes come from that
+/// instruction in the capture's own HLO program (`/host:metadata`). The truth is the workload's: `jax_dp.py`'s MLP
+/// has three `width × width` f32 weights whose gradients XLA all-reduces as one tuple each step — 3·w²·4 bytes
+/// (w = 256, and 2048 for the transfer run: 48 MiB).
+#[test]
+fn xla_cpu_collectives_take_their_bytes_from_the_captures_hlo() {
+    for (run, width) in [
+        ("jax-4-late2-30ms", 256u64),
+        ("jax-4-control", 256),
+        ("jax-8-late5-15ms", 256),
+        ("jax-8-late5-80ms", 256),
+        ("jax-4-transfer", 2048),
+    ] {
+        let r = report(run);
+        assert_eq!(r.collectives.len(), 1, "{run}");
+        let c = &r.collectives[0];
+        assert_eq!(c.bytes, Some(3 * width * width * 4), "{run}");
+        assert!(c.bytes_source.as_deref().is_some_and(|s| s.contains("HLO")), "{run}: {:?}", c.bytes_source);
+        let n = c.members as f64;
+        let algbw = (3 * width * width * 4) as f64 / (c.transfer_us_mean * 1e-6) / 1e9;
+        assert!(within(c.algbw_gbps.unwrap(), algbw, 1e-9), "{run}");
+        assert!(within(c.busbw_gbps.unwrap(), algbw * 2.0 * (n - 1.0) / n, 1e-9), "{run}: 2(n−1)/n");
+    }
 }

@@ -342,7 +342,7 @@ pub fn cpu_trace(space: &XSpace) -> crate::trace::TraceReport {
 
 /// The timeline [`cpu_trace`] analyses (a copy of the capture's events: the capture can be freed once it is built).
 pub fn cpu_timeline(space: &XSpace) -> crate::timeline::Timeline {
-    crate::timeline::xspace::from_xspace(space, "")
+    super::hlo::collectives::xspace_timeline(space, "")
 }
 
 /// [`cpu_trace`] of a timeline built by [`cpu_timeline`].

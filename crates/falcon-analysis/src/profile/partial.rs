@@ -119,7 +119,7 @@ pub(crate) fn host_partial(
         .then(|| kernel_stats(space, &steps));
     // The host's own timeline, for its part of the run's multi-host analysis: only on a run of several hosts.
     let members = (multi && options.wants(Tool::Steps))
-        .then(|| crate::trace::members::host_members(&crate::timeline::xspace::from_xspace(space, &file.host)));
+        .then(|| crate::trace::members::host_members(&super::hlo::collectives::xspace_timeline(space, &file.host)));
     HostPartial { file, device, steps, db, hlo, cpu_ops, kernels, members }
 }
 

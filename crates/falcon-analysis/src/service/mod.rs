@@ -595,7 +595,7 @@ pub fn read_timeline(files: &TraceFiles, max_decompressed: u64) -> Result<Timeli
             let mut all: Option<Timeline> = None;
             for f in hosts {
                 let space = crate::input::load_host(f)?;
-                let tl = crate::timeline::xspace::from_xspace(&space, &f.host);
+                let tl = crate::profile::hlo::collectives::xspace_timeline(&space, &f.host);
                 drop(space);
                 match all.as_mut() {
                     None => all = Some(tl),

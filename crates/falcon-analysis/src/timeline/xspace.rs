@@ -418,7 +418,16 @@ fn device_plane(plane: &XPlane, kind: DeviceKind, names: &mut Interner, markers:
                     let display = plane.event_display_name(e);
                     let class = classify_gpu_kernel(display);
                     let name = names.intern(display);
-                    dev.events.push(abs(line, e, name, class));
+                    let ev = abs(line, e, name, class);
+                    // A collective kernel is matched across hosts by the HLO op it runs (`all-reduce-start.2`),
+                    // the same on every host, not by its kernel's name.
+                    if let Some(mut c) = collective_of(plane, &ids, e, &ev, names) {
+                        if let Some(op) = str_stat(plane, e, ids.hlo_op).filter(|s| !s.is_empty()) {
+                            c.0.name = names.intern(op);
+                        }
+                        dev.collectives.push(c);
+                    }
+                    dev.events.push(ev);
                     dev.launches.push((line.id, int_stat(plane, e, ids.correlation)));
                 }
             }

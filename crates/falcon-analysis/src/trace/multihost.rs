@@ -15,7 +15,8 @@
 //! - **transfer** of member `i` = `max(0, e_i − L)` (the collective's own work once everyone is there);
 //! - the last member's **lateness** = `L −` the median of the other members' arrivals;
 //! - the instance's transfer time = the mean over members of their transfer; its bytes the reader's (PyTorch: the
-//!   message size and dtype; XSpace: none yet on XLA:CPU, whose captures hold no HLO). Algorithm bandwidth =
+//!   message size and dtype; XSpace: the instruction's shapes, from its text on TPU or the capture's HLO program
+//!   on XLA:CPU and GPU). Algorithm bandwidth =
 //!   bytes / transfer time; bus bandwidth = algorithm bandwidth × NCCL's factor for the kind over `n` members:
 //!   all-reduce `2(n−1)/n`, all-gather, reduce-scatter and all-to-all `(n−1)/n`, others 1.
 //!

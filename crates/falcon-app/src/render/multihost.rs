@@ -126,8 +126,8 @@ pub fn sections(v: &MultiHostView<'_>, top: usize, md: bool) -> Vec<String> {
         out.push(table.to_string());
         if v.collectives.iter().all(|c| c.bytes.is_none()) {
             out.push(
-                "bytes: the trace records no message sizes for these collectives (from an XSpace's HLO shapes: not read \
-                 yet; XLA:CPU captures hold no HLO)"
+                "bytes: the trace records no message sizes for these collectives (PyTorch: no message size or input \
+                 dims on their records; XSpace: no HLO program on /host:metadata holds the instruction)"
                     .into(),
             );
         }

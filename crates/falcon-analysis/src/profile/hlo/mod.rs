@@ -7,11 +7,13 @@
 //! - `program`: one program as a graph (operands, users, post orders).
 //! - `cost`: the GPU cost model — FLOPs and bytes per instruction as XProf computes them, and past it.
 //! - `ops`: what the op tools show of a GPU op: category, cost, HLO text, scope, source, precision.
+//! - `collectives`: what each collective of a host's timeline moves (bytes, group size), from its instruction.
 //! - `attribution`: kernels inside XLA command buffers (CUDA graphs) charged to the HLO op each executes.
 //!
 //! Nothing here panics on any input: a program that does not decode is skipped and named in the notes.
 
 pub(crate) mod attribution;
+pub mod collectives;
 pub mod cost;
 pub mod metadata;
 pub mod ops;

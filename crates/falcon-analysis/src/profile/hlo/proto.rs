@@ -89,6 +89,37 @@ pub(crate) struct HloInstructionProto {
     pub(crate) feature_group_count: i64,
     #[prost(int64, tag = "58")]
     pub(crate) batch_group_count: i64,
+    /// A collective's groups, the older field (XLA still reads it when `collective_device_list` is absent).
+    #[prost(message, repeated, tag = "49")]
+    pub(crate) replica_groups: Vec<ReplicaGroup>,
+    /// A collective's groups: listed, or as a reshaped iota.
+    #[prost(message, optional, tag = "87")]
+    pub(crate) collective_device_list: Option<CollectiveDeviceListProto>,
+}
+
+/// `xla.ReplicaGroup`: the devices (replica ids) of one group of a collective.
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct ReplicaGroup {
+    #[prost(int64, repeated, packed = "true", tag = "1")]
+    pub(crate) replica_ids: Vec<i64>,
+}
+
+/// `xla.CollectiveDeviceListProto`: a collective's groups, listed or as an iota list.
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct CollectiveDeviceListProto {
+    #[prost(message, repeated, tag = "1")]
+    pub(crate) replica_groups: Vec<ReplicaGroup>,
+    #[prost(message, optional, tag = "2")]
+    pub(crate) iota_replica_group_list: Option<IotaReplicaGroupListProto>,
+}
+
+/// `xla.IotaReplicaGroupListProto`: only the group count and size are read.
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct IotaReplicaGroupListProto {
+    #[prost(int64, tag = "1")]
+    pub(crate) num_replica_groups: i64,
+    #[prost(int64, tag = "2")]
+    pub(crate) num_devices_per_group: i64,
 }
 
 #[derive(Clone, PartialEq, Message)]

@@ -55,7 +55,7 @@ pub fn size_collectives(space: &XSpace, timeline: &mut Timeline) -> usize {
 
 /// The (instruction, bytes, group size) of every collective of one serialized `HloProto` (a program as
 /// `/host:metadata` stores it), in name order; empty when it does not decode.
-pub fn proto_collective_sizes(hlo_proto: &[u8]) -> Vec<(String, Option<(u64, Option<u32>)>)> {
+pub fn proto_collective_sizes(hlo_proto: &[u8]) -> Vec<(String, Option<Size>)> {
     use prost::Message;
     let Ok(super::proto::HloProto { hlo_module: Some(module) }) = super::proto::HloProto::decode(hlo_proto) else {
         return Vec::new();
@@ -66,12 +66,15 @@ pub fn proto_collective_sizes(hlo_proto: &[u8]) -> Vec<(String, Option<(u64, Opt
     out
 }
 
-/// (module, instruction) → (bytes, group size); `None` when two programs of one name disagree.
-type Sizes = HashMap<(String, String), Option<(u64, Option<u32>)>>;
+/// A collective's message bytes and group size (when its instruction lists groups).
+pub type Size = (u64, Option<u32>);
+
+/// (module, instruction) → its size; `None` when two programs of one name disagree.
+type Sizes = HashMap<(String, String), Option<Size>>;
 
 /// The size of `instruction` of `module` (a `(N)` program suffix on the module ignored; an empty module matches
 /// when only one program has the instruction).
-fn lookup<'s>(sizes: &'s Sizes, module: &str, instruction: &str) -> Option<&'s Option<(u64, Option<u32>)>> {
+fn lookup<'s>(sizes: &'s Sizes, module: &str, instruction: &str) -> Option<&'s Option<Size>> {
     let instruction = instruction.trim_start_matches('%');
     let module = module.strip_suffix(')').and_then(|m| m.rsplit_once('(')).map_or(module, |(m, _)| m);
     if let Some(found) = sizes.get(&(module.to_string(), instruction.to_string())) {

@@ -353,3 +353,32 @@ fn xla_cpu_collectives_take_their_bytes_from_the_captures_hlo() {
         assert!(within(c.busbw_gbps.unwrap(), algbw * 2.0 * (n - 1.0) / n, 1e-9), "{run}: 2(n−1)/n");
     }
 }
+
+/// Bus bandwidth is held against one direction of the link the members share, from the chip the trace names: the
+/// DLRM ranks' `deviceProperties` say `Tesla V100-SXM2-32GB` (NVLink 2, 300 GB/s both ways per GPU, so 150 one
+/// way); the TPU v6e capture's planes say v6e (ICI, 800 GB/s both ways per chip). CPU hosts over gloo have no
+/// catalogued link, and a note says so rather than a number.
+#[test]
+fn busbw_is_held_against_the_links_peak_where_the_catalog_knows_it() {
+    let r = report("hta-dlrm-8");
+    assert!(!r.collectives.is_empty());
+    for c in &r.collectives {
+        let l = c.link.as_ref().unwrap_or_else(|| panic!("{}: no link", c.name));
+        assert_eq!((l.name.as_str(), l.chip.as_str(), l.peak_gbps), ("NVLink 2", "v100-sxm2", 150.0));
+        let busbw = c.busbw_gbps.unwrap();
+        assert!(within(l.busbw_percent.unwrap(), 100.0 * busbw / 150.0, 1e-9), "{}", c.name);
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../falcon-xplane/tests/data/tpu_v6e_inference.xplane.pb");
+    let space = falcon_xplane::decode_file(&path).unwrap();
+    let tpu = analyze_trace(&falcon_analysis::timeline::xspace::from_xspace(&space, ""), &TraceOptions::default());
+    let l = tpu.collectives[0].link.as_ref().unwrap();
+    assert_eq!((l.name.as_str(), l.chip.as_str(), l.peak_gbps), ("ICI", "v6e", 400.0));
+    assert!(within(l.busbw_percent.unwrap(), 100.0 * tpu.collectives[0].busbw_gbps.unwrap() / 400.0, 1e-9));
+    let cpu = report("jax-4-transfer");
+    assert!(cpu.collectives[0].busbw_gbps.is_some() && cpu.collectives[0].link.is_none());
+    assert!(
+        cpu.notes.iter().any(|n| n.contains("not held against a link") && n.contains("CPU hosts")),
+        "{:?}",
+        cpu.notes
+    );
+}

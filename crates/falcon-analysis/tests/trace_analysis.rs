@@ -30,6 +30,7 @@ impl B {
                 events_read: 0,
                 notes: Vec::new(),
                 rank: None,
+                chip: None,
             },
         }
     }

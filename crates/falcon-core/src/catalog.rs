@@ -28,45 +28,79 @@ pub struct Chip {
     pub hbm_gbps: Option<f64>,
     /// TPU TensorCores per chip; 0 for chips that are not TPUs.
     pub tensorcores: u32,
+    /// The link a collective among chips of one node (GPU) or slice (TPU) runs over; `None` when not catalogued.
+    pub link: Option<Link>,
+}
+
+/// A chip-to-chip link and its vendor peak: what a collective's bus bandwidth is held against.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Link {
+    /// `ICI`, `NVLink 4`, `PCIe Gen4 x16`.
+    pub name: &'static str,
+    /// Peak per chip, both directions together, GB/s (10^9 bytes per second) — the vendor's figure.
+    pub bidirectional_gbps: f64,
+    /// The most chips one link domain joins (an HGX node's 8 GPUs); `None` for a TPU slice (ICI spans it).
+    pub domain_chips: Option<u32>,
+}
+
+impl Link {
+    /// The peak one way, GB/s: what nccl-tests' bus bandwidth is compared with (half the bidirectional figure).
+    pub fn per_direction_gbps(&self) -> f64 {
+        self.bidirectional_gbps / 2.0
+    }
+}
+
+/// TPU ICI (Google Cloud's TPU pages: bidirectional ICI bandwidth per chip).
+const fn ici(bidirectional_gbps: f64) -> Option<Link> {
+    Some(Link { name: "ICI", bidirectional_gbps, domain_chips: None })
+}
+
+/// NVLink of an 8-GPU HGX board (NVIDIA's data sheets: bidirectional per GPU).
+const fn nvlink(name: &'static str, bidirectional_gbps: f64) -> Option<Link> {
+    Some(Link { name, bidirectional_gbps, domain_chips: Some(8) })
 }
 
 const GB: u64 = 1_000_000_000;
 const GIB: u64 = 1 << 30;
 
-/// TPU v4: 275 TFLOP/s bf16, 32 GiB HBM2 at 1200 GB/s, two TensorCores.
+/// TPU v4: 275 TFLOP/s bf16, 32 GiB HBM2 at 1200 GB/s, two TensorCores (ICI not catalogued).
 pub static TPU_V4: Chip = Chip {
     name: "v4",
     peak_bf16_tflops: Some(275.0),
     hbm_bytes: Some(32 * GIB),
     hbm_gbps: Some(1200.0),
     tensorcores: 2,
+    link: None,
 };
 
-/// TPU v5e: 197 TFLOP/s bf16, 16 GB HBM2 at 819 GB/s, one TensorCore.
+/// TPU v5e: 197 TFLOP/s bf16, 16 GB HBM2 at 819 GB/s, one TensorCore, ICI 400 GB/s.
 pub static TPU_V5E: Chip = Chip {
     name: "v5e",
     peak_bf16_tflops: Some(197.0),
     hbm_bytes: Some(16 * GB),
     hbm_gbps: Some(819.0),
     tensorcores: 1,
+    link: ici(400.0),
 };
 
-/// TPU v5p: 459 TFLOP/s bf16, 95 GB HBM2e at 2765 GB/s, two TensorCores.
+/// TPU v5p: 459 TFLOP/s bf16, 95 GB HBM2e at 2765 GB/s, two TensorCores, ICI 1200 GB/s.
 pub static TPU_V5P: Chip = Chip {
     name: "v5p",
     peak_bf16_tflops: Some(459.0),
     hbm_bytes: Some(95 * GB),
     hbm_gbps: Some(2765.0),
     tensorcores: 2,
+    link: ici(1200.0),
 };
 
-/// TPU v6e (Trillium): 918 TFLOP/s bf16, 32 GB HBM at 1638 GB/s, one TensorCore.
+/// TPU v6e (Trillium): 918 TFLOP/s bf16, 32 GB HBM at 1638 GB/s, one TensorCore, ICI 800 GB/s.
 pub static TPU_V6E: Chip = Chip {
     name: "v6e",
     peak_bf16_tflops: Some(918.0),
     hbm_bytes: Some(32 * GB),
     hbm_gbps: Some(1638.0),
     tensorcores: 1,
+    link: ici(800.0),
 };
 
 /// NVIDIA A100 40GB SXM: 312 TFLOP/s dense bf16 (624 is the sparse figure), 1555 GB/s.
@@ -76,6 +110,7 @@ pub static A100_40GB: Chip = Chip {
     hbm_bytes: Some(40 * GB),
     hbm_gbps: Some(1555.0),
     tensorcores: 0,
+    link: nvlink("NVLink 3", 600.0),
 };
 
 /// NVIDIA A100 80GB SXM: 312 TFLOP/s dense bf16, 2039 GB/s.
@@ -85,6 +120,7 @@ pub static A100_80GB: Chip = Chip {
     hbm_bytes: Some(80 * GB),
     hbm_gbps: Some(2039.0),
     tensorcores: 0,
+    link: nvlink("NVLink 3", 600.0),
 };
 
 /// NVIDIA H100 80GB SXM: 989 TFLOP/s dense bf16 (1979 is the sparse figure), 3350 GB/s.
@@ -94,6 +130,7 @@ pub static H100_80GB: Chip = Chip {
     hbm_bytes: Some(80 * GB),
     hbm_gbps: Some(3350.0),
     tensorcores: 0,
+    link: nvlink("NVLink 4", 900.0),
 };
 
 /// NVIDIA H200 141GB: 989 TFLOP/s dense bf16, 4800 GB/s.
@@ -103,6 +140,7 @@ pub static H200_141GB: Chip = Chip {
     hbm_bytes: Some(141 * GB),
     hbm_gbps: Some(4800.0),
     tensorcores: 0,
+    link: nvlink("NVLink 4", 900.0),
 };
 
 /// NVIDIA L4: 121 TFLOP/s dense bf16 (242 is the sparse figure), 24 GB GDDR6 at 300 GB/s.
@@ -112,6 +150,7 @@ pub static L4_24GB: Chip = Chip {
     hbm_bytes: Some(24 * GB),
     hbm_gbps: Some(300.0),
     tensorcores: 0,
+    link: Some(Link { name: "PCIe Gen4 x16", bidirectional_gbps: 64.0, domain_chips: Some(8) }),
 };
 
 /// NVIDIA B200: 2250 TFLOP/s dense bf16 (4500 is the sparse figure), 180 GB HBM3e at 8000 GB/s.
@@ -121,10 +160,83 @@ pub static B200_180GB: Chip = Chip {
     hbm_bytes: Some(180 * GB),
     hbm_gbps: Some(8000.0),
     tensorcores: 0,
+    link: nvlink("NVLink 5", 1800.0),
 };
 
+/// NVIDIA V100 SXM2 (16 or 32 GB HBM2 at 900 GB/s, NVLink 2 at 300 GB/s): no bf16, so no dense bf16 peak;
+/// catalogued for its link (public multi-rank traces are V100s), not offered as an accelerator type.
+pub static V100_SXM2: Chip = Chip {
+    name: "v100-sxm2",
+    peak_bf16_tflops: None,
+    hbm_bytes: None,
+    hbm_gbps: Some(900.0),
+    tensorcores: 0,
+    link: nvlink("NVLink 2", 300.0),
+};
+
+/// The catalog chip a capture's device name or type names (`TPU v6 lite`, `NVIDIA H100 80GB HBM3`,
+/// `Tesla V100-SXM2-32GB`), when it names one.
+pub fn chip_for_device(device: &str) -> Option<&'static Chip> {
+    let t = device.to_ascii_lowercase();
+    if t.contains("tpu") {
+        if t.contains("v6") {
+            return Some(&TPU_V6E);
+        }
+        if t.contains("v5 lite") || t.contains("v5e") || t.contains("v5lite") {
+            return Some(&TPU_V5E);
+        }
+        if t.contains("v5") {
+            return Some(&TPU_V5P);
+        }
+        if t.contains("v4") {
+            return Some(&TPU_V4);
+        }
+        return None;
+    }
+    if t.contains("h200") {
+        return Some(&H200_141GB);
+    }
+    if t.contains("h100") {
+        return Some(&H100_80GB);
+    }
+    if t.contains("a100") {
+        return Some(if t.contains("80") { &A100_80GB } else { &A100_40GB });
+    }
+    if t.contains("b200") {
+        return Some(&B200_180GB);
+    }
+    if t.contains(" l4") || t.ends_with("l4") {
+        return Some(&L4_24GB);
+    }
+    if t.contains("v100") && t.contains("sxm2") {
+        return Some(&V100_SXM2);
+    }
+    None
+}
+
+/// The catalog chip of a name (`v6e`, `h100-80gb`).
+pub fn chip_named(name: &str) -> Option<&'static Chip> {
+    [
+        &TPU_V4,
+        &TPU_V5E,
+        &TPU_V5P,
+        &TPU_V6E,
+        &A100_40GB,
+        &A100_80GB,
+        &H100_80GB,
+        &H200_141GB,
+        &L4_24GB,
+        &B200_180GB,
+        &V100_SXM2,
+        &CPU,
+    ]
+    .into_iter()
+    .find(|c| c.name == name)
+}
+
 /// A CPU "chip": no known peaks.
-pub static CPU: Chip = Chip { name: "cpu", peak_bf16_tflops: None, hbm_bytes: None, hbm_gbps: None, tensorcores: 0 };
+pub static CPU: Chip =
+    Chip { name: "cpu", peak_bf16_tflops: None, hbm_bytes: None, hbm_gbps: None, tensorcores: 0, link: None };
 
 /// One accelerator type: a slice shape a job can ask for.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]

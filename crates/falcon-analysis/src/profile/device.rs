@@ -202,40 +202,9 @@ fn stat_string(plane: &XPlane, name: &str) -> Option<String> {
     }
 }
 
-/// Catalog chip for an XProf device type / device name.
+/// Catalog chip for an XProf device type / device name (the catalog's own matching).
 pub(crate) fn catalog_chip_for(device_type: &str) -> Option<&'static Chip> {
-    let t = device_type.to_ascii_lowercase();
-    if t.contains("tpu") {
-        if t.contains("v6") {
-            return Some(&catalog::TPU_V6E);
-        }
-        if t.contains("v5 lite") || t.contains("v5e") || t.contains("v5lite") {
-            return Some(&catalog::TPU_V5E);
-        }
-        if t.contains("v5") {
-            return Some(&catalog::TPU_V5P);
-        }
-        if t.contains("v4") {
-            return Some(&catalog::TPU_V4);
-        }
-        return None;
-    }
-    if t.contains("h200") {
-        return Some(&catalog::H200_141GB);
-    }
-    if t.contains("h100") {
-        return Some(&catalog::H100_80GB);
-    }
-    if t.contains("a100") {
-        return Some(if t.contains("80") { &catalog::A100_80GB } else { &catalog::A100_40GB });
-    }
-    if t.contains("b200") {
-        return Some(&catalog::B200_180GB);
-    }
-    if t.contains(" l4") || t.ends_with("l4") {
-        return Some(&catalog::L4_24GB);
-    }
-    None
+    catalog::chip_for_device(device_type)
 }
 
 /// The catalog's dense bf16 peak (TFLOP/s) of the chip the capture names, when it names one.

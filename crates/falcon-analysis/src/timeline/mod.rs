@@ -85,7 +85,7 @@ impl Event {
 }
 
 /// What kind of executor a device track is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DeviceKind {
     Tpu,
@@ -262,6 +262,10 @@ pub struct Timeline {
     /// The rank of a PyTorch trace of one rank of a distributed run (its `distributedInfo`); `None` otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank: Option<i64>,
+    /// The catalog chip the trace's devices are (`v6e`, `h100-80gb`), when the trace names one: what its
+    /// collectives' bus bandwidth is held against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chip: Option<String>,
 }
 
 impl Timeline {
@@ -285,6 +289,9 @@ impl Timeline {
             shift_all(self, shift_self);
         }
         self.origin_ps = origin;
+        if self.chip.is_none() {
+            self.chip = other.chip.take();
+        }
         let mut index: std::collections::HashMap<String, NameId> =
             self.names.iter().enumerate().map(|(i, n)| (n.clone(), i as NameId)).collect();
         let mut remap: Vec<NameId> = Vec::with_capacity(other.names.len());

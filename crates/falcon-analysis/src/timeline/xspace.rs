@@ -691,5 +691,19 @@ pub fn from_xspace(space: &XSpace, host: &str) -> Timeline {
         events_read,
         notes,
         rank: None,
+        chip: xspace_chip(space),
     }
+}
+
+/// The catalog chip of the capture's first TPU or GPU plane (its `device_type_string` or `gpu_device_name`).
+fn xspace_chip(space: &XSpace) -> Option<String> {
+    let plane = space.planes.iter().find(|p| is_tpu_plane(&p.name) || p.name.starts_with("/device:GPU:"))?;
+    ["device_type_string", "gpu_device_name"].iter().find_map(|stat| {
+        let s = plane.plane_stat(stat)?;
+        let text = match &s.value {
+            StatValue::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+            _ => plane.stat_str(s)?.to_string(),
+        };
+        falcon_core::catalog::chip_for_device(&text).map(|c| c.name.to_string())
+    })
 }

@@ -23,6 +23,9 @@ pub struct HostMembers {
     /// The host's time 0, ps since the epoch.
     pub origin_ps: i128,
     pub devices: Vec<MemberPart>,
+    /// The catalog chip of the host's devices, when its capture names one (`Timeline::chip`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chip: Option<String>,
 }
 
 /// One device of a host.
@@ -30,11 +33,22 @@ pub struct HostMembers {
 pub struct MemberPart {
     pub name: String,
     pub host: String,
+    /// The device's kind (a CPU executor when the part does not say: parts written before it was kept).
+    #[serde(default = "cpu_executor", skip_serializing_if = "is_cpu_executor")]
+    pub kind: DeviceKind,
     /// `(step, start_ps, end_ps, breakdown)`, times relative to the host's origin.
     pub steps: Vec<(i64, i64, i64, BreakdownPs)>,
     /// Exposed collective intervals within the steps, sorted, disjoint.
     pub exposed: Vec<(i64, i64)>,
     pub ops: Vec<OpPart>,
+}
+
+fn cpu_executor() -> DeviceKind {
+    DeviceKind::CpuExecutor
+}
+
+fn is_cpu_executor(kind: &DeviceKind) -> bool {
+    *kind == DeviceKind::CpuExecutor
 }
 
 /// One collective run on the device ([`CollectiveOp`] with its names spelled out).
@@ -64,6 +78,7 @@ pub fn host_members(tl: &Timeline) -> HostMembers {
         .map(|(dev, m)| MemberPart {
             name: dev.name.clone(),
             host: dev.host.clone(),
+            kind: dev.kind,
             steps: m
                 .steps
                 .into_iter()
@@ -90,7 +105,7 @@ pub fn host_members(tl: &Timeline) -> HostMembers {
                 .collect(),
         })
         .collect();
-    HostMembers { origin_ps: tl.origin_ps, devices }
+    HostMembers { origin_ps: tl.origin_ps, devices, chip: tl.chip.clone() }
 }
 
 /// The run's multi-host analysis from its hosts' parts (in the run's host order); `None` with fewer than two
@@ -135,7 +150,7 @@ pub fn merge(hosts: &[HostMembers]) -> Option<MultiHost> {
             devices.push(Device {
                 id: u32::try_from(devices.len()).unwrap_or(u32::MAX),
                 name: m.name.clone(),
-                kind: DeviceKind::CpuExecutor,
+                kind: m.kind,
                 host: m.host.clone(),
                 events: Vec::new(),
                 modules: Vec::new(),
@@ -165,6 +180,7 @@ pub fn merge(hosts: &[HostMembers]) -> Option<MultiHost> {
         events_read: 0,
         notes: Vec::new(),
         rank: None,
+        chip: hosts.iter().find_map(|h| h.chip.clone()),
     };
     let matched = multihost::match_instances(&tl, &windows);
     let members: Vec<MemberSteps> = parts
@@ -202,6 +218,7 @@ mod tests {
             devices: vec![MemberPart {
                 name: "d".into(),
                 host: host.into(),
+                kind: DeviceKind::CpuExecutor,
                 steps: vec![(0, 0, 100, b)],
                 exposed: vec![(arrival, end)],
                 ops: vec![OpPart {
@@ -216,6 +233,7 @@ mod tests {
                     bytes_from_hlo: false,
                 }],
             }],
+            chip: None,
         }
     }
 

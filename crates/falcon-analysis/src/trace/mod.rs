@@ -34,6 +34,7 @@ pub mod gaps;
 pub mod host;
 pub mod kernels;
 pub mod launch;
+pub mod link;
 pub mod members;
 pub mod multihost;
 pub mod overhead;

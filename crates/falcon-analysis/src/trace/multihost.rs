@@ -48,7 +48,7 @@ use serde::Serialize;
 use super::breakdown::BreakdownPs;
 use super::steps::StepWindow;
 use super::sweep::{merge, us};
-use crate::timeline::{CollectiveKind, CollectiveOp, Device, EventClass, Timeline};
+use crate::timeline::{CollectiveKind, CollectiveOp, Device, DeviceKind, EventClass, Timeline};
 
 /// One host's row (devices of a host together; a PyTorch rank is a host).
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -107,6 +107,9 @@ pub struct CollectiveRow {
     pub busbw_gbps: Option<f64>,
     /// The factor used.
     pub busbw_factor: f64,
+    /// The link its members share and the share of its peak the busbw used; `null` (a note says why) when the
+    /// catalog does not know it.
+    pub link: Option<super::link::LinkUse>,
 }
 
 /// The late host of one step.
@@ -546,6 +549,10 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
         r.late_us_median = median_f(late_by_host[h].clone()).map(|ps| ps / 1e6);
     }
 
+    // The members' kind (the devices that run collectives) and the chip the trace names: the link's peak.
+    let members_kind =
+        tl.devices.iter().find(|d| !d.collectives.is_empty()).map_or(DeviceKind::CpuExecutor, |d| d.kind);
+    let mut no_link: Option<String> = None;
     let collectives: Vec<CollectiveRow> = by_op
         .into_iter()
         .map(|((name, kind_s, scope, _), (kind, (count, members_n, bytes, wait, transfer, (group, from_hlo))))| {
@@ -556,6 +563,10 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
             // The bus factor is over the collective's own group (a replica group of 2 among 4 matched devices).
             let factor = busbw_factor(kind, group.map_or(members, |g| g as usize));
             let algbw = bytes.filter(|_| transfer_us_mean > 0.0).map(|b| b as f64 / (transfer_us_mean * 1e-6) / 1e9);
+            let n = group.map_or(members, |g| g as usize);
+            let link = super::link::link_use(tl.chip.as_deref(), members_kind, n, algbw.map(|a| a * factor))
+                .map_err(|why| no_link.get_or_insert(why).clone())
+                .ok();
             CollectiveRow {
                 name,
                 kind: kind_s,
@@ -578,6 +589,7 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
                 algbw_gbps: algbw,
                 busbw_gbps: algbw.map(|a| a * factor),
                 busbw_factor: factor,
+                link,
             }
         })
         .collect();
@@ -608,6 +620,9 @@ pub(crate) fn analyze(tl: &Timeline, matched: &Matched, members: &[MemberSteps])
             c.group_size.unwrap_or(0),
             c.members
         ));
+    }
+    if let Some(why) = no_link.filter(|_| collectives.iter().any(|c| c.busbw_gbps.is_some())) {
+        notes.push(format!("busbw is not held against a link's peak: {why}"));
     }
     if matched.unmatched > 0 {
         notes.push(format!(

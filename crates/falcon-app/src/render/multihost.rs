@@ -108,6 +108,7 @@ pub fn sections(v: &MultiHostView<'_>, top: usize, md: bool) -> Vec<String> {
                 "transfer µs",
                 "algbw GB/s",
                 "busbw GB/s",
+                "of link peak",
             ],
         );
         for c in v.collectives.iter().take(top.max(1)) {
@@ -121,9 +122,23 @@ pub fn sections(v: &MultiHostView<'_>, top: usize, md: bool) -> Vec<String> {
                 format!("{:.1}", c.transfer_us),
                 c.algbw_gbps.map_or_else(|| "—".into(), |b| format!("{b:.3}")),
                 c.busbw_gbps.map_or_else(|| "—".into(), |b| format!("{b:.3} (×{:.2})", c.busbw_factor)),
+                c.link.as_ref().map_or_else(
+                    || "—".into(),
+                    |l| match l.busbw_percent {
+                        Some(p) => format!("{p:.1}% of {} {:.0}", l.name, l.peak_gbps),
+                        None => format!("{} {:.0}", l.name, l.peak_gbps),
+                    },
+                ),
             ]);
         }
         out.push(table.to_string());
+        if let Some(l) = v.collectives.iter().find_map(|c| c.link.as_ref()) {
+            out.push(format!(
+                "link peak: {} of {}, {:.0} GB/s one way (half the vendor's bidirectional figure; nccl-tests' busbw \
+                 is compared with it) — assuming {}",
+                l.name, l.chip, l.peak_gbps, l.assumes
+            ));
+        }
         if v.collectives.iter().all(|c| c.bytes.is_none()) {
             out.push(
                 "bytes: the trace records no message sizes for these collectives (PyTorch: no message size or input \

@@ -33,6 +33,8 @@ pub(super) struct Parser {
     pub(super) top_is_array: bool,
     pub(super) top_keys: Vec<String>,
     pub(super) rank: Option<i64>,
+    /// The catalog chip of `deviceProperties`' first device.
+    pub(super) chip: Option<String>,
     pub(super) events_read: u64,
     pub(super) with_ph: u64,
     pub(super) empty_objects: u64,
@@ -84,6 +86,7 @@ impl Parser {
         self.top_is_array = env.top_is_array;
         self.top_keys = env.top_keys;
         self.rank = env.rank;
+        self.chip = env.device.as_deref().and_then(falcon_core::catalog::chip_for_device).map(|c| c.name.to_string());
     }
 
     pub(super) fn name_str(&self, id: Option<NameId>) -> &str {
@@ -635,6 +638,7 @@ impl Parser {
             events_read: self.events_read,
             notes,
             rank: self.rank,
+            chip: self.chip.take(),
         }
     }
 }

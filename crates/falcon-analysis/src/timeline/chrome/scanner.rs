@@ -32,6 +32,15 @@ pub(super) struct Envelope {
     pub(super) top_keys: Vec<String>,
     /// `distributedInfo.rank` (a PyTorch trace of one rank of a distributed run).
     pub(super) rank: Option<i64>,
+    /// `deviceProperties[0].name` (`NVIDIA H100 80GB HBM3`).
+    pub(super) device: Option<String>,
+}
+
+/// What Falcon reads of a PyTorch trace's `deviceProperties`: each device's name.
+#[derive(serde::Deserialize)]
+struct DeviceProperties {
+    #[serde(default)]
+    name: Option<String>,
 }
 
 /// What Falcon reads of a PyTorch trace's `distributedInfo`.
@@ -423,8 +432,20 @@ impl<R: Read> Scanner<R> {
                                 Err(_) => serde_json::from_slice::<IgnoredAny>(slice).map(|_| ()),
                             }
                         }
+                        "deviceProperties" => {
+                            p.pytorch_envelope = true;
+                            // Lenient, as `distributedInfo`: another shape names no device.
+                            match serde_json::from_slice::<Vec<DeviceProperties>>(slice) {
+                                Ok(devices) => {
+                                    p.device =
+                                        devices.into_iter().find_map(|d| d.name).map(|n| n.chars().take(200).collect());
+                                    Ok(())
+                                }
+                                Err(_) => serde_json::from_slice::<IgnoredAny>(slice).map(|_| ()),
+                            }
+                        }
                         _ => {
-                            if matches!(other, "schemaVersion" | "deviceProperties" | "traceName") {
+                            if matches!(other, "schemaVersion" | "traceName") {
                                 p.pytorch_envelope = true;
                             } else if p.top_keys.len() < 8 {
                                 p.top_keys.push(other.chars().take(40).collect());

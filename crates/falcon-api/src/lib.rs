@@ -50,6 +50,7 @@ pub(crate) mod routes;
 mod security;
 pub mod server;
 mod state;
+mod typed_query;
 
 pub use server::{router, serve, ServeOptions};
 pub use state::State;

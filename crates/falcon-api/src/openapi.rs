@@ -47,7 +47,7 @@ struct Op {
     /// `read` or `write`; `None`: no token needed.
     scope: Option<&'static str>,
     /// (name, in, required, schema, description)
-    params: Vec<(&'static str, &'static str, bool, Value, &'static str)>,
+    params: Vec<(String, &'static str, bool, Value, String)>,
     /// (content types, schema, required)
     body: Option<(Vec<&'static str>, Value, bool)>,
     /// (status, description, [(content type, schema)])
@@ -72,7 +72,14 @@ impl Op {
         schema: Value,
         doc: &'static str,
     ) -> Op {
-        self.params.push((name, place, required, schema, doc));
+        self.params.push((name.to_string(), place, required, schema, doc.to_string()));
+        self
+    }
+    /// The query parameters of a use case's request type, generated from it (`typed_query`).
+    fn request<T: JsonSchema>(mut self) -> Op {
+        for p in crate::typed_query::query_parameters::<T>() {
+            self.params.push((p.name, "query", false, p.schema, p.description));
+        }
         self
     }
     /// An optional query parameter.
@@ -153,19 +160,8 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
     let runs = matching("^(e-[1-9][0-9]{0,17}(,e-[1-9][0-9]{0,17})*|s-[1-9][0-9]{0,17}|config:[0-9a-f]{6,64})$");
     let report_format = one_of(&["json", "md", "html"]);
     vec![
-        page(op("get", "/api/v1/experiments", "Experiments, newest first (filters combine)"), "^e-[1-9][0-9]{0,17}$")
-            .query(
-                "status",
-                one_of(&["PENDING", "PROVISIONING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]),
-                "one status",
-            )
-            .query("goal", id_schema("g-"), "g-N")
-            .query("session", id_schema("s-"), "s-N")
-            .query("scenario", one_of(&["algorithm", "benchmark", "accuracy", "profiling", "kernel_bench"]), "one scenario")
-            .query("label", matching("^[^=]+=.*$"), "KEY=VALUE; repeatable (at most 32), all must match")
-            .query("since", matching("^[1-9][0-9]{0,8}[dhms]$"), "created within this duration: 90s, 2h, 7d")
-            .query("name", text.clone(), "the experiments' name")
-            .query("with_metrics", json!({ "type": "boolean" }), "each item with its metric summaries")
+        op("get", "/api/v1/experiments", "Experiments, newest first (filters combine)")
+            .request::<falcon_app::requests::ExperimentListRequest>()
             .json(200, "a page of experiments", g.subschema_for::<Page<ExperimentItem>>().to_value()),
         op("post", "/api/v1/experiments", "Submit an experiment spec (YAML or JSON); a worker runs it")
             .body(vec!["application/yaml", "application/json"], request(|g| g.root_schema_for::<ExperimentSpec>()))

@@ -51,6 +51,7 @@ pub mod page;
 pub mod profiles;
 pub mod render;
 pub mod reports;
+pub mod requests;
 pub mod series;
 pub mod session_grid;
 pub mod setup;

@@ -535,11 +535,38 @@ pub struct HistoryArgs {
     pub fail_on_regression: bool,
 }
 
+/// A core enum's value from a flag, case-insensitively (its error lists the values).
+fn core_enum<T: std::str::FromStr>(text: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    text.parse::<T>().map_err(|e| e.to_string())
+}
+
+/// `exp list`'s flags are [`falcon_app::requests::ExperimentListRequest`]'s fields.
+impl From<&ListArgs> for falcon_app::requests::ExperimentListRequest {
+    fn from(a: &ListArgs) -> Self {
+        falcon_app::requests::ExperimentListRequest {
+            status: a.status,
+            goal: a.goal.clone(),
+            session: a.session.clone(),
+            scenario: a.scenario,
+            name: a.name.clone(),
+            label: a.labels.clone(),
+            since: a.since.clone(),
+            limit: a.limit,
+            with_metrics: a.with_metrics,
+            before: a.before.clone(),
+            cursor: a.cursor.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Only this status (PENDING, PROVISIONING, RUNNING, COMPLETED, FAILED, CANCELLED).
-    #[arg(long)]
-    pub status: Option<String>,
+    /// Only this status.
+    #[arg(long, value_parser = core_enum::<falcon_core::status::ExperimentStatus>)]
+    pub status: Option<falcon_core::status::ExperimentStatus>,
     /// Only this goal (`g-7`).
     #[arg(long)]
     pub goal: Option<String>,
@@ -547,8 +574,8 @@ pub struct ListArgs {
     #[arg(long)]
     pub session: Option<String>,
     /// Only this scenario.
-    #[arg(long)]
-    pub scenario: Option<String>,
+    #[arg(long, value_parser = core_enum::<falcon_core::status::Scenario>)]
+    pub scenario: Option<falcon_core::status::Scenario>,
     /// Only experiments of this name.
     #[arg(long)]
     pub name: Option<String>,
@@ -558,8 +585,8 @@ pub struct ListArgs {
     /// Only experiments recorded within this long (`90m`, `2h`, `1d`, `1h30m`).
     #[arg(long, value_name = "DURATION")]
     pub since: Option<String>,
-    /// Page size (0: no rows).
-    #[arg(long, default_value_t = 50)]
+    /// Page size (0: no rows; at most 1000).
+    #[arg(long, default_value_t = falcon_app::requests::DEFAULT_PAGE)]
     pub limit: u32,
     /// Give each row its stored metric summaries (`metrics`: count, mean, median, p90, min, max, last, spread
     /// per metric, as `exp show`), read for the whole page at once; the table gets each metric's median.

@@ -108,3 +108,51 @@ fn a_renamed_field_is_a_difference() {
         ]
     );
 }
+
+/// A use case's request is declared once (`falcon_app::requests`): the page size's default and the scenario and
+/// status values the CLI's help, the OpenAPI document and the MCP tool's schema show are the type's, so changing
+/// them there changes every surface (they had drifted: MCP's page was 20, its scenarios names that do not exist).
+#[test]
+fn the_list_request_is_declared_once_for_every_surface() {
+    use falcon_app::requests::DEFAULT_PAGE;
+    use falcon_core::status::{ExperimentStatus, Scenario};
+    let scenarios: Vec<Value> = Scenario::ALL.iter().map(|s| s.as_str().into()).collect();
+    let statuses: Vec<Value> = ExperimentStatus::ALL.iter().map(|s| s.as_str().into()).collect();
+    let values = |schema: &Value, defs: &Value| -> Vec<Value> {
+        // An optional enum is `anyOf [it, null]`; it is inline or a `$ref` into the definitions.
+        let s = schema.pointer("/anyOf/0").unwrap_or(schema);
+        let s = match s.get("$ref").and_then(Value::as_str) {
+            Some(r) => defs.get(r.rsplit('/').next().unwrap()).unwrap_or(s),
+            None => s,
+        };
+        // Its values: `enum`, or a documented enum's `oneOf` of `const`s.
+        match s.get("enum").and_then(Value::as_array) {
+            Some(e) => e.clone(),
+            None => s
+                .get("oneOf")
+                .and_then(Value::as_array)
+                .map_or(Vec::new(), |o| o.iter().map(|v| v["const"].clone()).collect()),
+        }
+    };
+
+    let doc = falcon_api::openapi::document();
+    let params = doc.pointer("/paths/~1api~1v1~1experiments/get/parameters").and_then(Value::as_array).unwrap();
+    let param =
+        |n: &str| params.iter().find(|p| p["name"] == n).unwrap_or_else(|| panic!("no `{n}`"))["schema"].clone();
+    let no_defs = Value::Null;
+    assert_eq!(param("limit")["default"], DEFAULT_PAGE, "OpenAPI");
+    assert_eq!(values(&param("scenario"), &no_defs), scenarios, "OpenAPI");
+    assert_eq!(values(&param("status"), &no_defs), statuses, "OpenAPI");
+
+    let tool = falcon_mcp::tools::offered(false).find(|t| t.name == "exp_list").unwrap();
+    let input = (tool.input)();
+    let defs = input.get("$defs").cloned().unwrap_or(Value::Null);
+    assert_eq!(input["properties"]["limit"]["default"], DEFAULT_PAGE, "MCP");
+    assert_eq!(values(&input["properties"]["scenario"], &defs), scenarios, "MCP");
+    assert_eq!(values(&input["properties"]["status"], &defs), statuses, "MCP");
+
+    let help =
+        std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(["exp", "list", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains(&format!("[default: {DEFAULT_PAGE}]")), "CLI help: {help}");
+}

@@ -32,34 +32,6 @@ pub fn many(v: Option<OneOrMany>) -> Vec<String> {
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 
-/// `exp_list`: a page of experiments, newest first.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExpList {
-    /// Only this status: pending, provisioning, running, completed, failed, cancelled.
-    pub status: Option<String>,
-    /// Only this goal's experiments (`g-3`).
-    pub goal: Option<String>,
-    /// Only this session's experiments (`s-2`).
-    pub session: Option<String>,
-    /// Only this scenario (`benchmark`, `profile`, `accuracy`, `kernel-bench`, `smoke`).
-    pub scenario: Option<String>,
-    /// Only experiments of this name.
-    pub name: Option<String>,
-    /// `KEY=VALUE` label conditions, all of which must hold (at most 32).
-    pub label: Option<OneOrMany>,
-    /// Only experiments created within this duration (`90s`, `2h`, `7d`).
-    pub since: Option<String>,
-    /// Rows per page (default 20, at most 1000).
-    #[schemars(range(max = 1000))]
-    pub limit: Option<u32>,
-    /// The `next_cursor` of the previous page.
-    pub cursor: Option<String>,
-    /// Give each row its stored metric summaries.
-    #[serde(default)]
-    pub with_metrics: bool,
-}
-
 /// `exp_submit`: record an experiment and queue its job; with `wait`, run it here until it ends.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

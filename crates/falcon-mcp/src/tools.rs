@@ -7,8 +7,8 @@ use super::args::{self, many};
 use super::progress::Progress;
 use falcon_app::contract::DiffBody;
 use falcon_app::experiments::{
-    parse_experiment_id as exp_id, CompareRequest, ExperimentDetail, ExperimentItem, HistoryView, ListQuery,
-    RunComparison, SubmitProgress,
+    parse_experiment_id as exp_id, CompareRequest, ExperimentDetail, ExperimentItem, HistoryView, RunComparison,
+    SubmitProgress,
 };
 use falcon_app::goals::{parse_goal_id, parse_session_id, GoalComparison, GoalReport, GoalView, PoolUsage};
 use falcon_app::page::Page;
@@ -114,7 +114,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "exp_list",
         "List experiments",
         false,
-        args::ExpList,
+        falcon_app::requests::ExperimentListRequest,
         Page<ExperimentItem>,
         "A page of experiments, newest first, filtered by status, goal, session, scenario, name, labels or age \
          (`falcon exp list --json`). Pass `next_cursor` back as `cursor` for the next page."
@@ -346,20 +346,8 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json(&app.context().await?)
         }
         "exp_list" => {
-            let a: args::ExpList = read(name, arguments)?;
-            let query = ListQuery {
-                status: a.status,
-                goal: a.goal,
-                session: a.session,
-                scenario: a.scenario,
-                labels: many(a.label),
-                name: a.name,
-                since: a.since,
-                limit: a.limit.unwrap_or(20).min(1000),
-                with_metrics: a.with_metrics,
-                ..ListQuery::default()
-            };
-            json(&app.list_experiments(&query, a.cursor.as_deref()).await?)
+            let a: falcon_app::requests::ExperimentListRequest = read(name, arguments)?;
+            json(&app.list_experiments(&a.query()?, a.cursor.as_deref()).await?)
         }
         "exp_submit" => submit(app, read(name, arguments)?, progress).await,
         "exp_show" => {

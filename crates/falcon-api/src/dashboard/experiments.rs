@@ -28,7 +28,10 @@ struct Filters {
 }
 
 fn filters(raw: Option<&str>) -> ApiResult<Filters> {
-    let mut f = Filters { query: ListQuery { limit: 50, ..Default::default() }, ..Default::default() };
+    let mut f = Filters {
+        query: ListQuery { limit: falcon_app::requests::DEFAULT_PAGE, ..Default::default() },
+        ..Default::default()
+    };
     for (key, value) in query_pairs(raw)? {
         let value = value.trim().to_string();
         if value.is_empty() {

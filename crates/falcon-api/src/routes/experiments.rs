@@ -2,7 +2,7 @@
 //! (listed, and each streamed with `Range`), diff, compare, goodput (one experiment's, and `/api/v1/goodput` across
 //! runs). Bodies are the CLI's `--json` objects.
 
-use super::{count, experiment_id, flag, page_limit, query_pairs};
+use super::{count, experiment_id, page_limit, query_pairs};
 use crate::body;
 use crate::error::{ApiError, ApiResult};
 use crate::request::Path;
@@ -14,7 +14,8 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use falcon_app::experiments::{CompareRequest, ListQuery};
+use falcon_app::experiments::CompareRequest;
+use falcon_app::requests::ExperimentListRequest;
 use falcon_app::streams::Follow;
 use falcon_app::App;
 use falcon_core::ids::ExperimentId;
@@ -60,26 +61,10 @@ async fn goodput_report(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQ
     Ok(Json(state.app.goodput_report(&query).await?).into_response())
 }
 
-/// `GET /api/v1/experiments?status&goal&session&scenario&label=k=v…&since&name&limit&cursor&with_metrics`.
+/// `GET /api/v1/experiments`: the parameters are [`ExperimentListRequest`]'s fields.
 async fn list(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let mut query = ListQuery { limit: 50, ..Default::default() };
-    let mut cursor = None;
-    for (key, value) in query_pairs(raw.as_deref())? {
-        match key.as_str() {
-            "status" => query.status = Some(value),
-            "goal" => query.goal = Some(id_param("goal", value, "g-")?),
-            "session" => query.session = Some(id_param("session", value, "s-")?),
-            "scenario" => query.scenario = Some(value),
-            "label" => query.labels.push(value),
-            "since" => query.since = Some(value),
-            "name" => query.name = Some(value),
-            "limit" => query.limit = page_limit(&value)? as u32,
-            "cursor" => cursor = Some(id_param("cursor", value, "e-")?),
-            "with_metrics" => query.with_metrics = flag("with_metrics", &value)?,
-            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
-        }
-    }
-    let page = state.app.list_experiments(&query, cursor.as_deref()).await?;
+    let request: ExperimentListRequest = crate::typed_query::from_query(raw.as_deref())?;
+    let page = state.app.list_experiments(&request.query()?, request.cursor.as_deref()).await?;
     Ok(Json(page).into_response())
 }
 

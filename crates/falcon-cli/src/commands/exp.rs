@@ -3,10 +3,11 @@
 use crate::cli::{CompareArgs, ExpCommand, GlobalArgs, ListArgs};
 use crate::output::{print_json, print_json_line, print_stdout, CliFailure};
 use falcon_app::experiments::{
-    parse_experiment_id as parse_id, split_bookkeeping, CompareRequest, ExperimentDetail, ListQuery, SubmitProgress,
+    parse_experiment_id as parse_id, split_bookkeeping, CompareRequest, ExperimentDetail, SubmitProgress,
 };
 use falcon_app::render::numbers::significant;
 use falcon_app::render::text::new_table;
+use falcon_app::requests::ExperimentListRequest;
 use falcon_app::streams::StreamEvent;
 use falcon_app::App;
 use falcon_core::ErrorKind;
@@ -155,19 +156,8 @@ pub(crate) async fn submit(
 }
 
 async fn list(global: &GlobalArgs, app: &App, args: &ListArgs) -> anyhow::Result<ExitCode> {
-    let query = ListQuery {
-        status: args.status.clone(),
-        goal: args.goal.clone(),
-        session: args.session.clone(),
-        scenario: args.scenario.clone(),
-        labels: args.labels.clone(),
-        name: args.name.clone(),
-        before: args.before.clone(),
-        since: args.since.clone(),
-        limit: args.limit,
-        with_metrics: args.with_metrics,
-    };
-    let page = app.list_experiments(&query, args.cursor.as_deref()).await?;
+    let request = ExperimentListRequest::from(args);
+    let page = app.list_experiments(&request.query()?, request.cursor.as_deref()).await?;
     let rows = &page.items;
     if global.json {
         crate::output::print_page(&page)?;

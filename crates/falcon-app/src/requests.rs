@@ -1,0 +1,136 @@
+//! Use-case requests, each declared once: its fields with their docs, types and defaults, as every front end takes
+//! them. The MCP tool's input schema and the Web API's query parameters (and their OpenAPI description) are
+//! generated from the type (`schemars`); the CLI's flags convert to it with one `From` and take its defaults from
+//! here. A default or an enum's values written anywhere else is a drift (the structure test in
+//! `falcon-cli/tests/requests.rs` holds the front ends to these).
+//!
+//! Enumerated fields use core's enums (the values a store holds), read case-insensitively as the CLI always has.
+
+use std::str::FromStr;
+
+use falcon_core::status::{ExperimentStatus, Scenario};
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::experiments::ListQuery;
+
+/// Rows of a page when the request does not say.
+pub const DEFAULT_PAGE: u32 = 50;
+/// The most rows a page may ask for.
+pub const MAX_PAGE: u32 = 1000;
+
+fn default_page() -> u32 {
+    DEFAULT_PAGE
+}
+
+/// `exp list`, `GET /api/v1/experiments`, MCP `exp_list`: a page of experiments, newest first; the filters combine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentListRequest {
+    /// Only this status.
+    #[serde(default, deserialize_with = "case_insensitive", skip_serializing_if = "Option::is_none")]
+    pub status: Option<ExperimentStatus>,
+    /// Only this goal's experiments (`g-3`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^g-[1-9][0-9]{0,17}$"))]
+    pub goal: Option<String>,
+    /// Only this session's experiments (`s-2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^s-[1-9][0-9]{0,17}$"))]
+    pub session: Option<String>,
+    /// Only this scenario.
+    #[serde(default, deserialize_with = "case_insensitive", skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<Scenario>,
+    /// Only experiments of this name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `KEY=VALUE` label conditions, all of which must hold (at most 32); one or a list.
+    #[serde(default, deserialize_with = "one_or_many", skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 32))]
+    pub label: Vec<String>,
+    /// Only experiments created within this duration (`90s`, `2h`, `7d`, `1h30m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// Rows per page (0: no rows).
+    #[serde(default = "default_page")]
+    #[schemars(range(max = 1000))]
+    pub limit: u32,
+    /// Give each row its stored metric summaries (count, mean, median, p90, min, max, last, spread per metric).
+    #[serde(default)]
+    pub with_metrics: bool,
+    /// Only ids below this one (`e-40`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^e-[1-9][0-9]{0,17}$"))]
+    pub before: Option<String>,
+    /// Start at this page: the `next_cursor` of the previous one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^e-[1-9][0-9]{0,17}$"))]
+    pub cursor: Option<String>,
+}
+
+impl Default for ExperimentListRequest {
+    fn default() -> Self {
+        ExperimentListRequest {
+            status: None,
+            goal: None,
+            session: None,
+            scenario: None,
+            name: None,
+            label: Vec::new(),
+            since: None,
+            limit: DEFAULT_PAGE,
+            with_metrics: false,
+            before: None,
+            cursor: None,
+        }
+    }
+}
+
+impl ExperimentListRequest {
+    /// The query it asks (its cursor is passed beside it); a page over [`MAX_PAGE`] is a usage error.
+    pub fn query(&self) -> crate::error::Result<ListQuery> {
+        if self.limit > MAX_PAGE {
+            return Err(crate::error::AppError::usage(format!(
+                "limit {}: a page size from 0 to {MAX_PAGE}",
+                self.limit
+            )));
+        }
+        Ok(ListQuery {
+            status: self.status.map(|s| s.as_str().to_string()),
+            goal: self.goal.clone(),
+            session: self.session.clone(),
+            scenario: self.scenario.map(|s| s.as_str().to_string()),
+            labels: self.label.clone(),
+            name: self.name.clone(),
+            before: self.before.clone(),
+            since: self.since.clone(),
+            limit: self.limit,
+            with_metrics: self.with_metrics,
+        })
+    }
+}
+
+/// An optional core enum read case-insensitively (`completed` is `COMPLETED`), as its `FromStr` does.
+fn case_insensitive<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: FromStr,
+    T::Err: std::fmt::Display,
+{
+    let text: Option<String> = Option::deserialize(d)?;
+    text.map(|t| t.parse::<T>().map_err(serde::de::Error::custom)).transpose()
+}
+
+/// One string or a list of them (a repeatable flag's values).
+fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(v) => vec![v],
+        OneOrMany::Many(v) => v,
+    })
+}

@@ -11,7 +11,7 @@ use falcon_app::experiments::{
 use falcon_app::goals::{GoalComparison, GoalReport, GoalView, PoolUsage, SessionDetail};
 use falcon_app::goodput::{Goodput, GoodputReport};
 use falcon_app::page::Page;
-use falcon_app::profiles::{ProfileComparison, ProfileReport, TraceRun};
+use falcon_app::profiles::{ProfileComparison, ProfileReport, Tool, TraceRun};
 use falcon_app::setup::DoctorReport;
 use falcon_core::spec::ExperimentSpec;
 use schemars::generate::{Contract, SchemaSettings};
@@ -70,9 +70,9 @@ impl Op {
         place: &'static str,
         required: bool,
         schema: Value,
-        doc: &'static str,
+        doc: impl Into<String>,
     ) -> Op {
-        self.params.push((name.to_string(), place, required, schema, doc.to_string()));
+        self.params.push((name.to_string(), place, required, schema, doc.into()));
         self
     }
     /// The query parameters of a use case's request type, generated from it (`typed_query`).
@@ -83,7 +83,7 @@ impl Op {
         self
     }
     /// An optional query parameter.
-    fn query(self, name: &'static str, schema: Value, doc: &'static str) -> Op {
+    fn query(self, name: &'static str, schema: Value, doc: impl Into<String>) -> Op {
         self.param(name, "query", false, schema, doc)
     }
     /// A path segment that is an id `{prefix}N`.
@@ -159,6 +159,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
     let exp_id = "an experiment id, e-N";
     let runs = matching("^(e-[1-9][0-9]{0,17}(,e-[1-9][0-9]{0,17})*|s-[1-9][0-9]{0,17}|config:[0-9a-f]{6,64})$");
     let report_format = one_of(&["json", "md", "html"]);
+    let tools = format!("{}|all", Tool::ALL.map(Tool::as_str).join("|"));
     vec![
         op("get", "/api/v1/experiments", "Experiments, newest first (filters combine)")
             .request::<falcon_app::requests::ExperimentListRequest>()
@@ -279,11 +280,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             .json(200, "a page of pools", g.subschema_for::<Page<PoolUsage>>().to_value()),
         op("get", "/api/v1/profiles/{exp}", "The stored analysis; with ?tool=, those profile tools computed")
             .id("exp", "e-", exp_id)
-            .query(
-                "tool",
-                matching("^(overview|ops|hlo|roofline|memory|kernels|steps|all)(,(overview|ops|hlo|roofline|memory|kernels|steps|all))*$"),
-                "overview, ops, hlo, roofline, memory, kernels, steps, all (comma-separated)",
-            )
+            .query("tool", matching(&format!("^({tools})(,({tools}))*$")), format!("{}, all (comma-separated)", Tool::names()))
             .json(
                 200,
                 "the stored analysis, or the report of the tools",

@@ -18,7 +18,7 @@ pub use falcon_analysis::trace_export::TraceFileExport;
 /// A selection of profile tools as every front end takes it (names, `all` for every one): the tools, empty for
 /// all. An unknown name is a usage error naming the accepted ones.
 pub fn parse_tools<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Vec<Tool>> {
-    selection(names, "overview, ops, hlo, roofline, memory, kernels, steps, all")
+    selection(names, &format!("{}, all", Tool::names()))
 }
 
 /// A selection of trace analyses as every front end takes it (names, `all` for every one): the analyses, empty for

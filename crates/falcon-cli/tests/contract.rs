@@ -153,6 +153,36 @@ fn the_list_request_is_declared_once_for_every_surface() {
 
     let help =
         std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(["exp", "list", "--help"]).output().unwrap();
-    let help = String::from_utf8_lossy(&help.stdout);
+    // Help wraps at the terminal's width: its words, one space apart.
+    let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(help.contains(&format!("[default: {DEFAULT_PAGE}]")), "CLI help: {help}");
+}
+
+/// The profile tools are named once (`Tool`): the MCP schema's values, the OpenAPI pattern and the CLI's possible
+/// values are its names and `all` (they were spelled out by hand in seven places).
+#[test]
+fn the_profile_tools_are_named_once_for_every_surface() {
+    use falcon_app::profiles::Tool;
+    let mut names: Vec<&str> = Tool::ALL.map(Tool::as_str).to_vec();
+    names.push("all");
+    let tool = falcon_mcp::tools::offered(false).find(|t| t.name == "profile_analyze").unwrap();
+    let input = Value::Object((tool.input)());
+    let one = input.pointer("/properties/tool/anyOf/0/anyOf/0/enum");
+    assert_eq!(
+        one.and_then(Value::as_array).map(|a| a.iter().map(|v| v.as_str().unwrap()).collect::<Vec<_>>()),
+        Some(names.clone()),
+        "MCP: {input}"
+    );
+    let doc = falcon_api::openapi::document();
+    let params = doc.pointer("/paths/~1api~1v1~1profiles~1{exp}/get/parameters").and_then(Value::as_array).unwrap();
+    let pattern =
+        params.iter().find(|p| p["name"] == "tool").unwrap()["schema"]["pattern"].as_str().unwrap().to_string();
+    assert!(pattern.starts_with(&format!("^({})", names.join("|"))), "OpenAPI: {pattern}");
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_falcon"))
+        .args(["profile", "analyze", "--help"])
+        .output()
+        .unwrap();
+    // Help wraps at the terminal's width: its words, one space apart.
+    let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains(&format!("[possible values: {}]", names.join(", "))), "CLI help: {help}");
 }

@@ -22,6 +22,31 @@ impl OneOrMany {
     }
 }
 
+/// Profile tool names, one or a list: the schema's values are the tool type's (and `all`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct ToolNames(pub OneOrMany);
+
+impl JsonSchema for ToolNames {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ToolNames".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = falcon_app::profiles::Tool::ALL
+            .map(falcon_app::profiles::Tool::as_str)
+            .into_iter()
+            .chain(["all"])
+            .collect();
+        schemars::json_schema!({
+            "anyOf": [
+                { "type": "string", "enum": names },
+                { "type": "array", "items": { "type": "string", "enum": names } }
+            ]
+        })
+    }
+}
+
 /// A list's values, empty when not given.
 pub fn many(v: Option<OneOrMany>) -> Vec<String> {
     v.map(OneOrMany::into_vec).unwrap_or_default()
@@ -264,8 +289,8 @@ pub struct SessionId {
 pub struct ProfileAnalyze {
     /// A `.xplane.pb`, a profile run directory, an experiment (`e-12`), or a `gs://` / `s3://` URI.
     pub input: String,
-    /// Only these tools: overview, ops, hlo, roofline, memory, kernels, steps (default: all).
-    pub tool: Option<OneOrMany>,
+    /// Only these tools (default: all).
+    pub tool: Option<ToolNames>,
     /// Model FLOPs per step, for MFU (default: an experiment's logged `model_flops`).
     pub model_flops: Option<f64>,
     /// The accelerator's peak TFLOP/s (default: from the device, when known).

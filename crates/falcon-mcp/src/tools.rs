@@ -468,7 +468,7 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
         }
         "profile_analyze" => {
             let a: args::ProfileAnalyze = read(name, arguments)?;
-            let names = many(a.tool);
+            let names = many(a.tool.map(|t| t.0));
             let tools = falcon_app::profiles::parse_tools(names.iter().map(String::as_str))
                 .map_err(|e| AppError::usage(format!("profile_analyze: tool {e}")))?;
             let options = AnalyzeOptions {

@@ -92,16 +92,20 @@ impl Tool {
             Tool::Steps => "steps",
         }
     }
+
+    /// Every tool's name, in report order, comma-separated: what help and errors list (written nowhere else).
+    pub fn names() -> String {
+        Tool::ALL.map(Tool::as_str).join(", ")
+    }
 }
 
 impl std::str::FromStr for Tool {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Tool::ALL.into_iter().find(|t| t.as_str() == s.trim().to_ascii_lowercase()).ok_or_else(|| {
-            format!(
-                "unknown profile tool `{s}` (expected one of: overview, ops, hlo, roofline, memory, kernels, steps)"
-            )
-        })
+        Tool::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s.trim().to_ascii_lowercase())
+            .ok_or_else(|| format!("unknown profile tool `{s}` (expected one of: {})", Tool::names()))
     }
 }
 

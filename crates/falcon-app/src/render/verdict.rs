@@ -41,7 +41,7 @@ pub fn evidence(v: &Verdict) -> String {
 /// What `repeats_needed` runs a side would decide: whether the two are within the margin (the shift seen is
 /// under half of it) or whether the shift seen is a change.
 pub fn would_decide(v: &Verdict) -> String {
-    let e = v.min_effect.unwrap_or(0.02);
+    let e = v.min_effect.unwrap_or(falcon_core::stats::CompareOptions::default().min_effect);
     match v.delta_rel {
         Some(d) if d.abs() < e / 2.0 => format!("show whether the two are within ±{}", margin(e)),
         _ => "decide whether this shift is a change".to_string(),
@@ -64,7 +64,7 @@ pub fn how_to_decide(cmp: &crate::experiments::RunComparison) -> Option<String> 
         return Some(format!(
             "no number of runs within reach decides this at ±{} (the shift seen sits on the margin): a wider margin, \
              or a lower run-to-run noise, would",
-            margin(v.min_effect.unwrap_or(0.02))
+            margin(v.min_effect.unwrap_or(falcon_core::stats::CompareOptions::default().min_effect))
         ));
     };
     let config = |rows: &[falcon_exp::runs::RunRow]| {

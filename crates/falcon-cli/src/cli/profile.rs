@@ -47,9 +47,8 @@ pub struct ProfileShardArgs {
     /// Which shard of how many: `K/N`, K from 0 (the run's hosts in name order, split into N contiguous parts).
     #[arg(long, value_name = "K/N")]
     pub shard: String,
-    /// Tools the merged report will have (repeat or comma-separate): overview, ops, hlo, roofline, memory,
-    /// kernels, steps, all.
-    #[arg(long, value_delimiter = ',', default_value = "all")]
+    /// Tools the merged report will have (repeat or comma-separate; `all`: every one).
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = tool_names())]
     pub tool: Vec<String>,
     /// Where to write the partial result (CBOR, atomically; default: $FALCON_ARTIFACT_DIR/profile-shard.cbor, the
     /// job's artifact, replaced when it exists).
@@ -140,8 +139,8 @@ pub struct ProfileTraceArgs {
 pub struct ProfileAnalyzeArgs {
     /// Experiment id (`e-12`), `.xplane.pb` file, run directory (with plugins/profile/<run>/), or gs:// URI.
     pub target: String,
-    /// Tools to run (repeat or comma-separate): overview, ops, hlo, roofline, memory, kernels, steps, all.
-    #[arg(long, value_delimiter = ',', default_value = "all")]
+    /// Tools to run (repeat or comma-separate; `all`: every one).
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = tool_names())]
     pub tool: Vec<String>,
     /// Analyse only this host of a multi-host capture.
     #[arg(long)]
@@ -166,4 +165,10 @@ pub struct ProfileAnalyzeArgs {
     /// With a fan-out: give up waiting after this long (`90s`, `30m`, `2h`; exit 1), leaving the jobs running.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+}
+
+/// The profile tools' names and `all`, from the tool type: clap lists them in the help and refuses others.
+fn tool_names() -> clap::builder::PossibleValuesParser {
+    let names = falcon_app::profiles::Tool::ALL.map(falcon_app::profiles::Tool::as_str);
+    clap::builder::PossibleValuesParser::new(names.into_iter().chain(["all"]))
 }

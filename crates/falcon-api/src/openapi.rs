@@ -226,8 +226,8 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             .query("since", matching("^[1-9][0-9]{0,8}[dhms]$"), "recorded within this duration: 90s, 2h, 7d")
             .query("name", text.clone(), "the runs' name")
             .json(200, "the report (`falcon goodput --json`)", g.subschema_for::<GoodputReport>().to_value()),
-        page(op("get", "/api/v1/goals", "Goals, highest priority first"), offsets)
-            .query("status", one_of(&["OPEN", "CLAIMED", "ACHIEVED", "ABANDONED"]), "one status")
+        op("get", "/api/v1/goals", "Goals, highest priority first")
+            .request::<falcon_app::requests::GoalListRequest>()
             .json(200, "a page of goals", g.subschema_for::<Page<GoalView>>().to_value()),
         op("post", "/api/v1/goals", "Create a goal")
             .body(vec!["application/json"], request(|g| g.root_schema_for::<NewGoalBody>()))

@@ -89,12 +89,7 @@ impl Default for ExperimentListRequest {
 impl ExperimentListRequest {
     /// The query it asks (its cursor is passed beside it); a page over [`MAX_PAGE`] is a usage error.
     pub fn query(&self) -> crate::error::Result<ListQuery> {
-        if self.limit > MAX_PAGE {
-            return Err(crate::error::AppError::usage(format!(
-                "limit {}: a page size from 0 to {MAX_PAGE}",
-                self.limit
-            )));
-        }
+        page_size(self.limit)?;
         Ok(ListQuery {
             status: self.status.map(|s| s.as_str().to_string()),
             goal: self.goal.clone(),
@@ -133,4 +128,41 @@ fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error>
         OneOrMany::One(v) => vec![v],
         OneOrMany::Many(v) => v,
     })
+}
+
+/// `goal list`, `GET /api/v1/goals`, MCP `goal_list`: a page of goals, highest priority first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoalListRequest {
+    /// Only this status.
+    #[serde(default, deserialize_with = "case_insensitive", skip_serializing_if = "Option::is_none")]
+    pub status: Option<falcon_core::status::GoalStatus>,
+    /// Rows per page (0: no rows).
+    #[serde(default = "default_page")]
+    #[schemars(range(max = 1000))]
+    pub limit: u32,
+    /// Start at this page: the `next_cursor` of the previous one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^o[0-9]{1,18}$"))]
+    pub cursor: Option<String>,
+}
+
+impl Default for GoalListRequest {
+    fn default() -> Self {
+        GoalListRequest { status: None, limit: DEFAULT_PAGE, cursor: None }
+    }
+}
+
+impl GoalListRequest {
+    /// Its page size, checked (a page over [`MAX_PAGE`] is a usage error).
+    pub fn page_size(&self) -> crate::error::Result<usize> {
+        page_size(self.limit)
+    }
+}
+
+fn page_size(limit: u32) -> crate::error::Result<usize> {
+    if limit > MAX_PAGE {
+        return Err(crate::error::AppError::usage(format!("limit {limit}: a page size from 0 to {MAX_PAGE}")));
+    }
+    Ok(limit as usize)
 }

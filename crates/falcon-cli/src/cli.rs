@@ -345,13 +345,7 @@ pub enum GoalCommand {
         hardware: Option<String>,
     },
     /// List goals, highest priority first.
-    List {
-        /// Only this status (OPEN, CLAIMED, ACHIEVED, ABANDONED).
-        #[arg(long)]
-        status: Option<String>,
-        #[command(flatten)]
-        page: PageArgs,
-    },
+    List(GoalListArgs),
     /// One goal.
     Show {
         /// Goal id (`g-7`).
@@ -533,6 +527,26 @@ pub struct HistoryArgs {
     /// Exit 5 when a change point is a regression.
     #[arg(long)]
     pub fail_on_regression: bool,
+}
+
+/// `goal list`'s flags: [`falcon_app::requests::GoalListRequest`]'s fields.
+#[derive(Debug, Args)]
+pub struct GoalListArgs {
+    /// Only this status.
+    #[arg(long, value_parser = core_enum::<falcon_core::status::GoalStatus>)]
+    pub status: Option<falcon_core::status::GoalStatus>,
+    /// Page size (0: no rows; at most 1000).
+    #[arg(long, default_value_t = falcon_app::requests::DEFAULT_PAGE)]
+    pub limit: u32,
+    /// Start at this page: the `next_cursor` a previous page printed.
+    #[arg(long)]
+    pub cursor: Option<String>,
+}
+
+impl From<&GoalListArgs> for falcon_app::requests::GoalListRequest {
+    fn from(a: &GoalListArgs) -> Self {
+        falcon_app::requests::GoalListRequest { status: a.status, limit: a.limit, cursor: a.cursor.clone() }
+    }
 }
 
 /// A core enum's value from a flag, case-insensitively (its error lists the values).

@@ -151,6 +151,21 @@ fn the_list_request_is_declared_once_for_every_surface() {
     assert_eq!(values(&input["properties"]["scenario"], &defs), scenarios, "MCP");
     assert_eq!(values(&input["properties"]["status"], &defs), statuses, "MCP");
 
+    // The goal list likewise (its page was 1000 from the CLI, 50 from the API and MCP).
+    let goal_statuses: Vec<Value> = falcon_core::status::GoalStatus::ALL.iter().map(|s| s.as_str().into()).collect();
+    let goals = doc.pointer("/paths/~1api~1v1~1goals/get/parameters").and_then(Value::as_array).unwrap();
+    let goal_param = |n: &str| goals.iter().find(|p| p["name"] == n).unwrap()["schema"].clone();
+    assert_eq!(goal_param("limit")["default"], DEFAULT_PAGE, "OpenAPI goals");
+    assert_eq!(values(&goal_param("status"), &no_defs), goal_statuses, "OpenAPI goals");
+    let tool = falcon_mcp::tools::offered(false).find(|t| t.name == "goal_list").unwrap();
+    let goal_input = (tool.input)();
+    assert_eq!(goal_input["properties"]["limit"]["default"], DEFAULT_PAGE, "MCP goals");
+    assert_eq!(values(&goal_input["properties"]["status"], &no_defs), goal_statuses, "MCP goals");
+    let goal_help =
+        std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(["goal", "list", "--help"]).output().unwrap();
+    let goal_help = String::from_utf8_lossy(&goal_help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(goal_help.contains(&format!("[default: {DEFAULT_PAGE}]")), "CLI goal help: {goal_help}");
+
     let help =
         std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(["exp", "list", "--help"]).output().unwrap();
     // Help wraps at the terminal's width: its words, one space apart.

@@ -193,19 +193,6 @@ pub struct PageArgs {
     pub cursor: Option<String>,
 }
 
-/// `goal_list`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GoalList {
-    /// Only this status: open, claimed, achieved, abandoned.
-    pub status: Option<String>,
-    /// Rows per page (default 50, at most 1000).
-    #[schemars(range(max = 1000))]
-    pub limit: Option<usize>,
-    /// The `next_cursor` of the previous page.
-    pub cursor: Option<String>,
-}
-
 /// A goal by id.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

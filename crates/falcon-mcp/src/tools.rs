@@ -202,7 +202,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "goal_list",
         "List goals",
         false,
-        args::GoalList,
+        falcon_app::requests::GoalListRequest,
         Page<GoalView>,
         "A page of optimization goals, highest priority first."
     ),
@@ -412,9 +412,9 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json(&app.goodput_report(&query).await?)
         }
         "goal_list" => {
-            let a: args::GoalList = read(name, arguments)?;
-            let limit = a.limit.unwrap_or(50).min(1000);
-            json(&app.list_goals(a.status.as_deref(), a.cursor.as_deref(), limit).await?)
+            let a: falcon_app::requests::GoalListRequest = read(name, arguments)?;
+            let status = a.status.map(|s| s.as_str());
+            json(&app.list_goals(status, a.cursor.as_deref(), a.page_size()?).await?)
         }
         "goal_show" => goal(app.goal(parse_goal_id(&read::<args::GoalId>(name, arguments)?.id)?).await?),
         "goal_create" => {

@@ -17,6 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use falcon_app::goals::{GoalRequest, GoalView, SessionRequest};
+use falcon_app::requests::GoalListRequest;
 use falcon_app::tokens::Principal;
 use falcon_core::auth::Scope;
 use falcon_core::status::GoalStatus;
@@ -57,15 +58,11 @@ fn paging(
     Ok((cursor, limit))
 }
 
+/// `GET /api/v1/goals`: the parameters are [`GoalListRequest`]'s fields.
 async fn list(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let mut status = None;
-    let (cursor, limit) = paging(raw.as_deref(), &mut |k, v| {
-        Ok(k == "status" && {
-            status = Some(v);
-            true
-        })
-    })?;
-    Ok(Json(state.app.list_goals(status.as_deref(), cursor.as_deref(), limit).await?).into_response())
+    let r: GoalListRequest = crate::typed_query::from_query(raw.as_deref())?;
+    let page = state.app.list_goals(r.status.map(|s| s.as_str()), r.cursor.as_deref(), r.page_size()?).await?;
+    Ok(Json(page).into_response())
 }
 
 async fn create(Extract(state): Extract<Arc<State>>, body: Body) -> ApiResult<Response> {

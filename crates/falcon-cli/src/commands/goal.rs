@@ -27,8 +27,9 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &GoalCommand) -> anyho
             };
             render(global, &app.create_goal(&req).await?)?;
         }
-        GoalCommand::List { status, page } => {
-            let page = app.list_goals(status.as_deref(), page.cursor.as_deref(), page.limit).await?;
+        GoalCommand::List(args) => {
+            let r = falcon_app::requests::GoalListRequest::from(args);
+            let page = app.list_goals(r.status.map(|s| s.as_str()), r.cursor.as_deref(), r.page_size()?).await?;
             let goals = &page.items;
             if global.json {
                 crate::output::print_page(&page)?;

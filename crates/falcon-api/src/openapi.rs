@@ -146,14 +146,6 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
     settings.contract = Contract::Deserialize;
     let mut reads = settings.into_generator();
     let mut request = |f: fn(&mut SchemaGenerator) -> schemars::Schema| f(&mut reads).to_value();
-    let page = |q: Op, cursor: &str| {
-        q.query("cursor", matching(cursor), "the next_cursor of the previous page").query(
-            "limit",
-            int(0, 1000),
-            "page size, 0 to 1000 (default 50)",
-        )
-    };
-    let offsets = "^o[0-9]{1,18}$";
     let text = json!({ "type": "string" });
     let binary = json!({ "type": "string", "contentEncoding": "binary" });
     let exp_id = "an experiment id, e-N";
@@ -184,7 +176,8 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
                     ("text/event-stream", text.clone()),
                 ],
             ),
-        page(op("get", "/api/v1/experiments/{id}/artifacts", "Its indexed artifacts"), offsets)
+        op("get", "/api/v1/experiments/{id}/artifacts", "Its indexed artifacts")
+            .request::<falcon_app::requests::PageRequest>()
             .id("id", "e-", exp_id)
             .json(200, "a page of artifacts", g.subschema_for::<Page<ArtifactRecord>>().to_value()),
         op("get", "/api/v1/experiments/{id}/artifacts/{path}", "One artifact's bytes, streamed; Range: bytes=a-b")
@@ -276,7 +269,8 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             .id("id", "s-", "s-N")
             .query("metric", matching(r"\S"), "the grid's metric (default: the goal's, else step_time_s, tokens_per_s or loss)")
             .json(200, "the session", g.subschema_for::<SessionDetail>().to_value()),
-        page(op("get", "/api/v1/pools", "The configured pools and their load"), offsets)
+        op("get", "/api/v1/pools", "The configured pools and their load")
+            .request::<falcon_app::requests::PageRequest>()
             .json(200, "a page of pools", g.subschema_for::<Page<PoolUsage>>().to_value()),
         op("get", "/api/v1/profiles/{exp}", "The stored analysis; with ?tool=, those profile tools computed")
             .id("exp", "e-", exp_id)

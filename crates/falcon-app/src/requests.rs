@@ -19,7 +19,8 @@ pub const DEFAULT_PAGE: u32 = 50;
 /// The most rows a page may ask for.
 pub const MAX_PAGE: u32 = 1000;
 
-fn default_page() -> u32 {
+/// [`DEFAULT_PAGE`], as serde's `default =` takes it (an argument struct with other fields uses it too).
+pub fn default_page() -> u32 {
     DEFAULT_PAGE
 }
 
@@ -165,4 +166,31 @@ fn page_size(limit: u32) -> crate::error::Result<usize> {
         return Err(crate::error::AppError::usage(format!("limit {limit}: a page size from 0 to {MAX_PAGE}")));
     }
     Ok(limit as usize)
+}
+
+/// A page of a list that has no filters (`pool list`, `token list`; MCP `pool_list`, `GET /api/v1/pools`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PageRequest {
+    /// Rows per page (0: no rows).
+    #[serde(default = "default_page")]
+    #[schemars(range(max = 1000))]
+    pub limit: u32,
+    /// Start at this page: the `next_cursor` of the previous one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^o[0-9]{1,18}$"))]
+    pub cursor: Option<String>,
+}
+
+impl Default for PageRequest {
+    fn default() -> Self {
+        PageRequest { limit: DEFAULT_PAGE, cursor: None }
+    }
+}
+
+impl PageRequest {
+    /// Its page size, checked (a page over [`MAX_PAGE`] is a usage error).
+    pub fn page_size(&self) -> crate::error::Result<usize> {
+        page_size(self.limit)
+    }
 }

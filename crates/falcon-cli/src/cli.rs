@@ -310,9 +310,15 @@ pub struct PageArgs {
     /// Start at this page: the `next_cursor` a previous page printed.
     #[arg(long)]
     pub cursor: Option<String>,
-    /// Page size.
-    #[arg(long, default_value_t = 1000)]
-    pub limit: usize,
+    /// Page size (0: no rows; at most 1000).
+    #[arg(long, default_value_t = falcon_app::requests::DEFAULT_PAGE)]
+    pub limit: u32,
+}
+
+impl From<&PageArgs> for falcon_app::requests::PageRequest {
+    fn from(a: &PageArgs) -> Self {
+        falcon_app::requests::PageRequest { limit: a.limit, cursor: a.cursor.clone() }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -166,6 +166,17 @@ fn the_list_request_is_declared_once_for_every_surface() {
     let goal_help = String::from_utf8_lossy(&goal_help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(goal_help.contains(&format!("[default: {DEFAULT_PAGE}]")), "CLI goal help: {goal_help}");
 
+    // And a list without filters (pools: its page was 1000 from the CLI and the API, 50 from MCP).
+    let pools = doc.pointer("/paths/~1api~1v1~1pools/get/parameters").and_then(Value::as_array).unwrap();
+    let pool_limit = pools.iter().find(|p| p["name"] == "limit").unwrap()["schema"]["default"].clone();
+    assert_eq!(pool_limit, DEFAULT_PAGE, "OpenAPI pools");
+    let tool = falcon_mcp::tools::offered(false).find(|t| t.name == "pool_list").unwrap();
+    assert_eq!((tool.input)()["properties"]["limit"]["default"], DEFAULT_PAGE, "MCP pools");
+    let pool_help =
+        std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(["pool", "list", "--help"]).output().unwrap();
+    let pool_help = String::from_utf8_lossy(&pool_help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(pool_help.contains(&format!("[default: {DEFAULT_PAGE}]")), "CLI pool help: {pool_help}");
+
     let help =
         std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(["exp", "list", "--help"]).output().unwrap();
     // Help wraps at the terminal's width: its words, one space apart.

@@ -109,9 +109,10 @@ pub struct ExpLogs {
 pub struct ExpArtifacts {
     /// The experiment (`e-12` or `12`).
     pub id: String,
-    /// Rows per page (default 100, at most 1000).
+    /// Rows per page (0: no rows).
+    #[serde(default = "falcon_app::requests::default_page")]
     #[schemars(range(max = 1000))]
-    pub limit: Option<usize>,
+    pub limit: u32,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
 }
@@ -180,17 +181,6 @@ pub struct Goodput {
     pub name: Option<String>,
     /// Only runs with these `KEY=VALUE` labels.
     pub label: Option<OneOrMany>,
-}
-
-/// A page of a list.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PageArgs {
-    /// Rows per page (default 50, at most 1000).
-    #[schemars(range(max = 1000))]
-    pub limit: Option<usize>,
-    /// The `next_cursor` of the previous page.
-    pub cursor: Option<String>,
 }
 
 /// A goal by id.

@@ -257,7 +257,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "pool_list",
         "List pools",
         false,
-        args::PageArgs,
+        falcon_app::requests::PageRequest,
         Page<PoolUsage>,
         "The configured pools and their free capacity."
     ),
@@ -369,8 +369,8 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
         }
         "exp_artifacts" => {
             let a: args::ExpArtifacts = read(name, arguments)?;
-            let limit = a.limit.unwrap_or(100).min(1000);
-            json(&app.experiment_artifacts(exp_id(&a.id)?, a.cursor.as_deref(), limit).await?)
+            let page = falcon_app::requests::PageRequest { limit: a.limit, cursor: a.cursor };
+            json(&app.experiment_artifacts(exp_id(&a.id)?, page.cursor.as_deref(), page.page_size()?).await?)
         }
         "exp_compare" => {
             use falcon_core::stats::Direction;
@@ -463,8 +463,8 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json(&app.session_with_metric(parse_session_id(&a.id)?, a.metric.as_deref()).await?)
         }
         "pool_list" => {
-            let a: args::PageArgs = read(name, arguments)?;
-            json(&app.pools(a.cursor.as_deref(), a.limit.unwrap_or(50).min(1000)).await?)
+            let a: falcon_app::requests::PageRequest = read(name, arguments)?;
+            json(&app.pools(a.cursor.as_deref(), a.page_size()?).await?)
         }
         "profile_analyze" => {
             let a: args::ProfileAnalyze = read(name, arguments)?;

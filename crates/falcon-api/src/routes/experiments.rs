@@ -2,7 +2,7 @@
 //! (listed, and each streamed with `Range`), diff, compare, goodput (one experiment's, and `/api/v1/goodput` across
 //! runs). Bodies are the CLI's `--json` objects.
 
-use super::{count, experiment_id, page_limit, query_pairs};
+use super::{count, experiment_id, query_pairs};
 use crate::body;
 use crate::error::{ApiError, ApiResult};
 use crate::request::Path;
@@ -158,15 +158,8 @@ async fn artifacts(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let (mut cursor, mut limit) = (None, 1000);
-    for (key, value) in query_pairs(raw.as_deref())? {
-        match key.as_str() {
-            "cursor" => cursor = Some(value),
-            "limit" => limit = page_limit(&value)?,
-            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
-        }
-    }
-    let mut page = state.app.experiment_artifacts(experiment_id(&id)?, cursor.as_deref(), limit).await?;
+    let r: falcon_app::requests::PageRequest = crate::typed_query::from_query(raw.as_deref())?;
+    let mut page = state.app.experiment_artifacts(experiment_id(&id)?, r.cursor.as_deref(), r.page_size()?).await?;
     served_uris(&mut page.items);
     Ok(Json(page).into_response())
 }

@@ -3,7 +3,7 @@
 //! body field: a `write` token claims for itself (its name is the owner) and releases, achieves or abandons only
 //! the goals it holds; an `admin` token acts on any goal, and may claim for another owner by naming it.
 
-use super::{page_limit, query_pairs};
+use super::query_pairs;
 use crate::bodies::{ClaimBody, CloseBody, NewGoalBody, SessionBody};
 use crate::body;
 use crate::error::{ApiError, ApiResult};
@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use falcon_app::goals::{GoalRequest, GoalView, SessionRequest};
-use falcon_app::requests::GoalListRequest;
+use falcon_app::requests::{GoalListRequest, PageRequest};
 use falcon_app::tokens::Principal;
 use falcon_core::auth::Scope;
 use falcon_core::status::GoalStatus;
@@ -37,25 +37,6 @@ pub fn router() -> Router<Arc<State>> {
         .route("/api/v1/sessions", post(submit_session))
         .route("/api/v1/sessions/{id}", get(session))
         .route("/api/v1/pools", get(pools))
-}
-
-fn paging(
-    raw: Option<&str>,
-    extra: &mut dyn FnMut(&str, String) -> ApiResult<bool>,
-) -> ApiResult<(Option<String>, usize)> {
-    let (mut cursor, mut limit) = (None, 1000);
-    for (key, value) in query_pairs(raw)? {
-        match key.as_str() {
-            "cursor" => cursor = Some(value),
-            "limit" => limit = page_limit(&value)?,
-            other => {
-                if !extra(other, value)? {
-                    return Err(ApiError::usage(format!("unknown query parameter `{other}`")));
-                }
-            }
-        }
-    }
-    Ok((cursor, limit))
 }
 
 /// `GET /api/v1/goals`: the parameters are [`GoalListRequest`]'s fields.
@@ -269,7 +250,8 @@ async fn session(
     Ok(Json(state.app.session_with_metric(session_id(&id)?, metric.as_deref()).await?).into_response())
 }
 
+/// `GET /api/v1/pools`: the parameters are [`PageRequest`]'s fields.
 async fn pools(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let (cursor, limit) = paging(raw.as_deref(), &mut |_, _| Ok(false))?;
-    Ok(Json(state.app.pools(cursor.as_deref(), limit).await?).into_response())
+    let r: PageRequest = crate::typed_query::from_query(raw.as_deref())?;
+    Ok(Json(state.app.pools(r.cursor.as_deref(), r.page_size()?).await?).into_response())
 }

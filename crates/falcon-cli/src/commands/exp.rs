@@ -67,7 +67,8 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
             ExitCode::SUCCESS
         }
         ExpCommand::Artifacts { id, page } => {
-            let page = app.experiment_artifacts(parse_id(id)?, page.cursor.as_deref(), page.limit).await?;
+            let r = falcon_app::requests::PageRequest::from(page);
+            let page = app.experiment_artifacts(parse_id(id)?, r.cursor.as_deref(), r.page_size()?).await?;
             if global.json {
                 crate::output::print_page(&page)?;
             } else {

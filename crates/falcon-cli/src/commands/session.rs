@@ -75,7 +75,8 @@ fn render(global: &GlobalArgs, detail: &SessionDetail) -> anyhow::Result<()> {
 }
 
 pub async fn pools(global: &GlobalArgs, app: &App, page: &crate::cli::PageArgs) -> anyhow::Result<ExitCode> {
-    let page = app.pools(page.cursor.as_deref(), page.limit).await?;
+    let r = falcon_app::requests::PageRequest::from(page);
+    let page = app.pools(r.cursor.as_deref(), r.page_size()?).await?;
     let pools = &page.items;
     if global.json {
         crate::output::print_page(&page)?;

@@ -22,7 +22,8 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &TokenCommand) -> anyh
             }
         }
         TokenCommand::List(page) => {
-            let tokens = app.tokens(page.cursor.as_deref(), page.limit).await?;
+            let r = falcon_app::requests::PageRequest::from(page);
+            let tokens = app.tokens(r.cursor.as_deref(), r.page_size()?).await?;
             if global.json {
                 print_page(&tokens)?;
             } else {

@@ -186,14 +186,7 @@ mod tests {
     }
 
     fn instr(id: i64, name: &str, opcode: &str, s: ShapeProto, operands: &[i64]) -> HloInstructionProto {
-        HloInstructionProto {
-            id,
-            name: name.into(),
-            opcode: opcode.into(),
-            shape: Some(s),
-            operand_ids: operands.to_vec(),
-            ..Default::default()
-        }
+        HloInstructionProto { shape: Some(s), ..super::super::program::tests::instr(id, name, opcode, operands) }
     }
 
     fn tuple(parts: Vec<ShapeProto>) -> ShapeProto {

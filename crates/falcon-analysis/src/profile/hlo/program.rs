@@ -119,7 +119,7 @@ impl<'m> Program<'m> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::super::proto::*;
     use super::*;
 

@@ -89,7 +89,7 @@ impl NewGoalBody {
 }
 
 /// The body of `POST /api/v1/goals/claim`: a goal, or the next open one; the owner (default: the token's
-/// name) and the lease (default 3600 s).
+/// name) and the lease (default and bound: `falcon_app::requests`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimBody {
@@ -99,10 +99,14 @@ pub struct ClaimBody {
     /// Who claims: the token's own name (the default); another owner's name needs an admin token (403 otherwise).
     #[schemars(regex(pattern = r"\S"))]
     pub owner: Option<String>,
-    /// The lease, in seconds: 1 s to 7 days (default 3600).
+    /// The lease, in seconds: 1 s to 7 days.
     #[serde(default, deserialize_with = "whole_opt_u64")]
-    #[schemars(range(min = 1, max = 604_800))]
+    #[schemars(range(min = 1, max = falcon_app::requests::MAX_LEASE_S), default = "default_lease")]
     pub lease_s: Option<u64>,
+}
+
+fn default_lease() -> Option<u64> {
+    Some(falcon_app::requests::DEFAULT_LEASE_S)
 }
 
 impl ClaimBody {
@@ -110,7 +114,7 @@ impl ClaimBody {
     pub fn check(&self) -> ApiResult<()> {
         id_like("id", self.id.as_deref(), "g-")?;
         not_blank("owner", self.owner.as_deref())?;
-        within("lease_s", self.lease_s, 1, 604_800)
+        within("lease_s", self.lease_s, 1, falcon_app::requests::MAX_LEASE_S)
     }
 }
 

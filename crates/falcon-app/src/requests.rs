@@ -194,3 +194,23 @@ impl PageRequest {
         page_size(self.limit)
     }
 }
+
+/// A goal claim's lease when the request does not say, seconds.
+pub const DEFAULT_LEASE_S: u64 = 3600;
+/// The longest lease a claim may take, seconds (7 days).
+pub const MAX_LEASE_S: u64 = 7 * 86_400;
+
+/// [`DEFAULT_LEASE_S`], as serde's `default =` takes it.
+pub fn default_lease_s() -> u64 {
+    DEFAULT_LEASE_S
+}
+
+/// A claim's lease, checked: 1 s to [`MAX_LEASE_S`].
+pub fn lease(seconds: u64) -> crate::error::Result<std::time::Duration> {
+    if !(1..=MAX_LEASE_S).contains(&seconds) {
+        return Err(crate::error::AppError::usage(format!(
+            "lease_s {seconds}: a lease from 1 s to {MAX_LEASE_S} s (7 days)"
+        )));
+    }
+    Ok(std::time::Duration::from_secs(seconds))
+}

@@ -379,8 +379,8 @@ pub enum GoalCommand {
         /// Who claims (default: $USER).
         #[arg(long)]
         owner: Option<String>,
-        /// Lease length in seconds; an expired lease releases the claim.
-        #[arg(long, default_value_t = 3600)]
+        /// Lease length in seconds (at most 7 days); an expired lease releases the claim.
+        #[arg(long, default_value_t = falcon_app::requests::DEFAULT_LEASE_S)]
         lease_s: u64,
     },
     /// Give a claimed goal back.

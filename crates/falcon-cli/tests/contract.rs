@@ -212,3 +212,26 @@ fn the_profile_tools_are_named_once_for_every_surface() {
     let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(help.contains(&format!("[possible values: {}]", names.join(", "))), "CLI help: {help}");
 }
+
+/// A goal claim's lease: its default and bound written once (`falcon_app::requests`); MCP took any length, the API
+/// up to 7 days.
+#[test]
+fn the_claim_lease_is_declared_once_for_every_surface() {
+    use falcon_app::requests::{DEFAULT_LEASE_S, MAX_LEASE_S};
+    let doc = falcon_api::openapi::document();
+    let body = doc.pointer("/paths/~1api~1v1~1goals~1claim/post/requestBody/content/application~1json/schema").unwrap();
+    let body = match body.get("$ref").and_then(Value::as_str) {
+        Some(r) => doc.pointer(&r.trim_start_matches('#').replace("~", "~0")).unwrap().clone(),
+        None => body.clone(),
+    };
+    assert_eq!(body["properties"]["lease_s"]["default"], DEFAULT_LEASE_S, "OpenAPI: {body}");
+    assert_eq!(body["properties"]["lease_s"]["maximum"], MAX_LEASE_S, "OpenAPI: {body}");
+    let tool = falcon_mcp::tools::offered(false).find(|t| t.name == "goal_claim").unwrap();
+    let input = (tool.input)();
+    assert_eq!(input["properties"]["lease_s"]["default"], DEFAULT_LEASE_S, "MCP");
+    assert_eq!(input["properties"]["lease_s"]["maximum"], MAX_LEASE_S, "MCP");
+    let help =
+        std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(["goal", "claim", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains(&format!("[default: {DEFAULT_LEASE_S}]")), "CLI help: {help}");
+}

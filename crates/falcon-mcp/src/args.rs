@@ -221,9 +221,10 @@ pub struct GoalClaim {
     pub owner: String,
     /// The goal (`g-3`); without it, the open goal of highest priority.
     pub id: Option<String>,
-    /// How long the claim lasts unless renewed, in seconds (default 3600).
-    #[schemars(range(min = 1))]
-    pub lease_s: Option<u64>,
+    /// How long the claim lasts unless renewed, in seconds.
+    #[serde(default = "falcon_app::requests::default_lease_s")]
+    #[schemars(range(min = 1, max = falcon_app::requests::MAX_LEASE_S))]
+    pub lease_s: u64,
 }
 
 /// `goal_release`, `goal_achieve`, `goal_abandon`.

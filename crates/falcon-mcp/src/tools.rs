@@ -437,7 +437,7 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
                 return Err(AppError::usage("goal_claim: `owner` must name who claims the goal"));
             }
             let id = a.id.as_deref().map(parse_goal_id).transpose()?;
-            let lease = std::time::Duration::from_secs(a.lease_s.unwrap_or(3600).max(1));
+            let lease = falcon_app::requests::lease(a.lease_s)?;
             goal(app.claim_goal(id, &a.owner, lease).await?)
         }
         "goal_release" | "goal_achieve" | "goal_abandon" => {

@@ -22,7 +22,6 @@ use falcon_app::tokens::Principal;
 use falcon_core::auth::Scope;
 use falcon_core::status::GoalStatus;
 use std::sync::Arc;
-use std::time::Duration;
 
 pub fn router() -> Router<Arc<State>> {
     Router::new()
@@ -76,7 +75,7 @@ async fn claim(
     b.check()?;
     let id = b.id.as_deref().map(goal_id).transpose()?;
     let owner = acting_as(&principal, b.owner)?;
-    let lease = Duration::from_secs(b.lease_s.unwrap_or(3600).clamp(1, 7 * 86400));
+    let lease = falcon_app::requests::lease(b.lease_s.unwrap_or(falcon_app::requests::DEFAULT_LEASE_S))?;
     Ok(Json(GoalView::from(state.app.claim_goal(id, &owner, lease).await?)).into_response())
 }
 

@@ -9,7 +9,6 @@ use falcon_app::App;
 use falcon_core::status::GoalStatus;
 use falcon_core::ErrorKind;
 use std::process::ExitCode;
-use std::time::Duration;
 
 pub async fn run(global: &GlobalArgs, app: &App, command: &GoalCommand) -> anyhow::Result<ExitCode> {
     let usage = |m: String| CliFailure::new(ErrorKind::Usage, m);
@@ -59,7 +58,7 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &GoalCommand) -> anyho
                 (None, true) => None,
                 _ => return Err(usage("name a goal or pass --next".into()).into()),
             };
-            let goal = app.claim_goal(id, &owner_or_user(owner), Duration::from_secs(*lease_s)).await?;
+            let goal = app.claim_goal(id, &owner_or_user(owner), falcon_app::requests::lease(*lease_s)?).await?;
             render(global, &goal)?;
         }
         GoalCommand::Release(close) => close_goal(global, app, close, GoalStatus::Open).await?,

@@ -151,6 +151,12 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
     let exp_id = "an experiment id, e-N";
     let runs = matching("^(e-[1-9][0-9]{0,17}(,e-[1-9][0-9]{0,17})*|s-[1-9][0-9]{0,17}|config:[0-9a-f]{6,64})$");
     let report_format = one_of(&["json", "md", "html"]);
+    let top = json!({
+        "type": "integer",
+        "minimum": 1,
+        "maximum": falcon_app::requests::MAX_TOP,
+        "default": falcon_app::requests::DEFAULT_TOP,
+    });
     let tools = format!("{}|all", Tool::ALL.map(Tool::as_str).join("|"));
     vec![
         op("get", "/api/v1/experiments", "Experiments, newest first (filters combine)")
@@ -249,7 +255,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
         op("get", "/api/v1/goals/{id}/report", "The goal report")
             .id("id", "g-", "g-N")
             .query("format", report_format.clone(), "json (default), md or html")
-            .query("top", int(1, 1000), "rows per ranked table")
+            .query("top", top.clone(), "rows per ranked table")
             .content(
                 200,
                 "the report",
@@ -284,7 +290,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             .id("a", "e-", exp_id)
             .id("b", "e-", exp_id)
             .query("format", report_format, "json (default), md or html")
-            .query("top", int(1, 1000), "rows per ranked table")
+            .query("top", top.clone(), "rows per ranked table")
             .content(
                 200,
                 "the comparison (with config_diff)",

@@ -214,3 +214,22 @@ pub fn lease(seconds: u64) -> crate::error::Result<std::time::Duration> {
     }
     Ok(std::time::Duration::from_secs(seconds))
 }
+
+/// Rows of a ranked table (a goal report's rankings, a profile comparison's regressions and improvements) when
+/// the request does not say.
+pub const DEFAULT_TOP: u32 = 10;
+/// The most rows a ranked table may ask for.
+pub const MAX_TOP: u32 = 1000;
+
+/// [`DEFAULT_TOP`], as serde's `default =` takes it.
+pub fn default_top() -> u32 {
+    DEFAULT_TOP
+}
+
+/// A ranked table's rows, checked: 1 to [`MAX_TOP`].
+pub fn top(rows: u32) -> crate::error::Result<usize> {
+    if !(1..=MAX_TOP).contains(&rows) {
+        return Err(crate::error::AppError::usage(format!("top {rows}: rows per ranked table, 1 to {MAX_TOP}")));
+    }
+    Ok(rows as usize)
+}

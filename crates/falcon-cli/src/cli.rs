@@ -412,8 +412,8 @@ pub struct GoalReportArgs {
     /// Replace the --output file if it exists.
     #[arg(long)]
     pub force: bool,
-    /// Ops in the profile comparison's ranked lists.
-    #[arg(long, default_value_t = 10)]
+    /// Ops in the profile comparison's ranked lists (1 to 1000).
+    #[arg(long, default_value_t = falcon_app::requests::DEFAULT_TOP as usize)]
     pub top: usize,
 }
 

@@ -235,3 +235,35 @@ fn the_claim_lease_is_declared_once_for_every_surface() {
     let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(help.contains(&format!("[default: {DEFAULT_LEASE_S}]")), "CLI help: {help}");
 }
+
+/// A ranked table's rows: the default and bound written once; the API's profile comparison ranked 20 by default,
+/// every other surface 10.
+#[test]
+fn the_ranked_rows_are_declared_once_for_every_surface() {
+    use falcon_app::requests::{DEFAULT_TOP, MAX_TOP};
+    let doc = falcon_api::openapi::document();
+    for path in [
+        "/paths/~1api~1v1~1goals~1{id}~1report/get/parameters",
+        "/paths/~1api~1v1~1profiles~1{a}~1compare~1{b}/get/parameters",
+    ] {
+        let params = doc.pointer(path).and_then(Value::as_array).unwrap();
+        let top = &params.iter().find(|p| p["name"] == "top").unwrap()["schema"];
+        assert_eq!(
+            (top["default"].clone(), top["maximum"].clone()),
+            (json!(DEFAULT_TOP), json!(MAX_TOP)),
+            "OpenAPI {path}"
+        );
+    }
+    for name in ["goal_report", "profile_compare"] {
+        let tool = falcon_mcp::tools::offered(false).find(|t| t.name == name).unwrap();
+        let input = (tool.input)();
+        assert_eq!(input["properties"]["top"]["default"], DEFAULT_TOP, "MCP {name}");
+        assert_eq!(input["properties"]["top"]["maximum"], MAX_TOP, "MCP {name}");
+    }
+    for args in [["goal", "report", "--help"], ["profile", "compare", "--help"]] {
+        let help = std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(args).output().unwrap();
+        let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+        let top = help.split("--top").nth(1).unwrap_or_else(|| panic!("{args:?}: no --top in {help}"));
+        assert!(top.contains(&format!("[default: {DEFAULT_TOP}]")), "CLI {args:?}: {top}");
+    }
+}

@@ -245,9 +245,10 @@ pub struct GoalClose {
 pub struct GoalReport {
     /// The goal (`g-3`).
     pub id: String,
-    /// Rows per ranked table (default 10).
-    #[schemars(range(min = 1, max = 1000))]
-    pub top: Option<usize>,
+    /// Rows per ranked table.
+    #[serde(default = "falcon_app::requests::default_top")]
+    #[schemars(range(min = 1, max = falcon_app::requests::MAX_TOP))]
+    pub top: u32,
 }
 
 /// A session by id.
@@ -299,9 +300,10 @@ pub struct ProfileCompare {
     pub b: String,
     /// Which host of multi-host captures (default: the first).
     pub host: Option<String>,
-    /// Rows per ranked table (default 10).
-    #[schemars(range(min = 1, max = 1000))]
-    pub top: Option<usize>,
+    /// Rows per ranked table.
+    #[serde(default = "falcon_app::requests::default_top")]
+    #[schemars(range(min = 1, max = falcon_app::requests::MAX_TOP))]
+    pub top: u32,
 }
 
 /// `accuracy_compare`: two runs' metric series aligned by step and compared with tolerances (A the reference).

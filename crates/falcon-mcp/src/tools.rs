@@ -456,7 +456,7 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
         }
         "goal_report" => {
             let a: args::GoalReport = read(name, arguments)?;
-            json(&app.goal_report(parse_goal_id(&a.id)?, a.top.unwrap_or(10).clamp(1, 1000)).await?)
+            json(&app.goal_report(parse_goal_id(&a.id)?, falcon_app::requests::top(a.top)?).await?)
         }
         "session_show" => {
             let a = read::<args::SessionId>(name, arguments)?;
@@ -497,7 +497,7 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
         }
         "profile_compare" => {
             let a: args::ProfileCompare = read(name, arguments)?;
-            let options = CompareOptions { top: a.top.unwrap_or(10).clamp(1, 1000), ..CompareOptions::default() };
+            let options = CompareOptions { top: falcon_app::requests::top(a.top)?, ..CompareOptions::default() };
             if let Some((id, report)) = Report::answering_comparison(&a.a, &a.b, a.host.as_deref(), &options) {
                 return kept(app.report(id, &report).await?);
             }

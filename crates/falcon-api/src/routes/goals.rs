@@ -155,11 +155,11 @@ async fn report(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let (mut format, mut top) = ("json".to_string(), 10usize);
+    let (mut format, mut top) = ("json".to_string(), falcon_app::requests::DEFAULT_TOP as usize);
     for (key, value) in query_pairs(raw.as_deref())? {
         match key.as_str() {
             "format" => format = value,
-            "top" => top = super::count("top", &value, 1, 1000)?,
+            "top" => top = super::count("top", &value, 1, falcon_app::requests::MAX_TOP as usize)?,
             other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
         }
     }

@@ -84,7 +84,7 @@ async fn compare(
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
     let (a, b) = (experiment_id(&a)?, experiment_id(&b)?);
-    let (mut format, mut top) = (Format::Json, 20usize);
+    let (mut format, mut top) = (Format::Json, falcon_app::requests::DEFAULT_TOP as usize);
     for (key, value) in query_pairs(raw.as_deref())? {
         match key.as_str() {
             "format" => {
@@ -95,7 +95,7 @@ async fn compare(
                     other => return Err(ApiError::usage(format!("format={other}: json, md or html"))),
                 }
             }
-            "top" => top = super::count("top", &value, 1, 1000)?,
+            "top" => top = super::count("top", &value, 1, falcon_app::requests::MAX_TOP as usize)?,
             other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
         }
     }

@@ -105,7 +105,7 @@ pub struct ProfileCompareArgs {
     #[arg(long)]
     pub host: Option<String>,
     /// Ops in the ranked regression/improvement lists and text tables (JSON has every op).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = falcon_app::requests::DEFAULT_TOP as usize)]
     pub top: usize,
 }
 

@@ -206,7 +206,15 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
         op("get", "/api/v1/experiments/{a}/compare/{b}", "The run-level verdict on a metric, A the baseline")
             .param("a", "path", true, runs.clone(), "runs: e-1, e-1,e-2, s-3 or config:<hash prefix>")
             .param("b", "path", true, runs, "runs, as A")
-            .query("metric", matching("^[A-Za-z0-9_.:/-]{1,128}$"), "default step_time_s")
+            .query(
+                "metric",
+                json!({
+                    "type": "string",
+                    "pattern": "^[A-Za-z0-9_.:/-]{1,128}$",
+                    "default": falcon_app::requests::DEFAULT_METRIC,
+                }),
+                "the metric",
+            )
             .query(
                 "direction",
                 one_of(&["maximize", "minimize"]),
@@ -273,7 +281,14 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             .json(201, "the session", g.subschema_for::<SessionDetail>().to_value()),
         op("get", "/api/v1/sessions/{id}", "One session with its experiments, metrics and its sweep as a grid")
             .id("id", "s-", "s-N")
-            .query("metric", matching(r"\S"), "the grid's metric (default: the goal's, else step_time_s, tokens_per_s or loss)")
+            .query(
+                "metric",
+                matching(r"\S"),
+                format!(
+                    "the grid's metric (default: the goal's, else {}, tokens_per_s or loss)",
+                    falcon_app::requests::DEFAULT_METRIC
+                ),
+            )
             .json(200, "the session", g.subschema_for::<SessionDetail>().to_value()),
         op("get", "/api/v1/pools", "The configured pools and their load")
             .request::<falcon_app::requests::PageRequest>()

@@ -233,3 +233,11 @@ pub fn top(rows: u32) -> crate::error::Result<usize> {
     }
     Ok(rows as usize)
 }
+
+/// The metric a comparison or a history reads when the request names none.
+pub const DEFAULT_METRIC: &str = "step_time_s";
+
+/// [`DEFAULT_METRIC`], as serde's `default =` takes it.
+pub fn default_metric() -> String {
+    DEFAULT_METRIC.to_string()
+}

@@ -105,10 +105,13 @@ fn choose_metric(asked: Option<&str>, goal_metric: Option<&str>, metrics: &BTree
         .map(str::to_string)
         .or(goal_metric.filter(|m| metrics.contains(*m)).map(str::to_string))
         .or_else(|| {
-            ["step_time_s", "tokens_per_s", "loss"].iter().find(|m| metrics.contains(**m)).map(|m| m.to_string())
+            [crate::requests::DEFAULT_METRIC, "tokens_per_s", "loss"]
+                .iter()
+                .find(|m| metrics.contains(**m))
+                .map(|m| m.to_string())
         })
         .or_else(|| metrics.iter().next().cloned())
-        .unwrap_or_else(|| "step_time_s".to_string())
+        .unwrap_or_else(crate::requests::default_metric)
 }
 
 /// The grid of a session's runs (`sweep`: the session's stored spec, with its `axes`).

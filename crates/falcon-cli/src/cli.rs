@@ -518,7 +518,7 @@ pub enum ExpCommand {
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
     /// Metric.
-    #[arg(long, default_value = "step_time_s")]
+    #[arg(long, default_value = falcon_app::requests::DEFAULT_METRIC)]
     pub metric: String,
     /// Experiments with this name.
     #[arg(long)]
@@ -628,7 +628,7 @@ pub struct CompareArgs {
     /// Candidate runs, written the same way.
     pub b: String,
     /// Metric to compare.
-    #[arg(long, default_value = "step_time_s")]
+    #[arg(long, default_value = falcon_app::requests::DEFAULT_METRIC)]
     pub metric: String,
     /// Larger values are better (for metrics without a standard direction).
     #[arg(long, conflicts_with = "lower_is_better")]

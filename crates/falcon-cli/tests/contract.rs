@@ -267,3 +267,25 @@ fn the_ranked_rows_are_declared_once_for_every_surface() {
         assert!(top.contains(&format!("[default: {DEFAULT_TOP}]")), "CLI {args:?}: {top}");
     }
 }
+
+/// The metric a comparison or history reads by default: written once (`DEFAULT_METRIC`), shown by the OpenAPI
+/// compare parameter, the MCP `exp_compare` and `exp_history` schemas and the CLI's help.
+#[test]
+fn the_default_metric_is_declared_once_for_every_surface() {
+    use falcon_app::requests::DEFAULT_METRIC;
+    let doc = falcon_api::openapi::document();
+    let params =
+        doc.pointer("/paths/~1api~1v1~1experiments~1{a}~1compare~1{b}/get/parameters").and_then(Value::as_array);
+    let metric = &params.unwrap().iter().find(|p| p["name"] == "metric").unwrap()["schema"];
+    assert_eq!(metric["default"], DEFAULT_METRIC, "OpenAPI");
+    for name in ["exp_compare", "exp_history"] {
+        let tool = falcon_mcp::tools::offered(false).find(|t| t.name == name).unwrap();
+        assert_eq!((tool.input)()["properties"]["metric"]["default"], DEFAULT_METRIC, "MCP {name}");
+    }
+    for args in [["exp", "compare", "--help"], ["exp", "history", "--help"]] {
+        let help = std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(args).output().unwrap();
+        let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+        let metric = help.split("--metric").nth(1).unwrap_or_else(|| panic!("{args:?}: no --metric in {help}"));
+        assert!(metric.contains(&format!("[default: {DEFAULT_METRIC}]")), "CLI {args:?}: {metric}");
+    }
+}

@@ -125,8 +125,9 @@ pub struct ExpCompare {
     pub a: String,
     /// The candidate runs, written the same way.
     pub b: String,
-    /// The metric (default `step_time_s`).
-    pub metric: Option<String>,
+    /// The metric.
+    #[serde(default = "falcon_app::requests::default_metric")]
+    pub metric: String,
     /// `higher` or `lower` is better (default: the metric's standard direction).
     pub better: Option<Better>,
     /// Samples to drop from the start of each run (default: the detected warm-up).
@@ -161,8 +162,9 @@ pub struct ExpHistory {
     pub config_hash: Option<String>,
     /// The series: `KEY=VALUE` labels every run has.
     pub label: Option<OneOrMany>,
-    /// The metric (default `step_time_s`).
-    pub metric: Option<String>,
+    /// The metric.
+    #[serde(default = "falcon_app::requests::default_metric")]
+    pub metric: String,
 }
 
 /// `goodput`: ended runs' goodput and their chip-seconds by cause; filters combine.

@@ -378,7 +378,7 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             let req = CompareRequest {
                 a: a.a,
                 b: a.b,
-                metric: a.metric.unwrap_or_else(|| "step_time_s".into()),
+                metric: a.metric,
                 direction: a.better.map(|b| match b {
                     args::Better::Higher => Direction::HigherIsBetter,
                     args::Better::Lower => Direction::LowerIsBetter,
@@ -393,8 +393,7 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
         }
         "exp_history" => {
             let a: args::ExpHistory = read(name, arguments)?;
-            let metric = a.metric.unwrap_or_else(|| "step_time_s".into());
-            json(&app.history(a.name, a.config_hash, &many(a.label), &metric).await?)
+            json(&app.history(a.name, a.config_hash, &many(a.label), &a.metric).await?)
         }
         "goodput" => {
             let a: args::Goodput = read(name, arguments)?;

@@ -323,7 +323,8 @@ async fn compare(
     Path((a, b)): Path<(String, String)>,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let mut request = CompareRequest { a, b, metric: "step_time_s".into(), direction: None, warmup: None };
+    let metric = falcon_app::requests::default_metric();
+    let mut request = CompareRequest { a, b, metric, direction: None, warmup: None };
     for (key, value) in query_pairs(raw.as_deref())? {
         match key.as_str() {
             "metric" if crate::bodies::is_metric(&value) => request.metric = value,

@@ -1,0 +1,88 @@
+//! The requests every front end takes (`falcon_app::requests`), through the use cases: their defaults, bounds and
+//! enum values are what the application does, whichever surface sent them.
+
+use falcon_app::goals::GoalRequest;
+use falcon_app::requests::{
+    lease, top, ExperimentListRequest, GoalListRequest, PageRequest, DEFAULT_LEASE_S, DEFAULT_PAGE, MAX_LEASE_S,
+    MAX_PAGE, MAX_TOP,
+};
+use falcon_core::status::{ExperimentStatus, GoalStatus, Scenario};
+use falcon_core::ErrorKind;
+use serde_json::json;
+
+fn goal(i: usize) -> GoalRequest {
+    GoalRequest {
+        title: format!("goal {i}"),
+        metric: "step_time_s".into(),
+        direction: None,
+        target: None,
+        baseline: None,
+        priority: i as i64,
+        workload: None,
+        hardware: None,
+    }
+}
+
+/// A goal list without a page size pages at the one default; the cursor gives the rest; a page past the bound is
+/// refused as usage.
+#[tokio::test]
+async fn the_goal_list_pages_at_the_one_default() {
+    let h = super::harness::app().await;
+    let n = DEFAULT_PAGE as usize + 10;
+    for i in 0..n {
+        h.app.create_goal(&goal(i)).await.unwrap();
+    }
+    let r = GoalListRequest::default();
+    let first = h.app.list_goals(None, None, r.page_size().unwrap()).await.unwrap();
+    assert_eq!(first.items.len(), DEFAULT_PAGE as usize);
+    let cursor = first.next_cursor.expect("a second page");
+    let rest = h.app.list_goals(None, Some(&cursor), r.page_size().unwrap()).await.unwrap();
+    assert_eq!((rest.items.len(), rest.next_cursor), (10, None));
+    let too_many = GoalListRequest { limit: MAX_PAGE + 1, ..GoalListRequest::default() };
+    assert_eq!(too_many.page_size().unwrap_err().kind(), ErrorKind::Usage);
+    // A claim with the default lease holds it; the status filter reads core's enum.
+    let claimed = h.app.claim_goal(None, "agent", lease(DEFAULT_LEASE_S).unwrap()).await.unwrap();
+    assert_eq!(claimed.status, GoalStatus::Claimed);
+    let only: GoalListRequest = serde_json::from_value(json!({"status": "claimed"})).unwrap();
+    let page = h.app.list_goals(only.status.map(|s| s.as_str()), None, only.page_size().unwrap()).await.unwrap();
+    assert_eq!(page.items.len(), 1);
+}
+
+/// The experiment list's request: its default, its bound, core's enums read case-insensitively, unknown fields
+/// and unknown values refused with what was expected.
+#[tokio::test]
+async fn the_experiment_list_request_is_what_the_list_does() {
+    let h = super::harness::app().await;
+    let r = ExperimentListRequest::default();
+    assert_eq!(r.query().unwrap().limit, DEFAULT_PAGE);
+    let page = h.app.list_experiments(&r.query().unwrap(), None).await.unwrap();
+    assert!(page.items.is_empty() && page.next_cursor.is_none());
+    let too_many = ExperimentListRequest { limit: MAX_PAGE + 1, ..ExperimentListRequest::default() };
+    assert_eq!(too_many.query().unwrap_err().kind(), ErrorKind::Usage);
+    let typed: ExperimentListRequest =
+        serde_json::from_value(json!({"status": "completed", "scenario": "BENCHMARK", "label": "a=1"})).unwrap();
+    assert_eq!(typed.status, Some(ExperimentStatus::Completed));
+    assert_eq!(typed.scenario, Some(Scenario::Benchmark));
+    assert_eq!(typed.label, ["a=1"]);
+    let err = serde_json::from_value::<ExperimentListRequest>(json!({"scenario": "smoke"})).unwrap_err().to_string();
+    assert!(err.contains("smoke") && err.contains("benchmark"), "{err}");
+    assert!(serde_json::from_value::<ExperimentListRequest>(json!({"colour": "red"})).is_err());
+    let cursor_and_before =
+        ExperimentListRequest { before: Some("e-5".into()), ..ExperimentListRequest::default() }.query().unwrap();
+    let err = h.app.list_experiments(&cursor_and_before, Some("e-3")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Usage);
+}
+
+/// The bounds of the shared defaults: a lease of 1 s to 7 days, ranked rows 1 to 1000, a page 0 to 1000.
+#[test]
+fn the_shared_bounds_refuse_what_is_past_them() {
+    for bad in [0, MAX_LEASE_S + 1] {
+        assert_eq!(lease(bad).unwrap_err().kind(), ErrorKind::Usage, "lease {bad}");
+    }
+    assert_eq!(lease(MAX_LEASE_S).unwrap().as_secs(), MAX_LEASE_S);
+    for bad in [0, MAX_TOP + 1] {
+        assert_eq!(top(bad).unwrap_err().kind(), ErrorKind::Usage, "top {bad}");
+    }
+    assert_eq!(PageRequest { limit: 0, cursor: None }.page_size().unwrap(), 0);
+    assert!(PageRequest { limit: MAX_PAGE + 1, cursor: None }.page_size().is_err());
+}

@@ -226,12 +226,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             .id("id", "e-", exp_id)
             .json(200, "the goodput (`exp show`'s `goodput`)", g.subschema_for::<Goodput>().to_value()),
         op("get", "/api/v1/goodput", "Goodput of ended runs and their chip-seconds by cause (filters combine)")
-            .query("session", id_schema("s-"), "s-N")
-            .query("goal", id_schema("g-"), "g-N")
-            .query("pool", text.clone(), "runs whose job last ran on this pool")
-            .query("label", matching("^[^=]+=.*$"), "KEY=VALUE; repeatable (at most 32), all must match")
-            .query("since", matching("^[1-9][0-9]{0,8}[dhms]$"), "recorded within this duration: 90s, 2h, 7d")
-            .query("name", text.clone(), "the runs' name")
+            .request::<falcon_app::requests::GoodputRequest>()
             .json(200, "the report (`falcon goodput --json`)", g.subschema_for::<GoodputReport>().to_value()),
         op("get", "/api/v1/goals", "Goals, highest priority first")
             .request::<falcon_app::requests::GoalListRequest>()

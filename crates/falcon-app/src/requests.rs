@@ -47,7 +47,7 @@ pub struct ExperimentListRequest {
     pub name: Option<String>,
     /// `KEY=VALUE` label conditions, all of which must hold (at most 32); one or a list.
     #[serde(default, deserialize_with = "one_or_many", skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 32))]
+    #[schemars(length(max = 32), inner(regex(pattern = r"^[^=]+=.*$")))]
     pub label: Vec<String>,
     /// Only experiments created within this duration (`90s`, `2h`, `7d`, `1h30m`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -240,4 +240,49 @@ pub const DEFAULT_METRIC: &str = "step_time_s";
 /// [`DEFAULT_METRIC`], as serde's `default =` takes it.
 pub fn default_metric() -> String {
     DEFAULT_METRIC.to_string()
+}
+
+/// `goodput`, `GET /api/v1/goodput`, MCP `goodput`: ended runs' goodput and their chip-seconds by cause; the
+/// filters combine.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoodputRequest {
+    /// Only this session's runs (`s-3`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^s-[1-9][0-9]{0,17}$"))]
+    pub session: Option<String>,
+    /// Only this goal's runs (`g-7`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^g-[1-9][0-9]{0,17}$"))]
+    pub goal: Option<String>,
+    /// Only runs whose job last ran on this pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
+    /// Only runs recorded within this long (`90m`, `2h`, `7d`, `1h30m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// Only runs of this name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `KEY=VALUE` labels every run has (at most 32); one or a list.
+    #[serde(default, deserialize_with = "one_or_many", skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 32), inner(regex(pattern = r"^[^=]+=.*$")))]
+    pub label: Vec<String>,
+}
+
+impl GoodputRequest {
+    /// The query it asks.
+    pub fn query(&self) -> crate::goodput::GoodputQuery {
+        crate::goodput::GoodputQuery {
+            list: ListQuery {
+                session: self.session.clone(),
+                goal: self.goal.clone(),
+                since: self.since.clone(),
+                name: self.name.clone(),
+                labels: self.label.clone(),
+                ..ListQuery::default()
+            },
+            pool: self.pool.clone(),
+        }
+    }
 }

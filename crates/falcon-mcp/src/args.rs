@@ -167,24 +167,6 @@ pub struct ExpHistory {
     pub metric: String,
 }
 
-/// `goodput`: ended runs' goodput and their chip-seconds by cause; filters combine.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Goodput {
-    /// Only this session's runs (`s-3`).
-    pub session: Option<String>,
-    /// Only this goal's runs (`g-7`).
-    pub goal: Option<String>,
-    /// Only runs whose job last ran on this pool.
-    pub pool: Option<String>,
-    /// Only runs recorded within this long (`90m`, `2h`, `7d`).
-    pub since: Option<String>,
-    /// Only runs of this name.
-    pub name: Option<String>,
-    /// Only runs with these `KEY=VALUE` labels.
-    pub label: Option<OneOrMany>,
-}
-
 /// A goal by id.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

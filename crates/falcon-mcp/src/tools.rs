@@ -192,7 +192,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "goodput",
         "Goodput of runs",
         false,
-        args::Goodput,
+        falcon_app::requests::GoodputRequest,
         falcon_app::goodput::GoodputReport,
         "Of the chip-seconds ended runs held, how many trained and where the rest went (start-up, compilation, input \
          stalls, checkpoints, restarts, tail, unexplained), per run and summed, with the best run (`falcon goodput \
@@ -396,19 +396,8 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json(&app.history(a.name, a.config_hash, &many(a.label), &a.metric).await?)
         }
         "goodput" => {
-            let a: args::Goodput = read(name, arguments)?;
-            let query = falcon_app::goodput::GoodputQuery {
-                list: falcon_app::experiments::ListQuery {
-                    session: a.session,
-                    goal: a.goal,
-                    since: a.since,
-                    name: a.name,
-                    labels: many(a.label),
-                    ..Default::default()
-                },
-                pool: a.pool,
-            };
-            json(&app.goodput_report(&query).await?)
+            let a: falcon_app::requests::GoodputRequest = read(name, arguments)?;
+            json(&app.goodput_report(&a.query()).await?)
         }
         "goal_list" => {
             let a: falcon_app::requests::GoalListRequest = read(name, arguments)?;

@@ -44,21 +44,10 @@ async fn goodput(Extract(state): Extract<Arc<State>>, Path(id): Path<String>) ->
     Ok(Json(state.app.experiment_goodput(id).await?).into_response())
 }
 
-/// `GET /api/v1/goodput?session&goal&pool&since&name&label=k=v…`: `falcon goodput --json`.
+/// `GET /api/v1/goodput`: the parameters are [`falcon_app::requests::GoodputRequest`]'s fields.
 async fn goodput_report(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let mut query = falcon_app::goodput::GoodputQuery::default();
-    for (key, value) in query_pairs(raw.as_deref())? {
-        match key.as_str() {
-            "goal" => query.list.goal = Some(id_param("goal", value, "g-")?),
-            "session" => query.list.session = Some(id_param("session", value, "s-")?),
-            "pool" => query.pool = Some(value),
-            "label" => query.list.labels.push(value),
-            "since" => query.list.since = Some(value),
-            "name" => query.list.name = Some(value),
-            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
-        }
-    }
-    Ok(Json(state.app.goodput_report(&query).await?).into_response())
+    let r: falcon_app::requests::GoodputRequest = crate::typed_query::from_query(raw.as_deref())?;
+    Ok(Json(state.app.goodput_report(&r.query()).await?).into_response())
 }
 
 /// `GET /api/v1/experiments`: the parameters are [`ExperimentListRequest`]'s fields.
@@ -66,15 +55,6 @@ async fn list(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> A
     let request: ExperimentListRequest = crate::typed_query::from_query(raw.as_deref())?;
     let page = state.app.list_experiments(&request.query()?, request.cursor.as_deref()).await?;
     Ok(Json(page).into_response())
-}
-
-/// A query parameter that must be an id `{prefix}N`.
-fn id_param(name: &str, value: String, prefix: &str) -> ApiResult<String> {
-    if crate::bodies::is_id(&value, prefix) {
-        Ok(value)
-    } else {
-        Err(ApiError::usage(format!("{name}={value}: an id {prefix}N")))
-    }
 }
 
 /// `POST /api/v1/experiments`: a spec, YAML or JSON; 201 with the experiment.

@@ -2,24 +2,19 @@
 
 use crate::cli::{GlobalArgs, GoodputArgs};
 use crate::output::{print_json, print_stdout};
-use falcon_app::experiments::ListQuery;
-use falcon_app::goodput::GoodputQuery;
 use falcon_app::App;
 use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs, app: &App, args: &GoodputArgs) -> anyhow::Result<ExitCode> {
-    let query = GoodputQuery {
-        list: ListQuery {
-            session: args.session.clone(),
-            goal: args.goal.clone(),
-            since: args.since.clone(),
-            name: args.name.clone(),
-            labels: args.labels.clone(),
-            ..Default::default()
-        },
+    let request = falcon_app::requests::GoodputRequest {
+        session: args.session.clone(),
+        goal: args.goal.clone(),
         pool: args.pool.clone(),
+        since: args.since.clone(),
+        name: args.name.clone(),
+        label: args.labels.clone(),
     };
-    let report = app.goodput_report(&query).await?;
+    let report = app.goodput_report(&request.query()).await?;
     if global.json {
         print_json(&report)?;
     } else {

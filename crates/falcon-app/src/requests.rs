@@ -54,7 +54,7 @@ pub struct ExperimentListRequest {
     pub since: Option<String>,
     /// Rows per page (0: no rows).
     #[serde(default = "default_page")]
-    #[schemars(range(max = 1000))]
+    #[schemars(range(max = MAX_PAGE))]
     pub limit: u32,
     /// Give each row its stored metric summaries (count, mean, median, p90, min, max, last, spread per metric).
     #[serde(default)]
@@ -140,7 +140,7 @@ pub struct GoalListRequest {
     pub status: Option<falcon_core::status::GoalStatus>,
     /// Rows per page (0: no rows).
     #[serde(default = "default_page")]
-    #[schemars(range(max = 1000))]
+    #[schemars(range(max = MAX_PAGE))]
     pub limit: u32,
     /// Start at this page: the `next_cursor` of the previous one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -174,7 +174,7 @@ fn page_size(limit: u32) -> crate::error::Result<usize> {
 pub struct PageRequest {
     /// Rows per page (0: no rows).
     #[serde(default = "default_page")]
-    #[schemars(range(max = 1000))]
+    #[schemars(range(max = MAX_PAGE))]
     pub limit: u32,
     /// Start at this page: the `next_cursor` of the previous one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -111,7 +111,7 @@ pub struct ExpArtifacts {
     pub id: String,
     /// Rows per page (0: no rows).
     #[serde(default = "falcon_app::requests::default_page")]
-    #[schemars(range(max = 1000))]
+    #[schemars(range(max = falcon_app::requests::MAX_PAGE))]
     pub limit: u32,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,

@@ -76,9 +76,15 @@ impl Op {
         self
     }
     /// The query parameters of a use case's request type, generated from it (`typed_query`).
-    fn request<T: JsonSchema>(mut self) -> Op {
+    fn request<T: JsonSchema>(self) -> Op {
+        self.request_with_path::<T>(&[])
+    }
+    /// The parameters of a use case's request type, those named in `path` the path's (required), the rest the
+    /// query's.
+    fn request_with_path<T: JsonSchema>(mut self, path: &[&str]) -> Op {
         for p in crate::typed_query::query_parameters::<T>() {
-            self.params.push((p.name, "query", false, p.schema, p.description));
+            let in_path = path.contains(&p.name.as_str());
+            self.params.push((p.name, if in_path { "path" } else { "query" }, in_path, p.schema, p.description));
         }
         self
     }
@@ -149,7 +155,6 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
     let text = json!({ "type": "string" });
     let binary = json!({ "type": "string", "contentEncoding": "binary" });
     let exp_id = "an experiment id, e-N";
-    let runs = matching("^(e-[1-9][0-9]{0,17}(,e-[1-9][0-9]{0,17})*|s-[1-9][0-9]{0,17}|config:[0-9a-f]{6,64})$");
     let report_format = one_of(&["json", "md", "html"]);
     let top = json!({
         "type": "integer",
@@ -204,23 +209,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             .id("b", "e-", exp_id)
             .json(200, "the changes", g.subschema_for::<DiffBody>().to_value()),
         op("get", "/api/v1/experiments/{a}/compare/{b}", "The run-level verdict on a metric, A the baseline")
-            .param("a", "path", true, runs.clone(), "runs: e-1, e-1,e-2, s-3 or config:<hash prefix>")
-            .param("b", "path", true, runs, "runs, as A")
-            .query(
-                "metric",
-                json!({
-                    "type": "string",
-                    "pattern": "^[A-Za-z0-9_.:/-]{1,128}$",
-                    "default": falcon_app::requests::DEFAULT_METRIC,
-                }),
-                "the metric",
-            )
-            .query(
-                "direction",
-                one_of(&["maximize", "minimize"]),
-                "for a metric without a standard direction",
-            )
-            .query("warmup", int(0, 1_000_000_000), "steps dropped from each run's start")
+            .request_with_path::<falcon_app::requests::ExperimentCompareRequest>(&["a", "b"])
             .json(200, "the verdict (a regression is a 200 too)", g.subschema_for::<RunComparison>().to_value()),
         op("get", "/api/v1/experiments/{id}/goodput", "Its goodput: productive share of the held time, badput by cause")
             .id("id", "e-", exp_id)

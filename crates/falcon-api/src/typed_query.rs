@@ -78,8 +78,20 @@ fn types(schema: &Value) -> Vec<&str> {
 
 /// Reads request `T` from the query string's pairs.
 pub fn from_query<T: JsonSchema + DeserializeOwned>(raw: Option<&str>) -> ApiResult<T> {
+    from_path_and_query(&[], raw)
+}
+
+/// Reads request `T` from the path's parameters (`path`: name and value) and the query string's pairs; a query
+/// parameter that names a path parameter is given twice.
+pub fn from_path_and_query<T: JsonSchema + DeserializeOwned>(
+    path: &[(&str, String)],
+    raw: Option<&str>,
+) -> ApiResult<T> {
     let params = query_parameters::<T>();
     let mut map = serde_json::Map::new();
+    for (key, value) in path {
+        map.insert((*key).to_string(), Value::String(value.clone()));
+    }
     for (key, value) in crate::request::query_pairs(raw)? {
         let Some(p) = params.iter().find(|p| p.name == key) else {
             return Err(ApiError::usage(format!("unknown query parameter `{key}`")));
@@ -137,6 +149,23 @@ mod tests {
             let err = from_query::<ExperimentListRequest>(Some(q)).unwrap_err().message;
             assert!(err.contains(says), "{q}: {err}");
         }
+    }
+
+    #[test]
+    fn a_compare_request_from_its_path_and_query() {
+        use falcon_app::requests::ExperimentCompareRequest;
+        use falcon_core::stats::Direction;
+        let path = [("a", "e-1,e-2".to_string()), ("b", "s-3".to_string())];
+        let r: ExperimentCompareRequest =
+            from_path_and_query(&path, Some("direction=maximize&warmup=3&metric=tokens_per_s")).unwrap();
+        assert_eq!((r.a.as_str(), r.b.as_str(), r.metric.as_str()), ("e-1,e-2", "s-3", "tokens_per_s"));
+        assert_eq!((r.direction, r.warmup), (Some(Direction::HigherIsBetter), Some(3)));
+        let d: ExperimentCompareRequest = from_path_and_query(&path, None).unwrap();
+        assert_eq!(d.metric, falcon_app::requests::DEFAULT_METRIC);
+        let twice = from_path_and_query::<ExperimentCompareRequest>(&path, Some("a=e-9")).unwrap_err().message;
+        assert!(twice.contains("given twice"), "{twice}");
+        let bad = ExperimentCompareRequest { metric: "a b".into(), ..d }.compare().unwrap_err().to_string();
+        assert!(bad.contains("metric=a b"), "{bad}");
     }
 
     #[test]

@@ -286,3 +286,49 @@ impl GoodputRequest {
         }
     }
 }
+
+/// `exp compare`, `GET /api/v1/experiments/{a}/compare/{b}`, MCP `exp_compare`: a metric across two sets of runs,
+/// with the run-level verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentCompareRequest {
+    /// The baseline runs: `e-1`, `e-1,e-2,e-3`, `s-3` (a session's completed runs) or `config:<hash prefix>`.
+    #[schemars(regex(
+        pattern = r"^(e-[1-9][0-9]{0,17}(,e-[1-9][0-9]{0,17})*|s-[1-9][0-9]{0,17}|config:[0-9a-f]{6,64})$"
+    ))]
+    pub a: String,
+    /// The candidate runs, written the same way.
+    #[schemars(regex(
+        pattern = r"^(e-[1-9][0-9]{0,17}(,e-[1-9][0-9]{0,17})*|s-[1-9][0-9]{0,17}|config:[0-9a-f]{6,64})$"
+    ))]
+    pub b: String,
+    /// The metric.
+    #[serde(default = "default_metric")]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_.:/-]{1,128}$"))]
+    pub metric: String,
+    /// Which way is better, for a metric without a standard direction (also `higher`/`lower`,
+    /// `maximize`/`minimize`).
+    #[serde(default, deserialize_with = "case_insensitive", skip_serializing_if = "Option::is_none")]
+    pub direction: Option<falcon_core::stats::Direction>,
+    /// Samples to drop from the start of each side (default: the detected warm-up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<u32>,
+}
+
+impl ExperimentCompareRequest {
+    /// The comparison it asks; a metric name of other characters than its schema's is a usage error.
+    pub fn compare(&self) -> crate::error::Result<crate::experiments::CompareRequest> {
+        let m = &self.metric;
+        let ok = (1..=128).contains(&m.len()) && m.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:/-".contains(&b));
+        if !ok {
+            return Err(crate::error::AppError::usage(format!("metric={m}: 1 to 128 letters, digits or `_.:/-`")));
+        }
+        Ok(crate::experiments::CompareRequest {
+            a: self.a.clone(),
+            b: self.b.clone(),
+            metric: m.clone(),
+            direction: self.direction,
+            warmup: self.warmup.map(|w| w as usize),
+        })
+    }
+}

@@ -555,6 +555,25 @@ impl From<&GoalListArgs> for falcon_app::requests::GoalListRequest {
     }
 }
 
+/// `exp compare`'s arguments: [`falcon_app::requests::ExperimentCompareRequest`]'s fields (the direction as two
+/// flags).
+impl From<&CompareArgs> for falcon_app::requests::ExperimentCompareRequest {
+    fn from(a: &CompareArgs) -> Self {
+        use falcon_core::stats::Direction;
+        falcon_app::requests::ExperimentCompareRequest {
+            a: a.a.clone(),
+            b: a.b.clone(),
+            metric: a.metric.clone(),
+            direction: match (a.higher_is_better, a.lower_is_better) {
+                (true, _) => Some(Direction::HigherIsBetter),
+                (_, true) => Some(Direction::LowerIsBetter),
+                _ => None,
+            },
+            warmup: a.warmup.map(|w| u32::try_from(w).unwrap_or(u32::MAX)),
+        }
+    }
+}
+
 /// A core enum's value from a flag, case-insensitively (its error lists the values).
 fn core_enum<T: std::str::FromStr>(text: &str) -> Result<T, String>
 where

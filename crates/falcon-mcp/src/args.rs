@@ -117,31 +117,6 @@ pub struct ExpArtifacts {
     pub cursor: Option<String>,
 }
 
-/// `exp_compare`: a metric across two sets of runs, with a verdict that accounts for run-to-run noise.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExpCompare {
-    /// The baseline runs: `e-1`, `e-1,e-2,e-3`, `s-3` (a session's completed runs) or `config:<hash prefix>`.
-    pub a: String,
-    /// The candidate runs, written the same way.
-    pub b: String,
-    /// The metric.
-    #[serde(default = "falcon_app::requests::default_metric")]
-    pub metric: String,
-    /// `higher` or `lower` is better (default: the metric's standard direction).
-    pub better: Option<Better>,
-    /// Samples to drop from the start of each run (default: the detected warm-up).
-    pub warmup: Option<usize>,
-}
-
-/// Which way a metric improves.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Better {
-    Higher,
-    Lower,
-}
-
 /// `exp_diff`: the configuration changes from A to B.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -7,8 +7,7 @@ use super::args::{self, many};
 use super::progress::Progress;
 use falcon_app::contract::DiffBody;
 use falcon_app::experiments::{
-    parse_experiment_id as exp_id, CompareRequest, ExperimentDetail, ExperimentItem, HistoryView, RunComparison,
-    SubmitProgress,
+    parse_experiment_id as exp_id, ExperimentDetail, ExperimentItem, HistoryView, RunComparison, SubmitProgress,
 };
 use falcon_app::goals::{parse_goal_id, parse_session_id, GoalComparison, GoalReport, GoalView, PoolUsage};
 use falcon_app::page::Page;
@@ -166,7 +165,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "exp_compare",
         "Compare runs on a metric",
         false,
-        args::ExpCompare,
+        falcon_app::requests::ExperimentCompareRequest,
         RunComparison,
         "A metric across two sets of runs (A the baseline): the verdict (improved, regressed, no change, \
          inconclusive) with its 95% interval and p-value, accounting for run-to-run noise (`falcon exp compare`)."
@@ -373,19 +372,8 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json(&app.experiment_artifacts(exp_id(&a.id)?, page.cursor.as_deref(), page.page_size()?).await?)
         }
         "exp_compare" => {
-            use falcon_core::stats::Direction;
-            let a: args::ExpCompare = read(name, arguments)?;
-            let req = CompareRequest {
-                a: a.a,
-                b: a.b,
-                metric: a.metric,
-                direction: a.better.map(|b| match b {
-                    args::Better::Higher => Direction::HigherIsBetter,
-                    args::Better::Lower => Direction::LowerIsBetter,
-                }),
-                warmup: a.warmup,
-            };
-            json(&app.compare_experiments(&req).await?)
+            let a: falcon_app::requests::ExperimentCompareRequest = read(name, arguments)?;
+            json(&app.compare_experiments(&a.compare()?).await?)
         }
         "exp_diff" => {
             let a: args::ExpDiff = read(name, arguments)?;

@@ -14,7 +14,6 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use falcon_app::experiments::CompareRequest;
 use falcon_app::requests::ExperimentListRequest;
 use falcon_app::streams::Follow;
 use falcon_app::App;
@@ -303,20 +302,9 @@ async fn compare(
     Path((a, b)): Path<(String, String)>,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let metric = falcon_app::requests::default_metric();
-    let mut request = CompareRequest { a, b, metric, direction: None, warmup: None };
-    for (key, value) in query_pairs(raw.as_deref())? {
-        match key.as_str() {
-            "metric" if crate::bodies::is_metric(&value) => request.metric = value,
-            "metric" => return Err(ApiError::usage(format!("metric={value}: 1 to 128 letters, digits or `_.:/-`"))),
-            "direction" => {
-                request.direction = Some(value.parse().map_err(|e| ApiError::usage(format!("direction={value}: {e}")))?)
-            }
-            "warmup" => request.warmup = Some(count("warmup", &value, 0, 1_000_000_000)?),
-            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
-        }
-    }
-    Ok(Json(state.app.compare_experiments(&request).await?).into_response())
+    let r: falcon_app::requests::ExperimentCompareRequest =
+        crate::typed_query::from_path_and_query(&[("a", a), ("b", b)], raw.as_deref())?;
+    Ok(Json(state.app.compare_experiments(&r.compare()?).await?).into_response())
 }
 
 #[cfg(test)]

@@ -2,9 +2,7 @@
 
 use crate::cli::{CompareArgs, ExpCommand, GlobalArgs, ListArgs};
 use crate::output::{print_json, print_json_line, print_stdout, CliFailure};
-use falcon_app::experiments::{
-    parse_experiment_id as parse_id, split_bookkeeping, CompareRequest, ExperimentDetail, SubmitProgress,
-};
+use falcon_app::experiments::{parse_experiment_id as parse_id, split_bookkeeping, ExperimentDetail, SubmitProgress};
 use falcon_app::render::numbers::significant;
 use falcon_app::render::text::new_table;
 use falcon_app::requests::ExperimentListRequest;
@@ -195,19 +193,7 @@ async fn list(global: &GlobalArgs, app: &App, args: &ListArgs) -> anyhow::Result
 }
 
 async fn compare(global: &GlobalArgs, app: &App, args: &CompareArgs) -> anyhow::Result<ExitCode> {
-    use falcon_core::stats::Direction;
-    let direction = match (args.higher_is_better, args.lower_is_better) {
-        (true, _) => Some(Direction::HigherIsBetter),
-        (_, true) => Some(Direction::LowerIsBetter),
-        _ => None,
-    };
-    let req = CompareRequest {
-        a: args.a.clone(),
-        b: args.b.clone(),
-        metric: args.metric.clone(),
-        direction,
-        warmup: args.warmup,
-    };
+    let req = falcon_app::requests::ExperimentCompareRequest::from(args).compare()?;
     let cmp = app.compare_experiments(&req).await?;
     if global.json {
         print_json(&cmp)?;

@@ -161,9 +161,7 @@ fn the_list_request_is_declared_once_for_every_surface() {
     let goal_input = (tool.input)();
     assert_eq!(goal_input["properties"]["limit"]["default"], DEFAULT_PAGE, "MCP goals");
     assert_eq!(values(&goal_input["properties"]["status"], &no_defs), goal_statuses, "MCP goals");
-    let goal_help =
-        std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(["goal", "list", "--help"]).output().unwrap();
-    let goal_help = String::from_utf8_lossy(&goal_help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    let goal_help = help_of(&["goal", "list", "--help"]);
     assert!(goal_help.contains(&format!("[default: {DEFAULT_PAGE}]")), "CLI goal help: {goal_help}");
 
     // And a list without filters (pools: its page was 1000 from the CLI and the API, 50 from MCP).
@@ -172,15 +170,10 @@ fn the_list_request_is_declared_once_for_every_surface() {
     assert_eq!(pool_limit, DEFAULT_PAGE, "OpenAPI pools");
     let tool = falcon_mcp::tools::offered(false).find(|t| t.name == "pool_list").unwrap();
     assert_eq!((tool.input)()["properties"]["limit"]["default"], DEFAULT_PAGE, "MCP pools");
-    let pool_help =
-        std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(["pool", "list", "--help"]).output().unwrap();
-    let pool_help = String::from_utf8_lossy(&pool_help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    let pool_help = help_of(&["pool", "list", "--help"]);
     assert!(pool_help.contains(&format!("[default: {DEFAULT_PAGE}]")), "CLI pool help: {pool_help}");
 
-    let help =
-        std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(["exp", "list", "--help"]).output().unwrap();
-    // Help wraps at the terminal's width: its words, one space apart.
-    let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = help_of(&["exp", "list", "--help"]);
     assert!(help.contains(&format!("[default: {DEFAULT_PAGE}]")), "CLI help: {help}");
 }
 
@@ -204,12 +197,7 @@ fn the_profile_tools_are_named_once_for_every_surface() {
     let pattern =
         params.iter().find(|p| p["name"] == "tool").unwrap()["schema"]["pattern"].as_str().unwrap().to_string();
     assert!(pattern.starts_with(&format!("^({})", names.join("|"))), "OpenAPI: {pattern}");
-    let help = std::process::Command::new(env!("CARGO_BIN_EXE_falcon"))
-        .args(["profile", "analyze", "--help"])
-        .output()
-        .unwrap();
-    // Help wraps at the terminal's width: its words, one space apart.
-    let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = help_of(&["profile", "analyze", "--help"]);
     assert!(help.contains(&format!("[possible values: {}]", names.join(", "))), "CLI help: {help}");
 }
 
@@ -230,9 +218,7 @@ fn the_claim_lease_is_declared_once_for_every_surface() {
     let input = (tool.input)();
     assert_eq!(input["properties"]["lease_s"]["default"], DEFAULT_LEASE_S, "MCP");
     assert_eq!(input["properties"]["lease_s"]["maximum"], MAX_LEASE_S, "MCP");
-    let help =
-        std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(["goal", "claim", "--help"]).output().unwrap();
-    let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = help_of(&["goal", "claim", "--help"]);
     assert!(help.contains(&format!("[default: {DEFAULT_LEASE_S}]")), "CLI help: {help}");
 }
 
@@ -261,8 +247,7 @@ fn the_ranked_rows_are_declared_once_for_every_surface() {
         assert_eq!(input["properties"]["top"]["maximum"], MAX_TOP, "MCP {name}");
     }
     for args in [["goal", "report", "--help"], ["profile", "compare", "--help"]] {
-        let help = std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(args).output().unwrap();
-        let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+        let help = help_of(&args);
         let top = help.split("--top").nth(1).unwrap_or_else(|| panic!("{args:?}: no --top in {help}"));
         assert!(top.contains(&format!("[default: {DEFAULT_TOP}]")), "CLI {args:?}: {top}");
     }
@@ -283,9 +268,14 @@ fn the_default_metric_is_declared_once_for_every_surface() {
         assert_eq!((tool.input)()["properties"]["metric"]["default"], DEFAULT_METRIC, "MCP {name}");
     }
     for args in [["exp", "compare", "--help"], ["exp", "history", "--help"]] {
-        let help = std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(args).output().unwrap();
-        let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+        let help = help_of(&args);
         let metric = help.split("--metric").nth(1).unwrap_or_else(|| panic!("{args:?}: no --metric in {help}"));
         assert!(metric.contains(&format!("[default: {DEFAULT_METRIC}]")), "CLI {args:?}: {metric}");
     }
+}
+
+/// `falcon ARGS --help` as one line: its words, one space apart (help wraps at the terminal's width).
+fn help_of(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(args).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ")
 }

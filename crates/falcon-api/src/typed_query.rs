@@ -105,7 +105,8 @@ pub fn from_path_and_query<T: JsonSchema + DeserializeOwned>(
             return Err(ApiError::usage(format!("query parameter `{key}` given twice")));
         }
     }
-    serde_json::from_value(Value::Object(map)).map_err(|e| ApiError::usage(format!("the query string: {e}")))
+    // Checked against the type's schema (its patterns and bounds): what the OpenAPI document says is what is taken.
+    Ok(falcon_app::requests::read::<T>(map)?)
 }
 
 /// A query value as the JSON its schema types it.
@@ -145,6 +146,8 @@ mod tests {
             ("limit=1&limit=2", "given twice"),
             ("status=DONE", "DONE"),
             ("with_metrics=maybe", "true or false"),
+            ("session=3", "session=3: does not match"),
+            ("since=", "since=: at least 2 characters"),
         ] {
             let err = from_query::<ExperimentListRequest>(Some(q)).unwrap_err().message;
             assert!(err.contains(says), "{q}: {err}");

@@ -269,11 +269,17 @@ pub(crate) async fn list_experiments(
 ) -> Result<Page<ExperimentItem>> {
     let mut query = query.clone();
     if let Some(c) = cursor {
-        if query.before.is_some() {
-            return Err(AppError::usage("cursor and before both say where the page starts; give one"));
+        let at = c.parse::<ExperimentId>().map_err(|_| crate::page::bad_cursor(c))?;
+        // Both bound the ids from above, like every other filter they combine: the lower one holds.
+        // (a `before` that is no id is left for the filter to refuse).
+        let keeps = match query.before.as_deref().map(str::parse::<ExperimentId>) {
+            Some(Ok(before)) => before < at,
+            Some(Err(_)) => true,
+            None => false,
+        };
+        if !keeps {
+            query.before = Some(at.to_string());
         }
-        c.parse::<ExperimentId>().map_err(|_| crate::page::bad_cursor(c))?;
-        query.before = Some(c.to_string());
     }
     let mut filter = query.filter()?;
     if query.limit == 0 {

@@ -118,7 +118,7 @@ impl App {
     }
 
     /// A page of the experiments matching the query, newest first. The cursor of the next page is the last
-    /// row's id (the same as `before`, which it replaces); `limit` 0 gives an empty page. With
+    /// row's id (a bound like `before`; given both, the lower holds); `limit` 0 gives an empty page. With
     /// `with_metrics`, the page's metric summaries come from the summary rows in one read (no metrics file is
     /// opened).
     pub async fn list_experiments(&self, query: &ListQuery, cursor: Option<&str>) -> Result<Page<ExperimentItem>> {

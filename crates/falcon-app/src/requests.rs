@@ -14,10 +14,19 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::experiments::ListQuery;
 
+mod check;
+pub use check::read;
+
 /// Rows of a page when the request does not say.
 pub const DEFAULT_PAGE: u32 = 50;
 /// The most rows a page may ask for.
 pub const MAX_PAGE: u32 = 1000;
+
+/// A duration as a request's schema states it: units `d`, `h`, `m`, `s`, each at most once, largest first, each
+/// a number without leading zeros (so never zero) — what `falcon_core::spec::parse_duration` reads, less the
+/// spellings it forgives (upper-case units, `0h30m`, spaces). With a `minLength` of 2 (the pattern alone matches
+/// the empty string: JSON Schema's regexes are not all engines' lookaheads).
+pub const DURATION_PATTERN: &str = "^([1-9][0-9]{0,8}d)?([1-9][0-9]{0,8}h)?([1-9][0-9]{0,8}m)?([1-9][0-9]{0,8}s)?$";
 
 /// [`DEFAULT_PAGE`], as serde's `default =` takes it (an argument struct with other fields uses it too).
 pub fn default_page() -> u32 {
@@ -51,6 +60,7 @@ pub struct ExperimentListRequest {
     pub label: Vec<String>,
     /// Only experiments created within this duration (`90s`, `2h`, `7d`, `1h30m`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 2), regex(pattern = DURATION_PATTERN))]
     pub since: Option<String>,
     /// Rows per page (0: no rows).
     #[serde(default = "default_page")]
@@ -63,7 +73,7 @@ pub struct ExperimentListRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^e-[1-9][0-9]{0,17}$"))]
     pub before: Option<String>,
-    /// Start at this page: the `next_cursor` of the previous one.
+    /// Start at this page: the `next_cursor` of the previous one (with `before`, the lower of the two holds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^e-[1-9][0-9]{0,17}$"))]
     pub cursor: Option<String>,
@@ -260,6 +270,7 @@ pub struct GoodputRequest {
     pub pool: Option<String>,
     /// Only runs recorded within this long (`90m`, `2h`, `7d`, `1h30m`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 2), regex(pattern = DURATION_PATTERN))]
     pub since: Option<String>,
     /// Only runs of this name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -312,6 +323,7 @@ pub struct ExperimentCompareRequest {
     pub direction: Option<falcon_core::stats::Direction>,
     /// Samples to drop from the start of each side (default: the detected warm-up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = u32::MAX))]
     pub warmup: Option<u32>,
 }
 

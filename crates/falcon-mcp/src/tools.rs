@@ -328,6 +328,13 @@ fn read<T: DeserializeOwned>(tool: &str, arguments: Map<String, Value>) -> Resul
     })
 }
 
+/// A use case's request (`falcon_app::requests`), checked against the schema its `inputSchema` is.
+fn request<T: schemars::JsonSchema + DeserializeOwned>(tool: &str, arguments: Map<String, Value>) -> Result<T> {
+    falcon_app::requests::read(arguments).map_err(|e| {
+        AppError::usage(format!("{tool}: bad arguments: {e}")).with_hint("the tool's inputSchema lists them")
+    })
+}
+
 fn json<T: Serialize>(value: &T) -> Result<Value> {
     serde_json::to_value(value).map_err(|e| AppError::new(ErrorKind::Failure, format!("encoding the result: {e}")))
 }
@@ -345,7 +352,7 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json(&app.context().await?)
         }
         "exp_list" => {
-            let a: falcon_app::requests::ExperimentListRequest = read(name, arguments)?;
+            let a: falcon_app::requests::ExperimentListRequest = request(name, arguments)?;
             json(&app.list_experiments(&a.query()?, a.cursor.as_deref()).await?)
         }
         "exp_submit" => submit(app, read(name, arguments)?, progress).await,
@@ -372,7 +379,7 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json(&app.experiment_artifacts(exp_id(&a.id)?, page.cursor.as_deref(), page.page_size()?).await?)
         }
         "exp_compare" => {
-            let a: falcon_app::requests::ExperimentCompareRequest = read(name, arguments)?;
+            let a: falcon_app::requests::ExperimentCompareRequest = request(name, arguments)?;
             json(&app.compare_experiments(&a.compare()?).await?)
         }
         "exp_diff" => {
@@ -384,11 +391,11 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json(&app.history(a.name, a.config_hash, &many(a.label), &a.metric).await?)
         }
         "goodput" => {
-            let a: falcon_app::requests::GoodputRequest = read(name, arguments)?;
+            let a: falcon_app::requests::GoodputRequest = request(name, arguments)?;
             json(&app.goodput_report(&a.query()).await?)
         }
         "goal_list" => {
-            let a: falcon_app::requests::GoalListRequest = read(name, arguments)?;
+            let a: falcon_app::requests::GoalListRequest = request(name, arguments)?;
             let status = a.status.map(|s| s.as_str());
             json(&app.list_goals(status, a.cursor.as_deref(), a.page_size()?).await?)
         }
@@ -439,7 +446,7 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json(&app.session_with_metric(parse_session_id(&a.id)?, a.metric.as_deref()).await?)
         }
         "pool_list" => {
-            let a: falcon_app::requests::PageRequest = read(name, arguments)?;
+            let a: falcon_app::requests::PageRequest = request(name, arguments)?;
             json(&app.pools(a.cursor.as_deref(), a.page_size()?).await?)
         }
         "profile_analyze" => {

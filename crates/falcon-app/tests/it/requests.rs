@@ -67,9 +67,36 @@ async fn the_experiment_list_request_is_what_the_list_does() {
     let err = serde_json::from_value::<ExperimentListRequest>(json!({"scenario": "smoke"})).unwrap_err().to_string();
     assert!(err.contains("smoke") && err.contains("benchmark"), "{err}");
     assert!(serde_json::from_value::<ExperimentListRequest>(json!({"colour": "red"})).is_err());
-    let cursor_and_before =
-        ExperimentListRequest { before: Some("e-5".into()), ..ExperimentListRequest::default() }.query().unwrap();
-    let err = h.app.list_experiments(&cursor_and_before, Some("e-3")).await.unwrap_err();
+}
+
+/// `before` and a cursor both bound the ids from above; given together, like every other filter, they combine:
+/// the lower one holds, whichever it is. A cursor that is no id is refused.
+#[tokio::test]
+async fn before_and_a_cursor_combine_the_lower_holding() {
+    let h = super::harness::app().await;
+    let spec = falcon_core::spec::parse_spec(
+        "name: paging\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [true]\nresources: {accelerator: cpu}\n",
+        "paging.yaml",
+    )
+    .unwrap();
+    for _ in 0..6 {
+        h.app.submit_experiment(&spec, false, None, |_| {}).await.unwrap();
+    }
+    let ids = |before: Option<&str>, cursor: Option<&str>| {
+        let q = ExperimentListRequest { before: before.map(String::from), ..ExperimentListRequest::default() };
+        let app = &h.app;
+        let cursor = cursor.map(String::from);
+        async move {
+            let page = app.list_experiments(&q.query().unwrap(), cursor.as_deref()).await.unwrap();
+            page.items.iter().map(|i| i.record.id.to_string()).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(ids(Some("e-5"), Some("e-3")).await, ["e-2", "e-1"]);
+    assert_eq!(ids(Some("e-3"), Some("e-5")).await, ["e-2", "e-1"]);
+    assert_eq!(ids(None, Some("e-4")).await, ["e-3", "e-2", "e-1"]);
+    assert_eq!(ids(Some("e-4"), None).await, ["e-3", "e-2", "e-1"]);
+    let q = ExperimentListRequest::default().query().unwrap();
+    let err = h.app.list_experiments(&q, Some("x-1")).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Usage);
 }
 

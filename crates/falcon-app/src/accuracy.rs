@@ -2,7 +2,7 @@
 //! experiment's metrics artifacts) and compare them with tolerances (A is the reference); compare two tensor
 //! dumps tensor by tensor.
 
-use crate::{App, AppError, Result};
+use crate::{ctx::Ctx, AppError, Result};
 use falcon_analysis::accuracy::align::align;
 use falcon_analysis::accuracy::read::{read_path, ReadOptions};
 use falcon_analysis::error::AnalysisError;
@@ -57,9 +57,9 @@ impl AccuracyRequest {
     }
 }
 
-pub(crate) async fn compare_accuracy(app: &App, req: &AccuracyRequest) -> Result<AccuracyReport> {
+pub(crate) async fn compare_accuracy(cx: &Ctx, req: &AccuracyRequest) -> Result<AccuracyReport> {
     let options = req.options()?;
-    let (a, b) = accuracy_inputs(app, req).await?;
+    let (a, b) = accuracy_inputs(cx, req).await?;
     let read_opts = ReadOptions { step_column: req.step_column.clone() };
     let report = tokio::task::spawn_blocking(move || -> Result<AccuracyReport> {
         let read = |p: &Path| read_path(p, &read_opts).map_err(|e| AppError::with_input_hint(e, INPUT_HINT));
@@ -73,13 +73,13 @@ pub(crate) async fn compare_accuracy(app: &App, req: &AccuracyRequest) -> Result
 
 /// The local paths of A and B: as given when both exist, else an experiment's metrics artifacts (the
 /// stores are opened only then).
-async fn accuracy_inputs(app: &App, req: &AccuracyRequest) -> Result<(PathBuf, PathBuf)> {
+async fn accuracy_inputs(cx: &Ctx, req: &AccuracyRequest) -> Result<(PathBuf, PathBuf)> {
     crate::files::check_input(Path::new(&req.a))?;
     crate::files::check_input(Path::new(&req.b))?;
     if Path::new(&req.a).exists() && Path::new(&req.b).exists() {
         return Ok((PathBuf::from(&req.a), PathBuf::from(&req.b)));
     }
-    let analysis = app.analysis().await?;
+    let analysis = cx.analysis().await?;
     let resolved = async {
         let a = analysis.accuracy_inputs(&req.a).await?;
         let b = analysis.accuracy_inputs(&req.b).await?;
@@ -92,7 +92,7 @@ async fn accuracy_inputs(app: &App, req: &AccuracyRequest) -> Result<(PathBuf, P
     })
 }
 
-pub(crate) async fn compare_tensors(app: &App, a: &Path, b: &Path, options: &TensorOptions) -> Result<TensorReport> {
+pub(crate) async fn compare_tensors(cx: &Ctx, a: &Path, b: &Path, options: &TensorOptions) -> Result<TensorReport> {
     crate::files::check_input(a)?;
     crate::files::check_input(b)?;
     let mut options = options.clone();
@@ -102,7 +102,7 @@ pub(crate) async fn compare_tensors(app: &App, a: &Path, b: &Path, options: &Ten
     // The configured cap when the caller set none; local dumps need no configuration, so a configuration
     // that does not load leaves the built-in default.
     if options.max_decompressed_bytes.is_none() {
-        options.max_decompressed_bytes = app.config().ok().map(falcon_analysis::limits::max_decompressed_bytes);
+        options.max_decompressed_bytes = cx.config().ok().map(falcon_analysis::limits::max_decompressed_bytes);
     }
     let (a, b) = (a.to_path_buf(), b.to_path_buf());
     tokio::task::spawn_blocking(move || falcon_analysis::tensors::compare_dumps(&a, &b, &options))

@@ -4,7 +4,7 @@
 //! What cannot be read (a database that is down) is a note; the rest is still given. The Markdown rendering
 //! stays within [`MARKDOWN_LIMIT`] bytes: longer lists are cut with a line saying how to see them whole.
 
-use crate::{App, Result};
+use crate::{ctx::Ctx, Result};
 use falcon_core::ids::{ExperimentId, GoalId};
 use falcon_core::status::{ExperimentStatus, GoalStatus};
 use falcon_core::time::Millis;
@@ -116,10 +116,10 @@ pub struct SkillLine {
     pub description: String,
 }
 
-pub(crate) async fn context(app: &App) -> Result<Context> {
-    let config = app.config()?.redacted();
+pub(crate) async fn context(cx: &Ctx) -> Result<Context> {
+    let config = cx.config()?.redacted();
     let mut notes = Vec::new();
-    let usage = match app.exp().await {
+    let usage = match cx.exp().await {
         Ok(exp) => match exp.pools().await {
             Ok(u) => Some(u),
             Err(e) => {
@@ -169,15 +169,15 @@ pub(crate) async fn context(app: &App) -> Result<Context> {
         notes,
     };
     if usage.is_some() {
-        if let Err(e) = fill_state(app, &mut context).await {
+        if let Err(e) = fill_state(cx, &mut context).await {
             context.notes.push(format!("goals and experiments not read: {e}"));
         }
     }
     Ok(context)
 }
 
-async fn fill_state(app: &App, context: &mut Context) -> Result<()> {
-    let exp = app.exp().await?;
+async fn fill_state(cx: &Ctx, context: &mut Context) -> Result<()> {
+    let exp = cx.exp().await?;
     let provisioning = ExperimentFilter { status: Some(ExperimentStatus::Provisioning), ..Default::default() };
     context.queued_experiments = Some(exp.count(&provisioning).await?);
     let mut goals: Vec<_> = exp

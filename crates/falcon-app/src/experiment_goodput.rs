@@ -1,8 +1,8 @@
 //! One experiment's goodput: EXP's record of its attempts, devices and step clock, handed to analysis. Used by
 //! `exp show` (`experiments`) and by the report across runs (`goodput`).
 
+use crate::ctx::Ctx;
 use crate::error::{AppError, Result};
-use crate::App;
 use falcon_analysis::goodput::{goodput, Attempt, Goodput, GoodputInput, StepRecord};
 use falcon_core::ids::ExperimentId;
 use falcon_exp::goodput::GoodputRecord;
@@ -37,8 +37,8 @@ pub fn input_of(record: &GoodputRecord) -> GoodputInput {
 }
 
 /// One experiment's goodput; what could not be read is the goodput's `reason`, never a failure of the caller.
-pub(crate) async fn experiment_goodput(app: &App, id: ExperimentId) -> Result<Goodput> {
-    Ok(of_record(app.exp().await?.goodput_record(id).await.map_err(AppError::from)))
+pub(crate) async fn experiment_goodput(cx: &Ctx, id: ExperimentId) -> Result<Goodput> {
+    Ok(of_record(cx.exp().await?.goodput_record(id).await.map_err(AppError::from)))
 }
 
 pub(crate) fn of_record(record: Result<GoodputRecord>) -> Goodput {

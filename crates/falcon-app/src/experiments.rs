@@ -5,7 +5,7 @@
 
 use crate::page::Page;
 use crate::worker::WorkerEvent;
-use crate::{App, AppError, Result};
+use crate::{ctx::Ctx, AppError, Result};
 use falcon_core::ids::{ExperimentId, GoalId, SessionId};
 use falcon_core::spec::ExperimentSpec;
 use falcon_core::stats::Direction;
@@ -156,11 +156,11 @@ impl ExperimentDetail {
 }
 
 /// `exp show`'s detail of a view: composed, with its goodput once the experiment has ended.
-pub(crate) async fn detail(app: &App, view: ExperimentView) -> Result<ExperimentDetail> {
+pub(crate) async fn detail(cx: &Ctx, view: ExperimentView) -> Result<ExperimentDetail> {
     let ended = view.record.status.is_terminal();
     let mut detail = ExperimentDetail::compose(view);
     if ended {
-        detail.goodput = Some(crate::experiment_goodput::experiment_goodput(app, detail.view.record.id).await?);
+        detail.goodput = Some(crate::experiment_goodput::experiment_goodput(cx, detail.view.record.id).await?);
     }
     Ok(detail)
 }
@@ -233,18 +233,18 @@ pub struct HistoryView {
 }
 
 pub(crate) async fn submit_experiment(
-    app: &App,
+    cx: &Ctx,
     spec: &ExperimentSpec,
     wait: bool,
     timeout: Option<std::time::Duration>,
     mut progress: impl FnMut(SubmitProgress<'_>),
 ) -> Result<(ExperimentDetail, Vec<WorkerEvent>)> {
-    let exp = app.exp().await?;
+    let exp = cx.exp().await?;
     placeable(exp, spec, "")?;
     let rec = exp.submit(spec).await?;
     progress(SubmitProgress::Submitted(&rec));
     if !wait {
-        return Ok((detail(app, exp.show(rec.id).await?).await?, Vec::new()));
+        return Ok((detail(cx, exp.show(rec.id).await?).await?, Vec::new()));
     }
     let deadline = timeout.map(|t| std::time::Instant::now() + t);
     // The embedded worker keeps its leases on their own timer, like `falcon worker`.
@@ -255,15 +255,15 @@ pub(crate) async fn submit_experiment(
     let rec = waited?;
     stopped?;
     let events = if rec.status == ExperimentStatus::Completed {
-        app.analyze_completed_among(Some(&[rec.id])).await
+        crate::worker::analyze_completed_among(cx, Some(&[rec.id])).await
     } else {
         Vec::new()
     };
-    Ok((detail(app, exp.show(rec.id).await?).await?, events))
+    Ok((detail(cx, exp.show(rec.id).await?).await?, events))
 }
 
 pub(crate) async fn list_experiments(
-    app: &App,
+    cx: &Ctx,
     query: &ListQuery,
     cursor: Option<&str>,
 ) -> Result<Page<ExperimentItem>> {
@@ -287,7 +287,7 @@ pub(crate) async fn list_experiments(
     }
     // One row more than the page: whether there is a next page is then known, not guessed.
     filter.limit = query.limit.saturating_add(1);
-    let exp = app.exp().await?;
+    let exp = cx.exp().await?;
     let mut records = exp.list(&filter).await?;
     let more = records.len() > query.limit as usize;
     records.truncate(query.limit as usize);
@@ -309,12 +309,12 @@ pub(crate) async fn list_experiments(
 }
 
 pub(crate) async fn metric_charts(
-    app: &App,
+    cx: &Ctx,
     id: ExperimentId,
     max_points: usize,
     max_charts: usize,
 ) -> Result<(Vec<MetricChart>, Vec<String>)> {
-    let series = app.exp().await?.metric_series(id).await?;
+    let series = cx.exp().await?.metric_series(id).await?;
     let first = ["step_time_s", "step_time_ms", "loss", "tokens_per_s", "samples_per_s", "mfu"];
     let mut names: Vec<&String> = series.fields.keys().collect();
     names.sort_by_key(|n| (first.iter().position(|f| f == n).unwrap_or(first.len()), n.as_str()));
@@ -348,98 +348,98 @@ pub(crate) async fn metric_charts(
 }
 
 pub(crate) async fn experiment_artifacts(
-    app: &App,
+    cx: &Ctx,
     id: ExperimentId,
     cursor: Option<&str>,
     limit: usize,
 ) -> Result<Page<ArtifactRecord>> {
-    Page::of_all(app.exp().await?.show(id).await?.artifacts, cursor, limit)
+    Page::of_all(cx.exp().await?.show(id).await?.artifacts, cursor, limit)
 }
 
-pub(crate) async fn show_experiment(app: &App, id: ExperimentId, warmup: Option<usize>) -> Result<ExperimentDetail> {
-    let exp = app.exp().await?;
+pub(crate) async fn show_experiment(cx: &Ctx, id: ExperimentId, warmup: Option<usize>) -> Result<ExperimentDetail> {
+    let exp = cx.exp().await?;
     let mut view = exp.show(id).await?;
     if warmup.is_some() {
         view.metrics = exp.metric_summaries(view.record.id, warmup).await?;
     }
-    detail(app, view).await
+    detail(cx, view).await
 }
 
-pub(crate) async fn experiment_record(app: &App, id: ExperimentId) -> Result<ExperimentRecord> {
-    Ok(app.exp().await?.experiment(id).await?)
+pub(crate) async fn experiment_record(cx: &Ctx, id: ExperimentId) -> Result<ExperimentRecord> {
+    Ok(cx.exp().await?.experiment(id).await?)
 }
 
-pub(crate) async fn experiment_status(app: &App, id: ExperimentId) -> Result<ExperimentStatus> {
-    Ok(app.exp().await?.experiment(id).await?.status)
+pub(crate) async fn experiment_status(cx: &Ctx, id: ExperimentId) -> Result<ExperimentStatus> {
+    Ok(cx.exp().await?.experiment(id).await?.status)
 }
 
-pub(crate) async fn cancel_experiment(app: &App, id: ExperimentId) -> Result<ExperimentDetail> {
-    let exp = app.exp().await?;
+pub(crate) async fn cancel_experiment(cx: &Ctx, id: ExperimentId) -> Result<ExperimentDetail> {
+    let exp = cx.exp().await?;
     let rec = exp.cancel(id).await?;
-    detail(app, exp.show(rec.id).await?).await
+    detail(cx, exp.show(rec.id).await?).await
 }
 
 pub(crate) async fn experiment_logs_from(
-    app: &App,
+    cx: &Ctx,
     id: ExperimentId,
     from: &std::collections::BTreeMap<String, u64>,
 ) -> Result<Vec<falcon_exp::outputs::LogChunk>> {
-    Ok(app.exp().await?.logs_from(id, from).await?)
+    Ok(cx.exp().await?.logs_from(id, from).await?)
 }
 
 pub(crate) async fn experiment_log_tails(
-    app: &App,
+    cx: &Ctx,
     id: ExperimentId,
     max_bytes: u64,
 ) -> Result<Vec<falcon_exp::outputs::LogChunk>> {
-    Ok(app.exp().await?.log_tails(id, max_bytes).await?)
+    Ok(cx.exp().await?.log_tails(id, max_bytes).await?)
 }
 
-pub(crate) async fn experiment_artifact(app: &App, id: ExperimentId, path: &str) -> Result<ArtifactRecord> {
-    Ok(app.exp().await?.artifact(id, path).await?)
+pub(crate) async fn experiment_artifact(cx: &Ctx, id: ExperimentId, path: &str) -> Result<ArtifactRecord> {
+    Ok(cx.exp().await?.artifact(id, path).await?)
 }
 
 pub(crate) async fn artifact_bytes(
-    app: &App,
+    cx: &Ctx,
     artifact: &ArtifactRecord,
     range: std::ops::Range<u64>,
 ) -> Result<Vec<u8>> {
-    Ok(app.exp().await?.artifact_range(artifact, range).await?.to_vec())
+    Ok(cx.exp().await?.artifact_range(artifact, range).await?.to_vec())
 }
 
-pub(crate) async fn artifact_integrity(app: &App, artifact: &ArtifactRecord) -> Result<Option<String>> {
-    Ok(app.exp().await?.integrity_failure(artifact).await?)
+pub(crate) async fn artifact_integrity(cx: &Ctx, artifact: &ArtifactRecord) -> Result<Option<String>> {
+    Ok(cx.exp().await?.integrity_failure(artifact).await?)
 }
 
-pub(crate) async fn artifact_mismatch(app: &App, artifact: &ArtifactRecord, found: &str) -> Result<String> {
+pub(crate) async fn artifact_mismatch(cx: &Ctx, artifact: &ArtifactRecord, found: &str) -> Result<String> {
     let found = format!("read {found}; the index says {} bytes of sha256 {}", artifact.size, artifact.sha256);
-    Ok(app.exp().await?.record_integrity_failure(artifact, &found).await?)
+    Ok(cx.exp().await?.record_integrity_failure(artifact, &found).await?)
 }
 
-pub(crate) async fn kept_report(app: &App, id: ExperimentId, name: &str) -> Result<Option<Vec<u8>>> {
-    Ok(app.exp().await?.kept_report(id, name).await?.map(|b| b.to_vec()))
+pub(crate) async fn kept_report(cx: &Ctx, id: ExperimentId, name: &str) -> Result<Option<Vec<u8>>> {
+    Ok(cx.exp().await?.kept_report(id, name).await?.map(|b| b.to_vec()))
 }
 
-pub(crate) async fn keep_report(app: &App, id: ExperimentId, name: &str, bytes: Vec<u8>) -> Result<ArtifactRecord> {
-    Ok(app.exp().await?.keep_report(id, name, bytes).await?)
+pub(crate) async fn keep_report(cx: &Ctx, id: ExperimentId, name: &str, bytes: Vec<u8>) -> Result<ArtifactRecord> {
+    Ok(cx.exp().await?.keep_report(id, name, bytes).await?)
 }
 
-pub(crate) async fn experiment_logs(app: &App, id: ExperimentId) -> Result<Vec<(String, String)>> {
-    Ok(app.exp().await?.logs(id).await?)
+pub(crate) async fn experiment_logs(cx: &Ctx, id: ExperimentId) -> Result<Vec<(String, String)>> {
+    Ok(cx.exp().await?.logs(id).await?)
 }
 
-pub(crate) async fn diff_experiments(app: &App, a: ExperimentId, b: ExperimentId) -> Result<Vec<Change>> {
-    Ok(app.exp().await?.diff(a, b).await?)
+pub(crate) async fn diff_experiments(cx: &Ctx, a: ExperimentId, b: ExperimentId) -> Result<Vec<Change>> {
+    Ok(cx.exp().await?.diff(a, b).await?)
 }
 
-pub(crate) async fn compare_experiments(app: &App, req: &CompareRequest) -> Result<RunComparison> {
+pub(crate) async fn compare_experiments(cx: &Ctx, req: &CompareRequest) -> Result<RunComparison> {
     let side = |text: &str, which: &str| text.parse::<RunSet>().map_err(|e| AppError::usage(format!("{which}: {e}")));
     let (a, b) = (side(&req.a, "A")?, side(&req.b, "B")?);
-    Ok(app.exp().await?.compare_runs(&a, &b, &req.metric, req.direction, req.warmup).await?)
+    Ok(cx.exp().await?.compare_runs(&a, &b, &req.metric, req.direction, req.warmup).await?)
 }
 
 pub(crate) async fn history(
-    app: &App,
+    cx: &Ctx,
     name: Option<String>,
     config_hash: Option<String>,
     labels: &[String],
@@ -457,7 +457,7 @@ pub(crate) async fn history(
         }
     }
     let filter = ExperimentFilter { name, config_hash, labels, ..Default::default() };
-    let exp = app.exp().await?;
+    let exp = cx.exp().await?;
     let history = exp.history(&filter, metric).await?;
     let completed =
         exp.count(&ExperimentFilter { status: Some(ExperimentStatus::Completed), ..filter.clone() }).await?;

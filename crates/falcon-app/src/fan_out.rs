@@ -15,7 +15,7 @@ use falcon_core::ErrorKind;
 use falcon_exp::progress::RunProgress;
 
 use crate::profiles::{AnalyzeOptions, ProfileReport, ResolvedProfile};
-use crate::{App, AppError, Result};
+use crate::{ctx::Ctx, AppError, Result};
 
 /// The artifact each shard's job writes (under its `$FALCON_ARTIFACT_DIR`).
 pub const SHARD_ARTIFACT: &str = "profile-shard.cbor";
@@ -43,13 +43,13 @@ pub enum FanOutProgress<'a> {
 
 /// The number of shards `profile analyze` uses for `target`: `explicit` when given (0: in this process),
 /// else `ceil(hosts / [analysis] fan_out_hosts)` when the run has more hosts than that, else none.
-pub(crate) async fn shards_for(app: &App, target: &str, explicit: Option<usize>) -> Result<Option<usize>> {
+pub(crate) async fn shards_for(cx: &Ctx, target: &str, explicit: Option<usize>) -> Result<Option<usize>> {
     match explicit {
         Some(0) => return Ok(None),
         Some(n) => return Ok(Some(n)),
         None => {}
     }
-    let Some(per_job) = app.config()?.analysis.fan_out_hosts else { return Ok(None) };
+    let Some(per_job) = cx.config()?.analysis.fan_out_hosts else { return Ok(None) };
     let input = Path::new(target);
     let runs_here = target.starts_with("gs://") || target.starts_with("s3://") || input.is_dir();
     if !runs_here {
@@ -61,33 +61,33 @@ pub(crate) async fn shards_for(app: &App, target: &str, explicit: Option<usize>)
         )
         .with_hint("`falcon doctor` checks the configuration"));
     }
-    let hosts = app.analysis().await?.run_hosts(target).await?.len();
+    let hosts = cx.analysis().await?.run_hosts(target).await?.len();
     let per_job = per_job as usize;
     Ok((hosts > per_job).then(|| hosts.div_ceil(per_job)))
 }
 
 /// The partials of one shard (what `profile shard` computes in a job).
 pub(crate) async fn analyze_shard(
-    app: &App,
+    cx: &Ctx,
     target: &str,
     shard: usize,
     shards: usize,
     options: &AnalyzeOptions,
 ) -> Result<ShardPartial> {
     crate::files::check_input(Path::new(target))?;
-    Ok(app.analysis().await?.analyze_shard(target, shard, shards, options).await?)
+    Ok(cx.analysis().await?.analyze_shard(target, shard, shards, options).await?)
 }
 
 /// Runs the shards as jobs, waits for them, and merges their partials.
 pub(crate) async fn analyze_fanned(
-    app: &App,
+    cx: &Ctx,
     target: &str,
     fan: &FanOut,
     options: &AnalyzeOptions,
     mut progress: impl FnMut(FanOutProgress<'_>),
 ) -> Result<(ResolvedProfile, ProfileReport)> {
     crate::files::check_input(Path::new(target))?;
-    let analysis = app.analysis().await?;
+    let analysis = cx.analysis().await?;
     let hosts = analysis.run_hosts(target).await?.len();
     let shards = fan.shards.clamp(1, hosts.max(1));
     // A job may start in another folder: it is given the run's absolute path (the report names files as given).
@@ -101,7 +101,7 @@ pub(crate) async fn analyze_fanned(
     };
     let specs =
         (0..shards).map(|k| shard_spec(fan, &job_target, target, k, shards, options)).collect::<Result<Vec<_>>>()?;
-    let exp = app.exp().await?;
+    let exp = cx.exp().await?;
     for (i, spec) in specs.iter().enumerate() {
         crate::experiments::placeable(exp, spec, &format!("fan-out job {} of {shards}: ", i + 1))?;
     }
@@ -133,7 +133,7 @@ pub(crate) async fn analyze_fanned(
             AppError::from(e).with_hint(format!("the job of {id} completed without writing {SHARD_ARTIFACT}"))
         })?;
         // A job's partial is untrusted input: read whole only within the cap on one profile file.
-        let cap = app.config()?.analysis.max_profile_mib.saturating_mul(1 << 20);
+        let cap = cx.config()?.analysis.max_profile_mib.saturating_mul(1 << 20);
         if record.size > cap {
             return Err(AppError::new(
                 ErrorKind::Invalid,

@@ -11,7 +11,7 @@
 //!
 //! With `dry_run` nothing is removed and the report lists what would be.
 
-use crate::{App, AppError, Result};
+use crate::{ctx::Ctx, AppError, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -109,10 +109,10 @@ pub fn parse_age(text: &str) -> Result<Duration> {
     falcon_core::spec::parse_duration(t).map(Duration::from_secs).map_err(AppError::usage)
 }
 
-pub(crate) async fn gc(app: &App, request: &GcRequest) -> Result<GcReport> {
-    let config = app.config()?;
+pub(crate) async fn gc(cx: &Ctx, request: &GcRequest) -> Result<GcReport> {
+    let config = cx.config()?;
     let cache_dir = config.data_dir.join("cache").join("profiles");
-    let dirs = app.exp().await?.collect_job_dirs(request.job_age, request.dry_run).await?;
+    let dirs = cx.exp().await?.collect_job_dirs(request.job_age, request.dry_run).await?;
     let mut removed = Vec::new();
     let mut kept = Vec::new();
     for d in dirs {

@@ -5,7 +5,7 @@
 use crate::experiments::MetricSummaries;
 use crate::page::Page;
 use crate::worker::WorkerEvent;
-use crate::{App, AppError, Result};
+use crate::{ctx::Ctx, AppError, Result};
 use falcon_core::ids::{ExperimentId, GoalId, SessionId};
 use falcon_core::status::{Direction, ExperimentStatus, GoalStatus};
 use falcon_core::time::Millis;
@@ -225,7 +225,7 @@ pub struct SessionRequest<'a> {
     pub repeats: Option<usize>,
 }
 
-pub(crate) async fn create_goal(app: &App, req: &GoalRequest) -> Result<GoalRecord> {
+pub(crate) async fn create_goal(cx: &Ctx, req: &GoalRequest) -> Result<GoalRecord> {
     if req.title.trim().is_empty() {
         return Err(AppError::usage("title must not be empty: say what the goal is"));
     }
@@ -257,63 +257,63 @@ pub(crate) async fn create_goal(app: &App, req: &GoalRequest) -> Result<GoalReco
         baseline,
         priority: req.priority,
     };
-    Ok(app.exp().await?.create_goal(&goal).await?)
+    Ok(cx.exp().await?.create_goal(&goal).await?)
 }
 
 pub(crate) async fn list_goals(
-    app: &App,
+    cx: &Ctx,
     status: Option<&str>,
     cursor: Option<&str>,
     limit: usize,
 ) -> Result<Page<GoalView>> {
     let status =
         status.map(str::parse::<GoalStatus>).transpose().map_err(|e| AppError::usage(format!("status: {e}")))?;
-    let goals = app.exp().await?.goals(status).await?;
+    let goals = cx.exp().await?.goals(status).await?;
     Page::of_all(goals.into_iter().map(GoalView::from).collect(), cursor, limit)
 }
 
-pub(crate) async fn set_goal_baseline(app: &App, id: GoalId, baseline: Option<&str>) -> Result<GoalRecord> {
+pub(crate) async fn set_goal_baseline(cx: &Ctx, id: GoalId, baseline: Option<&str>) -> Result<GoalRecord> {
     let baseline =
         baseline.map(str::parse::<ExperimentId>).transpose().map_err(|e| AppError::usage(format!("baseline: {e}")))?;
-    Ok(app.exp().await?.set_goal_baseline(id, baseline).await?)
+    Ok(cx.exp().await?.set_goal_baseline(id, baseline).await?)
 }
 
-pub(crate) async fn goal(app: &App, id: GoalId) -> Result<GoalRecord> {
-    Ok(app.exp().await?.goal(id).await?)
+pub(crate) async fn goal(cx: &Ctx, id: GoalId) -> Result<GoalRecord> {
+    Ok(cx.exp().await?.goal(id).await?)
 }
 
-pub(crate) async fn claim_goal(app: &App, id: Option<GoalId>, owner: &str, lease: Duration) -> Result<GoalRecord> {
-    Ok(app.exp().await?.claim_goal(id, owner, lease).await?)
+pub(crate) async fn claim_goal(cx: &Ctx, id: Option<GoalId>, owner: &str, lease: Duration) -> Result<GoalRecord> {
+    Ok(cx.exp().await?.claim_goal(id, owner, lease).await?)
 }
 
 pub(crate) async fn close_goal(
-    app: &App,
+    cx: &Ctx,
     id: GoalId,
     to: GoalStatus,
     reason: &str,
     owner: Option<&str>,
 ) -> Result<GoalRecord> {
     let reason = if reason.is_empty() { format!("marked {to}") } else { reason.to_string() };
-    Ok(app.exp().await?.close_goal(id, to, &reason, owner).await?)
+    Ok(cx.exp().await?.close_goal(id, to, &reason, owner).await?)
 }
 
-pub(crate) async fn compare_goal(app: &App, id: GoalId) -> Result<GoalComparison> {
-    Ok(app.exp().await?.compare_goal(id).await?)
+pub(crate) async fn compare_goal(cx: &Ctx, id: GoalId) -> Result<GoalComparison> {
+    Ok(cx.exp().await?.compare_goal(id).await?)
 }
 
-pub(crate) async fn goal_report(app: &App, id: GoalId, top: usize) -> Result<GoalReport> {
-    let exp = app.exp().await?;
+pub(crate) async fn goal_report(cx: &Ctx, id: GoalId, top: usize) -> Result<GoalReport> {
+    let exp = cx.exp().await?;
     crate::goal_report::build(exp, id, top).await
 }
 
 pub(crate) async fn submit_session(
-    app: &App,
+    cx: &Ctx,
     request: &SessionRequest<'_>,
     load_base: impl Fn(&str) -> std::result::Result<String, String>,
     on_submitted: impl FnOnce(&SessionView),
     on_progress: impl FnMut(&[RunProgress]),
 ) -> Result<(SessionDetail, Vec<WorkerEvent>)> {
-    let exp = app.exp().await?;
+    let exp = cx.exp().await?;
     let points = exp.expand_sweep(request.sweep_text, request.file_label, load_base, request.repeats).await?;
     let axes = falcon_exp::sweep::sweep_axes(&points);
     let specs: Vec<falcon_core::spec::ExperimentSpec> = points.into_iter().map(|p| p.spec).collect();
@@ -325,7 +325,7 @@ pub(crate) async fn submit_session(
     let view = exp.submit_session(request.name, request.goal, sweep_json, &specs).await?;
     on_submitted(&view);
     if !request.wait {
-        return Ok((session_detail(app, view, None).await?, Vec::new()));
+        return Ok((session_detail(cx, view, None).await?, Vec::new()));
     }
     let deadline = request.timeout.map(|t| std::time::Instant::now() + t);
     let background = exp.start_background().await?;
@@ -336,26 +336,26 @@ pub(crate) async fn submit_session(
     stopped?;
     let mut events = Vec::new();
     for chunk in ids.chunks(1000) {
-        events.extend(app.analyze_completed_among(Some(chunk)).await);
+        events.extend(crate::worker::analyze_completed_among(cx, Some(chunk)).await);
     }
     let view = exp.session(view.session.id).await?;
-    Ok((session_detail(app, view, None).await?, events))
+    Ok((session_detail(cx, view, None).await?, events))
 }
 
-pub(crate) async fn session(app: &App, id: SessionId) -> Result<SessionDetail> {
-    app.session_with_metric(id, None).await
+pub(crate) async fn session(cx: &Ctx, id: SessionId) -> Result<SessionDetail> {
+    session_with_metric(cx, id, None).await
 }
 
-pub(crate) async fn session_with_metric(app: &App, id: SessionId, metric: Option<&str>) -> Result<SessionDetail> {
-    let view = app.exp().await?.session(id).await?;
-    session_detail(app, view, metric).await
+pub(crate) async fn session_with_metric(cx: &Ctx, id: SessionId, metric: Option<&str>) -> Result<SessionDetail> {
+    let view = cx.exp().await?.session(id).await?;
+    session_detail(cx, view, metric).await
 }
 
 /// EXP's session view with each experiment's row: its metric summaries, read for the whole session at
 /// once from the summary rows, and whether its config hash is its baseline's (the goal's baseline, else
 /// its spec's).
-async fn session_detail(app: &App, view: SessionView, metric: Option<&str>) -> Result<SessionDetail> {
-    let exp = app.exp().await?;
+async fn session_detail(cx: &Ctx, view: SessionView, metric: Option<&str>) -> Result<SessionDetail> {
+    let exp = cx.exp().await?;
     let goal = match view.session.goal {
         Some(goal) => Some(exp.goal(goal).await?),
         None => None,
@@ -390,6 +390,6 @@ async fn session_detail(app: &App, view: SessionView, metric: Option<&str>) -> R
     Ok(SessionDetail { view, rows, grid })
 }
 
-pub(crate) async fn pools(app: &App, cursor: Option<&str>, limit: usize) -> Result<Page<PoolUsage>> {
-    Page::of_all(app.exp().await?.pools().await?, cursor, limit)
+pub(crate) async fn pools(cx: &Ctx, cursor: Option<&str>, limit: usize) -> Result<Page<PoolUsage>> {
+    Page::of_all(cx.exp().await?.pools().await?, cursor, limit)
 }

@@ -5,11 +5,11 @@
 //! computes ([`falcon_analysis::goodput`]); this module only joins them. Nothing is stored: a goodput is computed
 //! from the metrics artifacts when asked.
 
+use crate::ctx::Ctx;
 use crate::error::{AppError, Result};
 pub use crate::experiment_goodput::input_of;
 use crate::experiment_goodput::of_record;
 use crate::experiments::ListQuery;
-use crate::App;
 use falcon_analysis::goodput::totals;
 pub use falcon_analysis::goodput::{Badput, Cause, Goodput, GoodputTotals};
 use falcon_core::ids::ExperimentId;
@@ -51,8 +51,8 @@ pub struct GoodputReport {
 }
 
 /// Goodput of the ended runs a query names, and their sums.
-pub(crate) async fn goodput_report(app: &App, query: &GoodputQuery) -> Result<GoodputReport> {
-    let exp = app.exp().await?;
+pub(crate) async fn goodput_report(cx: &Ctx, query: &GoodputQuery) -> Result<GoodputReport> {
+    let exp = cx.exp().await?;
     let mut filter = query.list.filter()?;
     filter.limit = 500;
     let mut runs = Vec::new();

@@ -6,7 +6,7 @@
 //! create its stores). Reading the written file back with the environment and flags on top is the front
 //! end's (it owns where configuration comes from), so [`init`] takes that step as a function.
 
-use crate::{App, AppError, Result};
+use crate::{AppError, Result};
 use falcon_core::config::{Config, ConfigLayer, MachineFacts, PoolConfig, CONFIG_FILE_NAME, DEFAULT_DATA_DIR};
 use falcon_core::ErrorKind;
 use serde::Serialize;
@@ -66,9 +66,9 @@ pub async fn init(request: &InitRequest, resolve: impl FnOnce(&Path) -> Result<C
     let config = resolve(&path)?;
     let data_dir = config.data_dir.clone();
     set_aside_stale_jobs(&config);
-    let app = App::new(config);
-    let connection = app.connection().await;
-    app.close().await;
+    let cx = crate::ctx::Ctx::new(config);
+    let connection = crate::setup::connection(&cx).await;
+    cx.close().await;
     // Falcon's own folder is its alone: workloads (other users, as root) may not even list it.
     if !kept {
         private(&data_dir, 0o700);

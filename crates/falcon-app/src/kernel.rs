@@ -1,7 +1,7 @@
 //! Kernel-bench use cases: analyse a results file (JSONL or CSV, a directory holding one, or an experiment's
 //! `kernel_bench` artifact) and compare two.
 
-use crate::{App, AppError, Result};
+use crate::{ctx::Ctx, AppError, Result};
 use falcon_core::artifact::ArtifactKind;
 use falcon_core::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ pub struct LoadedResults {
 }
 
 pub(crate) async fn analyze_kernels(
-    app: &App,
+    cx: &Ctx,
     input: &str,
     options: &KernelOptions,
 ) -> Result<(KernelReport, Vec<String>)> {
@@ -40,20 +40,20 @@ pub(crate) async fn analyze_kernels(
             }
         }
     }
-    let loaded = load_kernel_results(app, input).await?;
+    let loaded = load_kernel_results(cx, input).await?;
     Ok((falcon_analysis::kernel_bench::analyze(&loaded.results, options), loaded.note.into_iter().collect()))
 }
 
-pub(crate) async fn compare_kernels(app: &App, base: &str, new: &str) -> Result<(KernelComparison, Vec<String>)> {
-    let base = load_kernel_results(app, base).await?;
-    let new = load_kernel_results(app, new).await?;
+pub(crate) async fn compare_kernels(cx: &Ctx, base: &str, new: &str) -> Result<(KernelComparison, Vec<String>)> {
+    let base = load_kernel_results(cx, base).await?;
+    let new = load_kernel_results(cx, new).await?;
     let notes = base.note.into_iter().chain(new.note).collect();
     Ok((falcon_analysis::kernel_bench::compare(&base.results, &new.results), notes))
 }
 
 /// A local file or directory as is; else an experiment id (`e-12`), whose newest `kernel_bench` results
 /// file is fetched into the cache (the stores are opened only then).
-async fn load_kernel_results(app: &App, input: &str) -> Result<LoadedResults> {
+async fn load_kernel_results(cx: &Ctx, input: &str) -> Result<LoadedResults> {
     if Path::new(input).exists() {
         return Ok(LoadedResults { results: read(Path::new(input))?, note: None });
     }
@@ -63,7 +63,7 @@ async fn load_kernel_results(app: &App, input: &str) -> Result<LoadedResults> {
                 "give a kernel_bench*.jsonl / .csv results file, a directory holding one, or an experiment id (e-12)",
             ));
     };
-    let paths = app.analysis().await?.fetch_artifacts(id, ArtifactKind::KernelBench).await?;
+    let paths = cx.analysis().await?.fetch_artifacts(id, ArtifactKind::KernelBench).await?;
     let Some(path) = newest(&paths) else {
         return Err(AppError::new(
             ErrorKind::NotFound,

@@ -33,9 +33,9 @@
 //! - **Invariants:** a use case exists once; missing parts of a composed answer are notes, not failures
 
 pub mod accuracy;
-mod app;
 pub mod context;
 pub mod contract;
+mod ctx;
 pub mod error;
 mod experiment_goodput;
 pub mod experiments;
@@ -60,7 +60,6 @@ pub mod streams;
 pub mod tokens;
 pub mod worker;
 
-pub use app::App;
 pub use error::{AppError, Result};
 pub use falcon_core::config::Config;
 
@@ -97,9 +96,45 @@ use falcon_exp::ExperimentRecord;
 use std::path::Path;
 use std::time::Duration;
 
+/// The application: the handle every front end holds. Its configuration (or how to load it) and the lazily
+/// connected EXP and analysis are a [`ctx::Ctx`], which each use case's module is handed; no module names `App`
+/// (the structure test `falcon-app/tests/it/structure.rs` holds it), so the surface below depends on the modules
+/// and never the other way round.
+pub struct App {
+    cx: std::sync::Arc<ctx::Ctx>,
+}
+
+impl App {
+    /// An application over `config`; nothing is connected yet.
+    pub fn new(config: Config) -> App {
+        App { cx: std::sync::Arc::new(ctx::Ctx::new(config)) }
+    }
+
+    /// An application whose configuration is loaded (once) by `load` when a use case first needs it.
+    pub fn deferred(load: impl Fn() -> Result<Config> + Send + Sync + 'static) -> App {
+        App { cx: std::sync::Arc::new(ctx::Ctx::deferred(load)) }
+    }
+
+    /// The configuration it runs with (loaded now if it was deferred).
+    pub fn config(&self) -> Result<&Config> {
+        self.cx.config()
+    }
+
+    /// Allows at most `n` (≥ 1) heavy analyses at once from now on (a server sets it once; later calls change
+    /// nothing): one more is refused as `too_many_requests` rather than queued.
+    pub fn limit_heavy_analyses(&self, n: usize) {
+        self.cx.limit_heavy_analyses(n)
+    }
+
+    /// Closes what was connected (pools drain; SQLite checkpoints its log).
+    pub async fn close(&self) {
+        self.cx.close().await
+    }
+}
+
 /// The application's surface: every use case a front end offers, each a short hand-off to the module that does
-/// it (construction and the lazy connections are in `app`; the entries that need no `App` — `init`, `skills`,
-/// `files`, `profiles::parse_tools`, the renderers — are the modules' own functions).
+/// it (construction and the lazy connections are above and in `ctx`; the entries that need no `App` — `init`,
+/// `skills`, `files`, `profiles::parse_tools`, the renderers — are the modules' own functions).
 impl App {
     // ---- Experiments: submit, list, show, charts, logs, artifacts, kept reports, cancel, diff, compare, history ([`experiments`])
 
@@ -114,7 +149,7 @@ impl App {
         timeout: Option<std::time::Duration>,
         progress: impl FnMut(SubmitProgress<'_>),
     ) -> Result<(ExperimentDetail, Vec<WorkerEvent>)> {
-        experiments::submit_experiment(self, spec, wait, timeout, progress).await
+        experiments::submit_experiment(&self.cx, spec, wait, timeout, progress).await
     }
 
     /// A page of the experiments matching the query, newest first. The cursor of the next page is the last
@@ -122,7 +157,7 @@ impl App {
     /// `with_metrics`, the page's metric summaries come from the summary rows in one read (no metrics file is
     /// opened).
     pub async fn list_experiments(&self, query: &ListQuery, cursor: Option<&str>) -> Result<Page<ExperimentItem>> {
-        experiments::list_experiments(self, query, cursor).await
+        experiments::list_experiments(&self.cx, query, cursor).await
     }
 
     /// The experiment's per-step metrics as charts: each numeric field's `(step, value)` points thinned to at
@@ -135,7 +170,7 @@ impl App {
         max_points: usize,
         max_charts: usize,
     ) -> Result<(Vec<MetricChart>, Vec<String>)> {
-        experiments::metric_charts(self, id, max_points, max_charts).await
+        experiments::metric_charts(&self.cx, id, max_points, max_charts).await
     }
 
     /// A page of an experiment's indexed artifacts.
@@ -145,39 +180,39 @@ impl App {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<Page<ArtifactRecord>> {
-        experiments::experiment_artifacts(self, id, cursor, limit).await
+        experiments::experiment_artifacts(&self.cx, id, cursor, limit).await
     }
 
     /// One experiment: record, history, artifacts, metric summaries (over `warmup` dropped samples when
     /// given), analysis summaries, the memory verdict.
     pub async fn show_experiment(&self, id: ExperimentId, warmup: Option<usize>) -> Result<ExperimentDetail> {
-        experiments::show_experiment(self, id, warmup).await
+        experiments::show_experiment(&self.cx, id, warmup).await
     }
 
     /// Of the time an experiment held its resources, how much trained and where the rest went (its attempts and step
     /// clock; `goodput_percent: null` with the reason when it logged no step clock).
     pub async fn experiment_goodput(&self, id: ExperimentId) -> Result<falcon_analysis::goodput::Goodput> {
-        experiment_goodput::experiment_goodput(self, id).await
+        experiment_goodput::experiment_goodput(&self.cx, id).await
     }
 
     /// Goodput of the ended runs a query names (session, goal, pool, since, …) and their chip-seconds by cause.
     pub async fn goodput_report(&self, query: &goodput::GoodputQuery) -> Result<goodput::GoodputReport> {
-        goodput::goodput_report(self, query).await
+        goodput::goodput_report(&self.cx, query).await
     }
 
     /// An experiment's stored record (one small read: what the dashboard's live rows poll).
     pub async fn experiment_record(&self, id: ExperimentId) -> Result<ExperimentRecord> {
-        experiments::experiment_record(self, id).await
+        experiments::experiment_record(&self.cx, id).await
     }
 
     /// An experiment's status (one small read: what a follower polls).
     pub async fn experiment_status(&self, id: ExperimentId) -> Result<ExperimentStatus> {
-        experiments::experiment_status(self, id).await
+        experiments::experiment_status(&self.cx, id).await
     }
 
     /// Asks for an experiment to be cancelled; a worker stops its job. Returns its detail after the request.
     pub async fn cancel_experiment(&self, id: ExperimentId) -> Result<ExperimentDetail> {
-        experiments::cancel_experiment(self, id).await
+        experiments::cancel_experiment(&self.cx, id).await
     }
 
     /// What each of an experiment's logs gained since `from` (source → byte offset), read from those offsets:
@@ -187,7 +222,7 @@ impl App {
         id: ExperimentId,
         from: &std::collections::BTreeMap<String, u64>,
     ) -> Result<Vec<falcon_exp::outputs::LogChunk>> {
-        experiments::experiment_logs_from(self, id, from).await
+        experiments::experiment_logs_from(&self.cx, id, from).await
     }
 
     /// The last `max_bytes` of each of an experiment's logs (whole lines), with the offsets a follower goes on from.
@@ -196,49 +231,49 @@ impl App {
         id: ExperimentId,
         max_bytes: u64,
     ) -> Result<Vec<falcon_exp::outputs::LogChunk>> {
-        experiments::experiment_log_tails(self, id, max_bytes).await
+        experiments::experiment_log_tails(&self.cx, id, max_bytes).await
     }
 
     /// The indexed artifact at `path` inside an experiment (a path with `..` and the like is refused).
     pub async fn experiment_artifact(&self, id: ExperimentId, path: &str) -> Result<ArtifactRecord> {
-        experiments::experiment_artifact(self, id, path).await
+        experiments::experiment_artifact(&self.cx, id, path).await
     }
 
     /// Bytes `range` of an artifact (cut at its end).
     pub async fn artifact_bytes(&self, artifact: &ArtifactRecord, range: std::ops::Range<u64>) -> Result<Vec<u8>> {
-        experiments::artifact_bytes(self, artifact, range).await
+        experiments::artifact_bytes(&self.cx, artifact, range).await
     }
 
     /// Why an artifact is refused, when a download found its stored bytes changed (recorded among its notes).
     pub async fn artifact_integrity(&self, artifact: &ArtifactRecord) -> Result<Option<String>> {
-        experiments::artifact_integrity(self, artifact).await
+        experiments::artifact_integrity(&self.cx, artifact).await
     }
 
     /// Records that a full download of `artifact` read `found` (`N bytes of sha256 …`), not the indexed bytes;
     /// the reason, as every later download is refused with.
     pub async fn artifact_mismatch(&self, artifact: &ArtifactRecord, found: &str) -> Result<String> {
-        experiments::artifact_mismatch(self, artifact, found).await
+        experiments::artifact_mismatch(&self.cx, artifact, found).await
     }
 
     /// A report kept for the experiment (`reports/<name>`), if one is.
     pub async fn kept_report(&self, id: ExperimentId, name: &str) -> Result<Option<Vec<u8>>> {
-        experiments::kept_report(self, id, name).await
+        experiments::kept_report(&self.cx, id, name).await
     }
 
     /// Keeps a generated report as the experiment's `reports/<name>` artifact, for the next request.
     pub async fn keep_report(&self, id: ExperimentId, name: &str, bytes: Vec<u8>) -> Result<ArtifactRecord> {
-        experiments::keep_report(self, id, name, bytes).await
+        experiments::keep_report(&self.cx, id, name, bytes).await
     }
 
     /// One of the experiment's reports (the profile tools, the trace analysis, its Perfetto export, a profile
     /// comparison): kept, or computed under the heavy-analysis limit and kept for the next request.
     pub async fn report(&self, id: ExperimentId, report: &Report) -> Result<Vec<u8>> {
-        reports::report(self, id, report).await
+        reports::report(&self.cx, id, report).await
     }
 
     /// Every log of an experiment collected so far: (source, text).
     pub async fn experiment_logs(&self, id: ExperimentId) -> Result<Vec<(String, String)>> {
-        experiments::experiment_logs(self, id).await
+        experiments::experiment_logs(&self.cx, id).await
     }
 
     /// Follows an experiment's logs as they grow, from the start, until it ends: `log` events, then `end` with the
@@ -251,7 +286,7 @@ impl App {
     where
         A: std::ops::Deref<Target = App> + Send + Sync + 'a,
     {
-        streams::follow_logs(app, id, follow)
+        streams::follow_logs(std::sync::Arc::clone(&app.cx), id, follow)
     }
 
     /// Follows experiments' statuses: each at once, then on every change, until every one has ended (1 to
@@ -264,17 +299,17 @@ impl App {
     where
         A: std::ops::Deref<Target = App> + Send + Sync + 'a,
     {
-        streams::follow_statuses(app, ids, follow)
+        streams::follow_statuses(std::sync::Arc::clone(&app.cx), ids, follow)
     }
 
     /// The config diff of two experiments (A → B).
     pub async fn diff_experiments(&self, a: ExperimentId, b: ExperimentId) -> Result<Vec<Change>> {
-        experiments::diff_experiments(self, a, b).await
+        experiments::diff_experiments(&self.cx, a, b).await
     }
 
     /// The verdict on a metric, A (baseline) against B.
     pub async fn compare_experiments(&self, req: &CompareRequest) -> Result<RunComparison> {
-        experiments::compare_experiments(self, req).await
+        experiments::compare_experiments(&self.cx, req).await
     }
 
     /// A metric across a series of experiments (same name, config hash or its prefix, or labels), with its shifts.
@@ -285,34 +320,34 @@ impl App {
         labels: &[String],
         metric: &str,
     ) -> Result<HistoryView> {
-        experiments::history(self, name, config_hash, labels, metric).await
+        experiments::history(&self.cx, name, config_hash, labels, metric).await
     }
 
     // ---- Goals, sessions (with their sweep grid) and pools ([`goals`])
 
     /// Creates a goal. The title must say something and the target, when given, must be a finite number.
     pub async fn create_goal(&self, req: &GoalRequest) -> Result<GoalRecord> {
-        goals::create_goal(self, req).await
+        goals::create_goal(&self.cx, req).await
     }
 
     /// A page of the goals, optionally of one status (`open`, `claimed`, `achieved`, `abandoned`).
     pub async fn list_goals(&self, status: Option<&str>, cursor: Option<&str>, limit: usize) -> Result<Page<GoalView>> {
-        goals::list_goals(self, status, cursor, limit).await
+        goals::list_goals(&self.cx, status, cursor, limit).await
     }
 
     /// Sets a goal's baseline (`e-N`, which must exist) or clears it (`None`).
     pub async fn set_goal_baseline(&self, id: GoalId, baseline: Option<&str>) -> Result<GoalRecord> {
-        goals::set_goal_baseline(self, id, baseline).await
+        goals::set_goal_baseline(&self.cx, id, baseline).await
     }
 
     /// One goal.
     pub async fn goal(&self, id: GoalId) -> Result<GoalRecord> {
-        goals::goal(self, id).await
+        goals::goal(&self.cx, id).await
     }
 
     /// Claims a goal (or, with `None`, the open goal of highest priority) for `owner` with a lease.
     pub async fn claim_goal(&self, id: Option<GoalId>, owner: &str, lease: Duration) -> Result<GoalRecord> {
-        goals::claim_goal(self, id, owner, lease).await
+        goals::claim_goal(&self.cx, id, owner, lease).await
     }
 
     /// Moves a goal to `to` (released = open, achieved, abandoned) with a reason.
@@ -323,17 +358,17 @@ impl App {
         reason: &str,
         owner: Option<&str>,
     ) -> Result<GoalRecord> {
-        goals::close_goal(self, id, to, reason, owner).await
+        goals::close_goal(&self.cx, id, to, reason, owner).await
     }
 
     /// The goal's completed experiments ranked against its baseline.
     pub async fn compare_goal(&self, id: GoalId) -> Result<GoalComparison> {
-        goals::compare_goal(self, id).await
+        goals::compare_goal(&self.cx, id).await
     }
 
     /// The goal report: progress, ranking, config diff and verdicts baseline → best, the profile comparison.
     pub async fn goal_report(&self, id: GoalId, top: usize) -> Result<GoalReport> {
-        goals::goal_report(self, id, top).await
+        goals::goal_report(&self.cx, id, top).await
     }
 
     /// Expands a sweep (`load_base` reads the base spec files it names; `base: e-N` starts from that experiment,
@@ -348,23 +383,23 @@ impl App {
         on_submitted: impl FnOnce(&SessionView),
         on_progress: impl FnMut(&[RunProgress]),
     ) -> Result<(SessionDetail, Vec<WorkerEvent>)> {
-        goals::submit_session(self, request, load_base, on_submitted, on_progress).await
+        goals::submit_session(&self.cx, request, load_base, on_submitted, on_progress).await
     }
 
     /// A session, its experiments (with their stored metric summaries and whether each re-runs its
     /// baseline's config), aggregate status and the keys that differ between them.
     pub async fn session(&self, id: SessionId) -> Result<SessionDetail> {
-        goals::session(self, id).await
+        goals::session(&self.cx, id).await
     }
 
     /// [`App::session`] with its grid over `metric` (`None`: the default of [`crate::session_grid`]).
     pub async fn session_with_metric(&self, id: SessionId, metric: Option<&str>) -> Result<SessionDetail> {
-        goals::session_with_metric(self, id, metric).await
+        goals::session_with_metric(&self.cx, id, metric).await
     }
 
     /// A page of the configured pools and what is running on them.
     pub async fn pools(&self, cursor: Option<&str>, limit: usize) -> Result<Page<PoolUsage>> {
-        goals::pools(self, cursor, limit).await
+        goals::pools(&self.cx, cursor, limit).await
     }
 
     // ---- Profiles: analyze, trace, fetch, export, compare ([`profiles`])
@@ -372,7 +407,7 @@ impl App {
     /// How many cluster jobs `profile analyze` of `target` fans out to: `explicit` (0: none), else by
     /// `[analysis] fan_out_hosts`; `None` analyses in this process.
     pub async fn fan_out_shards(&self, target: &str, explicit: Option<usize>) -> Result<Option<usize>> {
-        fan_out::shards_for(self, target, explicit).await
+        fan_out::shards_for(&self.cx, target, explicit).await
     }
 
     /// Analyses a run as cluster jobs of shards of its hosts, submitted by EXP as one session, and merges their
@@ -384,7 +419,7 @@ impl App {
         options: &AnalyzeOptions,
         progress: impl FnMut(fan_out::FanOutProgress<'_>),
     ) -> Result<(ResolvedProfile, ProfileReport)> {
-        fan_out::analyze_fanned(self, target, fan, options, progress).await
+        fan_out::analyze_fanned(&self.cx, target, fan, options, progress).await
     }
 
     /// One shard's partial result of a run (what a fan-out job computes).
@@ -395,7 +430,7 @@ impl App {
         shards: usize,
         options: &AnalyzeOptions,
     ) -> Result<falcon_analysis::profile::partial::ShardPartial> {
-        fan_out::analyze_shard(self, target, shard, shards, options).await
+        fan_out::analyze_shard(&self.cx, target, shard, shards, options).await
     }
 
     /// Analyses a capture with the tools asked for (all when empty); stores the experiment's summary row
@@ -406,17 +441,17 @@ impl App {
         host: Option<&str>,
         options: &AnalyzeOptions,
     ) -> Result<(ResolvedProfile, ProfileReport)> {
-        profiles::analyze_profile(self, target, host, options).await
+        profiles::analyze_profile(&self.cx, target, host, options).await
     }
 
     /// Where each step's time goes, from the capture's (or a Chrome trace's) timeline.
     pub async fn analyze_trace(&self, target: &str, host: Option<&str>, options: &TraceOptions) -> Result<TraceRun> {
-        profiles::analyze_trace(self, target, host, options).await
+        profiles::analyze_trace(&self.cx, target, host, options).await
     }
 
     /// Copies the profile into the cache (checked against the artifact index) and says where it is.
     pub async fn fetch_profile(&self, target: &str, host: Option<&str>) -> Result<ResolvedProfile> {
-        profiles::fetch_profile(self, target, host).await
+        profiles::fetch_profile(&self.cx, target, host).await
     }
 
     /// Writes one host's trace as Chrome trace JSON (gzipped for `.gz`) under a temporary name, renamed into
@@ -428,13 +463,13 @@ impl App {
         host: Option<&str>,
         force: bool,
     ) -> Result<TraceExport> {
-        profiles::export_trace(self, target, output, host, force).await
+        profiles::export_trace(&self.cx, target, output, host, force).await
     }
 
     /// An experiment's (first host's) trace as gzipped Chrome trace JSON, in memory: what the dashboard offers
     /// for Perfetto (`ui.perfetto.dev` opens it). Written through a temporary folder that is then removed.
     pub async fn export_trace_gz(&self, id: ExperimentId) -> Result<Vec<u8>> {
-        profiles::export_trace_gz(self, id).await
+        profiles::export_trace_gz(&self.cx, id).await
     }
 
     /// Compares two captures, A the baseline; adds the config diff when both inputs are experiments.
@@ -445,117 +480,117 @@ impl App {
         host: Option<&str>,
         options: &CompareOptions,
     ) -> Result<ProfileCompareResult> {
-        profiles::compare_profiles(self, a, b, host, options).await
+        profiles::compare_profiles(&self.cx, a, b, host, options).await
     }
 
     // ---- Accuracy and tensors ([`accuracy`])
 
     /// Reads both runs, aligns them by step and compares every metric.
     pub async fn compare_accuracy(&self, req: &AccuracyRequest) -> Result<AccuracyReport> {
-        accuracy::compare_accuracy(self, req).await
+        accuracy::compare_accuracy(&self.cx, req).await
     }
 
     /// Compares two tensor dumps (`.npy`, `.npz`, `.safetensors`, directories of `.npy`), A the reference.
     pub async fn compare_tensors(&self, a: &Path, b: &Path, options: &TensorOptions) -> Result<TensorReport> {
-        accuracy::compare_tensors(self, a, b, options).await
+        accuracy::compare_tensors(&self.cx, a, b, options).await
     }
 
     // ---- Kernel benchmarks ([`kernel`])
 
     /// Analyses one input's results.
     pub async fn analyze_kernels(&self, input: &str, options: &KernelOptions) -> Result<(KernelReport, Vec<String>)> {
-        kernel::analyze_kernels(self, input, options).await
+        kernel::analyze_kernels(&self.cx, input, options).await
     }
 
     /// Compares a baseline's results with a new run's, row by row.
     pub async fn compare_kernels(&self, base: &str, new: &str) -> Result<(KernelComparison, Vec<String>)> {
-        kernel::compare_kernels(self, base, new).await
+        kernel::compare_kernels(&self.cx, base, new).await
     }
 
     // ---- API tokens and sign-in sessions ([`tokens`])
 
     /// Creates a token; its secret is in the answer and nowhere else.
     pub async fn create_token(&self, name: &str, scope: Scope) -> Result<CreatedToken> {
-        tokens::create_token(self, name, scope).await
+        tokens::create_token(&self.cx, name, scope).await
     }
 
     /// Every token, revoked ones included, by name.
     pub async fn tokens(&self, cursor: Option<&str>, limit: usize) -> Result<Page<TokenView>> {
-        tokens::tokens(self, cursor, limit).await
+        tokens::tokens(&self.cx, cursor, limit).await
     }
 
     /// Revokes a live token by name (exit 3 when there is none).
     pub async fn revoke_token(&self, name: &str) -> Result<TokenView> {
-        tokens::revoke_token(self, name).await
+        tokens::revoke_token(&self.cx, name).await
     }
 
     /// The principal a bearer secret stands for; `None` for an unknown or revoked one.
     pub async fn authenticate(&self, secret: &str) -> Result<Option<Principal>> {
-        tokens::authenticate(self, secret).await
+        tokens::authenticate(&self.cx, secret).await
     }
 
     /// Whether any live token exists.
     pub async fn tokens_exist(&self) -> Result<bool> {
-        tokens::tokens_exist(self).await
+        tokens::tokens_exist(&self.cx).await
     }
 
     /// Whether the store has ever held a token, revoked ones included: a server over such a store is never open.
     pub async fn tokens_ever(&self) -> Result<bool> {
-        tokens::tokens_ever(self).await
+        tokens::tokens_ever(&self.cx).await
     }
 
     /// Signs a browser in with a bearer secret: the principal and a new session id lasting `lifetime` (the
     /// browser keeps the id, never the token); `None` for an unknown or revoked secret.
     pub async fn sign_in(&self, secret: &str, lifetime: std::time::Duration) -> Result<Option<(Principal, String)>> {
-        tokens::sign_in(self, secret, lifetime).await
+        tokens::sign_in(&self.cx, secret, lifetime).await
     }
 
     /// The principal a session id stands for; `None` when it is unknown, signed out, expired or its token revoked.
     pub async fn signin_principal(&self, id: &str) -> Result<Option<Principal>> {
-        tokens::signin_principal(self, id).await
+        tokens::signin_principal(&self.cx, id).await
     }
 
     /// Signs a session out (server-side: the id opens nothing afterwards); whether it was live.
     pub async fn sign_out(&self, id: &str) -> Result<bool> {
-        tokens::sign_out(self, id).await
+        tokens::sign_out(&self.cx, id).await
     }
 
     // ---- The worker: passes and the analyses that follow a completed experiment ([`worker`])
 
     /// Starts a worker loop: lease renewal runs from now until the returned [`Worker`] is dropped.
     pub async fn start_worker(&self) -> Result<Worker<'_>> {
-        worker::start_worker(self).await
+        worker::start_worker(&self.cx).await
     }
 
     /// One pass of the loop; every event it produced, in order. A loop of passes should run inside
     /// [`App::start_worker`], which keeps the leases between and during passes.
     pub async fn worker_pass(&self) -> Result<Vec<WorkerEvent>> {
-        worker::worker_pass(self).await
+        worker::worker_pass(&self.cx).await
     }
 
     /// The analysis step: completed experiments with something to analyse and no summary yet. A failure is
     /// an event, never an error of the pass.
     pub async fn analyze_completed(&self) -> Vec<WorkerEvent> {
-        worker::analyze_completed(self).await
+        worker::analyze_completed(&self.cx).await
     }
 
     /// [`App::analyze_completed`] for the experiments `among` only (when given): what `--wait` submitted.
     pub async fn analyze_completed_among(&self, among: Option<&[ExperimentId]>) -> Vec<WorkerEvent> {
-        worker::analyze_completed_among(self, among).await
+        worker::analyze_completed_among(&self.cx, among).await
     }
 
     // ---- The agent's context ([`context`])
 
     /// The context (see the module docs). Fails only without a configuration.
     pub async fn context(&self) -> Result<Context> {
-        context::context(self).await
+        context::context(&self.cx).await
     }
 
     // ---- Garbage collection ([`gc`])
 
     /// Removes collected job folders and trims the profile cache (see the module docs).
     pub async fn gc(&self, request: &GcRequest) -> Result<GcReport> {
-        gc::gc(self, request).await
+        gc::gc(&self.cx, request).await
     }
 
     // ---- Doctor and readiness ([`setup`])
@@ -563,16 +598,16 @@ impl App {
     /// Checks the database, the artifact store and the pools; each check says what is wrong (only a
     /// configuration that cannot be loaded fails).
     pub async fn doctor(&self) -> Result<DoctorReport> {
-        setup::doctor(self).await
+        setup::doctor(&self.cx).await
     }
 
     /// Whether the stores answer: `doctor`'s database and artifact-store checks only (what `/readyz` asks).
     pub async fn readiness(&self) -> Result<DoctorReport> {
-        setup::readiness(self).await
+        setup::readiness(&self.cx).await
     }
 
     /// Connects (creating the database and artifact directory, applying migrations) and says what to.
     pub async fn connection(&self) -> Result<Connection> {
-        setup::connection(self).await
+        setup::connection(&self.cx).await
     }
 }

@@ -2,7 +2,7 @@
 //! `gs://` / `s3://` URI), analyse its trace (or a Chrome / PyTorch trace), fetch it into the cache, export
 //! a Chrome trace, and compare two captures (with the experiments' config diff when both are experiments).
 
-use crate::{App, AppError, Result};
+use crate::{ctx::Ctx, AppError, Result};
 use falcon_core::ids::ExperimentId;
 use falcon_core::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -69,7 +69,7 @@ pub fn experiment_id(input: &str) -> Option<ExperimentId> {
 }
 
 pub(crate) async fn analyze_profile(
-    app: &App,
+    cx: &Ctx,
     target: &str,
     host: Option<&str>,
     options: &AnalyzeOptions,
@@ -84,11 +84,11 @@ pub(crate) async fn analyze_profile(
     crate::files::check_input(Path::new(target))?;
     // An experiment's logged `model_flops` are read by the analysis itself (the worker's summary row and this
     // call give one answer): beside the capture's own count, MFU's FLOPs only when the capture has none.
-    Ok(app.analysis().await?.analyze(target, host, options).await?)
+    Ok(cx.analysis().await?.analyze(target, host, options).await?)
 }
 
 pub(crate) async fn analyze_trace(
-    app: &App,
+    cx: &Ctx,
     target: &str,
     host: Option<&str>,
     options: &TraceOptions,
@@ -97,16 +97,16 @@ pub(crate) async fn analyze_trace(
         return Err(AppError::usage(format!("{} must be at least 1 (MiB)", falcon_analysis::limits::FLAG)));
     }
     crate::files::check_input(Path::new(target))?;
-    Ok(app.analysis().await?.trace(target, host, options).await?)
+    Ok(cx.analysis().await?.trace(target, host, options).await?)
 }
 
-pub(crate) async fn fetch_profile(app: &App, target: &str, host: Option<&str>) -> Result<ResolvedProfile> {
+pub(crate) async fn fetch_profile(cx: &Ctx, target: &str, host: Option<&str>) -> Result<ResolvedProfile> {
     crate::files::check_input(Path::new(target))?;
-    Ok(app.analysis().await?.resolve(target, host).await?)
+    Ok(cx.analysis().await?.resolve(target, host).await?)
 }
 
 pub(crate) async fn export_trace(
-    app: &App,
+    cx: &Ctx,
     target: &str,
     output: &Path,
     host: Option<&str>,
@@ -114,7 +114,7 @@ pub(crate) async fn export_trace(
 ) -> Result<TraceExport> {
     crate::files::check_output_target(output, force)?;
     crate::files::check_input(Path::new(target))?;
-    let resolved = app.analysis().await?.resolve(target, host).await?;
+    let resolved = cx.analysis().await?.resolve(target, host).await?;
     let Some(file) = resolved.files.first().cloned() else {
         return Err(AppError::new(ErrorKind::NotFound, format!("{target}: no profile")));
     };
@@ -125,18 +125,18 @@ pub(crate) async fn export_trace(
     Ok(TraceExport { summary, hosts: resolved.files.len() })
 }
 
-pub(crate) async fn export_trace_gz(app: &App, id: ExperimentId) -> Result<Vec<u8>> {
+pub(crate) async fn export_trace_gz(cx: &Ctx, id: ExperimentId) -> Result<Vec<u8>> {
     let dir = tempfile::tempdir()
         .map_err(|e| AppError::new(ErrorKind::Failure, format!("a temporary folder for the trace export: {e}")))?;
     let path = dir.path().join(format!("{id}.trace.json.gz"));
-    app.export_trace(&id.to_string(), &path, None, false).await?;
+    export_trace(cx, &id.to_string(), &path, None, false).await?;
     tokio::fs::read(&path)
         .await
         .map_err(|e| AppError::new(ErrorKind::Failure, format!("reading the exported trace {}: {e}", path.display())))
 }
 
 pub(crate) async fn compare_profiles(
-    app: &App,
+    cx: &Ctx,
     a: &str,
     b: &str,
     host: Option<&str>,
@@ -145,9 +145,9 @@ pub(crate) async fn compare_profiles(
     crate::files::check_input(Path::new(a))?;
     crate::files::check_input(Path::new(b))?;
     let ids = experiment_id(a).zip(experiment_id(b));
-    let comparison = app.analysis().await?.compare(a, b, host, options).await?;
+    let comparison = cx.analysis().await?.compare(a, b, host, options).await?;
     let config_diff = match ids {
-        Some((a, b)) => Some(app.diff_experiments(a, b).await?),
+        Some((a, b)) => Some(crate::experiments::diff_experiments(cx, a, b).await?),
         None => None,
     };
     Ok(ProfileCompareResult { comparison, config_diff })

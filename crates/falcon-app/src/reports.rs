@@ -7,7 +7,7 @@
 
 use crate::profiles::{AnalyzeOptions, CompareOptions, TraceOptions};
 use crate::render::Format;
-use crate::{App, AppError, Result};
+use crate::{ctx::Ctx, AppError, Result};
 use falcon_analysis::profile::Tool;
 use falcon_core::ids::ExperimentId;
 use falcon_core::ErrorKind;
@@ -112,36 +112,38 @@ fn extension(format: Format) -> &'static str {
 }
 
 /// The report, kept or computed and kept (see the module docs).
-pub(crate) async fn report(app: &App, id: ExperimentId, report: &Report) -> Result<Vec<u8>> {
+pub(crate) async fn report(cx: &Ctx, id: ExperimentId, report: &Report) -> Result<Vec<u8>> {
     let name = report.name();
-    if let Some(bytes) = app.kept_report(id, &name).await? {
+    if let Some(bytes) = crate::experiments::kept_report(cx, id, &name).await? {
         return Ok(bytes);
     }
-    let _permit = app.heavy_permit()?;
-    let bytes = compute(app, id, report).await?;
-    if let Err(e) = app.keep_report(id, &name, bytes.clone()).await {
+    let _permit = cx.heavy_permit()?;
+    let bytes = compute(cx, id, report).await?;
+    if let Err(e) = crate::experiments::keep_report(cx, id, &name, bytes.clone()).await {
         tracing::warn!("keeping the report {name} of {id} failed (it is computed again next time): {e}");
     }
     Ok(bytes)
 }
 
-async fn compute(app: &App, id: ExperimentId, report: &Report) -> Result<Vec<u8>> {
+async fn compute(cx: &Ctx, id: ExperimentId, report: &Report) -> Result<Vec<u8>> {
     let a = id.to_string();
     match report {
         Report::Profile { tools } => {
             let options = AnalyzeOptions { tools: tools.clone(), ..AnalyzeOptions::default() };
-            json(&app.analyze_profile(&a, None, &options).await?.1)
+            json(&crate::profiles::analyze_profile(cx, &a, None, &options).await?.1)
         }
-        Report::Trace => json(&app.analyze_trace(&a, None, &TraceOptions::default()).await?),
-        Report::TraceExport => app.export_trace_gz(id).await,
+        Report::Trace => json(&crate::profiles::analyze_trace(cx, &a, None, &TraceOptions::default()).await?),
+        Report::TraceExport => crate::profiles::export_trace_gz(cx, id).await,
         Report::ProfileCompare { b, top, format } => {
-            let result = app.compare_profiles(&a, &b.to_string(), None, &CompareOptions::default()).await?;
+            let result =
+                crate::profiles::compare_profiles(cx, &a, &b.to_string(), None, &CompareOptions::default()).await?;
             crate::render::profile_compare::render(&result, *format, *top)
                 .map(String::into_bytes)
                 .map_err(|e| AppError::new(ErrorKind::Failure, format!("rendering the profile comparison: {e}")))
         }
         Report::ProfileCompareSection { b } => {
-            let result = app.compare_profiles(&a, &b.to_string(), None, &CompareOptions::default()).await?;
+            let result =
+                crate::profiles::compare_profiles(cx, &a, &b.to_string(), None, &CompareOptions::default()).await?;
             Ok(crate::render::compare_html::render_section(&result.comparison, 20).into_bytes())
         }
     }
@@ -169,7 +171,7 @@ mod tests {
 
     #[test]
     fn the_heavy_limit_refuses_one_more_and_frees_its_place_when_done() {
-        let app = App::deferred(|| Err(AppError::usage("no configuration in this test")));
+        let app = crate::ctx::Ctx::deferred(|| Err(AppError::usage("no configuration in this test")));
         assert!(app.heavy_permit().unwrap().is_none(), "no limit set: nothing to hold");
         app.limit_heavy_analyses(1);
         let held = app.heavy_permit().unwrap();

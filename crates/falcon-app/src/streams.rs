@@ -10,7 +10,7 @@
 //! With [`Follow::drive_worker`] (a CLI with no server beside it) each poll first runs a worker pass, holding
 //! the jobs' leases while it follows and handing them back at the end.
 
-use crate::{App, AppError, Result};
+use crate::{ctx::Ctx, AppError, Result};
 use falcon_core::ids::ExperimentId;
 use falcon_core::status::ExperimentStatus;
 use serde::Serialize;
@@ -91,7 +91,7 @@ enum Target {
 }
 
 struct State<A> {
-    app: A,
+    cx: A,
     target: Target,
     follow: Follow,
     queue: VecDeque<Result<StreamEvent>>,
@@ -103,24 +103,24 @@ struct State<A> {
 
 /// An experiment's logs as they grow, until it ends (see the module docs).
 pub(crate) fn follow_logs<'a, A>(
-    app: A,
+    cx: A,
     id: ExperimentId,
     follow: Follow,
 ) -> impl futures::Stream<Item = Result<StreamEvent>> + Send + 'a
 where
-    A: Deref<Target = App> + Send + Sync + 'a,
+    A: Deref<Target = Ctx> + Send + Sync + 'a,
 {
-    stream(app, Target::Logs { id, offsets: BTreeMap::new() }, follow)
+    stream(cx, Target::Logs { id, offsets: BTreeMap::new() }, follow)
 }
 
 /// Experiments' statuses: each at once, then on every change, until every one has ended (see the module docs).
 pub(crate) fn follow_statuses<'a, A>(
-    app: A,
+    cx: A,
     ids: &[ExperimentId],
     follow: Follow,
 ) -> Result<impl futures::Stream<Item = Result<StreamEvent>> + Send + 'a>
 where
-    A: Deref<Target = App> + Send + Sync + 'a,
+    A: Deref<Target = Ctx> + Send + Sync + 'a,
 {
     let mut ids = ids.to_vec();
     ids.sort();
@@ -128,15 +128,15 @@ where
     if ids.is_empty() || ids.len() > MAX_FOLLOWED {
         return Err(AppError::usage(format!("1 to {MAX_FOLLOWED} experiment ids, not {}", ids.len())));
     }
-    Ok(stream(app, Target::Statuses { ids, seen: BTreeMap::new() }, follow))
+    Ok(stream(cx, Target::Statuses { ids, seen: BTreeMap::new() }, follow))
 }
 
-fn stream<'a, A>(app: A, target: Target, follow: Follow) -> impl futures::Stream<Item = Result<StreamEvent>> + Send + 'a
+fn stream<'a, A>(cx: A, target: Target, follow: Follow) -> impl futures::Stream<Item = Result<StreamEvent>> + Send + 'a
 where
-    A: Deref<Target = App> + Send + Sync + 'a,
+    A: Deref<Target = Ctx> + Send + Sync + 'a,
 {
     let start = State {
-        app,
+        cx,
         target,
         follow,
         queue: VecDeque::new(),
@@ -176,10 +176,10 @@ async fn wait(follow: &Follow) {
 }
 
 /// One poll: what changed is queued, then the end when it is reached.
-async fn poll<A: Deref<Target = App>>(s: &mut State<A>) {
-    let app: &App = &s.app;
+async fn poll<A: Deref<Target = Ctx>>(s: &mut State<A>) {
+    let cx: &Ctx = &s.cx;
     if s.follow.drive_worker {
-        if let Err(e) = drive(app, &mut s.background).await {
+        if let Err(e) = drive(cx, &mut s.background).await {
             s.queue.push_back(Err(e));
         }
     }
@@ -188,8 +188,8 @@ async fn poll<A: Deref<Target = App>>(s: &mut State<A>) {
     let on_server = s.follow.stop.is_some();
     let end = match &mut s.target {
         Target::Logs { id, offsets } => {
-            let status = app.experiment_status(*id).await;
-            let read = app.experiment_logs_from(*id, offsets).await;
+            let status = crate::experiments::experiment_status(cx, *id).await;
+            let read = crate::experiments::experiment_logs_from(cx, *id, offsets).await;
             let read_ok = read.is_ok();
             match read {
                 Ok(chunks) => {
@@ -223,7 +223,7 @@ async fn poll<A: Deref<Target = App>>(s: &mut State<A>) {
             let mut all_ended = true;
             for id in ids.iter() {
                 // An experiment that cannot be read now is looked at again at the next poll.
-                let Ok(rec) = app.experiment_record(*id).await else { continue };
+                let Ok(rec) = crate::experiments::experiment_record(cx, *id).await else { continue };
                 all_ended &= rec.status.is_terminal();
                 if seen.get(id) != Some(&(rec.status, rec.updated.0)) {
                     seen.insert(*id, (rec.status, rec.updated.0));
@@ -236,7 +236,7 @@ async fn poll<A: Deref<Target = App>>(s: &mut State<A>) {
     };
     if let Some(end) = end {
         if let Some(background) = s.background.take() {
-            if let Ok(exp) = app.exp().await {
+            if let Ok(exp) = cx.exp().await {
                 if let Err(e) = exp.stop_background(background).await {
                     s.queue.push_back(Err(e.into()));
                 }
@@ -248,8 +248,8 @@ async fn poll<A: Deref<Target = App>>(s: &mut State<A>) {
 }
 
 /// A worker pass, with the jobs' leases held in the background from the first one on.
-async fn drive(app: &App, background: &mut Option<falcon_exp::housekeeping::Background>) -> Result<()> {
-    let exp = app.exp().await?;
+async fn drive(cx: &Ctx, background: &mut Option<falcon_exp::housekeeping::Background>) -> Result<()> {
+    let exp = cx.exp().await?;
     if background.is_none() {
         *background = Some(exp.start_background().await?);
     }

@@ -2,7 +2,7 @@
 //! authentication): EXP keeps them, hashed; this layer parses what a front end received and shapes the answers.
 
 use crate::page::Page;
-use crate::{App, AppError, Result};
+use crate::{ctx::Ctx, AppError, Result};
 use falcon_core::auth::Scope;
 use falcon_core::time::Millis;
 use serde::Serialize;
@@ -57,45 +57,45 @@ pub fn parse_scope(text: &str) -> Result<Scope> {
     text.parse().map_err(|e: String| AppError::usage(format!("scope: {e}")))
 }
 
-pub(crate) async fn create_token(app: &App, name: &str, scope: Scope) -> Result<CreatedToken> {
-    let created = app.exp().await?.create_token(name, scope).await?;
+pub(crate) async fn create_token(cx: &Ctx, name: &str, scope: Scope) -> Result<CreatedToken> {
+    let created = cx.exp().await?.create_token(name, scope).await?;
     Ok(CreatedToken { name: created.record.name, scope, token: created.secret })
 }
 
-pub(crate) async fn tokens(app: &App, cursor: Option<&str>, limit: usize) -> Result<Page<TokenView>> {
-    let all = app.exp().await?.tokens().await?.into_iter().map(TokenView::from).collect();
+pub(crate) async fn tokens(cx: &Ctx, cursor: Option<&str>, limit: usize) -> Result<Page<TokenView>> {
+    let all = cx.exp().await?.tokens().await?.into_iter().map(TokenView::from).collect();
     Page::of_all(all, cursor, limit)
 }
 
-pub(crate) async fn revoke_token(app: &App, name: &str) -> Result<TokenView> {
-    Ok(app.exp().await?.revoke_token(name).await?.into())
+pub(crate) async fn revoke_token(cx: &Ctx, name: &str) -> Result<TokenView> {
+    Ok(cx.exp().await?.revoke_token(name).await?.into())
 }
 
-pub(crate) async fn authenticate(app: &App, secret: &str) -> Result<Option<Principal>> {
-    Ok(app.exp().await?.authenticate(secret).await?.map(|(t, scope)| Principal { name: t.name, scope }))
+pub(crate) async fn authenticate(cx: &Ctx, secret: &str) -> Result<Option<Principal>> {
+    Ok(cx.exp().await?.authenticate(secret).await?.map(|(t, scope)| Principal { name: t.name, scope }))
 }
 
-pub(crate) async fn tokens_exist(app: &App) -> Result<bool> {
-    Ok(app.exp().await?.any_token().await?)
+pub(crate) async fn tokens_exist(cx: &Ctx) -> Result<bool> {
+    Ok(cx.exp().await?.any_token().await?)
 }
 
-pub(crate) async fn tokens_ever(app: &App) -> Result<bool> {
-    Ok(app.exp().await?.any_token_ever().await?)
+pub(crate) async fn tokens_ever(cx: &Ctx) -> Result<bool> {
+    Ok(cx.exp().await?.any_token_ever().await?)
 }
 
 pub(crate) async fn sign_in(
-    app: &App,
+    cx: &Ctx,
     secret: &str,
     lifetime: std::time::Duration,
 ) -> Result<Option<(Principal, String)>> {
-    let made = app.exp().await?.create_signin(secret, lifetime).await?;
+    let made = cx.exp().await?.create_signin(secret, lifetime).await?;
     Ok(made.map(|(t, scope, id)| (Principal { name: t.name, scope }, id)))
 }
 
-pub(crate) async fn signin_principal(app: &App, id: &str) -> Result<Option<Principal>> {
-    Ok(app.exp().await?.signin(id).await?.map(|(t, scope)| Principal { name: t.name, scope }))
+pub(crate) async fn signin_principal(cx: &Ctx, id: &str) -> Result<Option<Principal>> {
+    Ok(cx.exp().await?.signin(id).await?.map(|(t, scope)| Principal { name: t.name, scope }))
 }
 
-pub(crate) async fn sign_out(app: &App, id: &str) -> Result<bool> {
-    Ok(app.exp().await?.end_signin(id).await?)
+pub(crate) async fn sign_out(cx: &Ctx, id: &str) -> Result<bool> {
+    Ok(cx.exp().await?.end_signin(id).await?)
 }

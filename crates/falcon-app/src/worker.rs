@@ -10,7 +10,7 @@
 //! jobs' samples and hands back its leases, so the next worker takes over at once; a killed one's leases lapse
 //! after `lease_s`.
 
-use crate::{App, Result};
+use crate::{ctx::Ctx, Result};
 use falcon_core::ids::ExperimentId;
 use falcon_core::status::ExperimentStatus;
 pub use falcon_exp::housekeeping::Background;
@@ -39,7 +39,7 @@ pub const MAX_BACK_OFF: Duration = Duration::from_secs(30);
 
 /// A worker loop in progress: its passes run with the leases renewed in the background until it is dropped.
 pub struct Worker<'a> {
-    app: &'a App,
+    cx: &'a Ctx,
     _background: Background,
     /// Passes that failed in a row.
     failures: u32,
@@ -48,7 +48,7 @@ pub struct Worker<'a> {
 impl Worker<'_> {
     /// One pass of the loop ([`App::worker_pass`]).
     pub async fn pass(&self) -> Result<Vec<WorkerEvent>> {
-        self.app.worker_pass().await
+        worker_pass(self.cx).await
     }
 
     /// One pass for a loop that must outlive a store that goes away for a while (a database restarting, a
@@ -81,30 +81,30 @@ impl Worker<'_> {
     /// timers and hands back the leases, so the next worker takes the jobs over at once
     /// ([`falcon_exp::Exp::stop_background`]).
     pub async fn stop(self) -> Result<()> {
-        Ok(self.app.exp().await?.stop_background(self._background).await?)
+        Ok(self.cx.exp().await?.stop_background(self._background).await?)
     }
 }
 
-pub(crate) async fn start_worker(app: &App) -> Result<Worker<'_>> {
-    Ok(Worker { app, _background: app.exp().await?.start_background().await?, failures: 0 })
+pub(crate) async fn start_worker(cx: &Ctx) -> Result<Worker<'_>> {
+    Ok(Worker { cx, _background: cx.exp().await?.start_background().await?, failures: 0 })
 }
 
-pub(crate) async fn worker_pass(app: &App) -> Result<Vec<WorkerEvent>> {
-    let exp = app.exp().await?;
+pub(crate) async fn worker_pass(cx: &Ctx) -> Result<Vec<WorkerEvent>> {
+    let exp = cx.exp().await?;
     let (tick, reconciled) = exp.work().await?;
     let mut events: Vec<WorkerEvent> =
         tick.errors.iter().chain(&reconciled.errors).map(|e| WorkerEvent::Warning { message: e.to_string() }).collect();
     events.extend(reconciled.moved.iter().map(|(id, status)| WorkerEvent::Status { experiment: *id, status: *status }));
-    events.extend(app.analyze_completed().await);
+    events.extend(analyze_completed(cx).await);
     Ok(events)
 }
 
-pub(crate) async fn analyze_completed(app: &App) -> Vec<WorkerEvent> {
-    app.analyze_completed_among(None).await
+pub(crate) async fn analyze_completed(cx: &Ctx) -> Vec<WorkerEvent> {
+    analyze_completed_among(cx, None).await
 }
 
-pub(crate) async fn analyze_completed_among(app: &App, among: Option<&[ExperimentId]>) -> Vec<WorkerEvent> {
-    let analysis = match app.analysis().await {
+pub(crate) async fn analyze_completed_among(cx: &Ctx, among: Option<&[ExperimentId]>) -> Vec<WorkerEvent> {
+    let analysis = match cx.analysis().await {
         Ok(a) => a,
         Err(e) => return vec![WorkerEvent::Warning { message: format!("analysis step: {e}") }],
     };
@@ -132,17 +132,17 @@ pub(crate) async fn analyze_completed_among(app: &App, among: Option<&[Experimen
     analysed.sort_unstable();
     analysed.dedup();
     for id in analysed {
-        events.push(keep_goodput(app, id).await);
+        events.push(keep_goodput(cx, id).await);
     }
     events
 }
 
 /// Computes an ended experiment's goodput and keeps its percentage as the metric `goodput_percent`.
-async fn keep_goodput(app: &App, id: ExperimentId) -> WorkerEvent {
+async fn keep_goodput(cx: &Ctx, id: ExperimentId) -> WorkerEvent {
     let kept = async {
-        let g = crate::experiment_goodput::experiment_goodput(app, id).await?;
+        let g = crate::experiment_goodput::experiment_goodput(cx, id).await?;
         if let Some(p) = g.goodput_percent {
-            app.exp().await?.put_derived_metric(id, falcon_exp::goodput::GOODPUT_METRIC, p).await?;
+            cx.exp().await?.put_derived_metric(id, falcon_exp::goodput::GOODPUT_METRIC, p).await?;
         }
         Ok::<_, crate::AppError>(g.goodput_percent)
     };

@@ -1,6 +1,8 @@
-//! [`App`]: the handle every front end holds. It carries the configuration (or how to load it) and connects
-//! EXP and analysis lazily, on the first use case that needs each, so a command that only reads a local file
-//! never opens a database, nor needs a valid configuration file.
+//! [`Ctx`]: what the use-case modules work with — the configuration (or how to load it) and EXP and analysis,
+//! connected lazily on the first use case that needs each, so a command that only reads a local file never opens a
+//! database, nor needs a valid configuration file. The façade (`crate::App`) holds one and hands it to the module
+//! of each use case; a module never names the façade (as rust-analyzer's feature modules get the database, never
+//! `Analysis`), so the façade depends on its modules and never the other way round.
 
 use crate::Result;
 use falcon_analysis::service::Analysis;
@@ -8,8 +10,8 @@ use falcon_core::config::Config;
 use falcon_exp::Exp;
 use tokio::sync::OnceCell;
 
-/// The application: configuration plus lazily connected services.
-pub struct App {
+/// The configuration plus lazily connected services.
+pub(crate) struct Ctx {
     config: std::sync::OnceLock<Config>,
     load: Box<dyn Fn() -> Result<Config> + Send + Sync>,
     exp: OnceCell<Exp>,
@@ -18,17 +20,17 @@ pub struct App {
     heavy: std::sync::OnceLock<std::sync::Arc<tokio::sync::Semaphore>>,
 }
 
-impl App {
+impl Ctx {
     /// An application over `config`; nothing is connected yet.
-    pub fn new(config: Config) -> App {
-        let app = App::deferred(|| Err(crate::AppError::new(falcon_core::ErrorKind::Failure, "no configuration")));
-        let _ = app.config.set(config);
-        app
+    pub(crate) fn new(config: Config) -> Ctx {
+        let cx = Ctx::deferred(|| Err(crate::AppError::new(falcon_core::ErrorKind::Failure, "no configuration")));
+        let _ = cx.config.set(config);
+        cx
     }
 
     /// An application whose configuration is loaded (once) by `load` when a use case first needs it.
-    pub fn deferred(load: impl Fn() -> Result<Config> + Send + Sync + 'static) -> App {
-        App {
+    pub(crate) fn deferred(load: impl Fn() -> Result<Config> + Send + Sync + 'static) -> Ctx {
+        Ctx {
             config: std::sync::OnceLock::new(),
             load: Box::new(load),
             exp: OnceCell::new(),
@@ -38,7 +40,7 @@ impl App {
     }
 
     /// The configuration it runs with (loaded now if it was deferred).
-    pub fn config(&self) -> Result<&Config> {
+    pub(crate) fn config(&self) -> Result<&Config> {
         if let Some(c) = self.config.get() {
             return Ok(c);
         }
@@ -47,7 +49,7 @@ impl App {
     }
 
     /// EXP, connected on first use (migrates the database when needed). The database must exist: a missing
-    /// one is "not found" naming the URL, and nothing is created; only [`App::exp_creating`] (`init`) creates.
+    /// one is "not found" naming the URL, and nothing is created; only [`Ctx::exp_creating`] (`init`) creates.
     pub(crate) async fn exp(&self) -> Result<&Exp> {
         let config = self.config()?;
         Ok(self.exp.get_or_try_init(|| Exp::connect(config)).await?)
@@ -67,7 +69,7 @@ impl App {
 
     /// Allows at most `n` (≥ 1) heavy analyses at once from now on (a server sets it once; later calls change
     /// nothing): one more is refused as `too_many_requests` rather than queued.
-    pub fn limit_heavy_analyses(&self, n: usize) {
+    pub(crate) fn limit_heavy_analyses(&self, n: usize) {
         let _ = self.heavy.set(std::sync::Arc::new(tokio::sync::Semaphore::new(n.max(1))));
     }
 
@@ -83,7 +85,7 @@ impl App {
     }
 
     /// Closes what was connected (pools drain; SQLite checkpoints its log).
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         if let Some(exp) = self.exp.get() {
             exp.close().await;
         }

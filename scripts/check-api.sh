@@ -10,7 +10,7 @@
 # The server: `falcon serve --no-worker` on a free loopback port over a scratch store holding two finished shell
 # experiments with metrics, a goal and a session (so ids that exist are found), open (no token), then the same
 # with a token defined and schemathesis sending it. The logs route is left out: with Accept: text/event-stream it
-# follows a pending experiment until it ends, which under --no-worker is never (tests/api_cli.rs covers the
+# follows a pending experiment until it ends, which under --no-worker is never (tests/it/api_cli.rs covers the
 # stream). Installs .cache/api-venv (scripts/api/requirements.txt) on first use. About a minute once built.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

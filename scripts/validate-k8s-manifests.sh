@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Validates the Kubernetes manifests the Kubernetes backend writes (the golden files of
-# crates/falcon-job/tests/kubernetes_backend.rs) against an independent oracle: kubernetes-validate's strict schemas
+# crates/falcon-job/tests/it/kubernetes_backend.rs) against an independent oracle: kubernetes-validate's strict schemas
 # (unknown fields are errors) for Kubernetes 1.31, 1.32, 1.33 and 1.34. batch/v1 Jobs are validated as they are;
 # each JobSet's spec.replicatedJobs[].template is validated as a batch/v1 Job; any other object must have a core
 # schema or it fails. Details in scripts/validate_k8s_manifests.py.

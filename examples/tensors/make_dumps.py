@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the small tensor dumps that `crates/falcon-analysis/tests/tensors.rs` compares, and `expected.json`
+"""Writes the small tensor dumps that `crates/falcon-analysis/tests/it/tensors.rs` compares, and `expected.json`
 with numpy's own results for each pair, computed independently of Falcon with the same definitions:
 
   A is the reference, d = b - a, all in float64. max_abs_err / its index / max_rel_err (|d|/|a| over a != 0) /

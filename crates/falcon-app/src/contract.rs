@@ -2,7 +2,7 @@
 //! `{"error": {"code", "message", "hint"}}` the CLI's `--json`, the HTTP API and MCP all return, the bodies that
 //! exist only on the wire (`DiffBody`), and how a type's JSON Schema is written for the OpenAPI document and the
 //! MCP tool list. The shapes themselves are the serialised structs of the use cases; the committed snapshots in
-//! `contract/` pin them (`crates/falcon-api/tests/contract.rs`).
+//! `contract/` pin them (`crates/falcon-cli/tests/it/contract.rs`).
 
 use crate::experiments::Change;
 use crate::AppError;

@@ -2,7 +2,7 @@
 //! them. The MCP tool's input schema and the Web API's query parameters (and their OpenAPI description) are
 //! generated from the type (`schemars`); the CLI's flags convert to it with one `From` and take its defaults from
 //! here. A default or an enum's values written anywhere else is a drift (the structure test in
-//! `falcon-cli/tests/requests.rs` holds the front ends to these).
+//! `falcon-cli/tests/it/contract.rs` holds the front ends to these).
 //!
 //! Enumerated fields use core's enums (the values a store holds), read case-insensitively as the CLI always has.
 

@@ -1,0 +1,226 @@
+//! Goodput as a user sees it, on a workload whose truth is known (`examples/goodput/workload.py`, issue 37's
+//! parameters): it sleeps 5 s before its first step, its first step takes 3 s, the others 0.1 s with 40 ms more every
+//! 10th, a 1 s checkpoint every 20 steps; its first attempt exits 75 after step 30 (listed in `retry_on_exit_codes`)
+//! and the retry resumes from the step-20 checkpoint. `exp submit --wait` then `exp show --json` on the local
+//! backend and on the REAL single-node Slurm cluster (`scripts/services.sh up`, `FALCON_TEST_SLURM_CONF` /
+//! `FALCON_TEST_SLURM_PARTITION`; without them the Slurm test fails saying so); then `falcon goodput --session`.
+
+use crate::common;
+
+use crate::common::{code, falcon, json};
+use serde_json::Value;
+use std::path::Path;
+
+const WORKLOAD: &str = include_str!("../../../../examples/goodput/workload.py");
+
+/// Writes the workload and a spec running it with `env` (`KEY: value` pairs) into `dir`.
+fn write_spec(dir: &Path, name: &str, env: &str) -> String {
+    let script = dir.join("workload.py");
+    std::fs::write(&script, WORKLOAD).unwrap();
+    let text = format!(
+        "name: {name}\nscenario: benchmark\nworkload:\n  framework: python\n  command: [python3, -S, {}]\n  env: {{{env}}}\n\
+         resources: {{accelerator: cpu}}\nretries: 1\nretry_on_exit_codes: [75]\n",
+        script.display()
+    );
+    let path = dir.join(format!("{name}.yaml"));
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn seconds(g: &Value, cause: &str) -> f64 {
+    g["badput"].as_array().unwrap().iter().find(|b| b["cause"] == cause).unwrap()["seconds"].as_f64().unwrap()
+}
+
+/// Runs the issue's workload and checks every cause against its truth.
+fn check_truth(dir: &Path) {
+    let spec = write_spec(dir, "truth", "");
+    let out = falcon(dir, &["exp", "submit", &spec, "--wait", "--json"]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let shown = json(&falcon(dir, &["exp", "show", "e-1", "--json"]));
+    assert_eq!((shown["status"].as_str(), shown["attempt"].as_i64()), (Some("COMPLETED"), Some(2)), "{shown:#}");
+    assert_eq!(shown["spec"]["retry_on_exit_codes"], serde_json::json!([75]));
+    let g = &shown["goodput"];
+    let steady = g["steady_step_s"].as_f64().unwrap();
+    assert!((0.1..0.11).contains(&steady), "steady step {steady}: {g:#}");
+    // The workload's own clock, attempt by attempt: its metrics lines (the first attempt's file, the retry's under
+    // attempts/2/), with how long each stall and checkpoint really took.
+    let artifacts = json(&falcon(dir, &["exp", "artifacts", "e-1", "--json"]));
+    let lines_of = |suffix: &str| -> Vec<Value> {
+        let a = artifacts["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"].as_str().is_some_and(|k| k.ends_with(suffix)))
+            .unwrap_or_else(|| panic!("no {suffix}: {artifacts:#}"));
+        let path = a["uri"].as_str().unwrap().trim_start_matches("file://").to_string();
+        std::fs::read_to_string(&path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let (first, retry) = (lines_of("e-1/metrics.jsonl"), lines_of("e-1/attempts/2/metrics.jsonl"));
+    // Kept: the first attempt up to its step-20 checkpoint, all of the retry (it resumed at step 21).
+    let kept: Vec<&Value> = first.iter().filter(|l| l["step"].as_i64().unwrap() <= 20).chain(&retry).collect();
+    let sum = |field: &str| kept.iter().filter_map(|l| l[field].as_f64()).sum::<f64>();
+    // (cause, truth in seconds): both attempts start up (5 s sleeps) and compile their first step for 3 s (its
+    // time over the steady step); the kept checkpoints and stalls as long as they really took.
+    // Start-up as the workload lived it: from each attempt's process start (it notes it beside its checkpoint) to
+    // the start of its first step.
+    let starts: Vec<f64> = std::fs::read_to_string(dir.join(".falcon-jobs/e-1/goodput-state/starts"))
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    let first_step_start = |lines: &[Value]| {
+        let l = lines.iter().find(|l| l["event"].is_null()).unwrap();
+        l["time"].as_f64().unwrap() - l["step_time_s"].as_f64().unwrap()
+    };
+    assert_eq!(starts.len(), 2, "{starts:?}");
+    let start_up = first_step_start(&first) - starts[0] + first_step_start(&retry) - starts[1];
+    assert!((start_up - 10.0).abs() < 1.0, "two 5 s sleeps and the interpreter's start: {start_up}");
+    let truth = [
+        ("start_up", start_up),
+        ("compilation_and_warm_up", 2.0 * (3.0 - steady)),
+        ("checkpointing", sum("event_s")),
+        ("input_and_host_stalls", sum("stall_s")),
+    ];
+    assert!((sum("stall_s") - 5.0 * 0.04).abs() < 0.02, "five kept 40 ms stalls: {kept:?}");
+    for (cause, want) in truth {
+        let got = seconds(g, cause);
+        eprintln!("{cause}: {got:.4} s, truth {want:.4} s");
+        assert!((got - want).abs() <= 0.05 * want, "{cause}: {got:.3} s, truth {want:.3} s (5 %): {g:#}");
+    }
+    // Lost to the restart: steps 21-30 of the first attempt, from its step-20 checkpoint to its step 30, then it
+    // exits at once; the tail after step 50 is nothing. Both end when the backend says the command ended, to the
+    // millisecond (the local runner's exit-code file, the stamp Slurm's batch script writes).
+    let time_of = |f: &dyn Fn(&Value) -> bool| first.iter().find(|l| f(l)).unwrap()["time"].as_f64().unwrap();
+    let lost_truth = time_of(&|l| l["step"] == 30 && l["event"].is_null())
+        - time_of(&|l| l["step"] == 20 && l["event"] == "checkpoint");
+    let lost = seconds(g, "lost_to_restarts");
+    assert!((lost - lost_truth).abs() <= 0.05 * lost_truth, "lost {lost}, truth {lost_truth}: {g:#}");
+    let tail = seconds(g, "tail");
+    assert!(tail <= 0.05, "tail {tail}, truth 0 (within 50 ms): {g:#}");
+    assert_eq!(seconds(g, "failed_attempts"), 0.0, "{g:#}");
+    eprintln!("lost_to_restarts: {lost:.4} s, truth {lost_truth:.4} s; tail {tail:.4} s, truth 0");
+    // Goodput: the 50 steps at 0.1 s over the held time, within 2 points.
+    let held = g["held_s"].as_f64().unwrap();
+    let percent = g["goodput_percent"].as_f64().unwrap();
+    let want = 100.0 * 50.0 * 0.1 / held;
+    assert!((percent - want).abs() <= 2.0, "goodput {percent:.2} %, truth {want:.2} %: {g:#}");
+    assert_eq!((g["attempts"].as_u64(), g["steps"].as_u64()), (Some(2), Some(50)));
+    assert_eq!(g["held_chip_seconds"], g["held_s"], "one CPU device");
+    // Kept as a metric like any other, for goals and history.
+    let kept = shown["metrics"]["goodput_percent"]["median"].as_f64().unwrap_or_else(|| panic!("{shown:#}"));
+    assert!((kept - percent).abs() < 1e-9, "{kept} vs {percent}");
+    // Every held second is attributed once.
+    let attributed: f64 = g["productive_s"].as_f64().unwrap()
+        + g["badput"].as_array().unwrap().iter().map(|b| b["seconds"].as_f64().unwrap()).sum::<f64>();
+    assert!((attributed - held).abs() < 0.01, "{attributed} vs {held}");
+
+    let text = String::from_utf8_lossy(&falcon(dir, &["exp", "show", "e-1"]).stdout).to_string();
+    assert!(text.contains("retries 1: on preemption and exit codes 75"), "{text}");
+    let headline = text.lines().find(|l| l.starts_with("goodput: ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(headline.contains(&format!("{percent:.0} % goodput; start-up ")), "{headline}");
+}
+
+#[test]
+fn the_truth_workload_on_the_local_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
+    check_truth(dir.path());
+}
+
+#[test]
+fn the_truth_workload_on_the_slurm_test_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::slurm_pool_config();
+    std::fs::write(dir.path().join("falcon.toml"), config).unwrap();
+    assert_eq!(code(&falcon(dir.path(), &["init", "--keep"])), 0);
+    check_truth(dir.path());
+}
+
+#[test]
+fn a_sessions_goodput_sums_its_experiments_chip_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
+    let quick = "START_S: '0.2', COMPILE_S: '0.3', STEP_S: '0.02', INPUT_S: '0.01', CHECKPOINT_S: '0.1', STEPS: '${config.steps}', KILL_AT: '999'";
+    write_spec(dir.path(), "base", quick);
+    let base = std::fs::read_to_string(dir.path().join("base.yaml"))
+        .unwrap()
+        .replace("retries: 1", "config: {steps: 20}\nretries: 1");
+    std::fs::write(dir.path().join("base.yaml"), base).unwrap();
+    std::fs::write(
+        dir.path().join("sweep.yaml"),
+        "base: base.yaml\nsweep:\n  config.steps: [20, 30]\nname_template: \"q-${config.steps}\"\n",
+    )
+    .unwrap();
+    let out = falcon(dir.path(), &["session", "submit", "sweep.yaml", "--wait", "--json"]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+
+    let report = json(&falcon(dir.path(), &["goodput", "--session", "s-1", "--json"]));
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{report:#}");
+    let mut held = 0.0;
+    let mut productive = 0.0;
+    for run in runs {
+        let shown = json(&falcon(dir.path(), &["exp", "show", run["id"].as_str().unwrap(), "--json"]));
+        assert_eq!(shown["goodput"], run["goodput"], "the report's run is `exp show`'s goodput");
+        held += shown["goodput"]["held_chip_seconds"].as_f64().unwrap();
+        productive += shown["goodput"]["productive_chip_seconds"].as_f64().unwrap();
+    }
+    let history =
+        json(&falcon(dir.path(), &["exp", "history", "--name", "q-20", "--metric", "goodput_percent", "--json"]));
+    assert_eq!(
+        history["points"].as_array().map(Vec::len),
+        Some(1),
+        "goodput_percent is a metric history reads: {history:#}"
+    );
+    let t = &report["totals"];
+    assert!((t["held_chip_seconds"].as_f64().unwrap() - held).abs() < 1e-9, "{t:#}");
+    assert!((t["productive_chip_seconds"].as_f64().unwrap() - productive).abs() < 1e-9, "{t:#}");
+    assert_eq!(t["runs"], 2);
+    assert!(report["headline"].as_str().unwrap().starts_with("2 run(s), "), "{report:#}");
+    let session = String::from_utf8_lossy(&falcon(dir.path(), &["session", "show", "s-1"]).stdout).to_string();
+    let best = report["best"].as_str().unwrap();
+    assert!(session.contains(&format!("best goodput: {best} at ")), "{session}");
+    let text = String::from_utf8_lossy(&falcon(dir.path(), &["goodput", "--session", "s-1"]).stdout).to_string();
+    assert!(text.contains("q-20") && text.contains("q-30") && text.contains("% goodput"), "{text}");
+    // Another session's filter matches nothing; a bad duration is a usage error.
+    assert_eq!(json(&falcon(dir.path(), &["goodput", "--pool", "nowhere", "--json"]))["runs"], serde_json::json!([]));
+    assert_eq!(code(&falcon(dir.path(), &["goodput", "--since", "soon", "--json"])), 2);
+}
+
+#[test]
+fn a_trace_analysis_bounds_the_input_stalls() {
+    // The workload logs a step clock and leaves a PyTorch trace; the worker analyses the trace, and goodput's input
+    // and host stalls become the trace's host-wait share of the step time.
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
+    let trace = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../falcon-analysis/tests/data/pytorch_cpu_tfm2.pt.trace.json.gz");
+    std::fs::copy(&trace, dir.path().join("run.pt.trace.json.gz")).unwrap();
+    let env = "START_S: '0.1', COMPILE_S: '0.2', STEP_S: '0.02', INPUT_S: '0.02', CHECKPOINT_S: '0.05', STEPS: '20', KILL_AT: '999'";
+    let spec = write_spec(dir.path(), "traced", env);
+    let text = std::fs::read_to_string(&spec).unwrap().replace(
+        &format!("command: [python3, -S, {}]", dir.path().join("workload.py").display()),
+        &format!(
+            "command: [sh, -c, 'cp {} $FALCON_ARTIFACT_DIR/ && python3 {}']",
+            dir.path().join("run.pt.trace.json.gz").display(),
+            dir.path().join("workload.py").display()
+        ),
+    );
+    std::fs::write(&spec, text).unwrap();
+    let out = falcon(dir.path(), &["exp", "submit", &spec, "--wait", "--json"]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let shown = json(&falcon(dir.path(), &["exp", "show", "e-1", "--json"]));
+    let trace_row = shown["analysis"].as_array().unwrap().iter().find(|a| a["tool"] == "trace").cloned();
+    let fraction = trace_row
+        .as_ref()
+        .and_then(|r| r["details"]["host_bound_fraction"].as_f64())
+        .unwrap_or_else(|| panic!("no trace row with a host-bound fraction: {shown:#}"));
+    let g = &shown["goodput"];
+    assert!(g["notes"].to_string().contains("the trace's host wait share"), "{g:#}");
+    let stalls = seconds(g, "input_and_host_stalls");
+    // At most the slow steps' excess (two stalled steps of 20 ms) and at most the fraction of the ordinary steps.
+    assert!(
+        stalls <= 2.0 * 0.02 * 1.2 && stalls <= fraction * 20.0 * 0.05 + 1e-9,
+        "{stalls} (fraction {fraction}): {g:#}"
+    );
+}

@@ -1,0 +1,6 @@
+//! The crate's integration tests: one binary (linking it once is most of what a test binary costs), a module
+//! per file.
+
+mod file_length;
+mod layering;
+mod modules;

@@ -35,56 +35,11 @@ pub fn is_id(text: &str, prefix: &str) -> bool {
         .is_some_and(|d| (1..=18).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit()) && !d.starts_with('0'))
 }
 
-/// A metric name: 1 to 128 of letters, digits and `_.:/-`.
-pub fn is_metric(text: &str) -> bool {
-    (1..=128).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:/-".contains(&b))
-}
-
 /// `Some` number must lie in `range`.
 fn within<T: PartialOrd + std::fmt::Display>(field: &str, value: Option<T>, lo: T, hi: T) -> ApiResult<()> {
     match value {
         Some(v) if v < lo || v > hi => Err(invalid(field, &format!("must be from {lo} to {hi}, not {v}"))),
         _ => Ok(()),
-    }
-}
-
-/// The body of `POST /api/v1/goals`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewGoalBody {
-    /// What the goal is (not blank).
-    #[schemars(regex(pattern = r"\S"))]
-    pub title: String,
-    /// `mfu`, `step_time_s`, `tokens_per_s`, … (a metric with no standard direction needs `direction`).
-    #[schemars(regex(pattern = r"^[A-Za-z0-9_.:/-]{1,128}$"))]
-    pub metric: String,
-    /// `maximize` or `minimize` (default: the metric's standard direction).
-    #[schemars(extend("enum" = ["maximize", "minimize", null]))]
-    pub direction: Option<String>,
-    pub target: Option<f64>,
-    /// The baseline experiment (`e-N`).
-    #[schemars(regex(pattern = r"^e-[1-9][0-9]{0,17}$"))]
-    pub baseline: Option<String>,
-    /// Higher first (default 0).
-    #[serde(default, deserialize_with = "whole_i64")]
-    #[schemars(range(min = -1_000_000, max = 1_000_000))]
-    pub priority: i64,
-    pub workload: Option<String>,
-    pub hardware: Option<String>,
-}
-
-impl NewGoalBody {
-    /// The rules of its schema.
-    pub fn check(&self) -> ApiResult<()> {
-        not_blank("title", Some(&self.title))?;
-        if !is_metric(&self.metric) {
-            return Err(invalid("metric", "must be 1 to 128 letters, digits or `_.:/-`"));
-        }
-        if let Some(d) = self.direction.as_deref().filter(|d| !["maximize", "minimize"].contains(d)) {
-            return Err(invalid("direction", &format!("must be maximize or minimize, not `{d}`")));
-        }
-        id_like("baseline", self.baseline.as_deref(), "e-")?;
-        within("priority", Some(self.priority), -1_000_000, 1_000_000)
     }
 }
 
@@ -181,14 +136,6 @@ fn whole<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     }
 }
 
-fn whole_i64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
-    match whole(d)? {
-        None => Ok(0),
-        Some(x) if x.abs() <= 9.0e15 => Ok(x as i64),
-        Some(x) => Err(serde::de::Error::custom(format!("{x} is out of range"))),
-    }
-}
-
 fn whole_opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     match whole(d)? {
         None => Ok(None),
@@ -212,9 +159,13 @@ mod tests {
         assert_eq!(b.lease_s, Some(60));
         assert!(serde_json::from_str::<ClaimBody>(r#"{"lease_s": 1.5}"#).is_err());
         assert!(serde_json::from_str::<ClaimBody>(r#"{"lease_s": -1}"#).is_err());
-        let g: NewGoalBody = serde_json::from_str(r#"{"title": "t", "metric": "mfu", "priority": 2.0}"#).unwrap();
+        use falcon_app::requests::GoalCreateRequest;
+        let g: GoalCreateRequest = serde_json::from_str(r#"{"title": "t", "metric": "mfu", "priority": 2.0}"#).unwrap();
         assert_eq!(g.priority, 2);
-        assert!(serde_json::from_str::<NewGoalBody>(r#"{"title": "t", "metric": "mfu", "x": 1}"#).is_err());
+        assert!(serde_json::from_str::<GoalCreateRequest>(r#"{"title": "t", "metric": "mfu", "x": 1}"#).is_err());
+        assert!(
+            serde_json::from_str::<GoalCreateRequest>(r#"{"title": "t", "metric": "mfu", "priority": 2.5}"#).is_err()
+        );
         let c: CloseBody = serde_json::from_str(r#"{"reason": null}"#).unwrap();
         assert_eq!(c.reason, "");
     }

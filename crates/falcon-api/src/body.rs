@@ -58,6 +58,14 @@ pub async fn json<T: DeserializeOwned>(body: Body) -> ApiResult<T> {
     serde_json::from_str(text).map_err(|e| invalid(format!("the body: {e}")))
 }
 
+/// A use case's request (`falcon_app::requests`) from a JSON object body, checked against the type's schema (its
+/// patterns and bounds, as the OpenAPI document publishes it): what breaks it is 422 naming the field.
+pub async fn request<T: schemars::JsonSchema + DeserializeOwned>(body: Body) -> ApiResult<T> {
+    let object: serde_json::Map<String, serde_json::Value> = json(body).await?;
+    falcon_app::requests::read(object)
+        .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", format!("the body: {e}")))
+}
+
 /// An answer's body that keeps `guard` alive until it is sent or dropped (a request counted in flight, a stream's
 /// slot in its token's budget).
 pub struct Held<G> {

@@ -4,7 +4,7 @@
 //! come from too. Schemas are JSON Schema 2020-12 (OpenAPI 3.1's dialect), written for what the server sends
 //! (serialization); every number may also be `null`, since a non-finite float is written as `null`.
 
-use crate::bodies::{ClaimBody, CloseBody, NewGoalBody, SessionBody};
+use crate::bodies::{ClaimBody, CloseBody, SessionBody};
 use falcon_app::experiments::{
     AnalysisSummary, ArtifactRecord, ExperimentDetail, ExperimentItem, MemoryVerdict, RunComparison,
 };
@@ -221,7 +221,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             .request::<falcon_app::requests::GoalListRequest>()
             .json(200, "a page of goals", g.subschema_for::<Page<GoalView>>().to_value()),
         op("post", "/api/v1/goals", "Create a goal")
-            .body(vec!["application/json"], request(|g| g.root_schema_for::<NewGoalBody>()))
+            .body(vec!["application/json"], request(|g| g.root_schema_for::<falcon_app::requests::GoalCreateRequest>()))
             .json(201, "the goal", g.subschema_for::<GoalView>().to_value()),
         op("post", "/api/v1/goals/claim", "Claim a goal (or the next open one) with a lease")
             .optional_body(request(|g| g.root_schema_for::<ClaimBody>()))

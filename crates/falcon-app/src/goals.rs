@@ -4,6 +4,7 @@
 
 use crate::experiments::MetricSummaries;
 use crate::page::Page;
+use crate::requests::GoalCreateRequest;
 use crate::worker::WorkerEvent;
 use crate::{ctx::Ctx, AppError, Result};
 use falcon_core::ids::{ExperimentId, GoalId, SessionId};
@@ -191,21 +192,6 @@ impl Serialize for SessionDetail {
     }
 }
 
-/// A goal to create, as a front end receives it.
-#[derive(Debug, Clone, Default)]
-pub struct GoalRequest {
-    pub title: String,
-    pub metric: String,
-    /// `maximize` | `minimize`; default: the metric's standard direction.
-    pub direction: Option<String>,
-    pub target: Option<f64>,
-    /// The baseline experiment's id.
-    pub baseline: Option<String>,
-    pub priority: i64,
-    pub workload: Option<String>,
-    pub hardware: Option<String>,
-}
-
 /// A sweep to submit as a session.
 #[derive(Debug, Clone)]
 pub struct SessionRequest<'a> {
@@ -225,15 +211,17 @@ pub struct SessionRequest<'a> {
     pub repeats: Option<usize>,
 }
 
-pub(crate) async fn create_goal(cx: &Ctx, req: &GoalRequest) -> Result<GoalRecord> {
+pub(crate) async fn create_goal(cx: &Ctx, req: &GoalCreateRequest) -> Result<GoalRecord> {
     if req.title.trim().is_empty() {
         return Err(AppError::usage("title must not be empty: say what the goal is"));
     }
     if let Some(t) = req.target.filter(|t| !t.is_finite()) {
         return Err(AppError::usage(format!("target must be a finite number, not {t}")));
     }
-    let direction = match &req.direction {
-        Some(d) => d.parse::<Direction>().map_err(|e| AppError::usage(format!("direction: {e}")))?,
+    // The rest of its schema's rules (the metric's characters, the baseline's form, the priority's bound).
+    crate::requests::checked(req)?;
+    let direction = match req.direction {
+        Some(d) => d,
         None => falcon_core::stats::direction_for(&req.metric).map(Direction::from).ok_or_else(|| {
             AppError::usage(format!(
                 "`{}` has no standard direction; give the direction: maximize or minimize",

@@ -72,8 +72,7 @@ use crate::experiments::{
 use crate::gc::{GcReport, GcRequest};
 use crate::goal_report::GoalReport;
 use crate::goals::{
-    GoalComparison, GoalRecord, GoalRequest, GoalView, PoolUsage, RunProgress, SessionDetail, SessionRequest,
-    SessionView,
+    GoalComparison, GoalRecord, GoalView, PoolUsage, RunProgress, SessionDetail, SessionRequest, SessionView,
 };
 use crate::init::Connection;
 use crate::kernel::{KernelComparison, KernelOptions, KernelReport};
@@ -326,7 +325,7 @@ impl App {
     // ---- Goals, sessions (with their sweep grid) and pools ([`goals`])
 
     /// Creates a goal. The title must say something and the target, when given, must be a finite number.
-    pub async fn create_goal(&self, req: &GoalRequest) -> Result<GoalRecord> {
+    pub async fn create_goal(&self, req: &requests::GoalCreateRequest) -> Result<GoalRecord> {
         goals::create_goal(&self.cx, req).await
     }
 

@@ -15,7 +15,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::experiments::ListQuery;
 
 mod check;
-pub use check::read;
+pub use check::{checked, read};
 
 /// Rows of a page when the request does not say.
 pub const DEFAULT_PAGE: u32 = 50;
@@ -252,6 +252,88 @@ pub fn default_metric() -> String {
     DEFAULT_METRIC.to_string()
 }
 
+/// Bytes from the end of each log when the request does not say.
+pub const DEFAULT_LOG_TAIL: u64 = 64 * 1024;
+/// The most bytes from the end of each log a request may ask for.
+pub const MAX_LOG_TAIL: u64 = 4 * 1024 * 1024;
+
+/// [`DEFAULT_LOG_TAIL`], as serde's `default =` takes it.
+pub fn default_log_tail() -> u64 {
+    DEFAULT_LOG_TAIL
+}
+
+/// MCP `exp_logs`: the end of each of an experiment's logs, whole lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentLogsRequest {
+    /// The experiment (`e-12` or `12`).
+    #[schemars(regex(pattern = r"^(e-)?[1-9][0-9]{0,17}$"))]
+    pub id: String,
+    /// At most this many bytes from the end of each log, whole lines.
+    #[serde(default = "default_log_tail")]
+    #[schemars(range(min = 1, max = MAX_LOG_TAIL))]
+    pub tail_bytes: u64,
+}
+
+/// A metric's name as a request's schema states it: 1 to 128 letters, digits or `_.:/-`.
+pub const METRIC_PATTERN: &str = r"^[A-Za-z0-9_.:/-]{1,128}$";
+
+/// A goal's priority when the request does not say.
+pub const DEFAULT_PRIORITY: i64 = 0;
+/// The bound of a goal's priority, either way.
+pub const MAX_PRIORITY: i64 = 1_000_000;
+
+/// `goal create`, `POST /api/v1/goals`, MCP `goal_create`: a new optimization goal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoalCreateRequest {
+    /// What the goal is, in a line ("llama3-8b on v5e-256: MFU 38% → 45%"); not blank.
+    #[schemars(regex(pattern = r"\S"))]
+    pub title: String,
+    /// The metric it is measured by (`mfu`, `step_time_s`, `tokens_per_s`, …); one with no standard direction needs
+    /// `direction`.
+    #[schemars(regex(pattern = METRIC_PATTERN))]
+    pub metric: String,
+    /// Which way is better (default: the metric's standard direction).
+    #[serde(default, deserialize_with = "case_insensitive", skip_serializing_if = "Option::is_none")]
+    pub direction: Option<falcon_core::status::Direction>,
+    /// The value that achieves it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<f64>,
+    /// The baseline experiment (`e-1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^e-[1-9][0-9]{0,17}$"))]
+    pub baseline: Option<String>,
+    /// Higher is claimed first (a whole number; `2.0` is 2).
+    #[serde(default = "default_priority", deserialize_with = "whole_i64")]
+    #[schemars(range(min = -MAX_PRIORITY, max = MAX_PRIORITY))]
+    pub priority: i64,
+    /// The workload or model it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
+    /// The hardware it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware: Option<String>,
+}
+
+/// [`DEFAULT_PRIORITY`], as serde's `default =` takes it.
+pub fn default_priority() -> i64 {
+    DEFAULT_PRIORITY
+}
+
+/// A whole number written as a JSON integer or as a float with no fraction (`3` and `3.0` are the same count).
+fn whole_i64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    let n = serde_json::Number::deserialize(d)?;
+    if let Some(i) = n.as_i64() {
+        return Ok(i);
+    }
+    match n.as_f64() {
+        Some(x) if x.fract() == 0.0 && x.abs() <= 9.0e15 => Ok(x as i64),
+        Some(x) if x.fract() == 0.0 => Err(serde::de::Error::custom(format!("{x} is out of range"))),
+        _ => Err(serde::de::Error::custom(format!("{n} is not a whole number"))),
+    }
+}
+
 /// `goodput`, `GET /api/v1/goodput`, MCP `goodput`: ended runs' goodput and their chip-seconds by cause; the
 /// filters combine.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -315,7 +397,7 @@ pub struct ExperimentCompareRequest {
     pub b: String,
     /// The metric.
     #[serde(default = "default_metric")]
-    #[schemars(regex(pattern = r"^[A-Za-z0-9_.:/-]{1,128}$"))]
+    #[schemars(regex(pattern = METRIC_PATTERN))]
     pub metric: String,
     /// Which way is better, for a metric without a standard direction (also `higher`/`lower`,
     /// `maximize`/`minimize`).
@@ -328,17 +410,13 @@ pub struct ExperimentCompareRequest {
 }
 
 impl ExperimentCompareRequest {
-    /// The comparison it asks; a metric name of other characters than its schema's is a usage error.
+    /// The comparison it asks; a field its schema refuses (a metric of other characters) is a usage error.
     pub fn compare(&self) -> crate::error::Result<crate::experiments::CompareRequest> {
-        let m = &self.metric;
-        let ok = (1..=128).contains(&m.len()) && m.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:/-".contains(&b));
-        if !ok {
-            return Err(crate::error::AppError::usage(format!("metric={m}: 1 to 128 letters, digits or `_.:/-`")));
-        }
+        checked(self)?;
         Ok(crate::experiments::CompareRequest {
             a: self.a.clone(),
             b: self.b.clone(),
-            metric: m.clone(),
+            metric: self.metric.clone(),
             direction: self.direction,
             warmup: self.warmup.map(|w| w as usize),
         })

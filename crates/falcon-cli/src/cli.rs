@@ -277,7 +277,7 @@ pub struct KernelAnalyzeArgs {
     pub peak_gbs: Option<f64>,
     /// `fast_p` threshold: the fraction of kernels that are correct and faster than their reference by more
     /// than this speed-up (KernelBench's p; default 1.0).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = falcon_app::kernel::KernelOptions::default().p)]
     pub p: f64,
     /// Output format (default: table; --json means json).
     #[arg(long, value_enum)]
@@ -324,32 +324,7 @@ impl From<&PageArgs> for falcon_app::requests::PageRequest {
 #[derive(Debug, Subcommand)]
 pub enum GoalCommand {
     /// Record a goal.
-    Create {
-        /// One line: what and by how much ("llama3-8b on v5e-256: MFU 38% → 45%").
-        #[arg(long)]
-        title: String,
-        /// Metric (`mfu`, `step_time_s`, `tokens_per_s`, …).
-        #[arg(long)]
-        metric: String,
-        /// `maximize` or `minimize` (default: the metric's standard direction).
-        #[arg(long)]
-        direction: Option<String>,
-        /// Target value.
-        #[arg(long)]
-        target: Option<f64>,
-        /// Baseline experiment.
-        #[arg(long)]
-        baseline: Option<String>,
-        /// Higher is claimed first.
-        #[arg(long, default_value_t = 0)]
-        priority: i64,
-        /// Workload or model.
-        #[arg(long)]
-        workload: Option<String>,
-        /// Hardware.
-        #[arg(long)]
-        hardware: Option<String>,
-    },
+    Create(GoalCreateArgs),
     /// List goals, highest priority first.
     List(GoalListArgs),
     /// One goal.
@@ -535,6 +510,50 @@ pub struct HistoryArgs {
     pub fail_on_regression: bool,
 }
 
+/// `goal create`'s flags: [`falcon_app::requests::GoalCreateRequest`]'s fields.
+#[derive(Debug, Args)]
+pub struct GoalCreateArgs {
+    /// One line: what and by how much ("llama3-8b on v5e-256: MFU 38% → 45%").
+    #[arg(long)]
+    pub title: String,
+    /// Metric (`mfu`, `step_time_s`, `tokens_per_s`, …).
+    #[arg(long)]
+    pub metric: String,
+    /// Which way is better (default: the metric's standard direction).
+    #[arg(long, ignore_case = true, value_parser = directions())]
+    pub direction: Option<falcon_core::status::Direction>,
+    /// Target value.
+    #[arg(long)]
+    pub target: Option<f64>,
+    /// Baseline experiment (`e-1`).
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Higher is claimed first.
+    #[arg(long, default_value_t = falcon_app::requests::DEFAULT_PRIORITY, allow_negative_numbers = true)]
+    pub priority: i64,
+    /// Workload or model.
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// Hardware.
+    #[arg(long)]
+    pub hardware: Option<String>,
+}
+
+impl From<&GoalCreateArgs> for falcon_app::requests::GoalCreateRequest {
+    fn from(a: &GoalCreateArgs) -> Self {
+        falcon_app::requests::GoalCreateRequest {
+            title: a.title.clone(),
+            metric: a.metric.clone(),
+            direction: a.direction,
+            target: a.target,
+            baseline: a.baseline.clone(),
+            priority: a.priority,
+            workload: a.workload.clone(),
+            hardware: a.hardware.clone(),
+        }
+    }
+}
+
 /// `goal list`'s flags: [`falcon_app::requests::GoalListRequest`]'s fields.
 #[derive(Debug, Args)]
 pub struct GoalListArgs {
@@ -575,6 +594,14 @@ impl From<&CompareArgs> for falcon_app::requests::ExperimentCompareRequest {
 }
 
 /// A core enum's value from a flag, case-insensitively (its error lists the values).
+/// Core's goal directions as a flag's possible values (any case, as core reads them).
+fn directions() -> impl clap::builder::TypedValueParser<Value = falcon_core::status::Direction> {
+    use clap::builder::TypedValueParser;
+    use falcon_core::status::Direction;
+    clap::builder::PossibleValuesParser::new(Direction::ALL.iter().map(|d| d.as_str()))
+        .try_map(|s| s.parse::<Direction>())
+}
+
 fn core_enum<T: std::str::FromStr>(text: &str) -> Result<T, String>
 where
     T::Err: std::fmt::Display,

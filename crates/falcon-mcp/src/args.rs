@@ -92,17 +92,6 @@ pub struct ExpShow {
     pub warmup: Option<usize>,
 }
 
-/// `exp_logs`: the end of each of an experiment's logs.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExpLogs {
-    /// The experiment (`e-12` or `12`).
-    pub id: String,
-    /// At most this many bytes from the end of each log, whole lines (default 65536, at most 4194304).
-    #[schemars(range(min = 1, max = 4194304))]
-    pub tail_bytes: Option<u64>,
-}
-
 /// `exp_artifacts`: a page of an experiment's stored files.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -148,28 +137,6 @@ pub struct ExpHistory {
 pub struct GoalId {
     /// The goal (`g-3` or `3`).
     pub id: String,
-}
-
-/// `goal_create`: a new optimization goal.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GoalCreate {
-    /// What the goal is, in a line.
-    pub title: String,
-    /// The metric it is measured by (`step_time_s`, `mfu`, …).
-    pub metric: String,
-    /// `minimize` or `maximize` (default: the metric's standard direction).
-    pub direction: Option<String>,
-    /// The value that achieves it.
-    pub target: Option<f64>,
-    /// The baseline experiment (`e-1`).
-    pub baseline: Option<String>,
-    /// Higher is taken first (default 0).
-    pub priority: Option<i64>,
-    /// The workload it is about.
-    pub workload: Option<String>,
-    /// The hardware it is about.
-    pub hardware: Option<String>,
 }
 
 /// `goal_claim`: claim a goal (or the next open one) for an owner, under a lease.

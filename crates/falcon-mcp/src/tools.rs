@@ -149,7 +149,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "exp_logs",
         "An experiment's logs",
         false,
-        args::ExpLogs,
+        falcon_app::requests::ExperimentLogsRequest,
         LogTails,
         "The end of each of an experiment's logs (whole lines, 64 KiB each by default)."
     ),
@@ -210,7 +210,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "goal_create",
         "Create a goal",
         true,
-        args::GoalCreate,
+        falcon_app::requests::GoalCreateRequest,
         GoalView,
         "A new optimization goal: the metric it is measured by, a target, a baseline experiment."
     ),
@@ -362,11 +362,10 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
         }
         "exp_cancel" => json(&app.cancel_experiment(exp_id(&read::<args::ExpId>(name, arguments)?.id)?).await?),
         "exp_logs" => {
-            let a: args::ExpLogs = read(name, arguments)?;
+            let a: falcon_app::requests::ExperimentLogsRequest = request(name, arguments)?;
             let id = exp_id(&a.id)?;
-            let tail = a.tail_bytes.unwrap_or(64 * 1024).clamp(1, 4 * 1024 * 1024);
             let logs = app
-                .experiment_log_tails(id, tail)
+                .experiment_log_tails(id, a.tail_bytes)
                 .await?
                 .into_iter()
                 .map(|c| LogTail { source: c.source, bytes: c.next, text: c.text })
@@ -401,17 +400,7 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
         }
         "goal_show" => goal(app.goal(parse_goal_id(&read::<args::GoalId>(name, arguments)?.id)?).await?),
         "goal_create" => {
-            let a: args::GoalCreate = read(name, arguments)?;
-            let req = falcon_app::goals::GoalRequest {
-                title: a.title,
-                metric: a.metric,
-                direction: a.direction,
-                target: a.target,
-                baseline: a.baseline,
-                priority: a.priority.unwrap_or(0),
-                workload: a.workload,
-                hardware: a.hardware,
-            };
+            let req: falcon_app::requests::GoalCreateRequest = request(name, arguments)?;
             goal(app.create_goal(&req).await?)
         }
         "goal_claim" => {
@@ -504,7 +493,7 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
         "kernel_analyze" => {
             let a: args::KernelAnalyze = read(name, arguments)?;
             let options = falcon_app::kernel::KernelOptions {
-                p: a.p.unwrap_or(1.0),
+                p: a.p.unwrap_or_else(|| falcon_app::kernel::KernelOptions::default().p),
                 peak_tflops: a.peak_tflops,
                 peak_gbs: a.peak_gbs,
             };

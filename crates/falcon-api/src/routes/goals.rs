@@ -4,7 +4,7 @@
 //! the goals it holds; an `admin` token acts on any goal, and may claim for another owner by naming it.
 
 use super::query_pairs;
-use crate::bodies::{ClaimBody, CloseBody, NewGoalBody, SessionBody};
+use crate::bodies::{ClaimBody, CloseBody, SessionBody};
 use crate::body;
 use crate::error::{ApiError, ApiResult};
 use crate::request::{goal_id, session_id};
@@ -16,7 +16,8 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
-use falcon_app::goals::{GoalRequest, GoalView, SessionRequest};
+use falcon_app::goals::{GoalView, SessionRequest};
+use falcon_app::requests::GoalCreateRequest;
 use falcon_app::requests::{GoalListRequest, PageRequest};
 use falcon_app::tokens::Principal;
 use falcon_core::auth::Scope;
@@ -46,18 +47,7 @@ async fn list(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery) -> A
 }
 
 async fn create(Extract(state): Extract<Arc<State>>, body: Body) -> ApiResult<Response> {
-    let b: NewGoalBody = body::json(body).await?;
-    b.check()?;
-    let req = GoalRequest {
-        title: b.title,
-        metric: b.metric,
-        direction: b.direction,
-        target: b.target,
-        baseline: b.baseline,
-        priority: b.priority,
-        workload: b.workload,
-        hardware: b.hardware,
-    };
+    let req: GoalCreateRequest = body::request(body).await?;
     let goal = state.app.create_goal(&req).await?;
     Ok((StatusCode::CREATED, Json(GoalView::from(goal))).into_response())
 }

@@ -12,15 +12,32 @@ use crate::error::{AppError, Result};
 
 /// Reads request `T` from an object of arguments, checked against `T`'s schema first.
 pub fn read<T: JsonSchema + DeserializeOwned>(arguments: Map<String, Value>) -> Result<T> {
+    check_fields::<T>(&arguments)?;
+    serde_json::from_value(Value::Object(arguments)).map_err(|e| AppError::usage(e.to_string()))
+}
+
+/// Checks a request built in process (the CLI's, from its flags) against its type's schema, as [`read`] checks
+/// one that arrives as JSON: the same rules for every front end.
+pub fn checked<T: JsonSchema + serde::Serialize>(request: &T) -> Result<()> {
+    let value = serde_json::to_value(request)
+        .map_err(|e| AppError::new(falcon_core::ErrorKind::Failure, format!("encoding the request: {e}")))?;
+    match value {
+        Value::Object(fields) => check_fields::<T>(&fields),
+        _ => Ok(()),
+    }
+}
+
+/// Checks each field against its property's schema in `T`'s.
+fn check_fields<T: JsonSchema>(fields: &Map<String, Value>) -> Result<()> {
     let schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>().to_value();
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-        for (name, value) in &arguments {
+        for (name, value) in fields {
             if let Some(s) = props.get(name) {
                 check(name, value, s)?;
             }
         }
     }
-    serde_json::from_value(Value::Object(arguments)).map_err(|e| AppError::usage(e.to_string()))
+    Ok(())
 }
 
 /// Checks one value against a property's schema (an optional one's `anyOf [X, null]` read as X).

@@ -1,17 +1,16 @@
 //! The requests every front end takes (`falcon_app::requests`), through the use cases: their defaults, bounds and
 //! enum values are what the application does, whichever surface sent them.
 
-use falcon_app::goals::GoalRequest;
 use falcon_app::requests::{
-    lease, top, ExperimentListRequest, GoalListRequest, PageRequest, DEFAULT_LEASE_S, DEFAULT_PAGE, MAX_LEASE_S,
-    MAX_PAGE, MAX_TOP,
+    lease, top, ExperimentListRequest, GoalCreateRequest, GoalListRequest, PageRequest, DEFAULT_LEASE_S, DEFAULT_PAGE,
+    MAX_LEASE_S, MAX_PAGE, MAX_TOP,
 };
 use falcon_core::status::{ExperimentStatus, GoalStatus, Scenario};
 use falcon_core::ErrorKind;
 use serde_json::json;
 
-fn goal(i: usize) -> GoalRequest {
-    GoalRequest {
+fn goal(i: usize) -> GoalCreateRequest {
+    GoalCreateRequest {
         title: format!("goal {i}"),
         metric: "step_time_s".into(),
         direction: None,
@@ -112,4 +111,31 @@ fn the_shared_bounds_refuse_what_is_past_them() {
     }
     assert_eq!(PageRequest { limit: 0, cursor: None }.page_size().unwrap(), 0);
     assert!(PageRequest { limit: MAX_PAGE + 1, cursor: None }.page_size().is_err());
+}
+
+/// A goal's creation: the one request type, its rules applied whichever front end built it (the CLI's flags
+/// convert to it in process, the API and MCP read it from JSON): the default priority, the metric's direction
+/// when none is given, a metric, baseline or priority its schema refuses refused by the use case too.
+#[tokio::test]
+async fn a_goal_create_request_is_checked_by_its_own_schema_on_every_path() {
+    use falcon_app::requests::{read, DEFAULT_PRIORITY, MAX_PRIORITY};
+    let h = super::harness::app().await;
+    let r: GoalCreateRequest = read(json!({"title": "faster", "metric": "mfu"}).as_object().unwrap().clone()).unwrap();
+    assert_eq!(r.priority, DEFAULT_PRIORITY);
+    let g = h.app.create_goal(&r).await.unwrap();
+    assert_eq!(g.direction.as_str(), "maximize", "mfu's standard direction");
+    for (bad, says) in [
+        (GoalCreateRequest { metric: "step time".into(), ..goal(1) }, "metric=step time"),
+        (GoalCreateRequest { baseline: Some("12".into()), ..goal(1) }, "baseline=12"),
+        (GoalCreateRequest { priority: MAX_PRIORITY + 1, ..goal(1) }, "priority=1000001: at most 1000000"),
+        (GoalCreateRequest { title: " ".into(), ..goal(1) }, "title must not be empty"),
+    ] {
+        let err = h.app.create_goal(&bad).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Usage, "{bad:?}");
+        assert!(err.to_string().contains(says), "{says}: {err}");
+    }
+    let typed: GoalCreateRequest =
+        serde_json::from_value(json!({"title": "t", "metric": "loss", "direction": "MINIMIZE", "priority": 3.0}))
+            .unwrap();
+    assert_eq!((typed.direction.map(|d| d.as_str()), typed.priority), (Some("minimize"), 3));
 }

@@ -121,7 +121,7 @@ pub struct ProfileTraceArgs {
     #[arg(long)]
     pub host: Option<String>,
     /// Idle gaps to list.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = falcon_app::profiles::TraceOptions::default().top_gaps)]
     pub top_gaps: usize,
     /// Render Markdown instead of plain tables (ignored with --json).
     #[arg(long)]

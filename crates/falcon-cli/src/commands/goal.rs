@@ -2,7 +2,7 @@
 
 use crate::cli::{GlobalArgs, GoalClose, GoalCommand};
 use crate::output::{print_json, print_stdout, CliFailure};
-use falcon_app::goals::{parse_goal_id as parse, GoalRecord, GoalRequest};
+use falcon_app::goals::{parse_goal_id as parse, GoalRecord};
 use falcon_app::render::numbers::significant;
 use falcon_app::render::text::new_table;
 use falcon_app::App;
@@ -13,17 +13,8 @@ use std::process::ExitCode;
 pub async fn run(global: &GlobalArgs, app: &App, command: &GoalCommand) -> anyhow::Result<ExitCode> {
     let usage = |m: String| CliFailure::new(ErrorKind::Usage, m);
     match command {
-        GoalCommand::Create { title, metric, direction, target, baseline, priority, workload, hardware } => {
-            let req = GoalRequest {
-                title: title.clone(),
-                metric: metric.clone(),
-                direction: direction.clone(),
-                target: *target,
-                baseline: baseline.clone(),
-                priority: *priority,
-                workload: workload.clone(),
-                hardware: hardware.clone(),
-            };
+        GoalCommand::Create(args) => {
+            let req = falcon_app::requests::GoalCreateRequest::from(args);
             render(global, &app.create_goal(&req).await?)?;
         }
         GoalCommand::List(args) => {

@@ -279,3 +279,38 @@ fn help_of(args: &[&str]) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_falcon")).args(args).output().unwrap();
     String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// A goal's creation is declared once (`GoalCreateRequest`): the priority's default and bound and the direction's
+/// values the OpenAPI body, the MCP schema and the CLI's help show are the type's (MCP took any priority and any
+/// direction text, the API's body was its own type with its own rules).
+#[test]
+fn the_goal_create_request_is_declared_once_for_every_surface() {
+    use falcon_app::requests::{DEFAULT_PRIORITY, MAX_PRIORITY};
+    let directions: Vec<Value> =
+        falcon_core::status::Direction::ALL.iter().map(|d| d.as_str().into()).collect::<Vec<_>>();
+    let doc = falcon_api::openapi::document();
+    let body = doc.pointer("/paths/~1api~1v1~1goals/post/requestBody/content/application~1json/schema").unwrap();
+    let body = match body.get("$ref").and_then(Value::as_str) {
+        Some(r) => doc.pointer(&r.trim_start_matches('#').replace("~", "~0")).unwrap().clone(),
+        None => body.clone(),
+    };
+    let tool = falcon_mcp::tools::offered(false).find(|t| t.name == "goal_create").unwrap();
+    let input = Value::Object((tool.input)());
+    for (surface, schema) in [("OpenAPI", &body), ("MCP", &input)] {
+        let p = &schema["properties"]["priority"];
+        assert_eq!(
+            (p["default"].clone(), p["maximum"].clone(), p["minimum"].clone()),
+            (json!(DEFAULT_PRIORITY), json!(MAX_PRIORITY), json!(-MAX_PRIORITY)),
+            "{surface}: {p}"
+        );
+        let text = schema.to_string();
+        for d in &directions {
+            assert!(text.contains(&d.to_string()), "{surface}: no direction {d} in {text}");
+        }
+    }
+    let help = help_of(&["goal", "create", "--help"]);
+    let priority = help.split("--priority").nth(1).unwrap_or_else(|| panic!("no --priority in {help}"));
+    assert!(priority.contains(&format!("[default: {DEFAULT_PRIORITY}]")), "CLI: {priority}");
+    let direction = help.split("--direction").nth(1).unwrap_or_else(|| panic!("no --direction in {help}"));
+    assert!(direction.contains("[possible values: maximize, minimize]"), "CLI: {direction}");
+}

@@ -11,6 +11,7 @@ mod compare_cli;
 mod config_show;
 mod contract;
 mod dashboard_cli;
+mod declared_once;
 mod exp_cli;
 mod failure_reason_cli;
 mod fan_out_cli;

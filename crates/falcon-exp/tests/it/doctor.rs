@@ -10,10 +10,7 @@ fn config(layer: ConfigLayer) -> Config {
 
 #[tokio::test]
 async fn a_fresh_local_setup_passes_every_check() {
-    let dir = tempfile::Builder::new()
-        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
-        .tempdir()
-        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
+    let dir = crate::harness::job_dir();
     let cfg = config(ConfigLayer { data_dir: Some(dir.path().join(".falcon")), ..Default::default() });
     let exp = Exp::init(&cfg).await.unwrap();
     let conn = exp.connection().await.unwrap();
@@ -34,10 +31,7 @@ async fn a_fresh_local_setup_passes_every_check() {
 
 #[tokio::test]
 async fn an_unmigrated_or_missing_database_is_reported_not_created() {
-    let dir = tempfile::Builder::new()
-        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
-        .tempdir()
-        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
+    let dir = crate::harness::job_dir();
     let cfg = config(ConfigLayer { data_dir: Some(dir.path().join("never-initialised")), ..Default::default() });
     let report = doctor(&cfg).await;
     let db = &report.checks[1];
@@ -70,10 +64,7 @@ async fn dead_database_and_unwritable_artifacts_are_both_named() {
 async fn bad_pools_fail_the_config_check() {
     let mut pool = falcon_core::config::PoolConfig::local_cpu(2);
     pool.capacity = 0;
-    let dir = tempfile::Builder::new()
-        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
-        .tempdir()
-        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
+    let dir = crate::harness::job_dir();
     let cfg = config(ConfigLayer { data_dir: Some(dir.path().into()), pools: Some(vec![pool]), ..Default::default() });
     let report = doctor(&cfg).await;
     assert!(!report.checks[0].ok && report.checks[0].detail.contains("pools[0].capacity"), "{:?}", report.checks[0]);

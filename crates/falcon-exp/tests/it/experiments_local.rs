@@ -19,17 +19,11 @@ where
     F: Fn(Exp) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    let dir = tempfile::Builder::new()
-        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
-        .tempdir()
-        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
+    let dir = crate::harness::job_dir();
     test(Exp::init(&config(dir.path())).await.unwrap()).await;
     let server = std::env::var("FALCON_TEST_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306".into());
     let url = format!("{}/falcon_test_exp_{}", server.trim_end_matches('/'), uuid_like());
-    let dir = tempfile::Builder::new()
-        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
-        .tempdir()
-        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
+    let dir = crate::harness::job_dir();
     let mut cfg = config(dir.path());
     cfg.db = url.clone();
     let exp =
@@ -219,10 +213,7 @@ async fn a_sweep_becomes_a_session_whose_status_aggregates() {
 }
 
 async fn sweep_session(exp: Exp) {
-    let dir = tempfile::Builder::new()
-        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
-        .tempdir()
-        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
+    let dir = crate::harness::job_dir();
     std::fs::write(dir.path().join("base.yaml"), spec("sweep-base", 0.1)).unwrap();
     let load = |p: &str| std::fs::read_to_string(dir.path().join(p)).map_err(|e| e.to_string());
     let clash = "base: base.yaml\nsweep:\n  config.batch_size: [8, 16]\n  priority: [0, 1]\nname_template: \"bs${config.batch_size}\"\n";

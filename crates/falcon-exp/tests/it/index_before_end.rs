@@ -4,7 +4,6 @@
 //! (`bench/faults`, serve-kill on MariaDB): `falcon serve` killed between the terminal transition and the
 //! indexing left e-5 COMPLETED with one artifact of five, and nothing indexed it again.
 
-use falcon_core::config::{Config, ConfigLayer, MachineFacts};
 use falcon_core::status::{ExperimentStatus, JobStatus, Scenario};
 use falcon_exp::Exp;
 use falcon_infra::meta::{JobChanges, JobOutput, NewExperiment, NewJob, StoredOutput};
@@ -13,12 +12,8 @@ use std::collections::BTreeMap;
 
 #[tokio::test]
 async fn a_finished_experiment_ends_only_once_its_outputs_are_indexed() {
-    let dir = tempfile::Builder::new()
-        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
-        .tempdir()
-        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
-    let layer = ConfigLayer::from_toml("data_dir = \".falcon\"\n", "falcon.toml").unwrap().rebase(dir.path());
-    let cfg = Config::resolve([layer], MachineFacts { cores: 2 });
+    let dir = crate::harness::job_dir();
+    let cfg = crate::harness::config_under(dir.path(), "");
     let exp = Exp::init(&cfg).await.unwrap();
     let meta = MetaStore::connect(&cfg.db).await.unwrap();
     let store = ArtifactStore::open(&cfg.artifacts, &cfg.gcs, &cfg.s3).unwrap();

@@ -2,7 +2,6 @@
 //! completed experiments of a goal (so an older best one was missed without a word) and `session show` stopped
 //! at 1,000 experiments.
 
-use falcon_core::config::{Config, ConfigLayer, MachineFacts};
 use falcon_core::ids::ExperimentId;
 use falcon_core::status::{Direction, ExperimentStatus, Scenario};
 use falcon_exp::Exp;
@@ -29,12 +28,8 @@ fn experiment(
 }
 
 async fn setup() -> (tempfile::TempDir, Exp, MetaStore) {
-    let dir = tempfile::Builder::new()
-        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
-        .tempdir()
-        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
-    let layer = ConfigLayer::from_toml("data_dir = \".falcon\"\n", "falcon.toml").unwrap().rebase(dir.path());
-    let config = Config::resolve([layer], MachineFacts { cores: 2 });
+    let dir = crate::harness::job_dir();
+    let config = crate::harness::config_under(dir.path(), "");
     let exp = Exp::init(&config).await.unwrap();
     let meta = MetaStore::connect(&config.db).await.unwrap();
     (dir, exp, meta)

@@ -3,6 +3,7 @@
 
 mod doctor;
 mod experiments_local;
+mod harness;
 mod index_before_end;
 mod long_lists;
 mod pending_recovery;

@@ -4,7 +4,6 @@
 //! two left an experiment FAILED "never queued"), failed with the reason only when the stored spec cannot be read
 //! back. A young PENDING experiment is left to its submitter.
 
-use falcon_core::config::{Config, ConfigLayer, MachineFacts};
 use falcon_core::status::{ExperimentStatus, Scenario};
 use falcon_exp::Exp;
 use falcon_infra::meta::{NewExperiment, NewJob};
@@ -26,12 +25,8 @@ fn new_experiment(name: &str) -> NewExperiment {
 
 #[tokio::test]
 async fn stranded_pending_experiments_are_linked_or_failed_after_the_grace_period() {
-    let dir = tempfile::Builder::new()
-        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
-        .tempdir()
-        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
-    let layer = ConfigLayer::from_toml("data_dir = \".falcon\"\n", "falcon.toml").unwrap().rebase(dir.path());
-    let cfg = Config::resolve([layer], MachineFacts { cores: 2 });
+    let dir = crate::harness::job_dir();
+    let cfg = crate::harness::config_under(dir.path(), "");
     let exp = Exp::init(&cfg).await.unwrap();
     let meta = MetaStore::connect(&cfg.db).await.unwrap();
 

@@ -17,10 +17,7 @@ fn spec(name: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wait_shows_steps_reached_and_why_the_others_wait() {
-    let dir = tempfile::Builder::new()
-        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
-        .tempdir()
-        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
+    let dir = crate::harness::job_dir();
     let toml = "data_dir = \".falcon\"\n[jobs]\npoll_interval_ms = 100\nlog_interval_s = 1\n\n[[pools]]\nname = \"local\"\nbackend = \"local\"\n\
                 zone = \"local\"\nplatform = \"cpu\"\naccelerators = [\"cpu\"]\ncapacity = 1\n";
     let layer = ConfigLayer::from_toml(toml, "falcon.toml").unwrap().rebase(dir.path());

@@ -3,7 +3,6 @@
 //! config hash's noise row refreshed), then compared by experiment lists, sessions and config hashes, ranked
 //! in a goal, and followed in a history.
 
-use falcon_core::config::{Config, ConfigLayer, MachineFacts};
 use falcon_core::ids::{ExperimentId, SessionId};
 use falcon_core::stats::rng::Rng;
 use falcon_core::stats::verdict::NoiseSource;
@@ -24,12 +23,8 @@ struct Env {
 }
 
 async fn setup() -> Env {
-    let dir = tempfile::Builder::new()
-        .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
-        .tempdir()
-        .unwrap(); // as root, jobs run as users of their own, who must reach the job folders beside the data dir
-    let layer = ConfigLayer::from_toml("data_dir = \".falcon\"\n", "falcon.toml").unwrap().rebase(dir.path());
-    let config = Config::resolve([layer], MachineFacts { cores: 2 });
+    let dir = crate::harness::job_dir();
+    let config = crate::harness::config_under(dir.path(), "");
     let exp = Exp::init(&config).await.unwrap();
     let meta = MetaStore::connect(&config.db).await.unwrap();
     let store = ArtifactStore::open(&config.artifacts, &config.gcs, &config.s3).unwrap();

@@ -438,14 +438,10 @@ pub(crate) async fn compare_experiments(cx: &Ctx, req: &CompareRequest) -> Resul
     Ok(cx.exp().await?.compare_runs(&a, &b, &req.metric, req.direction, req.warmup).await?)
 }
 
-pub(crate) async fn history(
-    cx: &Ctx,
-    name: Option<String>,
-    config_hash: Option<String>,
-    labels: &[String],
-    metric: &str,
-) -> Result<HistoryView> {
-    let labels = parse_labels(labels)?;
+pub(crate) async fn history(cx: &Ctx, req: &crate::requests::ExperimentHistoryRequest) -> Result<HistoryView> {
+    crate::requests::checked(req)?;
+    let (name, config_hash, metric) = (req.name.clone(), req.config_hash.clone(), req.metric.as_str());
+    let labels = parse_labels(&req.label)?;
     if name.is_none() && config_hash.is_none() && labels.is_empty() {
         return Err(AppError::new(ErrorKind::Usage, "name the series: by its name, config hash or labels"));
     }

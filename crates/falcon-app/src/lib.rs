@@ -312,14 +312,8 @@ impl App {
     }
 
     /// A metric across a series of experiments (same name, config hash or its prefix, or labels), with its shifts.
-    pub async fn history(
-        &self,
-        name: Option<String>,
-        config_hash: Option<String>,
-        labels: &[String],
-        metric: &str,
-    ) -> Result<HistoryView> {
-        experiments::history(&self.cx, name, config_hash, labels, metric).await
+    pub async fn history(&self, req: &requests::ExperimentHistoryRequest) -> Result<HistoryView> {
+        experiments::history(&self.cx, req).await
     }
 
     // ---- Goals, sessions (with their sweep grid) and pools ([`goals`])

@@ -334,6 +334,28 @@ fn whole_i64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
     }
 }
 
+/// `exp history`, MCP `exp_history`: one metric across a series of runs — the experiments of a name, a config or
+/// labels (at least one) — with its change points.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentHistoryRequest {
+    /// The series: experiments of this name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The series: experiments of this config (the full hash or a prefix, such as the 12 characters `exp list`
+    /// prints).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_hash: Option<String>,
+    /// The series: `KEY=VALUE` labels every run has (at most 32); one or a list.
+    #[serde(default, deserialize_with = "one_or_many", skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 32), inner(regex(pattern = r"^[^=]+=.*$")))]
+    pub label: Vec<String>,
+    /// The metric.
+    #[serde(default = "default_metric")]
+    #[schemars(regex(pattern = METRIC_PATTERN))]
+    pub metric: String,
+}
+
 /// `goodput`, `GET /api/v1/goodput`, MCP `goodput`: ended runs' goodput and their chip-seconds by cause; the
 /// filters combine.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -510,6 +510,18 @@ pub struct HistoryArgs {
     pub fail_on_regression: bool,
 }
 
+/// `exp history`'s series and metric are [`falcon_app::requests::ExperimentHistoryRequest`]'s fields.
+impl From<&HistoryArgs> for falcon_app::requests::ExperimentHistoryRequest {
+    fn from(a: &HistoryArgs) -> Self {
+        falcon_app::requests::ExperimentHistoryRequest {
+            name: a.name.clone(),
+            config_hash: a.config_hash.clone(),
+            label: a.labels.clone(),
+            metric: a.metric.clone(),
+        }
+    }
+}
+
 /// `goal create`'s flags: [`falcon_app::requests::GoalCreateRequest`]'s fields.
 #[derive(Debug, Args)]
 pub struct GoalCreateArgs {

@@ -116,21 +116,6 @@ pub struct ExpDiff {
     pub b: String,
 }
 
-/// `exp_history`: one metric across a series of runs, with its change points.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExpHistory {
-    /// The series: experiments of this name.
-    pub name: Option<String>,
-    /// The series: experiments of this config (a hash prefix).
-    pub config_hash: Option<String>,
-    /// The series: `KEY=VALUE` labels every run has.
-    pub label: Option<OneOrMany>,
-    /// The metric.
-    #[serde(default = "falcon_app::requests::default_metric")]
-    pub metric: String,
-}
-
 /// A goal by id.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

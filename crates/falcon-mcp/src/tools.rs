@@ -182,7 +182,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "exp_history",
         "A metric's history",
         false,
-        args::ExpHistory,
+        falcon_app::requests::ExperimentHistoryRequest,
         HistoryView,
         "One metric across a series of runs (by name, config or labels) with its change points and whether each is a \
          regression (`falcon exp history`)."
@@ -386,8 +386,8 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json(&DiffBody { changes: app.diff_experiments(exp_id(&a.a)?, exp_id(&a.b)?).await? })
         }
         "exp_history" => {
-            let a: args::ExpHistory = read(name, arguments)?;
-            json(&app.history(a.name, a.config_hash, &many(a.label), &a.metric).await?)
+            let a: falcon_app::requests::ExperimentHistoryRequest = request(name, arguments)?;
+            json(&app.history(&a).await?)
         }
         "goodput" => {
             let a: falcon_app::requests::GoodputRequest = request(name, arguments)?;

@@ -153,7 +153,8 @@ fn summary(d: &ExperimentDetail, viewer: Option<&Principal>) -> String {
     }
     let history = format!(
         "/history?{}",
-        serde_urlencoded::to_string([("name", r.name.as_str()), ("metric", "step_time_s")]).unwrap_or_default()
+        serde_urlencoded::to_string([("name", r.name.as_str()), ("metric", falcon_app::requests::DEFAULT_METRIC)])
+            .unwrap_or_default()
     );
     rows.push(("History", link(history, format!("every run named {}", r.name))));
     rows.push(("Created", time(r.created)));

@@ -22,7 +22,7 @@ pub async fn page(Extract(state): Extract<Arc<State>>, RawQuery(raw): RawQuery, 
 }
 
 async fn build(state: &State, raw: Option<&str>) -> ApiResult<(String, Option<String>)> {
-    let (mut name, mut metric) = (String::new(), "step_time_s".to_string());
+    let (mut name, mut metric) = (String::new(), falcon_app::requests::DEFAULT_METRIC.to_string());
     for (k, v) in query_pairs(raw)? {
         match k.as_str() {
             "name" => name = v.trim().to_string(),
@@ -41,7 +41,13 @@ async fn build(state: &State, raw: Option<&str>) -> ApiResult<(String, Option<St
         s.push_str("<p class=\"empty\">Name a series: the experiments run under one name (the experiment page links here).</p>");
         return Ok((s, None));
     }
-    let h = state.app.history(Some(name.clone()), None, &[], &metric).await?;
+    let req = falcon_app::requests::ExperimentHistoryRequest {
+        name: Some(name.clone()),
+        config_hash: None,
+        label: Vec::new(),
+        metric: metric.clone(),
+    };
+    let h = state.app.history(&req).await?;
     let _ = write!(s, "<section><h2>{} of “{}”</h2>", escape(&metric), escape(&name));
     if h.history.points.is_empty() {
         s.push_str("<p class=\"empty\">No completed run of this name has this metric.</p></section>");

@@ -139,3 +139,19 @@ async fn a_goal_create_request_is_checked_by_its_own_schema_on_every_path() {
             .unwrap();
     assert_eq!((typed.direction.map(|d| d.as_str()), typed.priority), (Some("minimize"), 3));
 }
+
+/// A history's request: a series must be named, the metric is the one default unless named, and the schema's
+/// rules hold on the CLI's path too.
+#[tokio::test]
+async fn a_history_request_names_its_series_and_takes_the_one_default_metric() {
+    use falcon_app::requests::{read, ExperimentHistoryRequest, DEFAULT_METRIC};
+    let h = super::harness::app().await;
+    let r: ExperimentHistoryRequest = read(json!({"name": "train"}).as_object().unwrap().clone()).unwrap();
+    assert_eq!(r.metric, DEFAULT_METRIC);
+    let none = h.app.history(&r).await.unwrap_err();
+    assert_eq!(none.kind(), ErrorKind::NotFound, "no runs of that name yet: {none}");
+    let unnamed = ExperimentHistoryRequest { name: None, ..r.clone() };
+    assert!(h.app.history(&unnamed).await.unwrap_err().to_string().contains("name the series"));
+    let bad = ExperimentHistoryRequest { metric: "step time".into(), ..r };
+    assert_eq!(h.app.history(&bad).await.unwrap_err().kind(), ErrorKind::Usage);
+}

@@ -237,7 +237,7 @@ async fn compare(global: &GlobalArgs, app: &App, args: &CompareArgs) -> anyhow::
 }
 
 async fn history(global: &GlobalArgs, app: &App, args: &crate::cli::HistoryArgs) -> anyhow::Result<ExitCode> {
-    let view = app.history(args.name.clone(), args.config_hash.clone(), &args.labels, &args.metric).await?;
+    let view = app.history(&falcon_app::requests::ExperimentHistoryRequest::from(args)).await?;
     let history = &view.history;
     if global.json {
         print_json(&view)?;

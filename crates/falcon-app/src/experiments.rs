@@ -438,8 +438,16 @@ pub(crate) async fn compare_experiments(cx: &Ctx, req: &CompareRequest) -> Resul
     Ok(cx.exp().await?.compare_runs(&a, &b, &req.metric, req.direction, req.warmup).await?)
 }
 
-pub(crate) async fn history(cx: &Ctx, req: &crate::requests::ExperimentHistoryRequest) -> Result<HistoryView> {
-    crate::requests::checked(req)?;
+/// A series' history: experiments by name, config hash or labels (any that are given), and the metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryQuery {
+    pub name: Option<String>,
+    pub config_hash: Option<String>,
+    pub label: Vec<String>,
+    pub metric: String,
+}
+
+pub(crate) async fn history(cx: &Ctx, req: &HistoryQuery) -> Result<HistoryView> {
     let (name, config_hash, metric) = (req.name.clone(), req.config_hash.clone(), req.metric.as_str());
     let labels = parse_labels(&req.label)?;
     if name.is_none() && config_hash.is_none() && labels.is_empty() {

@@ -313,7 +313,7 @@ impl App {
 
     /// A metric across a series of experiments (same name, config hash or its prefix, or labels), with its shifts.
     pub async fn history(&self, req: &requests::ExperimentHistoryRequest) -> Result<HistoryView> {
-        experiments::history(&self.cx, req).await
+        experiments::history(&self.cx, &req.query()?).await
     }
 
     // ---- Goals, sessions (with their sweep grid) and pools ([`goals`])

@@ -356,6 +356,20 @@ pub struct ExperimentHistoryRequest {
     pub metric: String,
 }
 
+impl ExperimentHistoryRequest {
+    /// The series it asks; a field its schema refuses (a label without `=`, a metric of other characters) is a
+    /// usage error.
+    pub fn query(&self) -> crate::error::Result<crate::experiments::HistoryQuery> {
+        checked(self)?;
+        Ok(crate::experiments::HistoryQuery {
+            name: self.name.clone(),
+            config_hash: self.config_hash.clone(),
+            label: self.label.clone(),
+            metric: self.metric.clone(),
+        })
+    }
+}
+
 /// `goodput`, `GET /api/v1/goodput`, MCP `goodput`: ended runs' goodput and their chip-seconds by cause; the
 /// filters combine.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -43,55 +43,6 @@ fn within<T: PartialOrd + std::fmt::Display>(field: &str, value: Option<T>, lo: 
     }
 }
 
-/// The body of `POST /api/v1/goals/claim`: a goal, or the next open one; the owner (default: the token's
-/// name) and the lease (default and bound: `falcon_app::requests`).
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ClaimBody {
-    /// A goal (`g-N`); without it, the next open goal of highest priority.
-    #[schemars(regex(pattern = r"^g-[1-9][0-9]{0,17}$"))]
-    pub id: Option<String>,
-    /// Who claims: the token's own name (the default); another owner's name needs an admin token (403 otherwise).
-    #[schemars(regex(pattern = r"\S"))]
-    pub owner: Option<String>,
-    /// The lease, in seconds: 1 s to 7 days.
-    #[serde(default, deserialize_with = "whole_opt_u64")]
-    #[schemars(range(min = 1, max = falcon_app::requests::MAX_LEASE_S), default = "default_lease")]
-    pub lease_s: Option<u64>,
-}
-
-fn default_lease() -> Option<u64> {
-    Some(falcon_app::requests::DEFAULT_LEASE_S)
-}
-
-impl ClaimBody {
-    /// The rules of its schema.
-    pub fn check(&self) -> ApiResult<()> {
-        id_like("id", self.id.as_deref(), "g-")?;
-        not_blank("owner", self.owner.as_deref())?;
-        within("lease_s", self.lease_s, 1, falcon_app::requests::MAX_LEASE_S)
-    }
-}
-
-/// The body of `POST /api/v1/goals/{id}/release|achieve|abandon`: why (kept in the goal's history), and who acts
-/// (default, and for a write token the only one allowed: the token's own name; an admin acts for the holder).
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CloseBody {
-    #[serde(default, deserialize_with = "text_or_null")]
-    #[schemars(with = "Option<String>")]
-    pub reason: String,
-    #[schemars(regex(pattern = r"\S"))]
-    pub owner: Option<String>,
-}
-
-impl CloseBody {
-    /// The rules of its schema.
-    pub fn check(&self) -> ApiResult<()> {
-        not_blank("owner", self.owner.as_deref())
-    }
-}
-
 /// The JSON body of `POST /api/v1/sessions` (a YAML body is the sweep itself).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -145,28 +96,23 @@ fn whole_opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Erro
 }
 
 /// A string, with `null` read as empty.
-fn text_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn counts_may_be_written_as_whole_floats_and_unknown_fields_are_refused() {
-        let b: ClaimBody = serde_json::from_str(r#"{"lease_s": 60.0}"#).unwrap();
-        assert_eq!(b.lease_s, Some(60));
-        assert!(serde_json::from_str::<ClaimBody>(r#"{"lease_s": 1.5}"#).is_err());
-        assert!(serde_json::from_str::<ClaimBody>(r#"{"lease_s": -1}"#).is_err());
-        use falcon_app::requests::GoalCreateRequest;
+        use falcon_app::requests::{GoalClaimRequest, GoalCloseRequest, GoalCreateRequest};
+        let b: GoalClaimRequest = serde_json::from_str(r#"{"lease_s": 60.0}"#).unwrap();
+        assert_eq!(b.lease_s, 60);
+        assert!(serde_json::from_str::<GoalClaimRequest>(r#"{"lease_s": 1.5}"#).is_err());
+        assert!(serde_json::from_str::<GoalClaimRequest>(r#"{"lease_s": -1}"#).is_err());
+        assert!(serde_json::from_str::<GoalClaimRequest>(r#"{"lease": 60}"#).is_err());
         let g: GoalCreateRequest = serde_json::from_str(r#"{"title": "t", "metric": "mfu", "priority": 2.0}"#).unwrap();
         assert_eq!(g.priority, 2);
         assert!(serde_json::from_str::<GoalCreateRequest>(r#"{"title": "t", "metric": "mfu", "x": 1}"#).is_err());
         assert!(
             serde_json::from_str::<GoalCreateRequest>(r#"{"title": "t", "metric": "mfu", "priority": 2.5}"#).is_err()
         );
-        let c: CloseBody = serde_json::from_str(r#"{"reason": null}"#).unwrap();
+        let c: GoalCloseRequest = serde_json::from_str(r#"{"id": "g-1", "reason": null}"#).unwrap();
         assert_eq!(c.reason, "");
     }
 }

@@ -61,9 +61,23 @@ pub async fn json<T: DeserializeOwned>(body: Body) -> ApiResult<T> {
 /// A use case's request (`falcon_app::requests`) from a JSON object body, checked against the type's schema (its
 /// patterns and bounds, as the OpenAPI document publishes it): what breaks it is 422 naming the field.
 pub async fn request<T: schemars::JsonSchema + DeserializeOwned>(body: Body) -> ApiResult<T> {
-    let object: serde_json::Map<String, serde_json::Value> = json(body).await?;
-    falcon_app::requests::read(object)
-        .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", format!("the body: {e}")))
+    request_at(&[], body).await
+}
+
+/// A use case's request from the path's parameters (`path`: name and value, the ids the route names) and a JSON
+/// object body with the rest of its fields; the body naming a path parameter is refused (422).
+pub async fn request_at<T: schemars::JsonSchema + DeserializeOwned>(
+    path: &[(&str, String)],
+    body: Body,
+) -> ApiResult<T> {
+    let invalid = |m: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", m);
+    let mut object: serde_json::Map<String, serde_json::Value> = json(body).await?;
+    for (name, value) in path {
+        if object.insert((*name).to_string(), serde_json::Value::String(value.clone())).is_some() {
+            return Err(invalid(format!("the body: `{name}` is the path's, not the body's")));
+        }
+    }
+    falcon_app::requests::read(object).map_err(|e| invalid(format!("the body: {e}")))
 }
 
 /// An answer's body that keeps `guard` alive until it is sent or dropped (a request counted in flight, a stream's

@@ -22,15 +22,7 @@ pub use crate::session_grid::SessionGrid;
 pub use falcon_exp::goals::{GoalComparison, GoalRow, SessionView};
 pub use falcon_exp::{GoalRecord, NewGoal, PoolUsage};
 
-/// Parses a goal id (`g-3` or `3`), a usage error otherwise.
-pub fn parse_goal_id(text: &str) -> Result<GoalId> {
-    text.parse().map_err(|e: falcon_core::ids::IdParseError| AppError::usage(e.to_string()))
-}
-
-/// Parses a session id (`s-3` or `3`), a usage error otherwise.
-pub fn parse_session_id(text: &str) -> Result<SessionId> {
-    text.parse().map_err(|e: falcon_core::ids::IdParseError| AppError::usage(e.to_string()))
-}
+pub use crate::requests::{parse_goal_id, parse_session_id};
 
 /// A goal as JSON views write it: the record's fields (timestamps in milliseconds), then `created_iso`,
 /// `updated_iso` and `lease_expires_iso` (RFC 3339, UTC; `null` without a lease), computed from the record

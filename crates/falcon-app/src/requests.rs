@@ -15,7 +15,12 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::experiments::ListQuery;
 
 mod check;
+mod goals;
 pub use check::{checked, read};
+pub use goals::{
+    parse_goal_id, parse_session_id, GoalClaimRequest, GoalCloseRequest, SessionShowRequest, GOAL_ID_PATTERN,
+    SESSION_REF_PATTERN,
+};
 
 /// Rows of a page when the request does not say.
 pub const DEFAULT_PAGE: u32 = 50;
@@ -262,12 +267,42 @@ pub fn default_log_tail() -> u64 {
     DEFAULT_LOG_TAIL
 }
 
+/// An experiment id as the CLI and MCP take it: `e-N` or `N` (the API's paths take `e-N` only).
+pub const EXPERIMENT_REF_PATTERN: &str = r"^(e-)?[1-9][0-9]{0,17}$";
+
+/// `exp show`, `GET /api/v1/experiments/{id}`, MCP `exp_show`: one experiment — record, history, artifacts,
+/// metric summaries, analyses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentShowRequest {
+    /// The experiment (`e-12` or `12`; the API's path takes `e-12`).
+    #[schemars(regex(pattern = EXPERIMENT_REF_PATTERN))]
+    pub id: String,
+    /// Samples to drop from the start of each metric's summary (default: the detected warm-up, the larger of 2
+    /// and 10 % of the samples).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = u32::MAX))]
+    pub warmup: Option<u32>,
+}
+
+impl ExperimentShowRequest {
+    /// The experiment and the warm-up it asks, checked against the type's schema.
+    pub fn show(&self) -> crate::error::Result<(falcon_core::ids::ExperimentId, Option<usize>)> {
+        checked(self)?;
+        let id = self
+            .id
+            .parse()
+            .map_err(|e: falcon_core::ids::IdParseError| crate::error::AppError::usage(e.to_string()))?;
+        Ok((id, self.warmup.map(|w| w as usize)))
+    }
+}
+
 /// MCP `exp_logs`: the end of each of an experiment's logs, whole lines.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExperimentLogsRequest {
     /// The experiment (`e-12` or `12`).
-    #[schemars(regex(pattern = r"^(e-)?[1-9][0-9]{0,17}$"))]
+    #[schemars(regex(pattern = EXPERIMENT_REF_PATTERN))]
     pub id: String,
     /// At most this many bytes from the end of each log, whole lines.
     #[serde(default = "default_log_tail")]

@@ -455,7 +455,7 @@ pub enum ExpCommand {
         id: String,
         /// Summarise metrics without the first N steps instead of the default warm-up (the larger of 2 and 10%).
         #[arg(long)]
-        warmup: Option<usize>,
+        warmup: Option<u32>,
     },
     /// Stop an experiment.
     Cancel {

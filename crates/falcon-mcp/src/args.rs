@@ -82,16 +82,6 @@ pub struct ExpId {
     pub id: String,
 }
 
-/// `exp_show`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExpShow {
-    /// The experiment (`e-12` or `12`).
-    pub id: String,
-    /// Samples to drop from the start of each metric's summary (default: the detected warm-up).
-    pub warmup: Option<usize>,
-}
-
 /// `exp_artifacts`: a page of an experiment's stored files.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -124,32 +114,6 @@ pub struct GoalId {
     pub id: String,
 }
 
-/// `goal_claim`: claim a goal (or the next open one) for an owner, under a lease.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GoalClaim {
-    /// Who claims it (an agent's or person's name).
-    pub owner: String,
-    /// The goal (`g-3`); without it, the open goal of highest priority.
-    pub id: Option<String>,
-    /// How long the claim lasts unless renewed, in seconds.
-    #[serde(default = "falcon_app::requests::default_lease_s")]
-    #[schemars(range(min = 1, max = falcon_app::requests::MAX_LEASE_S))]
-    pub lease_s: u64,
-}
-
-/// `goal_release`, `goal_achieve`, `goal_abandon`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GoalClose {
-    /// The goal (`g-3`).
-    pub id: String,
-    /// Why (kept with the goal).
-    pub reason: Option<String>,
-    /// The owner that holds the claim.
-    pub owner: Option<String>,
-}
-
 /// `goal_report`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -160,17 +124,6 @@ pub struct GoalReport {
     #[serde(default = "falcon_app::requests::default_top")]
     #[schemars(range(min = 1, max = falcon_app::requests::MAX_TOP))]
     pub top: u32,
-}
-
-/// A session by id.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SessionId {
-    /// The session (`s-2` or `2`).
-    pub id: String,
-    /// The metric of the sweep grid (default: the goal's metric, else step_time_s, tokens_per_s or loss).
-    #[serde(default)]
-    pub metric: Option<String>,
 }
 
 /// `profile_analyze`: what a capture says (MFU, step time, duty cycle, ops, roofline, memory, kernels).

@@ -9,7 +9,7 @@ use falcon_app::contract::DiffBody;
 use falcon_app::experiments::{
     parse_experiment_id as exp_id, ExperimentDetail, ExperimentItem, HistoryView, RunComparison, SubmitProgress,
 };
-use falcon_app::goals::{parse_goal_id, parse_session_id, GoalComparison, GoalReport, GoalView, PoolUsage};
+use falcon_app::goals::{parse_goal_id, GoalComparison, GoalReport, GoalView, PoolUsage};
 use falcon_app::page::Page;
 use falcon_app::profiles::{AnalyzeOptions, CompareOptions, ProfileComparison, ProfileReport, TraceRun};
 use falcon_app::reports::Report;
@@ -132,7 +132,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "exp_show",
         "Show an experiment",
         false,
-        args::ExpShow,
+        falcon_app::requests::ExperimentShowRequest,
         ExperimentDetail,
         "An experiment: record, status history, metric summaries, analyses (MFU, step time, duty cycle, bound-by), \
          the memory verdict, artifacts, and any file that could not be stored or parsed (`skipped`, `notes`)."
@@ -218,14 +218,14 @@ pub const TOOLS: &[ToolSpec] = &[
         "goal_claim",
         "Claim a goal",
         true,
-        args::GoalClaim,
+        falcon_app::requests::GoalClaimRequest,
         GoalView,
         "Claim a goal (or, without `id`, the open goal of highest priority) for `owner` under a lease, so two agents \
          never work on one goal."
     ),
-    tool!("goal_release", "Release a goal", true, args::GoalClose, GoalView, "Give a claimed goal back (open again)."),
-    tool!("goal_achieve", "Mark a goal achieved", true, args::GoalClose, GoalView, "Close a goal as achieved."),
-    tool!("goal_abandon", "Abandon a goal", true, args::GoalClose, GoalView, "Close a goal as abandoned."),
+    tool!("goal_release", "Release a goal", true, falcon_app::requests::GoalCloseRequest, GoalView, "Give a claimed goal back (open again)."),
+    tool!("goal_achieve", "Mark a goal achieved", true, falcon_app::requests::GoalCloseRequest, GoalView, "Close a goal as achieved."),
+    tool!("goal_abandon", "Abandon a goal", true, falcon_app::requests::GoalCloseRequest, GoalView, "Close a goal as abandoned."),
     tool!(
         "goal_compare",
         "Rank a goal's experiments",
@@ -248,7 +248,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "session_show",
         "Show a session",
         false,
-        args::SessionId,
+        falcon_app::requests::SessionShowRequest,
         falcon_app::goals::SessionDetail,
         "A sweep session: its axes and each run's status and metrics."
     ),
@@ -357,8 +357,8 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
         }
         "exp_submit" => submit(app, read(name, arguments)?, progress).await,
         "exp_show" => {
-            let a: args::ExpShow = read(name, arguments)?;
-            json(&app.show_experiment(exp_id(&a.id)?, a.warmup).await?)
+            let (id, warmup) = request::<falcon_app::requests::ExperimentShowRequest>(name, arguments)?.show()?;
+            json(&app.show_experiment(id, warmup).await?)
         }
         "exp_cancel" => json(&app.cancel_experiment(exp_id(&read::<args::ExpId>(name, arguments)?.id)?).await?),
         "exp_logs" => {
@@ -404,23 +404,21 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             goal(app.create_goal(&req).await?)
         }
         "goal_claim" => {
-            let a: args::GoalClaim = read(name, arguments)?;
-            if a.owner.trim().is_empty() {
+            let a: falcon_app::requests::GoalClaimRequest = request(name, arguments)?;
+            let (id, lease) = a.claim()?;
+            let Some(owner) = a.owner.as_deref() else {
                 return Err(AppError::usage("goal_claim: `owner` must name who claims the goal"));
-            }
-            let id = a.id.as_deref().map(parse_goal_id).transpose()?;
-            let lease = falcon_app::requests::lease(a.lease_s)?;
-            goal(app.claim_goal(id, &a.owner, lease).await?)
+            };
+            goal(app.claim_goal(id, owner, lease).await?)
         }
         "goal_release" | "goal_achieve" | "goal_abandon" => {
-            let a: args::GoalClose = read(name, arguments)?;
+            let a: falcon_app::requests::GoalCloseRequest = request(name, arguments)?;
             let to = match name {
                 "goal_release" => GoalStatus::Open,
                 "goal_achieve" => GoalStatus::Achieved,
                 _ => GoalStatus::Abandoned,
             };
-            let reason = a.reason.unwrap_or_default();
-            goal(app.close_goal(parse_goal_id(&a.id)?, to, &reason, a.owner.as_deref()).await?)
+            goal(app.close_goal(a.goal()?, to, &a.reason, a.owner.as_deref()).await?)
         }
         "goal_compare" => {
             let id = parse_goal_id(&read::<args::GoalId>(name, arguments)?.id)?;
@@ -431,8 +429,8 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json(&app.goal_report(parse_goal_id(&a.id)?, falcon_app::requests::top(a.top)?).await?)
         }
         "session_show" => {
-            let a = read::<args::SessionId>(name, arguments)?;
-            json(&app.session_with_metric(parse_session_id(&a.id)?, a.metric.as_deref()).await?)
+            let a: falcon_app::requests::SessionShowRequest = request(name, arguments)?;
+            json(&app.session_with_metric(a.session()?, a.metric.as_deref()).await?)
         }
         "pool_list" => {
             let a: falcon_app::requests::PageRequest = request(name, arguments)?;

@@ -70,8 +70,18 @@ async fn submit(Extract(state): Extract<Arc<State>>, body: Body) -> ApiResult<Re
     Ok(response)
 }
 
-async fn show(Extract(state): Extract<Arc<State>>, Path(id): Path<String>) -> ApiResult<Response> {
-    let mut detail = state.app.show_experiment(experiment_id(&id)?, None).await?;
+/// `GET …/{id}?warmup=N`: the experiment, its metric summaries without the first N samples (default: the
+/// detected warm-up).
+async fn show(
+    Extract(state): Extract<Arc<State>>,
+    Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Response> {
+    let id = experiment_id(&id)?.to_string();
+    let r: falcon_app::requests::ExperimentShowRequest =
+        crate::typed_query::from_path_and_query(&[("id", id)], raw.as_deref())?;
+    let (id, warmup) = r.show()?;
+    let mut detail = state.app.show_experiment(id, warmup).await?;
     served_uris(&mut detail.view.artifacts);
     Ok(Json(detail).into_response())
 }

@@ -4,7 +4,7 @@
 //! the goals it holds; an `admin` token acts on any goal, and may claim for another owner by naming it.
 
 use super::query_pairs;
-use crate::bodies::{ClaimBody, CloseBody, SessionBody};
+use crate::bodies::SessionBody;
 use crate::body;
 use crate::error::{ApiError, ApiResult};
 use crate::request::{goal_id, session_id};
@@ -18,6 +18,7 @@ use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use falcon_app::goals::{GoalView, SessionRequest};
 use falcon_app::requests::GoalCreateRequest;
+use falcon_app::requests::{GoalClaimRequest, GoalCloseRequest};
 use falcon_app::requests::{GoalListRequest, PageRequest};
 use falcon_app::tokens::Principal;
 use falcon_core::auth::Scope;
@@ -61,11 +62,9 @@ async fn claim(
     Extension(principal): Extension<Principal>,
     body: Body,
 ) -> ApiResult<Response> {
-    let b: ClaimBody = body::json(body).await?;
-    b.check()?;
-    let id = b.id.as_deref().map(goal_id).transpose()?;
+    let b: GoalClaimRequest = body::request(body).await?;
+    let (id, lease) = b.claim()?;
     let owner = acting_as(&principal, b.owner)?;
-    let lease = falcon_app::requests::lease(b.lease_s.unwrap_or(falcon_app::requests::DEFAULT_LEASE_S))?;
     Ok(Json(GoalView::from(state.app.claim_goal(id, &owner, lease).await?)).into_response())
 }
 
@@ -83,9 +82,8 @@ fn acting_as(principal: &Principal, named: Option<String>) -> ApiResult<String> 
 }
 
 async fn close(state: &State, principal: Principal, id: &str, to: GoalStatus, body: Body) -> ApiResult<Response> {
-    let b: CloseBody = body::json(body).await?;
-    b.check()?;
     let id = goal_id(id)?;
+    let b: GoalCloseRequest = body::request_at(&[("id", id.to_string())], body).await?;
     let actor = acting_as(&principal, b.owner)?;
     let goal = state.app.goal(id).await?;
     let admin = principal.scope.allows(Scope::Admin);
@@ -229,14 +227,10 @@ async fn session(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let mut metric = None;
-    for (key, value) in query_pairs(raw.as_deref())? {
-        match key.as_str() {
-            "metric" => metric = Some(value),
-            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
-        }
-    }
-    Ok(Json(state.app.session_with_metric(session_id(&id)?, metric.as_deref()).await?).into_response())
+    let id = session_id(&id)?.to_string();
+    let r: falcon_app::requests::SessionShowRequest =
+        crate::typed_query::from_path_and_query(&[("id", id)], raw.as_deref())?;
+    Ok(Json(state.app.session_with_metric(r.session()?, r.metric.as_deref()).await?).into_response())
 }
 
 /// `GET /api/v1/pools`: the parameters are [`PageRequest`]'s fields.

@@ -155,3 +155,59 @@ async fn a_history_request_names_its_series_and_takes_the_one_default_metric() {
     let bad = ExperimentHistoryRequest { metric: "step time".into(), ..r };
     assert_eq!(h.app.history(&bad).await.unwrap_err().kind(), ErrorKind::Usage);
 }
+
+/// A claim and its close: one request type each, read from JSON as the API's body and MCP's arguments are, or
+/// built by the CLI; the lease default and bound and the canonical goal id are the type's, on every path.
+#[tokio::test]
+async fn a_claim_and_its_close_take_the_one_lease_and_the_canonical_id() {
+    use falcon_app::requests::{read, GoalClaimRequest, GoalCloseRequest};
+    let h = super::harness::app().await;
+    let g = h.app.create_goal(&goal(1)).await.unwrap();
+    let r: GoalClaimRequest =
+        read(json!({"id": g.id.to_string(), "owner": "agent-1"}).as_object().unwrap().clone()).unwrap();
+    assert_eq!(r.lease_s, DEFAULT_LEASE_S);
+    let (id, lease_for) = r.claim().unwrap();
+    assert_eq!((id, lease_for.as_secs()), (Some(g.id), DEFAULT_LEASE_S));
+    let claimed = h.app.claim_goal(id, "agent-1", lease_for).await.unwrap();
+    assert_eq!(claimed.owner.as_deref(), Some("agent-1"));
+    for (bad, says) in [
+        (json!({"lease_s": MAX_LEASE_S + 1}), "lease_s"),
+        (json!({"lease_s": 0}), "lease_s"),
+        (json!({"id": "7"}), "id=7"),
+        (json!({"owner": "  "}), "owner"),
+        (json!({"lease": 60}), "lease"),
+    ] {
+        let err = read::<GoalClaimRequest>(bad.as_object().unwrap().clone()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Usage, "{bad}");
+        assert!(err.to_string().contains(says), "{says}: {err}");
+    }
+    // Built in process, the same schema holds.
+    let built = GoalClaimRequest { id: None, owner: None, lease_s: MAX_LEASE_S + 1 };
+    assert_eq!(built.claim().unwrap_err().kind(), ErrorKind::Usage);
+    let close: GoalCloseRequest =
+        read(json!({"id": g.id.to_string(), "reason": null, "owner": "agent-1"}).as_object().unwrap().clone()).unwrap();
+    let closed =
+        h.app.close_goal(close.goal().unwrap(), GoalStatus::Achieved, &close.reason, close.owner.as_deref()).await;
+    assert_eq!(closed.unwrap().status, GoalStatus::Achieved);
+    let bare = GoalCloseRequest { id: "1".into(), ..close };
+    assert_eq!(bare.goal().unwrap_err().kind(), ErrorKind::Usage, "a goal id in requests is g-N");
+}
+
+/// Showing an experiment or a session: the id as the CLI and MCP write it (`e-3` or `3`), the warm-up and the
+/// grid's metric checked by the type.
+#[test]
+fn show_requests_take_both_id_spellings_and_check_their_options() {
+    use falcon_app::requests::{read, ExperimentShowRequest, SessionShowRequest};
+    for id in ["e-12", "12"] {
+        let r: ExperimentShowRequest = read(json!({"id": id, "warmup": 3}).as_object().unwrap().clone()).unwrap();
+        let (e, warmup) = r.show().unwrap();
+        assert_eq!((e.to_string(), warmup), ("e-12".to_string(), Some(3)));
+    }
+    for bad in [json!({"id": "e-012"}), json!({"id": "e-1", "warmup": -1}), json!({"id": "e-1", "tail": 1})] {
+        assert!(read::<ExperimentShowRequest>(bad.as_object().unwrap().clone()).is_err(), "{bad}");
+    }
+    let s: SessionShowRequest = read(json!({"id": "2", "metric": "loss"}).as_object().unwrap().clone()).unwrap();
+    assert_eq!(s.session().unwrap().to_string(), "s-2");
+    let err = read::<SessionShowRequest>(json!({"id": "s-2", "metric": "a b"}).as_object().unwrap().clone());
+    assert_eq!(err.unwrap_err().kind(), ErrorKind::Usage);
+}

@@ -19,7 +19,9 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
         }
         ExpCommand::List(args) => list(global, app, args).await?,
         ExpCommand::Show { id, warmup } => {
-            render_view(global, &app.show_experiment(parse_id(id)?, *warmup).await?)?;
+            let (id, warmup) =
+                falcon_app::requests::ExperimentShowRequest { id: id.clone(), warmup: *warmup }.show()?;
+            render_view(global, &app.show_experiment(id, warmup).await?)?;
             ExitCode::SUCCESS
         }
         ExpCommand::Cancel { id } => {

@@ -45,11 +45,14 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &GoalCommand) -> anyho
         }
         GoalCommand::Claim { id, next, owner, lease_s } => {
             let id = match (id, next) {
-                (Some(id), false) => Some(parse(id)?),
+                (Some(id), false) => Some(parse(id)?.to_string()),
                 (None, true) => None,
                 _ => return Err(usage("name a goal or pass --next".into()).into()),
             };
-            let goal = app.claim_goal(id, &owner_or_user(owner), falcon_app::requests::lease(*lease_s)?).await?;
+            let owner = owner_or_user(owner);
+            let request = falcon_app::requests::GoalClaimRequest { id, owner: Some(owner.clone()), lease_s: *lease_s };
+            let (id, lease) = request.claim()?;
+            let goal = app.claim_goal(id, &owner, lease).await?;
             render(global, &goal)?;
         }
         GoalCommand::Release(close) => close_goal(global, app, close, GoalStatus::Open).await?,
@@ -92,7 +95,13 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &GoalCommand) -> anyho
 }
 
 async fn close_goal(global: &GlobalArgs, app: &App, close: &GoalClose, to: GoalStatus) -> anyhow::Result<()> {
-    let goal = app.close_goal(parse(&close.id)?, to, &close.reason, Some(&owner_or_user(&close.owner))).await?;
+    let owner = owner_or_user(&close.owner);
+    let request = falcon_app::requests::GoalCloseRequest {
+        id: parse(&close.id)?.to_string(),
+        reason: close.reason.clone(),
+        owner: Some(owner.clone()),
+    };
+    let goal = app.close_goal(request.goal()?, to, &request.reason, Some(&owner)).await?;
     render(global, &goal)
 }
 

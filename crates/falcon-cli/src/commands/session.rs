@@ -2,7 +2,7 @@
 
 use crate::cli::{GlobalArgs, SessionCommand};
 use crate::output::{print_json, print_stdout, CliFailure};
-use falcon_app::goals::{parse_goal_id, parse_session_id, SessionDetail, SessionRequest};
+use falcon_app::goals::{parse_goal_id, SessionDetail, SessionRequest};
 use falcon_app::render::text::new_table;
 use falcon_app::App;
 use falcon_core::ErrorKind;
@@ -58,7 +58,8 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &SessionCommand) -> an
             render(global, &view)?;
         }
         SessionCommand::Show { id, metric } => {
-            render(global, &app.session_with_metric(parse_session_id(id)?, metric.as_deref()).await?)?
+            let request = falcon_app::requests::SessionShowRequest { id: id.clone(), metric: metric.clone() };
+            render(global, &app.session_with_metric(request.session()?, request.metric.as_deref()).await?)?
         }
     }
     Ok(ExitCode::SUCCESS)

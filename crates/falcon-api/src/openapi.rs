@@ -213,8 +213,8 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
                 ],
             ),
         op("get", "/api/v1/experiments/{id}/artifacts", "Its indexed artifacts")
-            .request::<falcon_app::requests::PageRequest>()
             .id("id", "e-", exp_id)
+            .request_beside_ids::<falcon_app::requests::ExperimentArtifactsRequest>(&["id"])
             .json(200, "a page of artifacts", g.subschema_for::<Page<ArtifactRecord>>().to_value()),
         op("get", "/api/v1/experiments/{id}/artifacts/{path}", "One artifact's bytes, streamed; Range: bytes=a-b")
             .id("id", "e-", exp_id)
@@ -272,7 +272,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
         op("get", "/api/v1/goals/{id}/report", "The goal report")
             .id("id", "g-", "g-N")
             .query("format", report_format.clone(), "json (default), md or html")
-            .query("top", top.clone(), "rows per ranked table")
+            .request_beside_ids::<falcon_app::requests::GoalReportRequest>(&["id"])
             .content(
                 200,
                 "the report",
@@ -307,7 +307,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             .id("a", "e-", exp_id)
             .id("b", "e-", exp_id)
             .query("format", report_format, "json (default), md or html")
-            .query("top", top.clone(), "rows per ranked table")
+            .query("top", top, "rows per ranked table")
             .content(
                 200,
                 "the comparison (with config_diff)",

@@ -91,6 +91,22 @@ pub fn page_limit(text: &str) -> ApiResult<usize> {
     }
 }
 
+/// A report's `format` — `json` (the default), `md` or `html` — taken out of the query's pairs: how this surface
+/// writes a report, not part of the use case's request.
+pub fn take_format(pairs: &mut Vec<(String, String)>) -> ApiResult<falcon_app::render::Format> {
+    use falcon_app::render::Format;
+    let mut given = pairs.iter().filter(|(k, _)| k == "format").map(|(_, v)| v.as_str());
+    let format = match (given.next(), given.next()) {
+        (_, Some(_)) => return Err(ApiError::usage("query parameter `format` given twice")),
+        (None, None) | (Some("json"), None) => Format::Json,
+        (Some("md"), None) => Format::Md,
+        (Some("html"), None) => Format::Html,
+        (Some(other), None) => return Err(ApiError::usage(format!("format={other}: json, md or html"))),
+    };
+    pairs.retain(|(k, _)| k != "format");
+    Ok(format)
+}
+
 /// A count parameter `name=value` from `lo` to `hi`.
 pub fn count(name: &str, value: &str, lo: usize, hi: usize) -> ApiResult<usize> {
     match value.parse::<usize>() {

@@ -87,12 +87,21 @@ pub fn from_path_and_query<T: JsonSchema + DeserializeOwned>(
     path: &[(&str, String)],
     raw: Option<&str>,
 ) -> ApiResult<T> {
+    from_path_and_pairs(path, crate::request::query_pairs(raw)?)
+}
+
+/// Reads request `T` from the path's parameters and the query's pairs (those a surface takes for itself, such as
+/// a report's `format`, already taken out).
+pub fn from_path_and_pairs<T: JsonSchema + DeserializeOwned>(
+    path: &[(&str, String)],
+    pairs: Vec<(String, String)>,
+) -> ApiResult<T> {
     let params = query_parameters::<T>();
     let mut map = serde_json::Map::new();
     for (key, value) in path {
         map.insert((*key).to_string(), Value::String(value.clone()));
     }
-    for (key, value) in crate::request::query_pairs(raw)? {
+    for (key, value) in pairs {
         let Some(p) = params.iter().find(|p| p.name == key) else {
             return Err(ApiError::usage(format!("unknown query parameter `{key}`")));
         };

@@ -15,11 +15,13 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::experiments::ListQuery;
 
 mod check;
+mod experiment;
 mod goals;
 pub use check::{checked, read};
+pub use experiment::{ExperimentArtifactsRequest, ExperimentDiffRequest, ExperimentRef};
 pub use goals::{
-    parse_goal_id, parse_session_id, GoalClaimRequest, GoalCloseRequest, SessionShowRequest, GOAL_ID_PATTERN,
-    SESSION_REF_PATTERN,
+    parse_goal_id, parse_session_id, GoalClaimRequest, GoalCloseRequest, GoalRef, GoalReportRequest,
+    SessionShowRequest, GOAL_ID_PATTERN, GOAL_REF_PATTERN, SESSION_REF_PATTERN,
 };
 
 /// Rows of a page when the request does not say.
@@ -176,7 +178,7 @@ impl GoalListRequest {
     }
 }
 
-fn page_size(limit: u32) -> crate::error::Result<usize> {
+pub(crate) fn page_size(limit: u32) -> crate::error::Result<usize> {
     if limit > MAX_PAGE {
         return Err(crate::error::AppError::usage(format!("limit {limit}: a page size from 0 to {MAX_PAGE}")));
     }

@@ -388,8 +388,8 @@ pub struct GoalReportArgs {
     #[arg(long)]
     pub force: bool,
     /// Ops in the profile comparison's ranked lists (1 to 1000).
-    #[arg(long, default_value_t = falcon_app::requests::DEFAULT_TOP as usize)]
-    pub top: usize,
+    #[arg(long, default_value_t = falcon_app::requests::DEFAULT_TOP)]
+    pub top: u32,
 }
 
 #[derive(Debug, Args)]

@@ -74,58 +74,6 @@ pub struct ExpSubmit {
     pub timeout_s: Option<u64>,
 }
 
-/// An experiment by id.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExpId {
-    /// The experiment (`e-12` or `12`).
-    pub id: String,
-}
-
-/// `exp_artifacts`: a page of an experiment's stored files.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExpArtifacts {
-    /// The experiment (`e-12` or `12`).
-    pub id: String,
-    /// Rows per page (0: no rows).
-    #[serde(default = "falcon_app::requests::default_page")]
-    #[schemars(range(max = falcon_app::requests::MAX_PAGE))]
-    pub limit: u32,
-    /// The `next_cursor` of the previous page.
-    pub cursor: Option<String>,
-}
-
-/// `exp_diff`: the configuration changes from A to B.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExpDiff {
-    /// The first experiment (`e-1`).
-    pub a: String,
-    /// The second experiment (`e-2`).
-    pub b: String,
-}
-
-/// A goal by id.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GoalId {
-    /// The goal (`g-3` or `3`).
-    pub id: String,
-}
-
-/// `goal_report`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GoalReport {
-    /// The goal (`g-3`).
-    pub id: String,
-    /// Rows per ranked table.
-    #[serde(default = "falcon_app::requests::default_top")]
-    #[schemars(range(min = 1, max = falcon_app::requests::MAX_TOP))]
-    pub top: u32,
-}
-
 /// `profile_analyze`: what a capture says (MFU, step time, duty cycle, ops, roofline, memory, kernels).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

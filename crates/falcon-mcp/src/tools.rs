@@ -9,7 +9,7 @@ use falcon_app::contract::DiffBody;
 use falcon_app::experiments::{
     parse_experiment_id as exp_id, ExperimentDetail, ExperimentItem, HistoryView, RunComparison, SubmitProgress,
 };
-use falcon_app::goals::{parse_goal_id, GoalComparison, GoalReport, GoalView, PoolUsage};
+use falcon_app::goals::{GoalComparison, GoalReport, GoalView, PoolUsage};
 use falcon_app::page::Page;
 use falcon_app::profiles::{AnalyzeOptions, CompareOptions, ProfileComparison, ProfileReport, TraceRun};
 use falcon_app::reports::Report;
@@ -141,7 +141,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "exp_cancel",
         "Cancel an experiment",
         true,
-        args::ExpId,
+        falcon_app::requests::ExperimentRef,
         ExperimentDetail,
         "Ask for an experiment to be cancelled; a worker stops its job (`falcon exp cancel`)."
     ),
@@ -157,7 +157,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "exp_artifacts",
         "An experiment's artifacts",
         false,
-        args::ExpArtifacts,
+        falcon_app::requests::ExperimentArtifactsRequest,
         Page<falcon_app::experiments::ArtifactRecord>,
         "A page of an experiment's stored files: kind, size, SHA-256, URI."
     ),
@@ -174,7 +174,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "exp_diff",
         "Diff two experiments' configs",
         false,
-        args::ExpDiff,
+        falcon_app::requests::ExperimentDiffRequest,
         DiffBody,
         "Every configuration path that differs from A to B, each marked configuration or bookkeeping."
     ),
@@ -205,7 +205,7 @@ pub const TOOLS: &[ToolSpec] = &[
         Page<GoalView>,
         "A page of optimization goals, highest priority first."
     ),
-    tool!("goal_show", "Show a goal", false, args::GoalId, GoalView, "One goal: metric, target, baseline, owner."),
+    tool!("goal_show", "Show a goal", false, falcon_app::requests::GoalRef, GoalView, "One goal: metric, target, baseline, owner."),
     tool!(
         "goal_create",
         "Create a goal",
@@ -230,7 +230,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "goal_compare",
         "Rank a goal's experiments",
         false,
-        args::GoalId,
+        falcon_app::requests::GoalRef,
         GoalComparison,
         "A goal's completed experiments ranked against its baseline, each with its verdict and whether it meets the \
          target."
@@ -239,7 +239,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "goal_report",
         "A goal's report",
         false,
-        args::GoalReport,
+        falcon_app::requests::GoalReportRequest,
         GoalReport,
         "The goal's report (`falcon goal report --json`): ranking, the best experiment against the baseline, its \
          profile comparison and config diff."
@@ -360,7 +360,10 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             let (id, warmup) = request::<falcon_app::requests::ExperimentShowRequest>(name, arguments)?.show()?;
             json(&app.show_experiment(id, warmup).await?)
         }
-        "exp_cancel" => json(&app.cancel_experiment(exp_id(&read::<args::ExpId>(name, arguments)?.id)?).await?),
+        "exp_cancel" => {
+            let id = request::<falcon_app::requests::ExperimentRef>(name, arguments)?.experiment()?;
+            json(&app.cancel_experiment(id).await?)
+        }
         "exp_logs" => {
             let a: falcon_app::requests::ExperimentLogsRequest = request(name, arguments)?;
             let id = exp_id(&a.id)?;
@@ -373,17 +376,17 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json(&LogTails { experiment: id, logs })
         }
         "exp_artifacts" => {
-            let a: args::ExpArtifacts = read(name, arguments)?;
-            let page = falcon_app::requests::PageRequest { limit: a.limit, cursor: a.cursor };
-            json(&app.experiment_artifacts(exp_id(&a.id)?, page.cursor.as_deref(), page.page_size()?).await?)
+            let a: falcon_app::requests::ExperimentArtifactsRequest = request(name, arguments)?;
+            let (id, limit) = a.page()?;
+            json(&app.experiment_artifacts(id, a.cursor.as_deref(), limit).await?)
         }
         "exp_compare" => {
             let a: falcon_app::requests::ExperimentCompareRequest = request(name, arguments)?;
             json(&app.compare_experiments(&a.compare()?).await?)
         }
         "exp_diff" => {
-            let a: args::ExpDiff = read(name, arguments)?;
-            json(&DiffBody { changes: app.diff_experiments(exp_id(&a.a)?, exp_id(&a.b)?).await? })
+            let (a, b) = request::<falcon_app::requests::ExperimentDiffRequest>(name, arguments)?.pair()?;
+            json(&DiffBody { changes: app.diff_experiments(a, b).await? })
         }
         "exp_history" => {
             let a: falcon_app::requests::ExperimentHistoryRequest = request(name, arguments)?;
@@ -398,7 +401,7 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             let status = a.status.map(|s| s.as_str());
             json(&app.list_goals(status, a.cursor.as_deref(), a.page_size()?).await?)
         }
-        "goal_show" => goal(app.goal(parse_goal_id(&read::<args::GoalId>(name, arguments)?.id)?).await?),
+        "goal_show" => goal(app.goal(request::<falcon_app::requests::GoalRef>(name, arguments)?.goal()?).await?),
         "goal_create" => {
             let req: falcon_app::requests::GoalCreateRequest = request(name, arguments)?;
             goal(app.create_goal(&req).await?)
@@ -421,12 +424,12 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             goal(app.close_goal(a.goal()?, to, &a.reason, a.owner.as_deref()).await?)
         }
         "goal_compare" => {
-            let id = parse_goal_id(&read::<args::GoalId>(name, arguments)?.id)?;
+            let id = request::<falcon_app::requests::GoalRef>(name, arguments)?.goal()?;
             json::<GoalComparison>(&app.compare_goal(id).await?)
         }
         "goal_report" => {
-            let a: args::GoalReport = read(name, arguments)?;
-            json(&app.goal_report(parse_goal_id(&a.id)?, falcon_app::requests::top(a.top)?).await?)
+            let (id, top) = request::<falcon_app::requests::GoalReportRequest>(name, arguments)?.report()?;
+            json(&app.goal_report(id, top).await?)
         }
         "session_show" => {
             let a: falcon_app::requests::SessionShowRequest = request(name, arguments)?;

@@ -147,8 +147,11 @@ async fn artifacts(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let r: falcon_app::requests::PageRequest = crate::typed_query::from_query(raw.as_deref())?;
-    let mut page = state.app.experiment_artifacts(experiment_id(&id)?, r.cursor.as_deref(), r.page_size()?).await?;
+    let id = experiment_id(&id)?.to_string();
+    let r: falcon_app::requests::ExperimentArtifactsRequest =
+        crate::typed_query::from_path_and_query(&[("id", id)], raw.as_deref())?;
+    let (id, limit) = r.page()?;
+    let mut page = state.app.experiment_artifacts(id, r.cursor.as_deref(), limit).await?;
     served_uris(&mut page.items);
     Ok(Json(page).into_response())
 }

@@ -143,21 +143,19 @@ async fn report(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let (mut format, mut top) = ("json".to_string(), falcon_app::requests::DEFAULT_TOP as usize);
-    for (key, value) in query_pairs(raw.as_deref())? {
-        match key.as_str() {
-            "format" => format = value,
-            "top" => top = super::count("top", &value, 1, falcon_app::requests::MAX_TOP as usize)?,
-            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
-        }
-    }
-    let report = state.app.goal_report(goal_id(&id)?, top).await?;
+    // `format` is how this surface writes the report; the rest is the use case's request.
+    let mut pairs = query_pairs(raw.as_deref())?;
+    let format = crate::request::take_format(&mut pairs)?;
+    let id = goal_id(&id)?.to_string();
+    let r: falcon_app::requests::GoalReportRequest = crate::typed_query::from_path_and_pairs(&[("id", id)], pairs)?;
+    let (id, top) = r.report()?;
+    let report = state.app.goal_report(id, top).await?;
     use falcon_app::render::goal::{render_html, render_md};
-    match format.as_str() {
-        "json" => Ok(Json(report).into_response()),
-        "md" => Ok(text(render_md(&report, top), "text/markdown; charset=utf-8")),
-        "html" => Ok(text(render_html(&report, top), "text/html; charset=utf-8")),
-        other => Err(ApiError::usage(format!("format={other}: json, md or html"))),
+    use falcon_app::render::Format;
+    match format {
+        Format::Md => Ok(text(render_md(&report, top), "text/markdown; charset=utf-8")),
+        Format::Html => Ok(text(render_html(&report, top), "text/html; charset=utf-8")),
+        Format::Json | Format::Table => Ok(Json(report).into_response()),
     }
 }
 

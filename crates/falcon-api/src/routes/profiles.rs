@@ -15,7 +15,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use falcon_app::profiles::Tool;
-use falcon_app::render::Format;
 use falcon_app::reports::Report;
 use std::sync::Arc;
 
@@ -84,18 +83,15 @@ async fn compare(
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
     let (a, b) = (experiment_id(&a)?, experiment_id(&b)?);
-    let (mut format, mut top) = (Format::Json, falcon_app::requests::DEFAULT_TOP as usize);
-    for (key, value) in query_pairs(raw.as_deref())? {
+    let mut pairs = query_pairs(raw.as_deref())?;
+    let format = crate::request::take_format(&mut pairs)?;
+    let (mut top, mut seen) = (falcon_app::requests::DEFAULT_TOP as usize, false);
+    for (key, value) in pairs {
         match key.as_str() {
-            "format" => {
-                format = match value.as_str() {
-                    "json" => Format::Json,
-                    "md" => Format::Md,
-                    "html" => Format::Html,
-                    other => return Err(ApiError::usage(format!("format={other}: json, md or html"))),
-                }
+            "top" if !seen => {
+                (top, seen) = (super::count("top", &value, 1, falcon_app::requests::MAX_TOP as usize)?, true)
             }
-            "top" => top = super::count("top", &value, 1, falcon_app::requests::MAX_TOP as usize)?,
+            "top" => return Err(ApiError::usage("query parameter `top` given twice")),
             other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
         }
     }

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{checked, default_lease_s, MAX_LEASE_S};
+use super::{checked, default_lease_s, default_top, MAX_LEASE_S, MAX_TOP};
 use crate::error::Result;
 use falcon_core::ids::{GoalId, SessionId};
 
@@ -70,6 +70,49 @@ impl GoalCloseRequest {
 /// Parses a goal id (`g-3` or `3`), a usage error otherwise.
 pub fn parse_goal_id(text: &str) -> Result<GoalId> {
     text.parse().map_err(|e: falcon_core::ids::IdParseError| crate::error::AppError::usage(e.to_string()))
+}
+
+/// A goal id as the CLI and MCP take it: `g-N` or `N` (the API's paths and bodies take `g-N` only).
+pub const GOAL_REF_PATTERN: &str = r"^(g-)?[1-9][0-9]{0,17}$";
+
+/// MCP `goal_show`, `goal_compare` (the CLI's positional id): a goal by id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoalRef {
+    /// The goal (`g-3` or `3`).
+    #[schemars(regex(pattern = GOAL_REF_PATTERN))]
+    pub id: String,
+}
+
+impl GoalRef {
+    /// The goal it names, the request checked against the type's schema.
+    pub fn goal(&self) -> Result<GoalId> {
+        checked(self)?;
+        parse_goal_id(&self.id)
+    }
+}
+
+/// `goal report`, `GET /api/v1/goals/{id}/report`, MCP `goal_report`: the goal's report — ranking, the best
+/// experiment against the baseline, its profile comparison and config diff. (How it is written — JSON, Markdown,
+/// HTML — is the surface's: the CLI's `--format`, the API's `format`.)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoalReportRequest {
+    /// The goal (`g-3` or `3`; the API's path takes `g-3`).
+    #[schemars(regex(pattern = GOAL_REF_PATTERN))]
+    pub id: String,
+    /// Rows per ranked table.
+    #[serde(default = "default_top")]
+    #[schemars(range(min = 1, max = MAX_TOP))]
+    pub top: u32,
+}
+
+impl GoalReportRequest {
+    /// The goal and the rows per ranked table, the request checked against the type's schema.
+    pub fn report(&self) -> Result<(GoalId, usize)> {
+        checked(self)?;
+        Ok((parse_goal_id(&self.id)?, super::top(self.top)?))
+    }
 }
 
 /// A session id as the CLI and MCP take it: `s-N` or `N` (the API's paths take `s-N` only).

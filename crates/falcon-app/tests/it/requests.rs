@@ -211,3 +211,28 @@ fn show_requests_take_both_id_spellings_and_check_their_options() {
     let err = read::<SessionShowRequest>(json!({"id": "s-2", "metric": "a b"}).as_object().unwrap().clone());
     assert_eq!(err.unwrap_err().kind(), ErrorKind::Usage);
 }
+
+/// The requests that name experiments or a goal: both id spellings, the page and ranked-rows bounds — the CLI's
+/// `goal report --top 0` is refused as the API and MCP refuse it (it used to pass unchecked).
+#[test]
+fn id_requests_and_their_bounds_hold_on_every_path() {
+    use falcon_app::requests::{
+        read, ExperimentArtifactsRequest, ExperimentDiffRequest, ExperimentRef, GoalRef, GoalReportRequest,
+        DEFAULT_TOP,
+    };
+    let (a, b) = ExperimentDiffRequest { a: "3".into(), b: "e-4".into() }.pair().unwrap();
+    assert_eq!((a.to_string(), b.to_string()), ("e-3".into(), "e-4".into()));
+    assert!(ExperimentDiffRequest { a: "e-3".into(), b: "x".into() }.pair().is_err());
+    assert_eq!(ExperimentRef { id: "7".into() }.experiment().unwrap().to_string(), "e-7");
+    assert_eq!(GoalRef { id: "g-2".into() }.goal().unwrap().to_string(), "g-2");
+    let art: ExperimentArtifactsRequest = read(json!({"id": "e-1"}).as_object().unwrap().clone()).unwrap();
+    assert_eq!(art.page().unwrap().1, DEFAULT_PAGE as usize);
+    let over = ExperimentArtifactsRequest { limit: MAX_PAGE + 1, ..art };
+    assert_eq!(over.page().unwrap_err().kind(), ErrorKind::Usage);
+    let r: GoalReportRequest = read(json!({"id": "5"}).as_object().unwrap().clone()).unwrap();
+    assert_eq!(r.report().unwrap().1, DEFAULT_TOP as usize);
+    for top in [0, MAX_TOP + 1] {
+        let bad = GoalReportRequest { top, ..r.clone() };
+        assert_eq!(bad.report().unwrap_err().kind(), ErrorKind::Usage, "top {top}");
+    }
+}

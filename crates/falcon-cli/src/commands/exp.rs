@@ -68,7 +68,10 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
         }
         ExpCommand::Artifacts { id, page } => {
             let r = falcon_app::requests::PageRequest::from(page);
-            let page = app.experiment_artifacts(parse_id(id)?, r.cursor.as_deref(), r.page_size()?).await?;
+            let r =
+                falcon_app::requests::ExperimentArtifactsRequest { id: id.clone(), limit: r.limit, cursor: r.cursor };
+            let (id, limit) = r.page()?;
+            let page = app.experiment_artifacts(id, r.cursor.as_deref(), limit).await?;
             if global.json {
                 crate::output::print_page(&page)?;
             } else {
@@ -91,7 +94,8 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
         ExpCommand::Diff { a, b } => {
             // JSON: every change, each with its `group` (`bookkeeping` for name, goal, Falcon's labels…). Text:
             // the configuration changes, then the bookkeeping ones in a section of their own.
-            let changes = app.diff_experiments(parse_id(a)?, parse_id(b)?).await?;
+            let (a, b) = falcon_app::requests::ExperimentDiffRequest { a: a.clone(), b: b.clone() }.pair()?;
+            let changes = app.diff_experiments(a, b).await?;
             if global.json {
                 print_json(&serde_json::json!({ "changes": changes }))?;
             } else if changes.is_empty() {

@@ -8,13 +8,13 @@ use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs, app: &App, args: &GoalReportArgs) -> anyhow::Result<ExitCode> {
     let format = crate::output::report_format(global, args.format)?;
-    let id = falcon_app::goals::parse_goal_id(&args.id)?;
-    let report = app.goal_report(id, args.top).await?;
+    let (id, top) = falcon_app::requests::GoalReportRequest { id: args.id.clone(), top: args.top }.report()?;
+    let report = app.goal_report(id, top).await?;
     let text = match format {
         ReportFormat::Json => serde_json::to_string_pretty(&report)?,
-        ReportFormat::Table => render_table(&report, args.top),
-        ReportFormat::Md => render_md(&report, args.top),
-        ReportFormat::Html => render_html(&report, args.top),
+        ReportFormat::Table => render_table(&report, top),
+        ReportFormat::Md => render_md(&report, top),
+        ReportFormat::Html => render_html(&report, top),
     };
     crate::output::emit_report(global, args.output.as_deref(), args.force, text.trim_end(), format)?;
     Ok(ExitCode::SUCCESS)

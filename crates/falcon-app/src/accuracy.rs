@@ -9,6 +9,7 @@ use falcon_analysis::error::AnalysisError;
 use falcon_core::ErrorKind;
 use std::path::{Path, PathBuf};
 
+pub use crate::requests::AccuracyRequest;
 pub use falcon_analysis::accuracy::align::{AccuracyReport, AlignOptions, Verdict};
 pub use falcon_analysis::tensors::{TensorOptions, TensorReport};
 
@@ -16,24 +17,10 @@ const INPUT_HINT: &str =
     "give a metrics file (MaxText metrics JSONL or console log, Megatron-LM log or golden-values JSON, \
      TensorBoard event file or directory, JSONL, CSV) or an experiment id (e-N)";
 
-/// An accuracy comparison request, as a front end receives it.
-#[derive(Debug, Clone, Default)]
-pub struct AccuracyRequest {
-    pub a: String,
-    pub b: String,
-    /// Only these metrics (default: every metric both sides have).
-    pub metrics: Vec<String>,
-    pub rtol: Option<f64>,
-    pub atol: Option<f64>,
-    /// `A_NAME=B_NAME` each.
-    pub map: Vec<String>,
-    /// The step column of JSONL/CSV inputs.
-    pub step_column: Option<String>,
-}
-
 impl AccuracyRequest {
     /// The alignment options; usage errors for bad tolerances and `--map` entries.
     pub fn options(&self) -> Result<AlignOptions> {
+        crate::requests::checked(self)?;
         for (flag, v) in [("rtol", self.rtol), ("atol", self.atol)] {
             if let Some(v) = v {
                 if !(v.is_finite() && v >= 0.0) {

@@ -14,9 +14,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::experiments::ListQuery;
 
+mod analysis;
 mod check;
 mod experiment;
 mod goals;
+pub use analysis::{default_kernel_p, AccuracyRequest, KernelAnalyzeRequest, KernelCompareRequest};
 pub use check::{checked, read};
 pub use experiment::{ExperimentArtifactsRequest, ExperimentDiffRequest, ExperimentRef};
 pub use goals::{
@@ -135,7 +137,7 @@ where
 }
 
 /// One string or a list of them (a repeatable flag's values).
-fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+pub(crate) fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum OneOrMany {

@@ -291,7 +291,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "accuracy_compare",
         "Compare two runs' accuracy",
         false,
-        args::AccuracyCompare,
+        falcon_app::requests::AccuracyRequest,
         falcon_app::accuracy::AccuracyReport,
         "Two runs' metric series (loss, grad norm, …) aligned by step and compared with tolerances, A the reference: \
          pass or fail per metric, where they first diverge (`falcon accuracy compare --json`)."
@@ -300,7 +300,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "kernel_analyze",
         "Analyse kernel benchmarks",
         false,
-        args::KernelAnalyze,
+        falcon_app::requests::KernelAnalyzeRequest,
         falcon_app::kernel::KernelReport,
         "Kernel-bench results: correctness, speed-up over the reference, fast_p, achieved TFLOP/s and GB/s against \
          the roofline (`falcon kernel analyze --json`)."
@@ -309,7 +309,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "kernel_compare",
         "Compare kernel benchmarks",
         false,
-        args::KernelCompare,
+        falcon_app::requests::KernelCompareRequest,
         falcon_app::kernel::KernelComparison,
         "Two kernel-bench runs row by row (base the baseline), with regressions flagged (`falcon kernel compare \
          --json`)."
@@ -479,29 +479,15 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
                 .map_err(|e| AppError::new(ErrorKind::Failure, format!("encoding the result: {e}")))
         }
         "accuracy_compare" => {
-            let a: args::AccuracyCompare = read(name, arguments)?;
-            let req = falcon_app::accuracy::AccuracyRequest {
-                a: a.a,
-                b: a.b,
-                metrics: many(a.metric),
-                rtol: a.rtol,
-                atol: a.atol,
-                map: many(a.map),
-                step_column: a.step_column,
-            };
+            let req: falcon_app::requests::AccuracyRequest = request(name, arguments)?;
             json(&app.compare_accuracy(&req).await?)
         }
         "kernel_analyze" => {
-            let a: args::KernelAnalyze = read(name, arguments)?;
-            let options = falcon_app::kernel::KernelOptions {
-                p: a.p.unwrap_or_else(|| falcon_app::kernel::KernelOptions::default().p),
-                peak_tflops: a.peak_tflops,
-                peak_gbs: a.peak_gbs,
-            };
-            json(&app.analyze_kernels(&a.input, &options).await?.0)
+            let a: falcon_app::requests::KernelAnalyzeRequest = request(name, arguments)?;
+            json(&app.analyze_kernels(&a.input, &a.options()?).await?.0)
         }
         "kernel_compare" => {
-            let a: args::KernelCompare = read(name, arguments)?;
+            let a: falcon_app::requests::KernelCompareRequest = request(name, arguments)?;
             json(&app.compare_kernels(&a.base, &a.new).await?.0)
         }
         other => Err(AppError::new(ErrorKind::NotFound, format!("no tool named `{other}`"))),

@@ -217,8 +217,7 @@ fn show_requests_take_both_id_spellings_and_check_their_options() {
 #[test]
 fn id_requests_and_their_bounds_hold_on_every_path() {
     use falcon_app::requests::{
-        read, ExperimentArtifactsRequest, ExperimentDiffRequest, ExperimentRef, GoalRef, GoalReportRequest,
-        DEFAULT_TOP,
+        read, ExperimentArtifactsRequest, ExperimentDiffRequest, ExperimentRef, GoalRef, GoalReportRequest, DEFAULT_TOP,
     };
     let (a, b) = ExperimentDiffRequest { a: "3".into(), b: "e-4".into() }.pair().unwrap();
     assert_eq!((a.to_string(), b.to_string()), ("e-3".into(), "e-4".into()));

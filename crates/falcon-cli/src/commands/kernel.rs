@@ -4,7 +4,6 @@
 
 use crate::cli::{GlobalArgs, KernelAnalyzeArgs, KernelCommand, KernelCompareArgs, ReportFormat};
 use crate::output::print_stdout;
-use falcon_app::kernel::KernelOptions;
 use falcon_app::render::kernel as render;
 use falcon_app::App;
 use falcon_core::ErrorKind;
@@ -19,7 +18,13 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &KernelCommand) -> any
 
 async fn analyze(global: &GlobalArgs, app: &App, args: &KernelAnalyzeArgs) -> anyhow::Result<ExitCode> {
     let format = format_of(global, args.format)?;
-    let options = KernelOptions { p: args.p, peak_tflops: args.peak_tflops, peak_gbs: args.peak_gbs };
+    let request = falcon_app::requests::KernelAnalyzeRequest {
+        input: args.results.clone(),
+        p: args.p,
+        peak_tflops: args.peak_tflops,
+        peak_gbs: args.peak_gbs,
+    };
+    let options = request.options()?;
     let (report, notes) = app.analyze_kernels(&args.results, &options).await?;
     show_notes(format, &notes);
     let text = render::render_report(&report, format.into())?;

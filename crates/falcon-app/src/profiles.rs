@@ -24,7 +24,8 @@ pub fn parse_tools<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Vec<T
 /// A selection of trace analyses as every front end takes it (names, `all` for every one): the analyses, empty for
 /// all.
 pub fn parse_trace_analyses<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Vec<TraceAnalysis>> {
-    selection(names, "breakdown, overlap, gaps, host, steps, all")
+    let accepted: Vec<&str> = TraceAnalysis::ALL.map(TraceAnalysis::as_str).into_iter().chain(["all"]).collect();
+    selection(names, &accepted.join(", "))
 }
 
 fn selection<'a, T: std::str::FromStr + PartialEq>(

@@ -18,7 +18,10 @@ mod analysis;
 mod check;
 mod experiment;
 mod goals;
-pub use analysis::{default_kernel_p, AccuracyRequest, KernelAnalyzeRequest, KernelCompareRequest};
+pub use analysis::{
+    default_kernel_p, AccuracyRequest, KernelAnalyzeRequest, KernelCompareRequest, ProfileAnalyzeRequest,
+    ProfileCompareRequest, ProfileTraceRequest, ToolName, TraceAnalysisName,
+};
 pub use check::{checked, read};
 pub use experiment::{ExperimentArtifactsRequest, ExperimentDiffRequest, ExperimentRef};
 pub use goals::{

@@ -3,7 +3,7 @@
 //! from the Rust type the CLI prints with `--json` — the same `schemars` derive as the OpenAPI document — and
 //! its result that same object.
 
-use super::args::{self, many};
+use super::args;
 use super::progress::Progress;
 use falcon_app::contract::DiffBody;
 use falcon_app::experiments::{
@@ -11,7 +11,7 @@ use falcon_app::experiments::{
 };
 use falcon_app::goals::{GoalComparison, GoalReport, GoalView, PoolUsage};
 use falcon_app::page::Page;
-use falcon_app::profiles::{AnalyzeOptions, CompareOptions, ProfileComparison, ProfileReport, TraceRun};
+use falcon_app::profiles::{ProfileComparison, ProfileReport, TraceRun};
 use falcon_app::reports::Report;
 use falcon_app::{App, AppError, Result};
 use falcon_core::status::GoalStatus;
@@ -264,7 +264,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "profile_analyze",
         "Analyse a profile",
         false,
-        args::ProfileAnalyze,
+        falcon_app::requests::ProfileAnalyzeRequest,
         ProfileReport,
         "What an XProf capture says (`falcon profile analyze --json`): step time, MFU, duty cycle, the op profile, \
          roofline, memory and kernels. Input: a .xplane.pb, a run directory, an experiment (e-12), gs:// or s3://."
@@ -273,7 +273,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "profile_trace",
         "Analyse a trace",
         false,
-        args::ProfileTrace,
+        falcon_app::requests::ProfileTraceRequest,
         TraceRun,
         "Where each step's time goes (compute, communication, overlap, idle gaps, host), from a capture's timeline \
          or a Chrome / PyTorch trace (`falcon profile trace --json`)."
@@ -282,7 +282,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "profile_compare",
         "Compare two profiles",
         false,
-        args::ProfileCompare,
+        falcon_app::requests::ProfileCompareRequest,
         ProfileComparison,
         "Two captures A/B (A the baseline): step time and MFU verdicts, roofline moves, op deltas; the config diff \
          when both are experiments (`falcon profile compare --json`)."
@@ -440,16 +440,8 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json(&app.pools(a.cursor.as_deref(), a.page_size()?).await?)
         }
         "profile_analyze" => {
-            let a: args::ProfileAnalyze = read(name, arguments)?;
-            let names = many(a.tool.map(|t| t.0));
-            let tools = falcon_app::profiles::parse_tools(names.iter().map(String::as_str))
-                .map_err(|e| AppError::usage(format!("profile_analyze: tool {e}")))?;
-            let options = AnalyzeOptions {
-                tools,
-                model_flops_per_step: a.model_flops,
-                peak_tflops: a.peak_tflops,
-                ..AnalyzeOptions::default()
-            };
+            let a: falcon_app::requests::ProfileAnalyzeRequest = request(name, arguments)?;
+            let options = a.options().map_err(|e| AppError::usage(format!("profile_analyze: tool {e}")))?;
             if let Some((id, report)) = Report::answering_analysis(&a.input, a.host.as_deref(), &options) {
                 return kept(app.report(id, &report).await?);
             }
@@ -457,20 +449,16 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
             json::<ProfileReport>(&report)
         }
         "profile_trace" => {
-            use falcon_app::profiles::TraceOptions;
-            let a: args::ProfileTrace = read(name, arguments)?;
-            let names = many(a.analysis);
-            let analyses = falcon_app::profiles::parse_trace_analyses(names.iter().map(String::as_str))
-                .map_err(|e| AppError::usage(format!("profile_trace: analysis {e}")))?;
-            let options = TraceOptions { analyses, ..TraceOptions::default() };
+            let a: falcon_app::requests::ProfileTraceRequest = request(name, arguments)?;
+            let options = a.options().map_err(|e| AppError::usage(format!("profile_trace: analysis {e}")))?;
             if let Some((id, report)) = Report::answering_trace(&a.input, a.host.as_deref(), &options) {
                 return kept(app.report(id, &report).await?);
             }
             json::<TraceRun>(&app.analyze_trace(&a.input, a.host.as_deref(), &options).await?)
         }
         "profile_compare" => {
-            let a: args::ProfileCompare = read(name, arguments)?;
-            let options = CompareOptions { top: falcon_app::requests::top(a.top)?, ..CompareOptions::default() };
+            let a: falcon_app::requests::ProfileCompareRequest = request(name, arguments)?;
+            let options = a.options()?;
             if let Some((id, report)) = Report::answering_comparison(&a.a, &a.b, a.host.as_deref(), &options) {
                 return kept(app.report(id, &report).await?);
             }

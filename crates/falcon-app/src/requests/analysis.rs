@@ -1,11 +1,14 @@
-//! Requests of the analyses that read files or experiments: an accuracy comparison, kernel-bench results
-//! analysed or compared.
+//! Requests of the analyses that read files or experiments: a profile analysed, traced or compared, an accuracy
+//! comparison, kernel-bench results analysed or compared.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{checked, one_or_many};
+use super::{checked, default_top, one_or_many, MAX_TOP};
 use crate::error::Result;
+use crate::profiles::{
+    parse_tools, parse_trace_analyses, AnalyzeOptions, CompareOptions, Tool, TraceAnalysis, TraceOptions,
+};
 use falcon_analysis::kernel_bench::KernelOptions;
 
 /// `accuracy compare`, MCP `accuracy_compare`: two runs' metric series aligned by step and compared with
@@ -84,4 +87,127 @@ pub struct KernelCompareRequest {
     /// The new results, written the same way.
     #[schemars(length(min = 1))]
     pub new: String,
+}
+
+/// A profile tool's name as a request's schema lists it: one of [`Tool::ALL`]'s, or `all`.
+pub struct ToolName;
+
+impl JsonSchema for ToolName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ToolName".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Tool::ALL.map(Tool::as_str).into_iter().chain(["all"]).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
+    }
+}
+
+/// A trace analysis' name as a request's schema lists it: one of [`TraceAnalysis::ALL`]'s, or `all`.
+pub struct TraceAnalysisName;
+
+impl JsonSchema for TraceAnalysisName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TraceAnalysisName".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = TraceAnalysis::ALL.map(TraceAnalysis::as_str).into_iter().chain(["all"]).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
+    }
+}
+
+/// `profile analyze`, MCP `profile_analyze`: what a capture says (MFU, step time, duty cycle, ops, roofline,
+/// memory, kernels).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileAnalyzeRequest {
+    /// A `.xplane.pb`, a profile run directory, an experiment (`e-12`), or a `gs://` / `s3://` URI.
+    #[schemars(length(min = 1))]
+    pub input: String,
+    /// Only these tools (default: all); one or a list.
+    #[serde(default, deserialize_with = "one_or_many", skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<ToolName>")]
+    pub tool: Vec<String>,
+    /// Which host of a multi-host capture (default: the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Model FLOPs per step, for MFU (default: an experiment's logged `model_flops`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub model_flops: Option<f64>,
+    /// The accelerator's peak TFLOP/s (default: from the device, when known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub peak_tflops: Option<f64>,
+}
+
+impl ProfileAnalyzeRequest {
+    /// The analysis' options (the tools, empty for all), the request checked against the type's schema.
+    pub fn options(&self) -> Result<AnalyzeOptions> {
+        checked(self)?;
+        Ok(AnalyzeOptions {
+            tools: parse_tools(self.tool.iter().map(String::as_str))?,
+            model_flops_per_step: self.model_flops,
+            peak_tflops: self.peak_tflops,
+            ..AnalyzeOptions::default()
+        })
+    }
+}
+
+/// `profile trace`, MCP `profile_trace`: where each step's time goes, from a capture's timeline or a Chrome /
+/// PyTorch trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileTraceRequest {
+    /// A capture, a Chrome / PyTorch trace (`.json`, `.json.gz`), a folder of rank traces, or an experiment
+    /// (`e-12`).
+    #[schemars(length(min = 1))]
+    pub input: String,
+    /// Only these analyses (default: all); one or a list.
+    #[serde(default, deserialize_with = "one_or_many", skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<TraceAnalysisName>")]
+    pub analysis: Vec<String>,
+    /// Which host of a multi-host capture (default: the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+impl ProfileTraceRequest {
+    /// The trace's options (the analyses, empty for all), the request checked against the type's schema.
+    pub fn options(&self) -> Result<TraceOptions> {
+        checked(self)?;
+        Ok(TraceOptions {
+            analyses: parse_trace_analyses(self.analysis.iter().map(String::as_str))?,
+            ..TraceOptions::default()
+        })
+    }
+}
+
+/// `profile compare`, MCP `profile_compare`: two captures A/B (A the baseline), with the config diff when both
+/// are experiments. (`GET /api/v1/profiles/{a}/compare/{b}` compares two experiments' first hosts.)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileCompareRequest {
+    /// The baseline capture or experiment.
+    #[schemars(length(min = 1))]
+    pub a: String,
+    /// The candidate capture or experiment.
+    #[schemars(length(min = 1))]
+    pub b: String,
+    /// Which host of multi-host captures (default: the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Rows per ranked table.
+    #[serde(default = "default_top")]
+    #[schemars(range(min = 1, max = MAX_TOP))]
+    pub top: u32,
+}
+
+impl ProfileCompareRequest {
+    /// The comparison's options, the request checked against the type's schema.
+    pub fn options(&self) -> Result<CompareOptions> {
+        checked(self)?;
+        Ok(CompareOptions { top: super::top(self.top)?, ..CompareOptions::default() })
+    }
 }

@@ -235,3 +235,42 @@ fn id_requests_and_their_bounds_hold_on_every_path() {
         assert_eq!(bad.report().unwrap_err().kind(), ErrorKind::Usage, "top {top}");
     }
 }
+
+/// The profile requests: the tool and analysis names their schemas list are the analysis' own (`Tool::ALL`,
+/// `TraceAnalysis::ALL`, and `all`), an unknown one refused naming them; the comparison's rows bounded as every
+/// ranked table's — the CLI's `profile compare --top 0` is refused as the API and MCP refuse it.
+#[test]
+fn profile_requests_list_the_analysis_own_names_and_bound_their_rows() {
+    use falcon_app::profiles::{Tool, TraceAnalysis};
+    use falcon_app::requests::{read, ProfileAnalyzeRequest, ProfileCompareRequest, ProfileTraceRequest};
+    // The values a list's items may take, through the `$ref` to their definition.
+    fn listed(schema: &serde_json::Value, field: &str) -> serde_json::Value {
+        let items = &schema["properties"][field]["items"];
+        match items["$ref"].as_str().and_then(|r| r.strip_prefix("#/$defs/")) {
+            Some(name) => schema["$defs"][name]["enum"].clone(),
+            None => items["enum"].clone(),
+        }
+    }
+    let schema = serde_json::to_value(schemars::schema_for!(ProfileAnalyzeRequest)).unwrap();
+    let expected: Vec<&str> = Tool::ALL.map(Tool::as_str).into_iter().chain(["all"]).collect();
+    assert_eq!(listed(&schema, "tool"), json!(expected), "{schema:#}");
+    let schema = serde_json::to_value(schemars::schema_for!(ProfileTraceRequest)).unwrap();
+    let expected: Vec<&str> = TraceAnalysis::ALL.map(TraceAnalysis::as_str).into_iter().chain(["all"]).collect();
+    assert_eq!(listed(&schema, "analysis"), json!(expected), "{schema:#}");
+
+    let one: ProfileAnalyzeRequest = read(json!({"input": "e-1", "tool": "ops"}).as_object().unwrap().clone()).unwrap();
+    assert_eq!(one.options().unwrap().tools, vec![Tool::ALL.into_iter().find(|t| t.as_str() == "ops").unwrap()]);
+    let all: ProfileAnalyzeRequest = read(json!({"input": "e-1"}).as_object().unwrap().clone()).unwrap();
+    assert!(all.options().unwrap().tools.is_empty(), "no tool named: every tool");
+    let bad = ProfileAnalyzeRequest { tool: vec!["opz".into()], ..all };
+    let err = bad.options().unwrap_err().to_string();
+    assert!(err.contains("`opz`") && err.contains(Tool::ALL[0].as_str()), "{err}");
+    let trace = ProfileTraceRequest { input: "t.json".into(), analysis: vec!["gapz".into()], host: None };
+    assert!(trace.options().unwrap_err().to_string().contains("breakdown"), "the accepted names are listed");
+
+    let cmp: ProfileCompareRequest = read(json!({"a": "e-1", "b": "e-2"}).as_object().unwrap().clone()).unwrap();
+    assert_eq!(cmp.options().unwrap().top, falcon_app::requests::DEFAULT_TOP as usize);
+    for top in [0, MAX_TOP + 1] {
+        assert_eq!(ProfileCompareRequest { top, ..cmp.clone() }.options().unwrap_err().kind(), ErrorKind::Usage);
+    }
+}

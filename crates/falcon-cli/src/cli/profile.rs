@@ -105,8 +105,8 @@ pub struct ProfileCompareArgs {
     #[arg(long)]
     pub host: Option<String>,
     /// Ops in the ranked regression/improvement lists and text tables (JSON has every op).
-    #[arg(long, default_value_t = falcon_app::requests::DEFAULT_TOP as usize)]
-    pub top: usize,
+    #[arg(long, default_value_t = falcon_app::requests::DEFAULT_TOP)]
+    pub top: u32,
 }
 
 #[derive(Debug, Args)]

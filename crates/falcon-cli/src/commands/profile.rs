@@ -25,15 +25,15 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ProfileCommand) -> an
 }
 
 async fn analyze(global: &GlobalArgs, app: &App, args: &ProfileAnalyzeArgs) -> anyhow::Result<ExitCode> {
-    let tools = falcon_app::profiles::parse_tools(args.tool.iter().map(String::as_str))
-        .map_err(|e| CliFailure::usage(format!("--tool {e}")))?;
-    let options = AnalyzeOptions {
-        tools,
-        model_flops_per_step: args.model_flops,
+    let request = falcon_app::requests::ProfileAnalyzeRequest {
+        input: args.target.clone(),
+        tool: args.tool.clone(),
+        host: args.host.clone(),
+        model_flops: args.model_flops,
         peak_tflops: args.peak_tflops,
-        progress: hosts_bar(),
-        ..AnalyzeOptions::default()
     };
+    let options = request.options().map_err(|e| CliFailure::usage(format!("--tool {e}")))?;
+    let options = AnalyzeOptions { progress: hosts_bar(), ..options };
     if global.json {
         // An experiment's analysis is one of its kept reports: read from the store once computed.
         if let Some((id, report)) = Report::answering_analysis(&args.target, args.host.as_deref(), &options) {
@@ -84,13 +84,16 @@ fn hosts_bar() -> HostProgress {
 
 async fn trace(global: &GlobalArgs, app: &App, args: &ProfileTraceArgs) -> anyhow::Result<ExitCode> {
     use falcon_app::profiles::TraceOptions;
-    let analyses = falcon_app::profiles::parse_trace_analyses(args.analysis.iter().map(String::as_str))
-        .map_err(|e| CliFailure::usage(format!("--analysis {e}")))?;
+    let request = falcon_app::requests::ProfileTraceRequest {
+        input: args.target.clone(),
+        analysis: args.analysis.clone(),
+        host: args.host.clone(),
+    };
+    let options = request.options().map_err(|e| CliFailure::usage(format!("--analysis {e}")))?;
     let options = TraceOptions {
-        analyses,
         top_gaps: args.top_gaps,
         max_decompressed_bytes: args.max_decompressed.map(falcon_app::files::mib_to_bytes),
-        ..TraceOptions::default()
+        ..options
     };
     if global.json {
         if let Some((id, report)) = Report::answering_trace(&args.target, args.host.as_deref(), &options) {

@@ -6,7 +6,6 @@
 
 use crate::cli::{GlobalArgs, ProfileCompareArgs, ReportFormat};
 use crate::output::check_output;
-use falcon_app::profiles::CompareOptions;
 use falcon_app::render::profile_compare;
 use falcon_app::App;
 use falcon_core::ErrorKind;
@@ -18,13 +17,19 @@ pub async fn run(global: &GlobalArgs, app: &App, args: &ProfileCompareArgs) -> a
     if let Some(out) = &args.output {
         check_output(out, args.force)?;
     }
-    let options = CompareOptions { top: args.top, ..Default::default() };
+    let request = falcon_app::requests::ProfileCompareRequest {
+        a: args.a.clone(),
+        b: args.b.clone(),
+        host: args.host.clone(),
+        top: args.top,
+    };
+    let options = request.options()?;
     let spinner = (format != ReportFormat::Json && std::io::stderr().is_terminal())
         .then(|| Spinner::start(format!("comparing {} with {}", args.a, args.b)));
     let result = app.compare_profiles(&args.a, &args.b, args.host.as_deref(), &options).await;
     drop(spinner);
     let result = result?;
-    let text = profile_compare::render(&result, format.into(), args.top)?;
+    let text = profile_compare::render(&result, format.into(), options.top)?;
     crate::output::emit_report(global, args.output.as_deref(), args.force, &text, format)?;
     let c = &result.comparison;
     if args.fail_on_regression && c.regressed() {

@@ -186,7 +186,7 @@ fn the_profile_tools_are_named_once_for_every_surface() {
     names.push("all");
     let tool = falcon_mcp::tools::offered(false).find(|t| t.name == "profile_analyze").unwrap();
     let input = Value::Object((tool.input)());
-    let one = input.pointer("/properties/tool/anyOf/0/anyOf/0/enum");
+    let one = input.pointer("/properties/tool/items/enum");
     assert_eq!(
         one.and_then(Value::as_array).map(|a| a.iter().map(|v| v.as_str().unwrap()).collect::<Vec<_>>()),
         Some(names.clone()),

@@ -4,6 +4,10 @@
 //! MCP tool list. The shapes themselves are the serialised structs of the use cases; the committed snapshots in
 //! `contract/` pin them (`crates/falcon-cli/tests/it/contract.rs`).
 
+mod setup;
+
+pub use setup::{Check, Connection, DbBackend, DoctorReport};
+
 use crate::experiments::Change;
 use crate::AppError;
 use falcon_core::ErrorKind;

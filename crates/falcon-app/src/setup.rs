@@ -3,10 +3,10 @@
 
 use crate::{ctx::Ctx, Result};
 
-pub use falcon_exp::{Check, Connection, DoctorReport};
+pub use crate::contract::{Check, Connection, DoctorReport};
 
 pub(crate) async fn doctor(cx: &Ctx) -> Result<DoctorReport> {
-    Ok(falcon_exp::doctor(cx.config()?).await)
+    Ok(falcon_exp::doctor(cx.config()?).await.into())
 }
 
 pub(crate) async fn readiness(cx: &Ctx) -> Result<DoctorReport> {
@@ -17,5 +17,5 @@ pub(crate) async fn readiness(cx: &Ctx) -> Result<DoctorReport> {
 }
 
 pub(crate) async fn connection(cx: &Ctx) -> Result<Connection> {
-    Ok(cx.exp_creating().await?.connection().await?)
+    Ok(cx.exp_creating().await?.connection().await?.into())
 }

@@ -4,11 +4,10 @@ use crate::error::store_hint;
 use falcon_core::config::Config;
 use falcon_infra::meta::ConnectOptions;
 use falcon_infra::{ArtifactStore, InfraError, MetaStore, PutMode};
-use serde::Serialize;
 use std::time::{Duration, Instant};
 
 /// The result of one check.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone)]
 pub struct Check {
     /// Component checked: `config`, `database`, `artifacts`.
     pub component: String,
@@ -25,7 +24,7 @@ pub struct Check {
 }
 
 /// All checks.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone)]
 pub struct DoctorReport {
     /// Whether every check passed.
     pub ok: bool,

@@ -48,12 +48,12 @@ pub use experiments::PENDING_GRACE;
 pub use falcon_infra::meta::{
     AnalysisSummary, ArtifactRecord, ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal, SessionRecord,
 };
+pub use falcon_infra::DbBackend;
 pub use falcon_job::PoolUsage;
 pub use history::HISTORY_READS;
 
 use falcon_core::config::Config;
 use falcon_infra::{ArtifactStore, MetaStore};
-use serde::Serialize;
 
 /// The EXP service: the metadata and artifact stores, wired from configuration.
 #[derive(Clone)]
@@ -76,7 +76,7 @@ fn hostname() -> String {
 }
 
 /// What an [`Exp`] is connected to, for `falcon init` and status displays.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone)]
 pub struct Connection {
     /// `sqlite` or `mysql`.
     pub database_backend: falcon_infra::DbBackend,

@@ -54,8 +54,7 @@ pub fn column_limit(table: &str, column: &str) -> usize {
 }
 
 /// Which SQL engine a store runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DbBackend {
     /// SQLite (embedded).
     Sqlite,

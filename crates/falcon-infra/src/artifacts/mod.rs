@@ -17,7 +17,6 @@ use bytes::Bytes;
 use falcon_core::config::{GcsConfig, S3Config};
 use futures::TryStreamExt;
 use opendal::{ErrorKind as DalKind, Operator};
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -36,7 +35,7 @@ pub enum PutMode {
 }
 
 /// What a put wrote.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectInfo {
     /// Key inside the store.
     pub key: String,
@@ -51,7 +50,7 @@ pub struct ObjectInfo {
 }
 
 /// What the backend says about an object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectMeta {
     /// Key inside the store.
     pub key: String,

@@ -6,7 +6,6 @@ use crate::error::{InfraError, Result};
 use falcon_core::ids::JobId;
 use falcon_core::status::JobStatus;
 use falcon_core::time::Millis;
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -29,7 +28,7 @@ pub struct NewJob {
 }
 
 /// A job as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct JobRecord {
     /// Id.
     pub id: JobId,
@@ -93,7 +92,7 @@ pub struct JobChanges {
 }
 
 /// One entry of a job's status log.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct JobTransition {
     /// Before (none for the first entry).
     pub from: Option<JobStatus>,

@@ -120,7 +120,7 @@ impl Default for ConnectOptions {
 }
 
 /// Applied versus known schema migrations.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MigrationStatus {
     /// Highest version applied to the database.
     pub applied: Option<i64>,

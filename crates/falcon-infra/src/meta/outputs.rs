@@ -8,14 +8,13 @@ use super::rows::RowExt;
 use super::{check_large, check_short, now, query_err, with_pool, BeginWrite, MetaStore};
 use crate::error::Result;
 use falcon_core::ids::{ExperimentId, JobId};
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 /// The longest skip reason or note kept, in characters (longer ones are cut, marked with `…`).
 const MAX_REASON_CHARS: usize = 2000;
 
 /// One file a job wrote: the object it is stored as, or why it is not.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobOutput {
     /// The file's path relative to the job's output folder, as written (lossy UTF-8 for display).
     pub path: String,
@@ -28,7 +27,7 @@ pub struct JobOutput {
 }
 
 /// The object a job output is stored as.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredOutput {
     /// Key in the artifact store.
     pub key: String,
@@ -39,7 +38,7 @@ pub struct StoredOutput {
 }
 
 /// A note about one of an experiment's files: something a reader skipped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExperimentNote {
     /// What read the file (`metrics`).
     pub source: String,

@@ -7,13 +7,12 @@ use super::rows::RowExt;
 use super::{check_short, now, query_err, with_pool, MetaStore};
 use crate::error::{InfraError, Result};
 use falcon_core::time::Millis;
-use serde::Serialize;
 
 const TABLE: &str = "api_tokens";
 const SIGNINS: &str = "api_signins";
 
 /// A token as stored (its hash stays here: it is not part of what is shown).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenRecord {
     /// Unique name (who or what holds it).
     pub name: String,

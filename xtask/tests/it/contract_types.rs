@@ -1,0 +1,105 @@
+//! Only the edge knows serialization: the storage crate (`falcon-infra`) keeps rows and EXP (`falcon-exp`) its
+//! results without a wire schema of their own; the JSON the front ends return is `falcon_app::contract`'s (issue
+//! 46). `ON_THE_WIRE` lists the types that still derive `JsonSchema` there, to be moved: the test fails on one not
+//! listed (a new wire type below the edge) and on a listed one that no longer derives it (take it out), so the
+//! list only shrinks.
+
+use std::path::{Path, PathBuf};
+
+/// (crate, type) still carrying a wire schema below `falcon-app`.
+const ON_THE_WIRE: &[(&str, &str)] = &[
+    ("falcon-infra", "ArtifactRecord"),
+    ("falcon-infra", "ExperimentRecord"),
+    ("falcon-infra", "Transition"),
+    ("falcon-infra", "GoalRecord"),
+    ("falcon-infra", "SessionRecord"),
+    ("falcon-infra", "MetricSummary"),
+    ("falcon-infra", "RunNoise"),
+    ("falcon-infra", "AnalysisSummary"),
+    ("falcon-exp", "ChangeKind"),
+    ("falcon-exp", "Group"),
+    ("falcon-exp", "Change"),
+    ("falcon-exp", "NwayRow"),
+    ("falcon-exp", "ExperimentView"),
+    ("falcon-exp", "RecordSchema"),
+    ("falcon-exp", "TransitionSchema"),
+    ("falcon-exp", "SkippedOutput"),
+    ("falcon-exp", "Note"),
+    ("falcon-exp", "ReconcileReport"),
+    ("falcon-exp", "GoalRow"),
+    ("falcon-exp", "GoalComparison"),
+    ("falcon-exp", "GoalProgress"),
+    ("falcon-exp", "GoalVerdicts"),
+    ("falcon-exp", "SessionView"),
+    ("falcon-exp", "History"),
+    ("falcon-exp", "HistoryPoint"),
+    ("falcon-exp", "HistoryChange"),
+    ("falcon-exp", "MetricsNote"),
+    ("falcon-exp", "RunProgress"),
+    ("falcon-exp", "RunRow"),
+    ("falcon-exp", "ConfigNoise"),
+    ("falcon-exp", "Sides"),
+    ("falcon-exp", "RunComparison"),
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The types a source declares with a `JsonSchema` derive (before its inline tests).
+fn wire_types(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().take_while(|l| !l.starts_with("#[cfg(test)]")).collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if !(line.trim_start().starts_with("#[derive(") && line.contains("JsonSchema")) {
+            continue;
+        }
+        let declared = lines[i + 1..].iter().take(12).find_map(|l| {
+            let l = l.trim_start();
+            let rest = l.strip_prefix("pub struct ").or_else(|| l.strip_prefix("pub enum "))?;
+            Some(rest.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("").to_string())
+        });
+        found.extend(declared);
+    }
+    found
+}
+
+#[test]
+fn the_storage_crate_and_exp_carry_no_new_wire_schema() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut problems = Vec::new();
+    let mut seen = Vec::new();
+    for krate in ["falcon-infra", "falcon-exp"] {
+        let mut files = Vec::new();
+        rust_files(&root.join("crates").join(krate).join("src"), &mut files);
+        for f in files {
+            for t in wire_types(&std::fs::read_to_string(&f).unwrap()) {
+                if !ON_THE_WIRE.contains(&(krate, t.as_str())) {
+                    problems.push(format!(
+                        "{krate}: {t} derives JsonSchema: its wire view belongs in falcon_app::contract"
+                    ));
+                }
+                seen.push((krate, t));
+            }
+        }
+    }
+    for (krate, t) in ON_THE_WIRE {
+        if !seen.iter().any(|(k, s)| k == krate && s == t) {
+            problems.push(format!("{krate}: {t} no longer derives JsonSchema: take it out of ON_THE_WIRE"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_scan_finds_a_derive_and_its_type() {
+    let text = "/// Doc.\n#[derive(Debug, Serialize, schemars::JsonSchema)]\n#[serde(rename_all = \"lowercase\")]\npub enum Kind {\n}\n#[derive(Debug)]\npub struct Plain;\n#[cfg(test)]\n#[derive(JsonSchema)]\npub struct InTests;";
+    assert_eq!(wire_types(text), ["Kind"]);
+}

@@ -4,13 +4,15 @@
 //! MCP tool list. The shapes themselves are the serialised structs of the use cases; the committed snapshots in
 //! `contract/` pin them (`crates/falcon-cli/tests/it/contract.rs`).
 
+mod experiment;
 mod setup;
 
+pub use experiment::{ExperimentRecordView, ExperimentView, Note, SkippedOutput, TransitionView};
 pub use setup::{Check, Connection, DbBackend, DoctorReport};
 
-use crate::experiments::Change;
 use crate::AppError;
 use falcon_core::ErrorKind;
+use falcon_exp::diff::Change;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};

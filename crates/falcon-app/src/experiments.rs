@@ -13,9 +13,10 @@ use falcon_core::status::ExperimentStatus;
 use falcon_core::ErrorKind;
 use serde::Serialize;
 
+pub use crate::contract::{ExperimentRecordView, ExperimentView};
 pub use falcon_analysis::leak::{MemoryVerdict, Per, SeriesSummary, SeriesVerdict};
 pub use falcon_exp::diff::{show as show_value, split_bookkeeping, Change};
-pub use falcon_exp::experiments::{ExperimentView, MetricSummaries, MetricSummary};
+pub use falcon_exp::experiments::{MetricSummaries, MetricSummary};
 pub use falcon_exp::history::History;
 pub use falcon_exp::runs::{RunComparison, RunSet};
 pub use falcon_exp::AnalysisSummary;
@@ -47,9 +48,8 @@ pub struct ListQuery {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ExperimentItem {
     /// The stored experiment.
-    #[serde(flatten, serialize_with = "falcon_exp::experiments::serialize_record")]
-    #[schemars(with = "falcon_exp::experiments::RecordSchema")]
-    pub record: ExperimentRecord,
+    #[serde(flatten)]
+    pub record: ExperimentRecordView,
     /// With [`ListQuery::with_metrics`]: the stored summaries by metric name (`{count, mean, median, p90, min,
     /// max, last, spread}`, as `exp show` gives them; `{}` for an experiment without any yet). Left out of the
     /// JSON otherwise.
@@ -156,7 +156,8 @@ impl ExperimentDetail {
 }
 
 /// `exp show`'s detail of a view: composed, with its goodput once the experiment has ended.
-pub(crate) async fn detail(cx: &Ctx, view: ExperimentView) -> Result<ExperimentDetail> {
+pub(crate) async fn detail(cx: &Ctx, view: falcon_exp::experiments::ExperimentView) -> Result<ExperimentDetail> {
+    let view = ExperimentView::from(view);
     let ended = view.record.status.is_terminal();
     let mut detail = ExperimentDetail::compose(view);
     if ended {
@@ -302,7 +303,7 @@ pub(crate) async fn list_experiments(
         .into_iter()
         .map(|record| {
             let metrics = metrics.as_mut().map(|m| m.remove(&record.id).unwrap_or_default());
-            ExperimentItem { record, metrics }
+            ExperimentItem { record: ExperimentRecordView::from(&record), metrics }
         })
         .collect();
     Ok(Page { items, next_cursor })

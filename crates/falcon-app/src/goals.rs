@@ -136,7 +136,7 @@ pub struct SessionDetailSchema {
 #[derive(schemars::JsonSchema)]
 pub struct SessionExperimentSchema {
     #[serde(flatten)]
-    pub record: falcon_exp::experiments::RecordSchema,
+    pub record: crate::contract::ExperimentRecordView,
     #[serde(flatten)]
     pub row: SessionRow,
 }
@@ -154,8 +154,8 @@ impl Serialize for SessionDetail {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         #[derive(Serialize)]
         struct Experiment<'a> {
-            #[serde(flatten, serialize_with = "falcon_exp::experiments::serialize_record")]
-            record: &'a ExperimentRecord,
+            #[serde(flatten)]
+            record: crate::contract::ExperimentRecordView,
             #[serde(flatten)]
             row: &'a SessionRow,
         }
@@ -176,7 +176,7 @@ impl Serialize for SessionDetail {
             session: &v.session,
             created_iso: v.session.created,
             status: v.status,
-            experiments: self.experiments().map(|(record, row)| Experiment { record, row }).collect(),
+            experiments: self.experiments().map(|(record, row)| Experiment { record: record.into(), row }).collect(),
             differences: &v.differences,
             grid: &self.grid,
         }

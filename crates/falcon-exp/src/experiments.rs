@@ -1,8 +1,7 @@
 //! Experiments end to end: submit a spec (snapshot, hash, job), reconcile job states into the lifecycle, index
 //! the artifacts a finished job left, summarise its metrics, and answer show / list (with the stored metric
-//! summaries of a page in one read) / logs / diff / compare. JSON views write a record's and a transition's
-//! timestamps twice: milliseconds (`created`) and RFC 3339 (`created_iso`), through [`serialize_record`] and
-//! [`serialize_history`].
+//! summaries of a page in one read) / logs / diff / compare. Its views carry no serialization: the JSON the
+//! front ends return is `falcon_app::contract`'s.
 
 use crate::error::{ExpError, Result};
 use crate::lifecycle;
@@ -13,41 +12,33 @@ use falcon_core::ids::{ExperimentId, JobId};
 use falcon_core::spec::{canonical_json, falcon_env, substitute, ExperimentSpec};
 use falcon_core::stats::{Direction, Verdict};
 use falcon_core::status::ExperimentStatus;
-use falcon_core::time::Millis;
 use falcon_infra::meta::{
-    ArtifactRecord, ExperimentFilter, ExperimentNote, ExperimentRecord, NewArtifact, NewExperiment, Transition,
+    ArtifactRecord, ExperimentFilter, ExperimentNote, ExperimentRecord, NewArtifact, NewExperiment,
 };
 use falcon_infra::InfraError;
 use falcon_job::{JobSpec, RetryPolicy};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-pub use falcon_infra::meta::MetricSummary;
+pub use falcon_infra::meta::{MetricSummary, Transition};
 
 /// One experiment's metric summaries by metric name, as `exp show` and the lists give them.
 pub type MetricSummaries = BTreeMap<String, MetricSummary>;
 
-/// Everything `exp show` prints.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+/// Everything `exp show` prints (its wire view is `falcon_app::contract`'s).
+#[derive(Debug, Clone)]
 pub struct ExperimentView {
-    /// The stored experiment (id, name, status, scenario, config_hash, spec, …), with `created_iso` and
-    /// `updated_iso` in JSON ([`serialize_record`]).
-    #[serde(flatten, serialize_with = "serialize_record")]
-    #[schemars(with = "RecordSchema")]
+    /// The stored experiment.
     pub record: ExperimentRecord,
-    /// The audit log; each entry with `at_iso` in JSON ([`serialize_history`]).
-    #[serde(serialize_with = "serialize_history")]
-    #[schemars(with = "Vec<TransitionSchema>")]
+    /// The audit log.
     pub history: Vec<Transition>,
     /// Indexed artifacts.
     pub artifacts: Vec<ArtifactRecord>,
     /// Metric summaries by name.
     pub metrics: MetricSummaries,
-    /// Summary rows of the analyses run on its artifacts (profile: MFU, step time, duty cycle, peak memory,
-    /// bound-by), by tool.
+    /// Summary rows of the analyses run on its artifacts, by tool.
     pub analysis: Vec<falcon_infra::meta::AnalysisSummary>,
     /// Why the job waits or failed, when it says.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub job_reason: Option<String>,
     /// Files the job wrote that are not stored (or whose later version was refused), with the reason.
     pub skipped: Vec<SkippedOutput>,
@@ -55,61 +46,8 @@ pub struct ExperimentView {
     pub notes: Vec<Note>,
 }
 
-/// An experiment record as JSON views write it: its fields (`created` and `updated` in milliseconds since the
-/// epoch), then `created_iso` and `updated_iso` (RFC 3339, UTC).
-#[derive(Serialize)]
-struct RecordJson<'a> {
-    #[serde(flatten)]
-    record: &'a ExperimentRecord,
-    #[serde(serialize_with = "falcon_core::time::rfc3339")]
-    created_iso: Millis,
-    #[serde(serialize_with = "falcon_core::time::rfc3339")]
-    updated_iso: Millis,
-}
-
-/// A transition as JSON views write it: its fields, then `at_iso`.
-#[derive(Serialize)]
-struct TransitionJson<'a> {
-    #[serde(flatten)]
-    transition: &'a Transition,
-    #[serde(serialize_with = "falcon_core::time::rfc3339")]
-    at_iso: Millis,
-}
-
-/// The schema of a record as [`serialize_record`] writes it (for the API's OpenAPI document).
-#[derive(schemars::JsonSchema)]
-pub struct RecordSchema {
-    #[serde(flatten)]
-    pub record: ExperimentRecord,
-    /// `created` as RFC 3339 (UTC).
-    pub created_iso: String,
-    /// `updated` as RFC 3339 (UTC).
-    pub updated_iso: String,
-}
-
-/// The schema of a transition as [`serialize_history`] writes it.
-#[derive(schemars::JsonSchema)]
-pub struct TransitionSchema {
-    #[serde(flatten)]
-    pub transition: Transition,
-    /// `at` as RFC 3339 (UTC).
-    pub at_iso: String,
-}
-
-/// `serialize_with` for an [`ExperimentRecord`] field (usually `flatten`ed): the record with the RFC 3339
-/// siblings of its timestamps, `created_iso` and `updated_iso`. Every view that shows a record uses it, so
-/// `exp show`, `exp list` and `session show` write a record alike.
-pub fn serialize_record<S: serde::Serializer>(record: &ExperimentRecord, serializer: S) -> Result<S::Ok, S::Error> {
-    RecordJson { record, created_iso: record.created, updated_iso: record.updated }.serialize(serializer)
-}
-
-/// `serialize_with` for a list of [`Transition`]s: each with `at_iso` beside `at`.
-pub fn serialize_history<S: serde::Serializer>(history: &[Transition], serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.collect_seq(history.iter().map(|t| TransitionJson { transition: t, at_iso: t.at }))
-}
-
 /// A file the job wrote that is not among the artifacts as written, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkippedOutput {
     /// Its path relative to the job's artifact folder.
     pub path: String,
@@ -118,7 +56,7 @@ pub struct SkippedOutput {
 }
 
 /// Something a reader skipped in one of the experiment's files.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Note {
     /// The file (artifact URI).
     pub file: String,

@@ -1,0 +1,161 @@
+//! An experiment on the wire: its record with the RFC 3339 siblings of its timestamps, its audit log, and `exp
+//! show`'s view — built from EXP's values, which carry no serialization of their own.
+
+use falcon_core::ids::{ExperimentId, GoalId, JobId, SessionId};
+use falcon_core::status::{ExperimentStatus, Scenario};
+use falcon_core::time::Millis;
+use schemars::JsonSchema;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// An experiment record as JSON views write it (`exp show`, `exp list`, `session show`): its fields (`created`
+/// and `updated` in milliseconds since the epoch), then `created_iso` and `updated_iso` (RFC 3339, UTC).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ExperimentRecordView {
+    /// Id.
+    pub id: ExperimentId,
+    /// Display name.
+    pub name: String,
+    /// Scenario.
+    pub scenario: Scenario,
+    /// Current status.
+    pub status: ExperimentStatus,
+    /// Goal.
+    pub goal: Option<GoalId>,
+    /// Session.
+    pub session: Option<SessionId>,
+    /// Baseline experiment.
+    pub baseline: Option<ExperimentId>,
+    /// The job currently running it.
+    pub job: Option<JobId>,
+    /// Attempt number, from 1.
+    pub attempt: i64,
+    /// The spec.
+    pub spec: serde_json::Value,
+    /// Content hash of the config snapshot.
+    pub config_hash: String,
+    /// Labels.
+    pub labels: BTreeMap<String, String>,
+    /// When it was recorded.
+    pub created: Millis,
+    /// When it last changed.
+    pub updated: Millis,
+    /// `created` as RFC 3339 (UTC).
+    pub created_iso: String,
+    /// `updated` as RFC 3339 (UTC).
+    pub updated_iso: String,
+}
+
+impl From<&falcon_exp::ExperimentRecord> for ExperimentRecordView {
+    fn from(r: &falcon_exp::ExperimentRecord) -> Self {
+        ExperimentRecordView {
+            id: r.id,
+            name: r.name.clone(),
+            scenario: r.scenario,
+            status: r.status,
+            goal: r.goal,
+            session: r.session,
+            baseline: r.baseline,
+            job: r.job,
+            attempt: r.attempt,
+            spec: r.spec.clone(),
+            config_hash: r.config_hash.clone(),
+            labels: r.labels.clone(),
+            created: r.created,
+            updated: r.updated,
+            created_iso: r.created.to_rfc3339(),
+            updated_iso: r.updated.to_rfc3339(),
+        }
+    }
+}
+
+/// An entry of an experiment's audit log as JSON views write it: its fields, then `at_iso`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(rename = "TransitionSchema")]
+pub struct TransitionView {
+    /// Status before (none for the first entry).
+    pub from: Option<ExperimentStatus>,
+    /// Status after.
+    pub to: ExperimentStatus,
+    /// When.
+    pub at: Millis,
+    /// Why.
+    pub reason: String,
+    /// Attempt it belongs to.
+    pub attempt: i64,
+    /// `at` as RFC 3339 (UTC).
+    pub at_iso: String,
+}
+
+impl From<&falcon_exp::experiments::Transition> for TransitionView {
+    fn from(t: &falcon_exp::experiments::Transition) -> Self {
+        TransitionView {
+            from: t.from,
+            to: t.to,
+            at: t.at,
+            reason: t.reason.clone(),
+            attempt: t.attempt,
+            at_iso: t.at.to_rfc3339(),
+        }
+    }
+}
+
+/// A file the job wrote that is not among the artifacts as written, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SkippedOutput {
+    /// Its path relative to the job's artifact folder.
+    pub path: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Something a reader skipped in one of the experiment's files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Note {
+    /// The file (artifact URI).
+    pub file: String,
+    /// 1-based line, when the note is about one line.
+    pub line: Option<u64>,
+    /// What was skipped and why.
+    pub reason: String,
+}
+
+/// Everything `exp show` prints.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ExperimentView {
+    /// The stored experiment (id, name, status, scenario, config_hash, spec, …), with `created_iso` and
+    /// `updated_iso`.
+    #[serde(flatten)]
+    pub record: ExperimentRecordView,
+    /// The audit log; each entry with `at_iso` beside `at`.
+    pub history: Vec<TransitionView>,
+    /// Indexed artifacts.
+    pub artifacts: Vec<falcon_exp::ArtifactRecord>,
+    /// Metric summaries by name.
+    pub metrics: falcon_exp::experiments::MetricSummaries,
+    /// Summary rows of the analyses run on its artifacts (profile: MFU, step time, duty cycle, peak memory,
+    /// bound-by), by tool.
+    pub analysis: Vec<falcon_exp::AnalysisSummary>,
+    /// Why the job waits or failed, when it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_reason: Option<String>,
+    /// Files the job wrote that are not stored (or whose later version was refused), with the reason.
+    pub skipped: Vec<SkippedOutput>,
+    /// What the readers of its files skipped: malformed metrics lines, NaN values kept out of summaries.
+    pub notes: Vec<Note>,
+}
+
+impl From<falcon_exp::experiments::ExperimentView> for ExperimentView {
+    fn from(v: falcon_exp::experiments::ExperimentView) -> Self {
+        ExperimentView {
+            record: ExperimentRecordView::from(&v.record),
+            history: v.history.iter().map(TransitionView::from).collect(),
+            artifacts: v.artifacts,
+            metrics: v.metrics,
+            analysis: v.analysis,
+            job_reason: v.job_reason,
+            skipped: v.skipped.into_iter().map(|s| SkippedOutput { path: s.path, reason: s.reason }).collect(),
+            notes: v.notes.into_iter().map(|n| Note { file: n.file, line: n.line, reason: n.reason }).collect(),
+        }
+    }
+}

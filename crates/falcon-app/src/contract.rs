@@ -5,9 +5,11 @@
 //! `contract/` pin them (`crates/falcon-cli/tests/it/contract.rs`).
 
 mod experiment;
+mod goals;
 mod setup;
 
 pub use experiment::{ExperimentRecordView, ExperimentView, Note, SkippedOutput, TransitionView};
+pub use goals::GoalView;
 pub use setup::{Check, Connection, DbBackend, DoctorReport};
 
 use crate::AppError;

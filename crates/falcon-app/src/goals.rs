@@ -24,67 +24,7 @@ pub use falcon_exp::{GoalRecord, NewGoal, PoolUsage};
 
 pub use crate::requests::{parse_goal_id, parse_session_id};
 
-/// A goal as JSON views write it: the record's fields (timestamps in milliseconds), then `created_iso`,
-/// `updated_iso` and `lease_expires_iso` (RFC 3339, UTC; `null` without a lease), computed from the record
-/// when written. It dereferences to the record. `goal list` gives these; a front end showing one goal writes
-/// `GoalView::from(record)`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GoalView {
-    /// The stored goal.
-    pub goal: GoalRecord,
-}
-
-impl From<GoalRecord> for GoalView {
-    fn from(goal: GoalRecord) -> Self {
-        GoalView { goal }
-    }
-}
-
-impl std::ops::Deref for GoalView {
-    type Target = GoalRecord;
-    fn deref(&self) -> &GoalRecord {
-        &self.goal
-    }
-}
-
-/// The schema of a [`GoalView`] (its JSON, for the API's OpenAPI document).
-#[derive(schemars::JsonSchema)]
-#[schemars(rename = "GoalView")]
-pub struct GoalViewSchema {
-    #[serde(flatten)]
-    pub goal: GoalRecord,
-    pub created_iso: String,
-    pub updated_iso: String,
-    pub lease_expires_iso: Option<String>,
-}
-
-impl schemars::JsonSchema for GoalView {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "GoalView".into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        GoalViewSchema::json_schema(generator)
-    }
-}
-
-impl Serialize for GoalView {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Json<'a> {
-            #[serde(flatten)]
-            goal: &'a GoalRecord,
-            #[serde(serialize_with = "falcon_core::time::rfc3339")]
-            created_iso: Millis,
-            #[serde(serialize_with = "falcon_core::time::rfc3339")]
-            updated_iso: Millis,
-            #[serde(serialize_with = "falcon_core::time::rfc3339_opt")]
-            lease_expires_iso: Option<Millis>,
-        }
-        let g = &self.goal;
-        Json { goal: g, created_iso: g.created, updated_iso: g.updated, lease_expires_iso: g.lease_expires }
-            .serialize(serializer)
-    }
-}
+pub use crate::contract::GoalView;
 
 /// `session show` (and `session submit`): EXP's view of the session, and for each of its experiments the
 /// stored metric summaries and whether it re-runs its baseline's config.

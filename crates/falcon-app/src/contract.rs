@@ -9,7 +9,7 @@ mod goals;
 mod setup;
 
 pub use experiment::{ExperimentRecordView, ExperimentView, Note, SkippedOutput, TransitionView};
-pub use goals::GoalView;
+pub use goals::{GoalComparison, GoalProgress, GoalRecordView, GoalRow, GoalView};
 pub use setup::{Check, Connection, DbBackend, DoctorReport};
 
 use crate::AppError;

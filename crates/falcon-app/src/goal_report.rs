@@ -39,21 +39,21 @@
 //! metric, whose best experiment is the baseline, or whose experiments have no profile still gets a report,
 //! with `notes` saying what is missing. Only an unknown goal fails (exit 3).
 
+use crate::contract::{GoalProgress, GoalRecordView, GoalRow};
 use falcon_analysis::compare::{CompareOptions, ProfileComparison};
 use falcon_analysis::error::AnalysisError;
 use falcon_analysis::service::Analysis;
 use falcon_core::ids::{ExperimentId, GoalId};
 use falcon_core::stats::Verdict;
 use falcon_exp::diff::Change;
-use falcon_exp::goals::{GoalProgress, GoalRow};
-use falcon_exp::{Exp, GoalRecord};
+use falcon_exp::Exp;
 use serde::Serialize;
 
 /// Everything `goal report` says about a goal (see the module documentation for the JSON shape).
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct GoalReport {
     /// The goal.
-    pub goal: GoalRecord,
+    pub goal: GoalRecordView,
     /// Target and how far the best experiment got towards it.
     pub progress: GoalProgress,
     /// The best completed experiment of the goal on its metric.
@@ -84,7 +84,9 @@ pub struct RunGoodput {
 
 /// Gathers the report: EXP for the goal, its ranking, diff and verdicts; analysis for the profiles.
 pub async fn build(exp: &Exp, id: GoalId, top: usize) -> crate::Result<GoalReport> {
-    let cmp = exp.compare_goal(id).await?;
+    let compared = exp.compare_goal(id).await?;
+    let record = compared.goal.clone();
+    let cmp = crate::contract::GoalComparison::from(compared);
     let goal = cmp.goal;
     let metric = goal.metric.clone();
     let best = cmp.best.clone();
@@ -111,7 +113,7 @@ pub async fn build(exp: &Exp, id: GoalId, top: usize) -> crate::Result<GoalRepor
                 Ok(changes) => config_diff = changes,
                 Err(e) => notes.push(format!("config diff {b} → {}: {e}", row.experiment)),
             }
-            let v = exp.goal_verdicts(&goal, b, row.experiment).await;
+            let v = exp.goal_verdicts(&record, b, row.experiment).await;
             verdicts = v.verdicts;
             notes.extend(v.notes);
             profile = profile_comparison(exp, b, row.experiment, top, &mut notes).await;

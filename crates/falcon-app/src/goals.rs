@@ -16,10 +16,11 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::time::Duration;
 
+pub use crate::contract::{GoalComparison, GoalRow};
 pub use crate::goal_report::GoalReport;
 use crate::session_grid::session_grid;
 pub use crate::session_grid::SessionGrid;
-pub use falcon_exp::goals::{GoalComparison, GoalRow, SessionView};
+pub use falcon_exp::goals::SessionView;
 pub use falcon_exp::{GoalRecord, NewGoal, PoolUsage};
 
 pub use crate::requests::{parse_goal_id, parse_session_id};
@@ -218,7 +219,7 @@ pub(crate) async fn close_goal(
 }
 
 pub(crate) async fn compare_goal(cx: &Ctx, id: GoalId) -> Result<GoalComparison> {
-    Ok(cx.exp().await?.compare_goal(id).await?)
+    Ok(cx.exp().await?.compare_goal(id).await?.into())
 }
 
 pub(crate) async fn goal_report(cx: &Ctx, id: GoalId, top: usize) -> Result<GoalReport> {

@@ -12,7 +12,7 @@ use serde::Serialize;
 use std::time::Duration;
 
 /// One row of `goal compare`: an experiment's value of the goal's metric against the baseline.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone)]
 pub struct GoalRow {
     /// Rank, 1 = best in the goal's direction.
     pub rank: usize,
@@ -41,8 +41,8 @@ pub struct GoalRow {
     pub verdict: Option<falcon_core::stats::Verdict>,
 }
 
-/// The result of `goal compare`.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+/// The result of `goal compare` (its wire view is `falcon_app::contract`'s).
+#[derive(Debug, Clone)]
 pub struct GoalComparison {
     /// The goal.
     pub goal: GoalRecord,
@@ -58,7 +58,7 @@ pub struct GoalComparison {
 }
 
 /// A goal's target and progress (the best experiment against the baseline and the target).
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone)]
 pub struct GoalProgress {
     /// The goal's metric.
     pub metric: String,
@@ -100,7 +100,7 @@ impl GoalProgress {
 }
 
 /// Metric verdicts between two experiments of a goal, and why some could not be given.
-#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default)]
 pub struct GoalVerdicts {
     /// The goal's metric first (in the goal's direction), then each standard metric both logged.
     pub verdicts: Vec<falcon_core::stats::Verdict>,

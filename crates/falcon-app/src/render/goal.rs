@@ -204,7 +204,7 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
 /// A ranking row's verdict against the baseline: `baseline`, `re-run of baseline`, or the verdict with its
 /// runs a side (`improved, 3 vs 2 runs`; an inconclusive one with the runs a side that would decide it); `—`
 /// without one.
-pub fn row_verdict(row: &falcon_exp::goals::GoalRow) -> String {
+pub fn row_verdict(row: &crate::contract::GoalRow) -> String {
     if row.baseline {
         return "baseline".into();
     }

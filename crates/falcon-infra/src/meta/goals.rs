@@ -34,7 +34,7 @@ pub struct NewGoal {
 }
 
 /// A goal as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GoalRecord {
     /// Id.
     pub id: GoalId,

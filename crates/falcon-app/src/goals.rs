@@ -8,8 +8,7 @@ use crate::requests::GoalCreateRequest;
 use crate::worker::WorkerEvent;
 use crate::{ctx::Ctx, AppError, Result};
 use falcon_core::ids::{ExperimentId, GoalId, SessionId};
-use falcon_core::status::{Direction, ExperimentStatus, GoalStatus};
-use falcon_core::time::Millis;
+use falcon_core::status::{Direction, GoalStatus};
 pub use falcon_exp::progress::RunProgress;
 use falcon_exp::ExperimentRecord;
 use serde::Serialize;
@@ -25,7 +24,7 @@ pub use falcon_exp::{GoalRecord, NewGoal, PoolUsage};
 
 pub use crate::requests::{parse_goal_id, parse_session_id};
 
-pub use crate::contract::GoalView;
+pub use crate::contract::{GoalView, SessionRow};
 
 /// `session show` (and `session submit`): EXP's view of the session, and for each of its experiments the
 /// stored metric summaries and whether it re-runs its baseline's config.
@@ -43,17 +42,6 @@ pub struct SessionDetail {
     pub grid: SessionGrid,
 }
 
-/// What `session show` adds to one experiment of the session.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct SessionRow {
-    /// Its stored metric summaries by name (`{}` before it finished, or when it logged none).
-    pub metrics: MetricSummaries,
-    /// It is not its baseline but has the baseline's config hash: a sweep point that runs the baseline's
-    /// configuration again, so its difference from the baseline is run-to-run noise. Its baseline is the
-    /// session's goal's baseline, else the `baseline` its spec names; without either, `false`.
-    pub baseline_rerun: bool,
-}
-
 impl SessionDetail {
     /// Each experiment with its row.
     pub fn experiments(&self) -> impl Iterator<Item = (&ExperimentRecord, &SessionRow)> {
@@ -61,25 +49,30 @@ impl SessionDetail {
     }
 }
 
-/// The schema of a [`SessionDetail`] (its JSON, for the API's OpenAPI document).
-#[derive(schemars::JsonSchema)]
-pub struct SessionDetailSchema {
-    #[serde(flatten)]
-    pub session: falcon_exp::SessionRecord,
-    pub created_iso: String,
-    pub status: ExperimentStatus,
-    pub experiments: Vec<SessionExperimentSchema>,
-    pub differences: Vec<falcon_exp::diff::NwayRow>,
-    pub grid: SessionGrid,
-}
-
-/// One experiment of a [`SessionDetailSchema`].
-#[derive(schemars::JsonSchema)]
-pub struct SessionExperimentSchema {
-    #[serde(flatten)]
-    pub record: crate::contract::ExperimentRecordView,
-    #[serde(flatten)]
-    pub row: SessionRow,
+impl SessionDetail {
+    /// Its JSON view.
+    pub fn to_view(&self) -> crate::contract::SessionDetailView {
+        use crate::contract::{ExperimentRecordView, SessionExperimentView};
+        let s = &self.view.session;
+        crate::contract::SessionDetailView {
+            id: s.id,
+            goal: s.goal,
+            name: s.name.clone(),
+            spec: s.spec.clone(),
+            created: s.created,
+            created_iso: s.created.to_rfc3339(),
+            status: self.view.status,
+            experiments: self
+                .experiments()
+                .map(|(record, row)| SessionExperimentView {
+                    record: ExperimentRecordView::from(record),
+                    row: row.clone(),
+                })
+                .collect(),
+            differences: self.view.differences.clone(),
+            grid: self.grid.clone(),
+        }
+    }
 }
 
 impl schemars::JsonSchema for SessionDetail {
@@ -87,41 +80,13 @@ impl schemars::JsonSchema for SessionDetail {
         "SessionDetail".into()
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        SessionDetailSchema::json_schema(generator)
+        crate::contract::SessionDetailView::json_schema(generator)
     }
 }
 
 impl Serialize for SessionDetail {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Experiment<'a> {
-            #[serde(flatten)]
-            record: crate::contract::ExperimentRecordView,
-            #[serde(flatten)]
-            row: &'a SessionRow,
-        }
-        // Generic over the session record.
-        #[derive(Serialize)]
-        struct Json<'a, R> {
-            #[serde(flatten)]
-            session: &'a R,
-            #[serde(serialize_with = "falcon_core::time::rfc3339")]
-            created_iso: Millis,
-            status: ExperimentStatus,
-            experiments: Vec<Experiment<'a>>,
-            differences: &'a [falcon_exp::diff::NwayRow],
-            grid: &'a SessionGrid,
-        }
-        let v = &self.view;
-        Json {
-            session: &v.session,
-            created_iso: v.session.created,
-            status: v.status,
-            experiments: self.experiments().map(|(record, row)| Experiment { record: record.into(), row }).collect(),
-            differences: &v.differences,
-            grid: &self.grid,
-        }
-        .serialize(serializer)
+        self.to_view().serialize(serializer)
     }
 }
 

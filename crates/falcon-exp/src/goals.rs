@@ -8,7 +8,6 @@ use falcon_core::stats::{compare_runs, CompareOptions, Direction, RunSample, STA
 use falcon_core::status::{ExperimentStatus, GoalStatus};
 use falcon_core::summary::{profile_column, ProfileColumn, PROFILE_TOOL};
 use falcon_infra::meta::{ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal, NewSession, SessionRecord};
-use serde::Serialize;
 use std::time::Duration;
 
 /// One row of `goal compare`: an experiment's value of the goal's metric against the baseline.
@@ -109,10 +108,9 @@ pub struct GoalVerdicts {
 }
 
 /// A session with its experiments and aggregate status.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone)]
 pub struct SessionView {
     /// The session.
-    #[serde(flatten)]
     pub session: SessionRecord,
     /// Aggregate: COMPLETED when all completed, RUNNING while any is live, else FAILED or CANCELLED.
     pub status: ExperimentStatus,

@@ -9,9 +9,6 @@ use std::path::{Path, PathBuf};
 /// (crate, type) still carrying a wire schema below `falcon-app`.
 const ON_THE_WIRE: &[(&str, &str)] = &[
     ("falcon-infra", "ArtifactRecord"),
-    ("falcon-infra", "ExperimentRecord"),
-    ("falcon-infra", "Transition"),
-    ("falcon-infra", "SessionRecord"),
     ("falcon-infra", "MetricSummary"),
     ("falcon-infra", "RunNoise"),
     ("falcon-infra", "AnalysisSummary"),
@@ -20,7 +17,6 @@ const ON_THE_WIRE: &[(&str, &str)] = &[
     ("falcon-exp", "Change"),
     ("falcon-exp", "NwayRow"),
     ("falcon-exp", "ReconcileReport"),
-    ("falcon-exp", "SessionView"),
     ("falcon-exp", "History"),
     ("falcon-exp", "HistoryPoint"),
     ("falcon-exp", "HistoryChange"),

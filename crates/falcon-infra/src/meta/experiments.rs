@@ -6,7 +6,6 @@ use crate::error::{InfraError, Result};
 use falcon_core::ids::{ExperimentId, GoalId, JobId, SessionId};
 use falcon_core::status::{ExperimentStatus, Scenario};
 use falcon_core::time::Millis;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 const TABLE: &str = "experiments";
@@ -35,7 +34,7 @@ pub struct NewExperiment {
 }
 
 /// An experiment as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ExperimentRecord {
     /// Id.
     pub id: ExperimentId,
@@ -68,7 +67,7 @@ pub struct ExperimentRecord {
 }
 
 /// One entry of an experiment's audit log.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Transition {
     /// Status before (none for the first entry).
     pub from: Option<ExperimentStatus>,

@@ -6,7 +6,6 @@ use crate::error::{InfraError, Result};
 use falcon_core::ids::{ExperimentId, GoalId, SessionId};
 use falcon_core::status::{Direction, GoalStatus};
 use falcon_core::time::Millis;
-use serde::Serialize;
 
 const GOALS: &str = "goals";
 const GOAL_COLUMNS: &str = "id, title, workload, hardware, metric, direction, target, baseline_experiment_id, \
@@ -78,7 +77,7 @@ pub struct NewSession {
 }
 
 /// A session as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SessionRecord {
     /// Id.
     pub id: SessionId,

@@ -6,7 +6,7 @@
 
 use crate::bodies::SessionBody;
 use falcon_app::experiments::{
-    AnalysisSummary, ArtifactRecord, ExperimentDetail, ExperimentItem, MemoryVerdict, RunComparison,
+    AnalysisSummary, ArtifactView, ExperimentDetail, ExperimentItem, MemoryVerdict, RunComparison,
 };
 use falcon_app::goals::{GoalComparison, GoalReport, GoalView, PoolUsage, SessionDetail};
 use falcon_app::goodput::{Goodput, GoodputReport};
@@ -215,7 +215,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
         op("get", "/api/v1/experiments/{id}/artifacts", "Its indexed artifacts")
             .id("id", "e-", exp_id)
             .request_beside_ids::<falcon_app::requests::ExperimentArtifactsRequest>(&["id"])
-            .json(200, "a page of artifacts", g.subschema_for::<Page<ArtifactRecord>>().to_value()),
+            .json(200, "a page of artifacts", g.subschema_for::<Page<ArtifactView>>().to_value()),
         op("get", "/api/v1/experiments/{id}/artifacts/{path}", "One artifact's bytes, streamed; Range: bytes=a-b")
             .id("id", "e-", exp_id)
             .param("path", "path", true, artifact_path(), "its path inside the experiment (no `..`, `.` or empty segments)")

@@ -9,7 +9,7 @@ mod goals;
 mod sessions;
 mod setup;
 
-pub use experiment::{ExperimentRecordView, ExperimentView, Note, SkippedOutput, TransitionView};
+pub use experiment::{ArtifactView, ExperimentRecordView, ExperimentView, Note, SkippedOutput, TransitionView};
 pub use goals::{GoalComparison, GoalProgress, GoalRecordView, GoalRow, GoalView};
 pub use sessions::{SessionDetailView, SessionExperimentView, SessionRow};
 pub use setup::{Check, Connection, DbBackend, DoctorReport};

@@ -13,7 +13,7 @@ use falcon_core::status::ExperimentStatus;
 use falcon_core::ErrorKind;
 use serde::Serialize;
 
-pub use crate::contract::{ExperimentRecordView, ExperimentView};
+pub use crate::contract::{ArtifactView, ExperimentRecordView, ExperimentView};
 pub use falcon_analysis::leak::{MemoryVerdict, Per, SeriesSummary, SeriesVerdict};
 pub use falcon_exp::diff::{show as show_value, split_bookkeeping, Change};
 pub use falcon_exp::experiments::{MetricSummaries, MetricSummary};
@@ -353,8 +353,9 @@ pub(crate) async fn experiment_artifacts(
     id: ExperimentId,
     cursor: Option<&str>,
     limit: usize,
-) -> Result<Page<ArtifactRecord>> {
-    Page::of_all(cx.exp().await?.show(id).await?.artifacts, cursor, limit)
+) -> Result<Page<ArtifactView>> {
+    let artifacts = cx.exp().await?.show(id).await?.artifacts;
+    Page::of_all(artifacts.into_iter().map(ArtifactView::from).collect(), cursor, limit)
 }
 
 pub(crate) async fn show_experiment(cx: &Ctx, id: ExperimentId, warmup: Option<usize>) -> Result<ExperimentDetail> {

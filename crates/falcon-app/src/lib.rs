@@ -178,7 +178,7 @@ impl App {
         id: ExperimentId,
         cursor: Option<&str>,
         limit: usize,
-    ) -> Result<Page<ArtifactRecord>> {
+    ) -> Result<Page<experiments::ArtifactView>> {
         experiments::experiment_artifacts(&self.cx, id, cursor, limit).await
     }
 

@@ -158,7 +158,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "An experiment's artifacts",
         false,
         falcon_app::requests::ExperimentArtifactsRequest,
-        Page<falcon_app::experiments::ArtifactRecord>,
+        Page<falcon_app::experiments::ArtifactView>,
         "A page of an experiment's stored files: kind, size, SHA-256, URI."
     ),
     tool!(

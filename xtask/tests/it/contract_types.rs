@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 /// (crate, type) still carrying a wire schema below `falcon-app`.
 const ON_THE_WIRE: &[(&str, &str)] = &[
-    ("falcon-infra", "ArtifactRecord"),
     ("falcon-infra", "MetricSummary"),
     ("falcon-infra", "RunNoise"),
     ("falcon-infra", "AnalysisSummary"),

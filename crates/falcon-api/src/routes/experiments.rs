@@ -158,7 +158,7 @@ async fn artifacts(
 
 /// An artifact's `uri` on the server's own disk (`file://…`) becomes the route that serves it: a reader on
 /// another machine learns no local path of the server (where its store, and so its database, lives).
-pub fn served_uris(artifacts: &mut [falcon_app::experiments::ArtifactRecord]) {
+pub fn served_uris(artifacts: &mut [falcon_app::experiments::ArtifactView]) {
     for a in artifacts.iter_mut().filter(|a| a.uri.starts_with("file:")) {
         a.uri = match a.experiment {
             Some(id) => {

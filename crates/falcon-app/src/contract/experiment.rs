@@ -130,7 +130,7 @@ pub struct ExperimentView {
     /// The audit log; each entry with `at_iso` beside `at`.
     pub history: Vec<TransitionView>,
     /// Indexed artifacts.
-    pub artifacts: Vec<falcon_exp::ArtifactRecord>,
+    pub artifacts: Vec<ArtifactView>,
     /// Metric summaries by name.
     pub metrics: falcon_exp::experiments::MetricSummaries,
     /// Summary rows of the analyses run on its artifacts (profile: MFU, step time, duty cycle, peak memory,
@@ -150,12 +150,62 @@ impl From<falcon_exp::experiments::ExperimentView> for ExperimentView {
         ExperimentView {
             record: ExperimentRecordView::from(&v.record),
             history: v.history.iter().map(TransitionView::from).collect(),
-            artifacts: v.artifacts,
+            artifacts: v.artifacts.into_iter().map(ArtifactView::from).collect(),
             metrics: v.metrics,
             analysis: v.analysis,
             job_reason: v.job_reason,
             skipped: v.skipped.into_iter().map(|s| SkippedOutput { path: s.path, reason: s.reason }).collect(),
             notes: v.notes.into_iter().map(|n| Note { file: n.file, line: n.line, reason: n.reason }).collect(),
+        }
+    }
+}
+
+/// An artifact as the index holds it, on the wire (`exp show`'s `artifacts`, `exp artifacts`): where it is
+/// stored, its size and hash.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(rename = "ArtifactRecord")]
+pub struct ArtifactView {
+    /// Row id.
+    pub id: i64,
+    /// Experiment.
+    pub experiment: Option<ExperimentId>,
+    /// Job.
+    pub job: Option<JobId>,
+    /// Kind.
+    pub kind: falcon_core::artifact::ArtifactKind,
+    /// Key inside the artifact store.
+    pub key: String,
+    /// Full URI (a local object's, over the API, is the route that serves it).
+    pub uri: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Hex SHA-256.
+    pub sha256: String,
+    /// MIME type.
+    pub content_type: String,
+    /// When it was indexed.
+    pub created: Millis,
+    /// The file's name as the job wrote it (relative to its artifact folder), when its key had to shorten or
+    /// encode it (a segment over 200 bytes ends `~<hash>`; `%`, `\`, control characters are escaped): read from
+    /// the job's outputs record, not from the index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl From<falcon_exp::ArtifactRecord> for ArtifactView {
+    fn from(a: falcon_exp::ArtifactRecord) -> Self {
+        ArtifactView {
+            id: a.id,
+            experiment: a.experiment,
+            job: a.job,
+            kind: a.kind,
+            key: a.key,
+            uri: a.uri,
+            size: a.size,
+            sha256: a.sha256,
+            content_type: a.content_type,
+            created: a.created,
+            name: a.name,
         }
     }
 }

@@ -6,7 +6,6 @@ use crate::error::{InfraError, Result};
 use falcon_core::artifact::ArtifactKind;
 use falcon_core::ids::{ExperimentId, JobId};
 use falcon_core::time::Millis;
-use serde::Serialize;
 
 const TABLE: &str = "artifacts";
 
@@ -32,7 +31,7 @@ pub struct NewArtifact {
 }
 
 /// An index row as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ArtifactRecord {
     /// Row id.
     pub id: i64,
@@ -57,7 +56,6 @@ pub struct ArtifactRecord {
     /// The file's name as the job wrote it (relative to its artifact folder), when its key had to shorten or
     /// encode it (a segment over 200 bytes ends `~<hash>`; `%`, `\`, control characters are escaped): read from
     /// the job's outputs record, not from the index.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 

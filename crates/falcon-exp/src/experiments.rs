@@ -17,7 +17,6 @@ use falcon_infra::meta::{
 };
 use falcon_infra::InfraError;
 use falcon_job::{JobSpec, RetryPolicy};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub use falcon_infra::meta::{MetricSummary, Transition};
@@ -70,7 +69,7 @@ pub struct Note {
 const METRICS_NOTES: &str = "metrics";
 
 /// What one reconcile pass changed.
-#[derive(Debug, Default, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Default, Clone)]
 pub struct ReconcileReport {
     /// Experiments whose status moved.
     pub moved: Vec<(ExperimentId, ExperimentStatus)>,

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 /// Something the metrics reader skipped in one file: a line it could not read, a count of records or values
 /// left out (`line` is `None`), or non-finite values kept out of the summaries. Shown by `exp show`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct MetricsNote {
     /// File (artifact URI or path).
     pub file: String,

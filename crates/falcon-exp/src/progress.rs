@@ -7,13 +7,12 @@ use crate::experiments::experiment_prefix;
 use crate::Exp;
 use falcon_core::ids::ExperimentId;
 use falcon_core::status::ExperimentStatus;
-use serde::Serialize;
 
 /// The largest live metrics snapshot read for the step reached.
 const MAX_SNAPSHOT_BYTES: u64 = 8 << 20;
 
 /// Where one experiment of a wait stands.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunProgress {
     /// The experiment.
     pub experiment: ExperimentId,

@@ -6,11 +6,13 @@
 
 mod experiment;
 mod goals;
+mod history;
 mod sessions;
 mod setup;
 
 pub use experiment::{ArtifactView, ExperimentRecordView, ExperimentView, Note, SkippedOutput, TransitionView};
 pub use goals::{GoalComparison, GoalProgress, GoalRecordView, GoalRow, GoalView};
+pub use history::{History, HistoryChange, HistoryPoint};
 pub use sessions::{SessionDetailView, SessionExperimentView, SessionRow};
 pub use setup::{Check, Connection, DbBackend, DoctorReport};
 

@@ -13,11 +13,11 @@ use falcon_core::status::ExperimentStatus;
 use falcon_core::ErrorKind;
 use serde::Serialize;
 
+pub use crate::contract::History;
 pub use crate::contract::{ArtifactView, ExperimentRecordView, ExperimentView};
 pub use falcon_analysis::leak::{MemoryVerdict, Per, SeriesSummary, SeriesVerdict};
 pub use falcon_exp::diff::{show as show_value, split_bookkeeping, Change};
 pub use falcon_exp::experiments::{MetricSummaries, MetricSummary};
-pub use falcon_exp::history::History;
 pub use falcon_exp::runs::{RunComparison, RunSet};
 pub use falcon_exp::AnalysisSummary;
 pub use falcon_exp::{ArtifactRecord, ExperimentFilter, ExperimentRecord};
@@ -474,5 +474,5 @@ pub(crate) async fn history(cx: &Ctx, req: &HistoryQuery) -> Result<HistoryView>
              (narrow it by name, config hash or labels)"
         )
     });
-    Ok(HistoryView { history, completed, truncated, note })
+    Ok(HistoryView { history: history.into(), completed, truncated, note })
 }

@@ -14,14 +14,13 @@ use falcon_core::stats::shift::{Detectable, Scale};
 use falcon_core::stats::{direction_for, shifts, Direction, ShiftOptions};
 use falcon_core::status::ExperimentStatus;
 use falcon_infra::meta::ExperimentFilter;
-use serde::Serialize;
 use std::collections::BTreeSet;
 
 /// How many completed experiments of a series [`Exp::history`] reads (the newest ones).
 pub const HISTORY_READS: u64 = 100_000;
 
 /// A metric across experiments, and where it shifted.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone)]
 pub struct History {
     /// The metric.
     pub metric: String,
@@ -40,7 +39,7 @@ pub struct History {
 }
 
 /// One experiment's value in a history.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone)]
 pub struct HistoryPoint {
     /// The experiment.
     pub experiment: ExperimentId,
@@ -50,9 +49,7 @@ pub struct HistoryPoint {
     pub config_hash: String,
     /// When it was recorded (ms since the epoch).
     pub created: falcon_core::time::Millis,
-    /// The same, RFC 3339 UTC.
-    #[schemars(with = "String")]
-    #[serde(rename = "created_iso", serialize_with = "falcon_core::time::rfc3339")]
+    /// The same (RFC 3339 UTC on the wire).
     pub created_iso: falcon_core::time::Millis,
     /// Median of the metric after warm-up (the run's value).
     pub value: f64,
@@ -63,7 +60,7 @@ pub struct HistoryPoint {
 }
 
 /// A shift in a history.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone)]
 pub struct HistoryChange {
     /// The first experiment of the new level.
     pub experiment: ExperimentId,

@@ -7,12 +7,14 @@
 mod experiment;
 mod goals;
 mod history;
+mod runs;
 mod sessions;
 mod setup;
 
 pub use experiment::{ArtifactView, ExperimentRecordView, ExperimentView, Note, SkippedOutput, TransitionView};
 pub use goals::{GoalComparison, GoalProgress, GoalRecordView, GoalRow, GoalView};
 pub use history::{History, HistoryChange, HistoryPoint};
+pub use runs::{ConfigNoise, RunComparison, RunRow, Sides};
 pub use sessions::{SessionDetailView, SessionExperimentView, SessionRow};
 pub use setup::{Check, Connection, DbBackend, DoctorReport};
 

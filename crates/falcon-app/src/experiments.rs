@@ -14,11 +14,12 @@ use falcon_core::ErrorKind;
 use serde::Serialize;
 
 pub use crate::contract::History;
+pub use crate::contract::RunComparison;
 pub use crate::contract::{ArtifactView, ExperimentRecordView, ExperimentView};
 pub use falcon_analysis::leak::{MemoryVerdict, Per, SeriesSummary, SeriesVerdict};
 pub use falcon_exp::diff::{show as show_value, split_bookkeeping, Change};
 pub use falcon_exp::experiments::{MetricSummaries, MetricSummary};
-pub use falcon_exp::runs::{RunComparison, RunSet};
+pub use falcon_exp::runs::RunSet;
 pub use falcon_exp::AnalysisSummary;
 pub use falcon_exp::{ArtifactRecord, ExperimentFilter, ExperimentRecord};
 
@@ -437,7 +438,7 @@ pub(crate) async fn diff_experiments(cx: &Ctx, a: ExperimentId, b: ExperimentId)
 pub(crate) async fn compare_experiments(cx: &Ctx, req: &CompareRequest) -> Result<RunComparison> {
     let side = |text: &str, which: &str| text.parse::<RunSet>().map_err(|e| AppError::usage(format!("{which}: {e}")));
     let (a, b) = (side(&req.a, "A")?, side(&req.b, "B")?);
-    Ok(cx.exp().await?.compare_runs(&a, &b, &req.metric, req.direction, req.warmup).await?)
+    Ok(cx.exp().await?.compare_runs(&a, &b, &req.metric, req.direction, req.warmup).await?.into())
 }
 
 /// A series' history: experiments by name, config hash or labels (any that are given), and the metric.

@@ -19,7 +19,6 @@ use falcon_core::ids::{ExperimentId, SessionId};
 use falcon_core::stats::{compare_runs, direction_for, CompareOptions, Direction, NoiseEstimate, RunSample, Verdict};
 use falcon_core::status::ExperimentStatus;
 use falcon_infra::meta::{ExperimentFilter, ExperimentRecord};
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
@@ -83,7 +82,7 @@ impl fmt::Display for RunSet {
 }
 
 /// One run of a side, as the verdict saw it.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone)]
 pub struct RunRow {
     /// The experiment.
     pub experiment: ExperimentId,
@@ -102,7 +101,7 @@ pub struct RunRow {
 }
 
 /// The history of one config hash that went into the between-run noise (the compared runs taken out).
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone)]
 pub struct ConfigNoise {
     /// Config hash.
     pub config_hash: String,
@@ -113,7 +112,7 @@ pub struct ConfigNoise {
 }
 
 /// The runs of both sides.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone)]
 pub struct Sides {
     /// Baseline runs.
     pub a: Vec<RunRow>,
@@ -123,10 +122,9 @@ pub struct Sides {
 
 /// `exp compare`: the verdict object (its fields at the top level), the runs behind it and the histories
 /// its noise estimate used.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone)]
 pub struct RunComparison {
     /// The verdict (docs/DESIGN.md §2).
-    #[serde(flatten)]
     pub verdict: Verdict,
     /// The runs of each side.
     pub sides: Sides,

@@ -15,10 +15,6 @@ const ON_THE_WIRE: &[(&str, &str)] = &[
     ("falcon-exp", "Group"),
     ("falcon-exp", "Change"),
     ("falcon-exp", "NwayRow"),
-    ("falcon-exp", "RunRow"),
-    ("falcon-exp", "ConfigNoise"),
-    ("falcon-exp", "Sides"),
-    ("falcon-exp", "RunComparison"),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

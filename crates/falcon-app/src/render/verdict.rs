@@ -67,7 +67,7 @@ pub fn how_to_decide(cmp: &crate::experiments::RunComparison) -> Option<String> 
             margin(v.min_effect.unwrap_or(falcon_core::stats::CompareOptions::default().min_effect))
         ));
     };
-    let config = |rows: &[falcon_exp::runs::RunRow]| {
+    let config = |rows: &[crate::contract::RunRow]| {
         let mut hashes: Vec<&str> = rows.iter().map(|r| r.config_hash.as_str()).collect();
         hashes.sort_unstable();
         hashes.dedup();

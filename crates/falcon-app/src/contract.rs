@@ -1,8 +1,11 @@
 //! The JSON contract every front end speaks (README "The JSON contract"), in one place: the error envelope
 //! `{"error": {"code", "message", "hint"}}` the CLI's `--json`, the HTTP API and MCP all return, the bodies that
 //! exist only on the wire (`DiffBody`), and how a type's JSON Schema is written for the OpenAPI document and the
-//! MCP tool list. The shapes themselves are the serialised structs of the use cases; the committed snapshots in
-//! `contract/` pin them (`crates/falcon-cli/tests/it/contract.rs`).
+//! MCP tool list. The views of EXP's values are here too, each built by `From` (the storage rows and EXP's results
+//! carry no serialization): an experiment, its record, audit log and artifacts (`experiment`), goals and their
+//! comparison (`goals`), a session (`sessions`), a history (`history`), a run-level comparison (`runs`), the setup
+//! checks (`setup`). The committed snapshots in `contract/` pin them (`crates/falcon-cli/tests/it/contract.rs`);
+//! `xtask/tests/it/contract_types.rs` lists what still carries a wire schema below this edge.
 
 mod experiment;
 mod goals;

@@ -12,34 +12,9 @@ use serde::Serialize;
 /// every goal use case give these (`GoalView::from(record)`).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct GoalView {
-    /// Id.
-    pub id: GoalId,
-    /// Title.
-    pub title: String,
-    /// Workload.
-    pub workload: Option<String>,
-    /// Hardware.
-    pub hardware: Option<String>,
-    /// Metric.
-    pub metric: String,
-    /// Direction.
-    pub direction: Direction,
-    /// Target.
-    pub target: Option<f64>,
-    /// Baseline experiment.
-    pub baseline: Option<ExperimentId>,
-    /// Priority.
-    pub priority: i64,
-    /// Status.
-    pub status: GoalStatus,
-    /// Who holds the claim.
-    pub owner: Option<String>,
-    /// When the claim lapses.
-    pub lease_expires: Option<Millis>,
-    /// Created.
-    pub created: Millis,
-    /// Last changed.
-    pub updated: Millis,
+    /// The goal's fields.
+    #[serde(flatten)]
+    pub goal: GoalRecordView,
     /// `created` as RFC 3339 (UTC).
     pub created_iso: String,
     /// `updated` as RFC 3339 (UTC).
@@ -54,21 +29,15 @@ impl From<falcon_exp::GoalRecord> for GoalView {
             created_iso: g.created.to_rfc3339(),
             updated_iso: g.updated.to_rfc3339(),
             lease_expires_iso: g.lease_expires.map(Millis::to_rfc3339),
-            id: g.id,
-            title: g.title,
-            workload: g.workload,
-            hardware: g.hardware,
-            metric: g.metric,
-            direction: g.direction,
-            target: g.target,
-            baseline: g.baseline,
-            priority: g.priority,
-            status: g.status,
-            owner: g.owner,
-            lease_expires: g.lease_expires,
-            created: g.created,
-            updated: g.updated,
+            goal: g.into(),
         }
+    }
+}
+
+impl std::ops::Deref for GoalView {
+    type Target = GoalRecordView;
+    fn deref(&self) -> &GoalRecordView {
+        &self.goal
     }
 }
 

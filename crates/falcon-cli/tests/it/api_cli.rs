@@ -8,7 +8,6 @@ use crate::common::serve::{client, events, get_json, post, project, spec, Server
 use crate::common::{code, falcon, falcon_with, json};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// `GET …/{id}/logs` as Server-Sent Events.
@@ -329,16 +328,7 @@ async fn sigterm_stops_within_ten_seconds_with_a_stream_open() {
     let stream = follow_logs(&c, &server, &id).await;
     let reader = tokio::spawn(events(stream, Duration::from_secs(30)));
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let pid = server.child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = server.child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(started.elapsed() < Duration::from_secs(12), "still running {:?} after SIGTERM", started.elapsed());
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = server.terminate(Duration::from_secs(12));
     assert_eq!(status.code(), Some(0), "{:?}", server.log.lock().unwrap());
     let got = reader.await.unwrap();
     let (last, data) = got.last().cloned().unwrap_or_default();

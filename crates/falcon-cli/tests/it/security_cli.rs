@@ -435,16 +435,7 @@ async fn slow_and_idle_clients_cannot_hold_the_server() {
     for s in more.iter_mut() {
         s.write_all(b"GET / HTTP/1.1\r\nHost: x").unwrap();
     }
-    let pid = server.child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = server.child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "still running {:?} after SIGTERM", started.elapsed());
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = server.terminate(Duration::from_secs(10));
     assert_eq!(status.code(), Some(0), "{:?}", server.log.lock().unwrap());
     drop((idle, more));
 }

@@ -48,6 +48,20 @@ impl Server {
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
+
+    /// Sends SIGTERM and waits for the server to exit, at most `within` (a longer wait fails the test).
+    pub fn terminate(&mut self, within: Duration) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let started = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(started.elapsed() < within, "still running {:?} after SIGTERM", started.elapsed());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
 }
 
 impl Drop for Server {

@@ -251,11 +251,22 @@ pub fn find_trace(path: &Path, host: Option<&str>) -> Result<TraceFiles> {
     }
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        let mut traces: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| p.is_file() && is_chrome_trace_name(p) && p.to_string_lossy().contains("trace"))
-            .collect();
+        let mut traces = Vec::new();
+        for p in entries.filter_map(|e| e.ok()).map(|e| e.path()) {
+            if !(is_chrome_trace_name(&p) && p.to_string_lossy().contains("trace")) {
+                continue;
+            }
+            // A rank's trace that is a FIFO, a device or a link to one is refused by name, never skipped: the
+            // run would silently lose a rank.
+            match std::fs::metadata(&p) {
+                Ok(meta) if meta.is_dir() => {}
+                Ok(meta) => {
+                    check_regular(&p, &meta)?;
+                    traces.push(p);
+                }
+                Err(e) => return Err(AnalysisError::Invalid(format!("{}: {e}", p.display()))),
+            }
+        }
         traces.sort();
         if let Some(h) = host {
             // `--host rank-2` (or any part of a file name) picks one rank's trace.

@@ -154,6 +154,35 @@ fn one_rank_alone_has_no_peers() {
     assert_eq!(r.total.unwrap().wait_for_peers_us, 0.0);
 }
 
+/// A rank's trace in the folder that is a FIFO, a link to a device or a link to nothing is refused by its name,
+/// without reading it (no hang on the FIFO, nothing from /dev/zero): the run is never analysed a rank short in
+/// silence.
+#[test]
+fn a_rank_that_is_not_a_regular_file_is_refused_by_name() {
+    for (name, make) in [
+        ("rank-7.pt.trace.json", "fifo"),
+        ("rank-8.pt.trace.json", "/dev/zero"),
+        ("rank-9.pt.trace.json", "/nonexistent/trace"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        for e in std::fs::read_dir(run_dir("torch-4-late2-30ms")).unwrap().flatten() {
+            std::fs::copy(e.path(), dir.path().join(e.file_name())).unwrap();
+        }
+        let odd = dir.path().join(name);
+        if make == "fifo" {
+            assert!(std::process::Command::new("mkfifo").arg(&odd).status().unwrap().success());
+        } else {
+            std::os::unix::fs::symlink(make, &odd).unwrap();
+        }
+        let err = find_trace(dir.path(), None).unwrap_err().to_string();
+        assert!(err.contains(name), "{make}: {err}");
+        // Without it, the folder is the run of its four ranks.
+        std::fs::remove_file(&odd).unwrap();
+        let files = find_trace(dir.path(), None).unwrap();
+        assert!(matches!(files, falcon_analysis::input::TraceFiles::ChromeRanks(ref r) if r.len() == 4), "{files:?}");
+    }
+}
+
 #[test]
 fn compare_says_per_host_what_changed_and_that_the_straggler_is_gone() {
     let files = |name: &str| falcon_analysis::input::find_profiles(&run_dir(name), None).unwrap();

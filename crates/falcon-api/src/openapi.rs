@@ -5,9 +5,7 @@
 //! (serialization); every number may also be `null`, since a non-finite float is written as `null`.
 
 use crate::bodies::SessionBody;
-use falcon_app::experiments::{
-    AnalysisSummary, ArtifactView, ExperimentDetail, ExperimentItem, MemoryVerdict, RunComparison,
-};
+use falcon_app::experiments::{ArtifactView, ExperimentDetail, ExperimentItem, RunComparison};
 use falcon_app::goals::{GoalComparison, GoalReport, GoalView, PoolUsage, SessionDetail};
 use falcon_app::goodput::{Goodput, GoodputReport};
 use falcon_app::page::Page;
@@ -19,17 +17,7 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-pub use falcon_app::contract::{DiffBody, ErrorBody, ErrorDetail};
-
-/// `GET /api/v1/profiles/{exp}` without `tool`: what is stored.
-#[derive(Serialize, JsonSchema)]
-pub struct StoredAnalysis {
-    pub experiment: falcon_core::ids::ExperimentId,
-    /// The analysis summary rows (profile, trace, kernel_bench, accuracy).
-    pub analysis: Vec<AnalysisSummary>,
-    /// The memory verdict, `null` until analysed.
-    pub memory: Option<MemoryVerdict>,
-}
+pub use falcon_app::contract::{DiffBody, ErrorBody, ErrorDetail, StoredAnalysis};
 
 /// `GET /healthz`.
 #[derive(Serialize, JsonSchema)]

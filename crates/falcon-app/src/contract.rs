@@ -1,29 +1,33 @@
 //! The JSON contract every front end speaks (README "The JSON contract"), in one place: the error envelope
 //! `{"error": {"code", "message", "hint"}}` the CLI's `--json`, the HTTP API and MCP all return, the bodies that
-//! exist only on the wire (`DiffBody`), and how a type's JSON Schema is written for the OpenAPI document and the
+//! exist only on the wire (`DiffBody`, `StoredAnalysis`), and how a type's JSON Schema is written for the OpenAPI document and the
 //! MCP tool list. The views of EXP's values are here too, each built by `From` (the storage rows and EXP's results
 //! carry no serialization): an experiment, its record, audit log and artifacts (`experiment`), goals and their
 //! comparison (`goals`), a session (`sessions`), a history (`history`), a run-level comparison (`runs`), the setup
-//! checks (`setup`). The committed snapshots in `contract/` pin them (`crates/falcon-cli/tests/it/contract.rs`);
-//! `xtask/tests/it/contract_types.rs` lists what still carries a wire schema below this edge.
+//! checks (`setup`), metric and analysis summaries (`summaries`), a config diff (`diff`). The committed snapshots in
+//! `contract/` pin them (`crates/falcon-cli/tests/it/contract.rs`); `xtask/tests/it/contract_types.rs` fails on a
+//! wire schema below this edge.
 
+mod diff;
 mod experiment;
 mod goals;
 mod history;
 mod runs;
 mod sessions;
 mod setup;
+mod summaries;
 
+pub use diff::{changes, serialize_changes, Change, ChangeKind, Group, NwayRow};
 pub use experiment::{ArtifactView, ExperimentRecordView, ExperimentView, Note, SkippedOutput, TransitionView};
 pub use goals::{GoalComparison, GoalProgress, GoalRecordView, GoalRow, GoalView};
 pub use history::{History, HistoryChange, HistoryPoint};
 pub use runs::{ConfigNoise, RunComparison, RunRow, Sides};
 pub use sessions::{SessionDetailView, SessionExperimentView, SessionRow};
 pub use setup::{Check, Connection, DbBackend, DoctorReport};
+pub use summaries::{metric_summaries, AnalysisSummary, MetricSummaries, MetricSummary};
 
 use crate::AppError;
 use falcon_core::ErrorKind;
-use falcon_exp::diff::Change;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -69,6 +73,16 @@ impl ErrorBody {
 pub struct DiffBody {
     /// Every path that differs, A → B; `group` says configuration or bookkeeping.
     pub changes: Vec<Change>,
+}
+
+/// `GET /api/v1/profiles/{exp}` without `tool`: what is stored.
+#[derive(Serialize, JsonSchema)]
+pub struct StoredAnalysis {
+    pub experiment: falcon_core::ids::ExperimentId,
+    /// The analysis summary rows (profile, trace, kernel_bench, accuracy).
+    pub analysis: Vec<AnalysisSummary>,
+    /// The memory verdict, `null` until analysed.
+    pub memory: Option<falcon_analysis::leak::MemoryVerdict>,
 }
 
 /// Every `"type": "number"` (alone or in a list) of a JSON Schema also allows `null`: a non-finite float is

@@ -55,7 +55,7 @@ pub struct ExperimentItem {
     /// max, last, spread}`, as `exp show` gives them; `{}` for an experiment without any yet). Left out of the
     /// JSON otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub metrics: Option<MetricSummaries>,
+    pub metrics: Option<crate::contract::MetricSummaries>,
 }
 
 /// Parses `KEY=VALUE` labels.
@@ -303,7 +303,8 @@ pub(crate) async fn list_experiments(
     let items = records
         .into_iter()
         .map(|record| {
-            let metrics = metrics.as_mut().map(|m| m.remove(&record.id).unwrap_or_default());
+            let metrics =
+                metrics.as_mut().map(|m| crate::contract::metric_summaries(&m.remove(&record.id).unwrap_or_default()));
             ExperimentItem { record: ExperimentRecordView::from(&record), metrics }
         })
         .collect();

@@ -63,6 +63,8 @@ pub struct GoalReport {
     /// Every completed experiment of the goal with the metric, best first.
     pub ranking: Vec<GoalRow>,
     /// The spec changes from the baseline to the best experiment.
+    #[serde(serialize_with = "crate::contract::serialize_changes")]
+    #[schemars(with = "Vec<crate::contract::Change>")]
     pub config_diff: Vec<Change>,
     /// Metric verdicts, baseline (A) against best (B): the goal's metric first, then the standard ones.
     pub verdicts: Vec<Verdict>,

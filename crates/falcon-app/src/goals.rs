@@ -69,7 +69,7 @@ impl SessionDetail {
                     row: row.clone(),
                 })
                 .collect(),
-            differences: self.view.differences.clone(),
+            differences: self.view.differences.iter().map(crate::contract::NwayRow::from).collect(),
             grid: self.grid.clone(),
         }
     }
@@ -259,19 +259,21 @@ async fn session_detail(cx: &Ctx, view: SessionView, metric: Option<&str>) -> Re
     }
     let ids: Vec<ExperimentId> = view.experiments.iter().map(|e| e.id).collect();
     let mut metrics = exp.metric_summaries_of(&ids).await?;
+    let per_run: Vec<MetricSummaries> =
+        view.experiments.iter().map(|e| metrics.remove(&e.id).unwrap_or_default()).collect();
     let rows: Vec<SessionRow> = view
         .experiments
         .iter()
-        .map(|e| {
+        .zip(&per_run)
+        .map(|(e, m)| {
             let baseline = goal_baseline.or(e.baseline);
             SessionRow {
-                metrics: metrics.remove(&e.id).unwrap_or_default(),
+                metrics: crate::contract::metric_summaries(m),
                 baseline_rerun: baseline.is_some_and(|b| b != e.id && baseline_hashes[&b] == e.config_hash),
             }
         })
         .collect();
-    let runs: Vec<(&ExperimentRecord, &MetricSummaries)> =
-        view.experiments.iter().zip(&rows).map(|(e, r)| (e, &r.metrics)).collect();
+    let runs: Vec<(&ExperimentRecord, &MetricSummaries)> = view.experiments.iter().zip(&per_run).collect();
     let grid = session_grid(&view.session.spec, &runs, metric, goal.as_ref().map(|g| g.metric.as_str()));
     Ok(SessionDetail { view, rows, grid })
 }

@@ -30,14 +30,12 @@
 //!   goal whatever they run.
 //! - The other spec fields (`scenario`, `workload.command`, `profile`, `timeout`, the user's labels…): `other`.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::cmp::Ordering;
 use std::fmt;
 
 /// How a path changed between `a` and `b`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChangeKind {
     /// Only in `b`.
     Added,
@@ -48,8 +46,7 @@ pub enum ChangeKind {
 }
 
 /// What part of an experiment a path belongs to (see the module docs for the mapping).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Group {
     /// The model and its architecture.
     Model,
@@ -73,6 +70,19 @@ pub enum Group {
 }
 
 impl Group {
+    /// Every group, in declaration order.
+    pub const ALL: [Group; 9] = [
+        Group::Model,
+        Group::Parallelism,
+        Group::Remat,
+        Group::BatchSequence,
+        Group::Precision,
+        Group::Resources,
+        Group::Env,
+        Group::Other,
+        Group::Bookkeeping,
+    ];
+
     /// The serialized name (`batch_sequence`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -101,7 +111,7 @@ impl fmt::Display for Group {
 }
 
 /// One difference between two values.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Change {
     /// Dotted path (`config.parallelism.fsdp`, `workload.command.3`).
     pub path: String,
@@ -143,7 +153,7 @@ pub fn show(value: Option<&Value>) -> String {
 }
 
 /// One row of an N-way comparison: a path whose values are not all equal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NwayRow {
     /// Dotted path.
     pub path: String,
@@ -325,10 +335,15 @@ mod tests {
         assert_eq!(changes[3].kind, ChangeKind::Added);
         assert_eq!(changes[1].to_string(), "config.parallelism.fsdp: 8 → 16");
         assert_eq!(changes[0].to_string(), "config.lr: 1 → (absent)");
-        let json = serde_json::to_value(&changes[3]).unwrap();
         assert_eq!(
-            json,
-            json!({"path": "config.seq_len", "kind": "added", "a": null, "b": 8, "group": "batch_sequence"})
+            changes[3],
+            Change {
+                path: "config.seq_len".into(),
+                kind: ChangeKind::Added,
+                a: None,
+                b: Some(json!(8)),
+                group: Group::BatchSequence
+            }
         );
         assert!(diff(&a, &a).is_empty());
     }
@@ -397,8 +412,16 @@ mod tests {
         assert_eq!(config.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(), ["config.batch_size"]);
         assert_eq!(bookkeeping.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(), ["goal", "labels.role", "name"]);
         assert!(bookkeeping.iter().all(|c| c.is_bookkeeping()) && !config[0].is_bookkeeping());
-        let goal = serde_json::to_value(bookkeeping[0]).unwrap();
-        assert_eq!(goal, json!({"path": "goal", "kind": "added", "a": null, "b": "g-1", "group": "bookkeeping"}));
+        assert_eq!(
+            *bookkeeping[0],
+            Change {
+                path: "goal".into(),
+                kind: ChangeKind::Added,
+                a: None,
+                b: Some(json!("g-1")),
+                group: Group::Bookkeeping
+            }
+        );
         // Only bookkeeping differs: no configuration change.
         let renamed =
             json!({"name": "again", "config": {"batch_size": 8}, "labels": {"role": "baseline", "team": "perf"}});

@@ -386,7 +386,7 @@ pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress
         }
         "exp_diff" => {
             let (a, b) = request::<falcon_app::requests::ExperimentDiffRequest>(name, arguments)?.pair()?;
-            json(&DiffBody { changes: app.diff_experiments(a, b).await? })
+            json(&DiffBody { changes: falcon_app::contract::changes(&app.diff_experiments(a, b).await?) })
         }
         "exp_history" => {
             let a: falcon_app::requests::ExperimentHistoryRequest = request(name, arguments)?;

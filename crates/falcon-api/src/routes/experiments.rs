@@ -305,7 +305,7 @@ pub fn parse_range(value: &str, size: u64) -> Option<(u64, u64)> {
 
 async fn diff(Extract(state): Extract<Arc<State>>, Path((a, b)): Path<(String, String)>) -> ApiResult<Response> {
     let changes = state.app.diff_experiments(experiment_id(&a)?, experiment_id(&b)?).await?;
-    Ok(Json(serde_json::json!({ "changes": changes })).into_response())
+    Ok(Json(falcon_app::contract::DiffBody { changes: falcon_app::contract::changes(&changes) }).into_response())
 }
 
 /// `GET …/{a}/compare/{b}?metric=…&direction=…&warmup=…`: each side `e-1`, `e-1,e-2`, `s-3` or

@@ -14,6 +14,7 @@ use axum::extract::{RawQuery, State as Extract};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use falcon_app::contract::StoredAnalysis;
 use falcon_app::profiles::Tool;
 use falcon_app::reports::Report;
 use std::sync::Arc;
@@ -61,7 +62,7 @@ async fn profile(
     }
     let Some(tools) = tools else {
         let detail = state.app.show_experiment(id, None).await?;
-        let body = serde_json::json!({ "experiment": id, "analysis": detail.view.analysis, "memory": detail.memory });
+        let body = StoredAnalysis { experiment: id, analysis: detail.view.analysis, memory: detail.memory };
         return Ok(Json(body).into_response());
     };
     Ok(json_bytes(state.app.report(id, &Report::Profile { tools }).await?))

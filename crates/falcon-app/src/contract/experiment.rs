@@ -132,10 +132,10 @@ pub struct ExperimentView {
     /// Indexed artifacts.
     pub artifacts: Vec<ArtifactView>,
     /// Metric summaries by name.
-    pub metrics: falcon_exp::experiments::MetricSummaries,
+    pub metrics: super::MetricSummaries,
     /// Summary rows of the analyses run on its artifacts (profile: MFU, step time, duty cycle, peak memory,
     /// bound-by), by tool.
-    pub analysis: Vec<falcon_exp::AnalysisSummary>,
+    pub analysis: Vec<super::AnalysisSummary>,
     /// Why the job waits or failed, when it says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job_reason: Option<String>,
@@ -151,8 +151,8 @@ impl From<falcon_exp::experiments::ExperimentView> for ExperimentView {
             record: ExperimentRecordView::from(&v.record),
             history: v.history.iter().map(TransitionView::from).collect(),
             artifacts: v.artifacts.into_iter().map(ArtifactView::from).collect(),
-            metrics: v.metrics,
-            analysis: v.analysis,
+            metrics: super::metric_summaries(&v.metrics),
+            analysis: v.analysis.iter().map(super::AnalysisSummary::from).collect(),
             job_reason: v.job_reason,
             skipped: v.skipped.into_iter().map(|s| SkippedOutput { path: s.path, reason: s.reason }).collect(),
             notes: v.notes.into_iter().map(|n| Note { file: n.file, line: n.line, reason: n.reason }).collect(),

@@ -14,7 +14,7 @@ use crate::session_grid::SessionGrid;
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SessionRow {
     /// Its stored metric summaries by name (`{}` before it finished, or when it logged none).
-    pub metrics: falcon_exp::experiments::MetricSummaries,
+    pub metrics: super::MetricSummaries,
     /// It is not its baseline but has the baseline's config hash: a sweep point that runs the baseline's
     /// configuration again, so its difference from the baseline is run-to-run noise. Its baseline is the
     /// session's goal's baseline, else the `baseline` its spec names; without either, `false`.
@@ -44,7 +44,7 @@ pub struct SessionDetailView {
     /// Its experiments, in submission order.
     pub experiments: Vec<SessionExperimentView>,
     /// Spec keys whose values differ between the experiments.
-    pub differences: Vec<falcon_exp::diff::NwayRow>,
+    pub differences: Vec<super::NwayRow>,
     /// The sweep as a grid of one metric.
     pub grid: SessionGrid,
 }

@@ -3,7 +3,7 @@
 //! forms show the same rows and numbers. JSON is the report structs themselves.
 
 use super::text::{new_table, shorten};
-use crate::experiments::AnalysisSummary;
+use crate::contract::AnalysisSummary;
 use falcon_analysis::device::Hardware;
 use falcon_analysis::profile::{ProfileReport, Tool};
 use falcon_analysis::service::{ResolvedProfile, TraceRun};

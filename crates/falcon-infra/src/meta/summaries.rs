@@ -5,10 +5,9 @@ use super::rows::RowExt;
 use super::{check_hex_prefix, check_large, check_short, now, query_err, with_pool, BeginWrite, MetaStore};
 use crate::error::Result;
 use falcon_core::ids::ExperimentId;
-use serde::{Deserialize, Serialize};
 
 /// Statistics of one numeric metric of one experiment (warm-up excluded by the caller).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MetricSummary {
     /// Metric name (`step_time_s`).
     pub metric: String,
@@ -28,13 +27,12 @@ pub struct MetricSummary {
     pub last: f64,
     /// Robust within-run spread of the post-warm-up values: IQR / 1.349 (the standard deviation, were they
     /// normal). `None` for summaries written before schema version 4.
-    #[serde(default)]
     pub spread: Option<f64>,
 }
 
 /// The between-run noise of one config (config hash) for one metric, from the medians of its completed runs
 /// (each experiment is one run), kept so comparisons never re-read metrics artifacts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunNoise {
     /// The config hash the runs share.
     pub config_hash: String,
@@ -50,7 +48,7 @@ pub struct RunNoise {
 }
 
 /// The summary row of one analysis tool's result for an experiment.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AnalysisSummary {
     /// Tool (`overview`, `trace`, `accuracy`, …).
     pub tool: String,

@@ -168,12 +168,6 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
     let binary = json!({ "type": "string", "contentEncoding": "binary" });
     let exp_id = "an experiment id, e-N";
     let report_format = one_of(&["json", "md", "html"]);
-    let top = json!({
-        "type": "integer",
-        "minimum": 1,
-        "maximum": falcon_app::requests::MAX_TOP,
-        "default": falcon_app::requests::DEFAULT_TOP,
-    });
     let tools = format!("{}|all", Tool::ALL.map(Tool::as_str).join("|"));
     vec![
         op("get", "/api/v1/experiments", "Experiments, newest first (filters combine)")
@@ -191,7 +185,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             .json(200, "the experiment after the request", g.subschema_for::<ExperimentDetail>().to_value()),
         op("get", "/api/v1/experiments/{id}/logs", "Its logs; with Accept: text/event-stream, followed until it ends")
             .id("id", "e-", exp_id)
-            .query("tail", int(0, 1_000_000_000), "the last N lines of each log")
+            .request_beside_ids::<falcon_app::requests::ExperimentLogLinesRequest>(&["id"])
             .content(
                 200,
                 "{source: text}, or Server-Sent Events `log` {experiment, source, text} then `end` {experiment, status}",
@@ -295,7 +289,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             .id("a", "e-", exp_id)
             .id("b", "e-", exp_id)
             .query("format", report_format, "json (default), md or html")
-            .query("top", top, "rows per ranked table")
+            .request_beside_ids::<falcon_app::requests::ExperimentProfileCompareRequest>(&["a", "b"])
             .content(
                 200,
                 "the comparison (with config_diff)",

@@ -107,14 +107,6 @@ pub fn take_format(pairs: &mut Vec<(String, String)>) -> ApiResult<falcon_app::r
     Ok(format)
 }
 
-/// A count parameter `name=value` from `lo` to `hi`.
-pub fn count(name: &str, value: &str, lo: usize, hi: usize) -> ApiResult<usize> {
-    match value.parse::<usize>() {
-        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
-        _ => Err(ApiError::usage(format!("{name}={value}: a count from {lo} to {hi}"))),
-    }
-}
-
 /// A boolean parameter: `true`/`1` or `false`/`0`.
 pub fn flag(name: &str, value: &str) -> ApiResult<bool> {
     match value {

@@ -428,8 +428,20 @@ pub(crate) async fn keep_report(cx: &Ctx, id: ExperimentId, name: &str, bytes: V
     Ok(cx.exp().await?.keep_report(id, name, bytes).await?)
 }
 
-pub(crate) async fn experiment_logs(cx: &Ctx, id: ExperimentId) -> Result<Vec<(String, String)>> {
-    Ok(cx.exp().await?.logs(id).await?)
+pub(crate) async fn experiment_logs(cx: &Ctx, id: ExperimentId, tail: Option<usize>) -> Result<Vec<(String, String)>> {
+    let mut logs = cx.exp().await?.logs(id).await?;
+    if let Some(n) = tail {
+        for (_, text) in &mut logs {
+            *text = last_lines(text, n);
+        }
+    }
+    Ok(logs)
+}
+
+/// The last `n` lines of `text` (joined by `\n`, without a final one; all of it when it has fewer).
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 pub(crate) async fn diff_experiments(cx: &Ctx, a: ExperimentId, b: ExperimentId) -> Result<Vec<Change>> {

@@ -270,9 +270,9 @@ impl App {
         reports::report(&self.cx, id, report).await
     }
 
-    /// Every log of an experiment collected so far: (source, text).
-    pub async fn experiment_logs(&self, id: ExperimentId) -> Result<Vec<(String, String)>> {
-        experiments::experiment_logs(&self.cx, id).await
+    /// Every log of an experiment collected so far: (source, text); with `tail`, the last lines of each.
+    pub async fn experiment_logs(&self, id: ExperimentId, tail: Option<usize>) -> Result<Vec<(String, String)>> {
+        experiments::experiment_logs(&self.cx, id, tail).await
     }
 
     /// Follows an experiment's logs as they grow, from the start, until it ends: `log` events, then `end` with the

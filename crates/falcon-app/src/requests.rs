@@ -23,7 +23,9 @@ pub use analysis::{
     ProfileCompareRequest, ProfileTraceRequest, ToolName, TraceAnalysisName,
 };
 pub use check::{checked, read};
-pub use experiment::{ExperimentArtifactsRequest, ExperimentDiffRequest, ExperimentRef};
+pub use experiment::{
+    ExperimentArtifactsRequest, ExperimentDiffRequest, ExperimentProfileCompareRequest, ExperimentRef,
+};
 pub use goals::{
     parse_goal_id, parse_session_id, GoalClaimRequest, GoalCloseRequest, GoalRef, GoalReportRequest,
     SessionShowRequest, GOAL_ID_PATTERN, GOAL_REF_PATTERN, SESSION_REF_PATTERN,
@@ -301,6 +303,34 @@ impl ExperimentShowRequest {
             .parse()
             .map_err(|e: falcon_core::ids::IdParseError| crate::error::AppError::usage(e.to_string()))?;
         Ok((id, self.warmup.map(|w| w as usize)))
+    }
+}
+
+/// The most lines from the end of each log a request may ask for.
+pub const MAX_LOG_LINES: u32 = 1_000_000_000;
+
+/// `exp logs`, `GET /api/v1/experiments/{id}/logs`: an experiment's logs, whole, or the last lines of each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentLogLinesRequest {
+    /// The experiment (`e-12` or `12`; the API's path takes `e-12`).
+    #[schemars(regex(pattern = EXPERIMENT_REF_PATTERN))]
+    pub id: String,
+    /// Only the last N lines of each log (default: all of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = MAX_LOG_LINES))]
+    pub tail: Option<u32>,
+}
+
+impl ExperimentLogLinesRequest {
+    /// The experiment and the lines it asks of each log, checked against the type's schema.
+    pub fn logs(&self) -> crate::error::Result<(falcon_core::ids::ExperimentId, Option<usize>)> {
+        checked(self)?;
+        let id = self
+            .id
+            .parse()
+            .map_err(|e: falcon_core::ids::IdParseError| crate::error::AppError::usage(e.to_string()))?;
+        Ok((id, self.tail.map(|n| n as usize)))
     }
 }
 

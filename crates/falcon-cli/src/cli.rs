@@ -469,6 +469,9 @@ pub enum ExpCommand {
         /// Keep printing new output until the experiment ends (runs the worker loop here).
         #[arg(short, long)]
         follow: bool,
+        /// Only the last N lines of each log.
+        #[arg(long, value_name = "N", conflicts_with = "follow")]
+        tail: Option<u32>,
     },
     /// List an experiment's artifacts.
     Artifacts {

@@ -335,8 +335,12 @@ fn request<T: schemars::JsonSchema + DeserializeOwned>(tool: &str, arguments: Ma
     })
 }
 
+/// The tool's object: the value's `--json` text read back, as a client reads it (`serde_json::to_value` refuses an
+/// integer beyond 64 bits — a PyTorch trace's step starts, picoseconds since the epoch — that the text holds and a
+/// reader takes as a number).
 fn json<T: Serialize>(value: &T) -> Result<Value> {
-    serde_json::to_value(value).map_err(|e| AppError::new(ErrorKind::Failure, format!("encoding the result: {e}")))
+    let fail = |e: serde_json::Error| AppError::new(ErrorKind::Failure, format!("encoding the result: {e}"));
+    serde_json::from_str(&serde_json::to_string(value).map_err(fail)?).map_err(fail)
 }
 
 /// A kept report (`falcon_app::reports`) as the tool's object.
@@ -516,6 +520,18 @@ async fn submit(app: &App, a: args::ExpSubmit, progress: &Progress) -> Result<Va
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A result with an integer beyond 64 bits (a PyTorch trace's step start in picoseconds since the epoch) is an
+    /// object, as the CLI's `--json` text is — not "encoding the result: number out of range".
+    #[test]
+    fn a_result_with_a_128_bit_integer_is_encoded() {
+        #[derive(Serialize)]
+        struct Step {
+            start_ps: i128,
+        }
+        let v = json(&Step { start_ps: 1_765_000_000_000_000_000_000 }).unwrap();
+        assert_eq!(v["start_ps"].as_f64(), Some(1.765e21));
+    }
 
     #[test]
     fn every_tool_is_named_like_its_command_and_has_object_schemas() {

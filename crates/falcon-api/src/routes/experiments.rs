@@ -2,7 +2,7 @@
 //! (listed, and each streamed with `Range`), diff, compare, goodput (one experiment's, and `/api/v1/goodput` across
 //! runs). Bodies are the CLI's `--json` objects.
 
-use super::{count, experiment_id, query_pairs};
+use super::experiment_id;
 use crate::body;
 use crate::error::{ApiError, ApiResult};
 use crate::request::Path;
@@ -101,14 +101,10 @@ async fn logs(
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let id = experiment_id(&id)?;
-    let mut tail = None;
-    for (key, value) in query_pairs(raw.as_deref())? {
-        match key.as_str() {
-            "tail" => tail = Some(count("tail", &value, 0, 1_000_000_000)?),
-            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
-        }
-    }
+    let id = experiment_id(&id)?.to_string();
+    let r: falcon_app::requests::ExperimentLogLinesRequest =
+        crate::typed_query::from_path_and_query(&[("id", id)], raw.as_deref())?;
+    let (id, tail) = r.logs()?;
     let wants_stream =
         headers.get(header::ACCEPT).and_then(|a| a.to_str().ok()).is_some_and(|a| a.contains("text/event-stream"));
     if wants_stream {
@@ -116,14 +112,7 @@ async fn logs(
         return Ok(follow(state, id).into_response());
     }
     let mut out = serde_json::Map::new();
-    for (source, text) in state.app.experiment_logs(id).await? {
-        let text = match tail {
-            Some(n) => {
-                let lines: Vec<&str> = text.lines().collect();
-                lines[lines.len().saturating_sub(n)..].join("\n")
-            }
-            None => text,
-        };
+    for (source, text) in state.app.experiment_logs(id, tail).await? {
         out.insert(source, text.into());
     }
     Ok(Json(out).into_response())

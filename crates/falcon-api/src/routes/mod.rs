@@ -12,7 +12,7 @@ use axum::http::{Method, StatusCode};
 use axum::Router;
 use std::sync::Arc;
 
-pub use crate::request::{count, experiment_id, query_pairs, Path};
+pub use crate::request::{experiment_id, query_pairs, Path};
 
 /// Every route, with `pages` (the dashboard's) beside them; a path no route has is a 404 and a method a path does
 /// not take a 405, both with the error body.

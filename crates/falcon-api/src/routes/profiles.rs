@@ -83,19 +83,13 @@ async fn compare(
     Path((a, b)): Path<(String, String)>,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let (a, b) = (experiment_id(&a)?, experiment_id(&b)?);
+    // `format` is how this surface writes the comparison; the rest is the use case's request.
+    let (a, b) = (experiment_id(&a)?.to_string(), experiment_id(&b)?.to_string());
     let mut pairs = query_pairs(raw.as_deref())?;
     let format = crate::request::take_format(&mut pairs)?;
-    let (mut top, mut seen) = (falcon_app::requests::DEFAULT_TOP as usize, false);
-    for (key, value) in pairs {
-        match key.as_str() {
-            "top" if !seen => {
-                (top, seen) = (super::count("top", &value, 1, falcon_app::requests::MAX_TOP as usize)?, true)
-            }
-            "top" => return Err(ApiError::usage("query parameter `top` given twice")),
-            other => return Err(ApiError::usage(format!("unknown query parameter `{other}`"))),
-        }
-    }
+    let r: falcon_app::requests::ExperimentProfileCompareRequest =
+        crate::typed_query::from_path_and_pairs(&[("a", a), ("b", b)], pairs)?;
+    let (a, b, top) = r.report()?;
     let report = Report::ProfileCompare { b, top, format };
     let bytes = state.app.report(a, &report).await?;
     Ok(text(String::from_utf8_lossy(&bytes).into_owned(), report.content_type()))

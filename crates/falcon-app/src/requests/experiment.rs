@@ -4,7 +4,7 @@ use falcon_core::ids::ExperimentId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{checked, default_page, page_size, EXPERIMENT_REF_PATTERN, MAX_PAGE};
+use super::{checked, default_page, default_top, page_size, EXPERIMENT_REF_PATTERN, MAX_PAGE, MAX_TOP};
 use crate::error::{AppError, Result};
 
 /// Parses an experiment id (`e-3` or `3`), a usage error otherwise.
@@ -46,6 +46,32 @@ impl ExperimentDiffRequest {
     pub fn pair(&self) -> Result<(ExperimentId, ExperimentId)> {
         checked(self)?;
         Ok((experiment_id(&self.a)?, experiment_id(&self.b)?))
+    }
+}
+
+/// `GET /api/v1/profiles/{a}/compare/{b}`: two experiments' profile comparison (their first hosts; A the baseline),
+/// kept as A's report. (How it is written — JSON, Markdown, HTML — is the API's `format`; `profile compare` and MCP
+/// `profile_compare` take files too: `ProfileCompareRequest`.)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentProfileCompareRequest {
+    /// The baseline experiment (`e-1`).
+    #[schemars(regex(pattern = EXPERIMENT_REF_PATTERN))]
+    pub a: String,
+    /// The candidate experiment (`e-2`).
+    #[schemars(regex(pattern = EXPERIMENT_REF_PATTERN))]
+    pub b: String,
+    /// Rows per ranked table.
+    #[serde(default = "default_top")]
+    #[schemars(range(min = 1, max = MAX_TOP))]
+    pub top: u32,
+}
+
+impl ExperimentProfileCompareRequest {
+    /// The two experiments, A first, and the rows per ranked table, the request checked against the type's schema.
+    pub fn report(&self) -> Result<(ExperimentId, ExperimentId, usize)> {
+        checked(self)?;
+        Ok((experiment_id(&self.a)?, experiment_id(&self.b)?, super::top(self.top)?))
     }
 }
 

@@ -1,7 +1,23 @@
 //! `falcon-app`'s use cases tested in process, over [`falcon_app::App`] on a SQLite file in a temporary folder and
-//! the memory artifact store — no binary spawned, no service started. One test binary for the crate; each area a
-//! module.
+//! a memory artifact store of its own (`harness`) — no `falcon` binary spawned. One test binary for the crate; each
+//! area a module. (What only the binary can show — exit codes, stdout and stderr, flags, signals, the served API and
+//! stdio MCP — stays in `falcon-cli/tests/it`.)
 
 mod harness;
+
+mod accuracy;
+mod agent_lists;
+mod compare;
+mod experiments;
+mod first_answers;
+mod goal_report;
+mod goodput;
+mod kernel;
+mod memory;
+mod profile;
+mod pytorch;
 mod requests;
+mod run_level;
 mod structure;
+mod tensors;
+mod trace;

@@ -34,7 +34,7 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
             }
             ExitCode::SUCCESS
         }
-        ExpCommand::Logs { id, follow: true } => {
+        ExpCommand::Logs { id, follow: true, .. } => {
             // With --json: JSON Lines, `{"event": "log", "experiment", "source", "text"}` as text arrives, then
             // `{"event": "end", "experiment", "status"}` (falcon_app::streams). No server is beside the CLI, so
             // the stream drives the worker; a failed read ends the command with its error.
@@ -52,8 +52,9 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
             }
             ExitCode::SUCCESS
         }
-        ExpCommand::Logs { id, follow: false } => {
-            let logs = app.experiment_logs(parse_id(id)?).await?;
+        ExpCommand::Logs { id, follow: false, tail } => {
+            let (id, tail) = falcon_app::requests::ExperimentLogLinesRequest { id: id.clone(), tail: *tail }.logs()?;
+            let logs = app.experiment_logs(id, tail).await?;
             if global.json {
                 let map: serde_json::Map<String, serde_json::Value> =
                     logs.into_iter().map(|(k, v)| (k, v.into())).collect();

@@ -32,7 +32,7 @@ async fn analyze(global: &GlobalArgs, app: &App, args: &ProfileAnalyzeArgs) -> a
         model_flops: args.model_flops,
         peak_tflops: args.peak_tflops,
     };
-    let options = request.options().map_err(|e| CliFailure::usage(format!("--tool {e}")))?;
+    let options = request.options()?; // its errors name the field (`peak_tflops=-1.0: at least 0`, an unknown tool)
     let options = AnalyzeOptions { progress: hosts_bar(), ..options };
     if global.json {
         // An experiment's analysis is one of its kept reports: read from the store once computed.
@@ -89,7 +89,7 @@ async fn trace(global: &GlobalArgs, app: &App, args: &ProfileTraceArgs) -> anyho
         analysis: args.analysis.clone(),
         host: args.host.clone(),
     };
-    let options = request.options().map_err(|e| CliFailure::usage(format!("--analysis {e}")))?;
+    let options = request.options()?; // its errors name the field or the unknown analysis
     let options = TraceOptions {
         top_gaps: args.top_gaps,
         max_decompressed_bytes: args.max_decompressed.map(falcon_app::files::mib_to_bytes),

@@ -4,6 +4,7 @@ use crate::error::{InfraError, Result};
 use falcon_core::config::{GcsConfig, S3Config};
 use opendal::layers::{RetryLayer, TimeoutLayer};
 use opendal::{services, Operator};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -26,8 +27,13 @@ pub enum ArtifactLocation {
         /// Prefix inside the bucket.
         prefix: String,
     },
-    /// `memory://` — process memory, for tests.
-    Memory,
+    /// `memory://` — process memory, for tests: a new empty store each time it is opened. `memory://NAME`: the
+    /// store of that name, shared by every opening in the process (an application's EXP and analysis open the
+    /// store each on its own and must see one store).
+    Memory {
+        /// Empty for a store of its own.
+        name: String,
+    },
 }
 
 impl ArtifactLocation {
@@ -64,7 +70,15 @@ impl ArtifactLocation {
             }
             "gs" => bucket_and_prefix(rest).map(|(bucket, prefix)| ArtifactLocation::Gcs { bucket, prefix }),
             "s3" => bucket_and_prefix(rest).map(|(bucket, prefix)| ArtifactLocation::S3 { bucket, prefix }),
-            "memory" => Ok(ArtifactLocation::Memory),
+            "memory" => {
+                let name = rest.trim_matches('/');
+                let valid = name.len() <= 222
+                    && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b));
+                if !valid {
+                    return Err(bad("a memory store's name is lowercase letters, digits, `-`, `_`, `.`"));
+                }
+                Ok(ArtifactLocation::Memory { name: name.to_string() })
+            }
             other => {
                 Err(bad(&format!("unknown scheme `{other}://` (expected a path, file://, gs://, s3:// or memory://)")))
             }
@@ -84,7 +98,8 @@ impl ArtifactLocation {
             ArtifactLocation::Local(dir) => format!("file://{}", absolute(dir).display()),
             ArtifactLocation::Gcs { bucket, prefix } => join("gs", bucket, prefix),
             ArtifactLocation::S3 { bucket, prefix } => join("s3", bucket, prefix),
-            ArtifactLocation::Memory => "memory://".to_string(),
+            ArtifactLocation::Memory { name } if name.is_empty() => "memory://".to_string(),
+            ArtifactLocation::Memory { name } => format!("memory://{name}"),
         }
     }
 
@@ -150,7 +165,21 @@ impl ArtifactLocation {
                 }
                 Operator::new(builder).map_err(fail)?
             }
-            ArtifactLocation::Memory => Operator::new(services::Memory::default()).map_err(fail)?,
+            ArtifactLocation::Memory { name } if name.is_empty() => {
+                Operator::new(services::Memory::default()).map_err(fail)?
+            }
+            ArtifactLocation::Memory { name } => {
+                static NAMED: std::sync::Mutex<BTreeMap<String, Operator>> = std::sync::Mutex::new(BTreeMap::new());
+                let mut named = NAMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                match named.get(name) {
+                    Some(op) => op.clone(),
+                    None => {
+                        let op = Operator::new(services::Memory::default()).map_err(fail)?;
+                        named.insert(name.clone(), op.clone());
+                        op
+                    }
+                }
+            }
         };
         let remote = matches!(self, ArtifactLocation::Gcs { .. } | ArtifactLocation::S3 { .. });
         Ok(if remote {
@@ -182,7 +211,8 @@ mod tests {
             ArtifactLocation::parse("s3://b").unwrap(),
             ArtifactLocation::S3 { bucket: "b".into(), prefix: String::new() }
         );
-        assert_eq!(ArtifactLocation::parse("memory://").unwrap(), ArtifactLocation::Memory);
+        assert_eq!(ArtifactLocation::parse("memory://").unwrap(), ArtifactLocation::Memory { name: String::new() });
+        assert_eq!(ArtifactLocation::parse("memory://t-1").unwrap().base_uri(), "memory://t-1");
         assert_eq!(ArtifactLocation::parse("gs://b/p").unwrap().base_uri(), "gs://b/p");
     }
 

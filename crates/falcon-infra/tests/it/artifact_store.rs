@@ -1,5 +1,6 @@
 //! The ArtifactStore suite, run on a local directory, the GCS emulator and an S3 server (moto) alike.
 
+use falcon_core::config::{GcsConfig, S3Config};
 use falcon_infra::{ArtifactStore, InfraError, PutMode};
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
@@ -219,6 +220,20 @@ async fn memory_backend_behaves_like_the_others() {
         Err(InfraError::AlreadyExists { .. })
     ));
     assert_eq!(store.list("a").await.unwrap().len(), 1);
+}
+
+/// `memory://NAME` is one store for every opening in the process (an application's EXP and analysis each open it);
+/// `memory://` is a new one each time, and another name another store.
+#[tokio::test]
+async fn a_named_memory_store_is_shared_by_its_openings() {
+    let open = |uri: &str| ArtifactStore::open(uri, &GcsConfig::default(), &S3Config::default()).unwrap();
+    let (one, again, other) = (open("memory://shared-test"), open("memory://shared-test"), open("memory://other-test"));
+    let info = one.put_bytes("e-1/metrics.jsonl", &b"{}"[..], PutMode::Create).await.unwrap();
+    assert_eq!(info.uri, "memory://shared-test/e-1/metrics.jsonl");
+    assert_eq!(&again.get("e-1/metrics.jsonl").await.unwrap()[..], b"{}");
+    assert!(!other.exists("e-1/metrics.jsonl").await.unwrap());
+    assert!(!open("memory://").exists("e-1/metrics.jsonl").await.unwrap());
+    assert!(ArtifactStore::open("memory://Upper", &GcsConfig::default(), &S3Config::default()).is_err());
 }
 
 #[tokio::test]

@@ -1,7 +1,13 @@
-//! `falcon profile trace` as a user runs it: XSpace and Chrome-trace inputs of the same capture agree, a
-//! PyTorch CPU trace is broken down, bad traces fail clearly, and an experiment gets its `trace` row.
+//! Trace analysis as a user asks for it (`falcon profile trace`), in process: XSpace and Chrome-trace inputs of the
+//! same capture agree, a PyTorch CPU trace is broken down, bad traces fail clearly, and an experiment gets its
+//! `trace` row.
 
-use crate::common::{falcon, json};
+use super::harness::as_printed;
+use super::profile::{err, gunzip, input, ok, run_experiment, show_experiment};
+use falcon_app::reports::Report;
+use falcon_app::requests::ProfileTraceRequest;
+use falcon_app::{App, AppError};
+use falcon_core::ErrorKind;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -15,10 +21,30 @@ fn data(name: &str) -> PathBuf {
     }
 }
 
-fn trace(dir: &Path, target: &Path) -> Value {
-    let out = falcon(dir, &["profile", "trace", target.to_str().unwrap(), "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    json(&out)
+/// `profile trace INPUT`'s request (every analysis, the first host).
+pub(super) fn trace_request(input: &str) -> ProfileTraceRequest {
+    ProfileTraceRequest { input: input.to_string(), analysis: vec!["all".into()], host: None }
+}
+
+/// What `profile trace --json` answers for the request: an experiment's kept report (computed and kept on the
+/// first request), else the trace analysis of the input, as JSON.
+pub(super) async fn trace_json(app: &App, request: &ProfileTraceRequest) -> Result<Value, AppError> {
+    let options = request.options()?;
+    let host = request.host.as_deref();
+    if let Some((id, report)) = Report::answering_trace(&request.input, host, &options) {
+        return Ok(serde_json::from_slice(&app.report(id, &report).await?).expect("a kept report is JSON"));
+    }
+    Ok(as_printed(&app.analyze_trace(&request.input, host, &options).await?))
+}
+
+/// What `profile trace` prints as text (`--markdown`: `markdown`), 15 step rows.
+pub(super) async fn trace_text(app: &App, request: &ProfileTraceRequest, markdown: bool) -> Result<String, AppError> {
+    let run = app.analyze_trace(&request.input, request.host.as_deref(), &request.options()?).await?;
+    Ok(falcon_app::render::profile::trace(&run, 15, markdown))
+}
+
+async fn trace(app: &App, target: &Path) -> Value {
+    ok(trace_json(app, &trace_request(input(target))).await)
 }
 
 /// The guaranteed fields, and the partition: the five categories (plus `other`) sum to the duration.
@@ -51,19 +77,19 @@ fn check_shape(r: &Value) {
     }
 }
 
-fn within(a: f64, b: f64, rel: f64) -> bool {
+pub(super) fn within(a: f64, b: f64, rel: f64) -> bool {
     (a - b).abs() <= rel * a.abs().max(b.abs()) + 1e-6
 }
 
-#[test]
-fn xspace_and_chrome_inputs_of_the_same_capture_agree() {
-    let dir = tempfile::tempdir().unwrap();
+#[tokio::test]
+async fn xspace_and_chrome_inputs_of_the_same_capture_agree() {
+    let h = super::harness::app().await;
     for (xplane, chrome) in [
         ("jax_cpu_mlp_vm.xplane.pb", "jax_cpu_mlp_vm.trace.json.gz"),
         ("tpu_v6e_inference.xplane.pb", "tpu_v6e_inference_xprof_trace_viewer.json.gz"),
     ] {
-        let a = trace(dir.path(), &data(xplane));
-        let b = trace(dir.path(), &data(chrome));
+        let a = trace(&h.app, &data(xplane)).await;
+        let b = trace(&h.app, &data(chrome)).await;
         check_shape(&a);
         check_shape(&b);
         let (sa, sb) = (a["steps"].as_array().unwrap(), b["steps"].as_array().unwrap());
@@ -80,7 +106,7 @@ fn xspace_and_chrome_inputs_of_the_same_capture_agree() {
         }
     }
     // TPU: steps from the most executed module, 100 executions of jit_f on each of 4 cores.
-    let tpu = trace(dir.path(), &data("tpu_v6e_inference.xplane.pb"));
+    let tpu = trace(&h.app, &data("tpu_v6e_inference.xplane.pb")).await;
     assert_eq!(tpu["step_detection"]["rule"], "module_executions");
     assert_eq!(tpu["steps"].as_array().unwrap().len(), 100);
     assert!(tpu["step_detection"]["module"].as_str().unwrap().starts_with("jit_f"));
@@ -88,28 +114,25 @@ fn xspace_and_chrome_inputs_of_the_same_capture_agree() {
     assert!(tpu["overlap"].as_array().unwrap().iter().any(|o| o["kind"] == "all-reduce"));
 }
 
-#[test]
-fn a_pytorch_cpu_trace_is_broken_down() {
-    let dir = tempfile::tempdir().unwrap();
-    let r = trace(dir.path(), &data("pytorch_cpu_tfm2.pt.trace.json.gz"));
+#[tokio::test]
+async fn a_pytorch_cpu_trace_is_broken_down() {
+    let h = super::harness::app().await;
+    let file = data("pytorch_cpu_tfm2.pt.trace.json.gz");
+    let r = trace(&h.app, &file).await;
     check_shape(&r);
     let steps: Vec<i64> = r["steps"].as_array().unwrap().iter().map(|s| s["step"].as_i64().unwrap()).collect();
     assert_eq!(steps, vec![2, 3, 4], "ProfilerStep#2..4");
     assert!(r["steps"][0]["compute_us"].as_f64().unwrap() > 0.0);
-    let out = falcon(
-        dir.path(),
-        &["profile", "trace", data("pytorch_cpu_tfm2.pt.trace.json.gz").to_str().unwrap(), "--markdown"],
-    );
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("## Where the step time goes"));
+    let text = trace_text(&h.app, &trace_request(input(&file)), true).await.unwrap();
+    assert!(text.contains("## Where the step time goes"), "{text}");
 }
 
-#[test]
-fn bad_traces_fail_clearly() {
-    let dir = tempfile::tempdir().unwrap();
+#[tokio::test]
+async fn bad_traces_fail_clearly() {
+    let h = super::harness::app().await;
+    let dir = &h.dir;
     let gz = std::fs::read(data("pytorch_cpu_tfm2.pt.trace.json.gz")).unwrap();
-    let mut plain = String::new();
-    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut plain).unwrap();
+    let plain = gunzip(&gz);
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("truncated.trace.json", plain.as_bytes()[..plain.len() / 2].to_vec()),
         ("truncated.trace.json.gz", gz[..gz.len() / 2].to_vec()),
@@ -117,37 +140,35 @@ fn bad_traces_fail_clearly() {
         ("empty.json", Vec::new()),
     ];
     for (name, bytes) in &cases {
-        std::fs::write(dir.path().join(name), bytes).unwrap();
-        let out = falcon(dir.path(), &["profile", "trace", name, "--json"]);
-        assert_eq!(out.status.code(), Some(1), "{name}: {}", String::from_utf8_lossy(&out.stdout));
-        let message = json(&out)["error"]["message"].as_str().unwrap().to_string();
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let e = err(trace_json(&h.app, &trace_request(input(&path))).await);
+        assert_eq!(e.kind().exit_code(), 1, "{name}: {:?}: {e}", e.kind());
+        let message = e.to_string();
         assert!(message.contains(name), "{name}: the message names the file: {message}");
     }
     std::fs::create_dir(dir.path().join("empty-dir")).unwrap();
-    assert_eq!(falcon(dir.path(), &["profile", "trace", "empty-dir", "--json"]).status.code(), Some(3));
+    let e = err(trace_json(&h.app, &trace_request(input(&dir.path().join("empty-dir")))).await);
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
 }
 
-#[test]
-fn an_experiment_gets_its_trace_summary_row() {
-    let dir = tempfile::tempdir().unwrap();
-    assert_eq!(falcon(dir.path(), &["init"]).status.code(), Some(0));
+#[tokio::test]
+async fn an_experiment_gets_its_trace_summary_row() {
+    let h = super::harness::app().await;
     let src = data("jax_cpu_mlp_vm.xplane.pb");
-    std::fs::write(
-        dir.path().join("p.yaml"),
-        format!(
-            "name: profiled\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'mkdir -p $FALCON_ARTIFACT_DIR/plugins/profile/r \
-             && cp {} $FALCON_ARTIFACT_DIR/plugins/profile/r/vm.xplane.pb']\nresources: {{accelerator: cpu}}\n",
-            src.display()
-        ),
-    )
-    .unwrap();
-    let shown = json(&falcon(dir.path(), &["exp", "submit", "p.yaml", "--wait", "--json"]));
+    let spec = format!(
+        "name: profiled\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'mkdir -p $FALCON_ARTIFACT_DIR/plugins/profile/r \
+         && cp {} $FALCON_ARTIFACT_DIR/plugins/profile/r/vm.xplane.pb']\nresources: {{accelerator: cpu}}\n",
+        src.display()
+    );
+    let shown = run_experiment(&h.app, &spec).await;
     let id = shown["id"].as_str().unwrap().to_string();
     let tools: Vec<&str> = shown["analysis"].as_array().unwrap().iter().map(|r| r["tool"].as_str().unwrap()).collect();
-    assert_eq!(tools, ["profile", "trace"], "exp submit --wait ran both analyses");
-    let r = json(&falcon(dir.path(), &["profile", "trace", &id, "--json"]));
+    assert_eq!(tools, ["profile", "trace"], "submitting with wait ran both analyses");
+    let r = ok(trace_json(&h.app, &trace_request(&id)).await);
     assert_eq!(r["experiment"], id.as_str());
-    let rows = json(&falcon(dir.path(), &["exp", "show", &id, "--json"]))["analysis"].clone();
+    let (shown, _) = show_experiment(&h.app, &id).await;
+    let rows = shown["analysis"].clone();
     let row = rows
         .as_array()
         .unwrap()
@@ -162,20 +183,15 @@ fn an_experiment_gets_its_trace_summary_row() {
     );
 }
 
-#[test]
-fn an_experiment_with_only_a_pytorch_trace_gets_a_trace_row() {
-    let dir = tempfile::tempdir().unwrap();
-    assert_eq!(falcon(dir.path(), &["init"]).status.code(), Some(0));
+#[tokio::test]
+async fn an_experiment_with_only_a_pytorch_trace_gets_a_trace_row() {
+    let h = super::harness::app().await;
     let src = data("pytorch_cpu_tfm2.pt.trace.json.gz");
-    std::fs::write(
-        dir.path().join("t.yaml"),
-        format!(
-            "name: torch\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'cp {} $FALCON_ARTIFACT_DIR/rank0.pt.trace.json.gz']\nresources: {{accelerator: cpu}}\n",
-            src.display()
-        ),
-    )
-    .unwrap();
-    let shown = json(&falcon(dir.path(), &["exp", "submit", "t.yaml", "--wait", "--json"]));
+    let spec = format!(
+        "name: torch\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'cp {} $FALCON_ARTIFACT_DIR/rank0.pt.trace.json.gz']\nresources: {{accelerator: cpu}}\n",
+        src.display()
+    );
+    let shown = run_experiment(&h.app, &spec).await;
     let rows = shown["analysis"].as_array().unwrap();
     assert_eq!(rows.len(), 1, "{shown}");
     assert_eq!(rows[0]["tool"], "trace");

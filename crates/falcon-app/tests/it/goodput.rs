@@ -1,20 +1,21 @@
-//! Goodput as a user sees it, on a workload whose truth is known (`examples/goodput/workload.py`, issue 37's
+//! Goodput in process, on a workload whose truth is known (`examples/goodput/workload.py`, issue 37's
 //! parameters): it sleeps 5 s before its first step, its first step takes 3 s, the others 0.1 s with 40 ms more every
 //! 10th, a 1 s checkpoint every 20 steps; its first attempt exits 75 after step 30 (listed in `retry_on_exit_codes`)
-//! and the retry resumes from the step-20 checkpoint. `exp submit --wait` then `exp show --json` on the local
-//! backend and on the REAL single-node Slurm cluster (`scripts/services.sh up`, `FALCON_TEST_SLURM_CONF` /
-//! `FALCON_TEST_SLURM_PARTITION`; without them the Slurm test fails saying so); then `falcon goodput --session`.
+//! and the retry resumes from the step-20 checkpoint. Submitted and waited for, then shown, on the local backend
+//! and on the REAL single-node Slurm cluster (`scripts/services.sh up`, `FALCON_TEST_SLURM_CONF` /
+//! `FALCON_TEST_SLURM_PARTITION`; without them the Slurm test fails saying so); then a session's goodput report.
 
-use crate::common;
-
-use crate::common::{code, falcon, json};
+use super::experiments::{initialised, initialised_with, json, show, submit, submit_session};
+use falcon_app::requests::{ExperimentHistoryRequest, GoodputRequest, DEFAULT_PAGE};
+use falcon_app::App;
+use falcon_core::ErrorKind;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const WORKLOAD: &str = include_str!("../../../../examples/goodput/workload.py");
 
 /// Writes the workload and a spec running it with `env` (`KEY: value` pairs) into `dir`.
-fn write_spec(dir: &Path, name: &str, env: &str) -> String {
+fn write_spec(dir: &Path, name: &str, env: &str) -> PathBuf {
     let script = dir.join("workload.py");
     std::fs::write(&script, WORKLOAD).unwrap();
     let text = format!(
@@ -24,19 +25,39 @@ fn write_spec(dir: &Path, name: &str, env: &str) -> String {
     );
     let path = dir.join(format!("{name}.yaml"));
     std::fs::write(&path, text).unwrap();
-    path.display().to_string()
+    path
 }
 
 fn seconds(g: &Value, cause: &str) -> f64 {
     g["badput"].as_array().unwrap().iter().find(|b| b["cause"] == cause).unwrap()["seconds"].as_f64().unwrap()
 }
 
+/// `falcon.toml` text with one pool `slurm` on the REAL single-node Slurm cluster of `scripts/services.sh up`
+/// (`FALCON_TEST_SLURM_CONF`, `FALCON_TEST_SLURM_PARTITION`); without them the calling test fails saying so.
+/// Its `data_dir` is written out: a default one is the working directory's (the user's folder, for the CLI; the
+/// crate's, for a test in process).
+fn slurm_pool_config() -> String {
+    let var = |key: &str| {
+        std::env::var(key).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| {
+            panic!(
+                "{key} is not set: this test needs the single-node Slurm cluster of scripts/services.sh. Run it with \
+                 scripts/test.sh (or `scripts/services.sh up && source .cache/services.env` first)."
+            )
+        })
+    };
+    let (conf, partition) = (var("FALCON_TEST_SLURM_CONF"), var("FALCON_TEST_SLURM_PARTITION"));
+    format!(
+        "data_dir = \".falcon\"\n\n[[pools]]\nname = \"slurm\"\nbackend = \"slurm\"\nzone = \"local\"\nplatform = \"cpu\"\naccelerators = \
+         [\"cpu\"]\ncapacity = 2\n\n[pools.settings]\nslurm_conf = \"{conf}\"\npartition = \"{partition}\"\n"
+    )
+}
+
 /// Runs the issue's workload and checks every cause against its truth.
-fn check_truth(dir: &Path) {
+async fn check_truth(app: &App, dir: &Path) {
     let spec = write_spec(dir, "truth", "");
-    let out = falcon(dir, &["exp", "submit", &spec, "--wait", "--json"]);
-    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
-    let shown = json(&falcon(dir, &["exp", "show", "e-1", "--json"]));
+    submit(app, &spec, true).await.unwrap();
+    let detail = show(app, "e-1", None).await.unwrap();
+    let shown = json(&detail);
     assert_eq!((shown["status"].as_str(), shown["attempt"].as_i64()), (Some("COMPLETED"), Some(2)), "{shown:#}");
     assert_eq!(shown["spec"]["retry_on_exit_codes"], serde_json::json!([75]));
     let g = &shown["goodput"];
@@ -44,7 +65,7 @@ fn check_truth(dir: &Path) {
     assert!((0.1..0.11).contains(&steady), "steady step {steady}: {g:#}");
     // The workload's own clock, attempt by attempt: its metrics lines (the first attempt's file, the retry's under
     // attempts/2/), with how long each stall and checkpoint really took.
-    let artifacts = json(&falcon(dir, &["exp", "artifacts", "e-1", "--json"]));
+    let artifacts = json(&app.experiment_artifacts(detail.view.record.id, None, DEFAULT_PAGE as usize).await.unwrap());
     let lines_of = |suffix: &str| -> Vec<Value> {
         let a = artifacts["items"]
             .as_array()
@@ -114,59 +135,61 @@ fn check_truth(dir: &Path) {
         + g["badput"].as_array().unwrap().iter().map(|b| b["seconds"].as_f64().unwrap()).sum::<f64>();
     assert!((attributed - held).abs() < 0.01, "{attributed} vs {held}");
 
-    let text = String::from_utf8_lossy(&falcon(dir, &["exp", "show", "e-1"]).stdout).to_string();
+    let text = falcon_app::render::experiment::text(&detail);
     assert!(text.contains("retries 1: on preemption and exit codes 75"), "{text}");
     let headline = text.lines().find(|l| l.starts_with("goodput: ")).unwrap_or_else(|| panic!("{text}"));
     assert!(headline.contains(&format!("{percent:.0} % goodput; start-up ")), "{headline}");
 }
 
-#[test]
-fn the_truth_workload_on_the_local_backend() {
-    let dir = tempfile::tempdir().unwrap();
-    assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
-    check_truth(dir.path());
+#[tokio::test(flavor = "multi_thread")]
+async fn the_truth_workload_on_the_local_backend() {
+    let f = initialised().await;
+    check_truth(&f.app, f.path()).await;
 }
 
-#[test]
-fn the_truth_workload_on_the_slurm_test_cluster() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = common::slurm_pool_config();
-    std::fs::write(dir.path().join("falcon.toml"), config).unwrap();
-    assert_eq!(code(&falcon(dir.path(), &["init", "--keep"])), 0);
-    check_truth(dir.path());
+#[tokio::test(flavor = "multi_thread")]
+async fn the_truth_workload_on_the_slurm_test_cluster() {
+    let f = initialised_with(Some(&slurm_pool_config())).await;
+    check_truth(&f.app, f.path()).await;
 }
 
-#[test]
-fn a_sessions_goodput_sums_its_experiments_chip_seconds() {
-    let dir = tempfile::tempdir().unwrap();
-    assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sessions_goodput_sums_its_experiments_chip_seconds() {
+    let f = initialised().await;
+    let (app, d) = (&f.app, f.path());
     let quick = "START_S: '0.2', COMPILE_S: '0.3', STEP_S: '0.02', INPUT_S: '0.01', CHECKPOINT_S: '0.1', STEPS: '${config.steps}', KILL_AT: '999'";
-    write_spec(dir.path(), "base", quick);
-    let base = std::fs::read_to_string(dir.path().join("base.yaml"))
-        .unwrap()
-        .replace("retries: 1", "config: {steps: 20}\nretries: 1");
-    std::fs::write(dir.path().join("base.yaml"), base).unwrap();
+    write_spec(d, "base", quick);
+    let base =
+        std::fs::read_to_string(d.join("base.yaml")).unwrap().replace("retries: 1", "config: {steps: 20}\nretries: 1");
+    std::fs::write(d.join("base.yaml"), base).unwrap();
     std::fs::write(
-        dir.path().join("sweep.yaml"),
+        d.join("sweep.yaml"),
         "base: base.yaml\nsweep:\n  config.steps: [20, 30]\nname_template: \"q-${config.steps}\"\n",
     )
     .unwrap();
-    let out = falcon(dir.path(), &["session", "submit", "sweep.yaml", "--wait", "--json"]);
-    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    submit_session(app, &d.join("sweep.yaml"), None, None).await.unwrap();
 
-    let report = json(&falcon(dir.path(), &["goodput", "--session", "s-1", "--json"]));
+    let goodput = |request: GoodputRequest| async move { app.goodput_report(&request.query()).await };
+    let of_session = || GoodputRequest { session: Some("s-1".into()), ..GoodputRequest::default() };
+    let reported = goodput(of_session()).await.unwrap();
+    let report = json(&reported);
     let runs = report["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2, "{report:#}");
     let mut held = 0.0;
     let mut productive = 0.0;
     for run in runs {
-        let shown = json(&falcon(dir.path(), &["exp", "show", run["id"].as_str().unwrap(), "--json"]));
-        assert_eq!(shown["goodput"], run["goodput"], "the report's run is `exp show`'s goodput");
+        let shown = json(&show(app, run["id"].as_str().unwrap(), None).await.unwrap());
+        assert_eq!(shown["goodput"], run["goodput"], "the report's run is the experiment's goodput");
         held += shown["goodput"]["held_chip_seconds"].as_f64().unwrap();
         productive += shown["goodput"]["productive_chip_seconds"].as_f64().unwrap();
     }
-    let history =
-        json(&falcon(dir.path(), &["exp", "history", "--name", "q-20", "--metric", "goodput_percent", "--json"]));
+    let request = ExperimentHistoryRequest {
+        name: Some("q-20".into()),
+        config_hash: None,
+        label: Vec::new(),
+        metric: "goodput_percent".into(),
+    };
+    let history = json(&app.history(&request).await.unwrap());
     assert_eq!(
         history["points"].as_array().map(Vec::len),
         Some(1),
@@ -177,39 +200,42 @@ fn a_sessions_goodput_sums_its_experiments_chip_seconds() {
     assert!((t["productive_chip_seconds"].as_f64().unwrap() - productive).abs() < 1e-9, "{t:#}");
     assert_eq!(t["runs"], 2);
     assert!(report["headline"].as_str().unwrap().starts_with("2 run(s), "), "{report:#}");
-    let session = String::from_utf8_lossy(&falcon(dir.path(), &["session", "show", "s-1"]).stdout).to_string();
+    let s1 = falcon_app::requests::parse_session_id("s-1").unwrap();
+    let session = falcon_app::render::session::text(&app.session_with_metric(s1, None).await.unwrap());
     let best = report["best"].as_str().unwrap();
     assert!(session.contains(&format!("best goodput: {best} at ")), "{session}");
-    let text = String::from_utf8_lossy(&falcon(dir.path(), &["goodput", "--session", "s-1"]).stdout).to_string();
+    let text = falcon_app::render::goodput::report(&reported);
     assert!(text.contains("q-20") && text.contains("q-30") && text.contains("% goodput"), "{text}");
     // Another session's filter matches nothing; a bad duration is a usage error.
-    assert_eq!(json(&falcon(dir.path(), &["goodput", "--pool", "nowhere", "--json"]))["runs"], serde_json::json!([]));
-    assert_eq!(code(&falcon(dir.path(), &["goodput", "--since", "soon", "--json"])), 2);
+    let nowhere = goodput(GoodputRequest { pool: Some("nowhere".into()), ..GoodputRequest::default() });
+    assert_eq!(json(&nowhere.await.unwrap())["runs"], serde_json::json!([]));
+    let soon = goodput(GoodputRequest { since: Some("soon".into()), ..GoodputRequest::default() }).await;
+    assert_eq!(soon.unwrap_err().kind(), ErrorKind::Usage);
 }
 
-#[test]
-fn a_trace_analysis_bounds_the_input_stalls() {
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trace_analysis_bounds_the_input_stalls() {
     // The workload logs a step clock and leaves a PyTorch trace; the worker analyses the trace, and goodput's input
     // and host stalls become the trace's host-wait share of the step time.
-    let dir = tempfile::tempdir().unwrap();
-    assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
-    let trace = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let f = initialised().await;
+    let (app, d) = (&f.app, f.path());
+    let trace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../falcon-analysis/tests/data/pytorch_cpu_tfm2.pt.trace.json.gz");
-    std::fs::copy(&trace, dir.path().join("run.pt.trace.json.gz")).unwrap();
+    std::fs::copy(&trace, d.join("run.pt.trace.json.gz")).unwrap();
     let env = "START_S: '0.1', COMPILE_S: '0.2', STEP_S: '0.02', INPUT_S: '0.02', CHECKPOINT_S: '0.05', STEPS: '20', KILL_AT: '999'";
-    let spec = write_spec(dir.path(), "traced", env);
+    let spec = write_spec(d, "traced", env);
     let text = std::fs::read_to_string(&spec).unwrap().replace(
-        &format!("command: [python3, -S, {}]", dir.path().join("workload.py").display()),
+        &format!("command: [python3, -S, {}]", d.join("workload.py").display()),
         &format!(
             "command: [sh, -c, 'cp {} $FALCON_ARTIFACT_DIR/ && python3 {}']",
-            dir.path().join("run.pt.trace.json.gz").display(),
-            dir.path().join("workload.py").display()
+            d.join("run.pt.trace.json.gz").display(),
+            d.join("workload.py").display()
         ),
     );
     std::fs::write(&spec, text).unwrap();
-    let out = falcon(dir.path(), &["exp", "submit", &spec, "--wait", "--json"]);
-    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
-    let shown = json(&falcon(dir.path(), &["exp", "show", "e-1", "--json"]));
+    let submitted = submit(app, &spec, true).await.unwrap();
+    assert_eq!(submitted.view.record.status, falcon_core::status::ExperimentStatus::Completed);
+    let shown = json(&show(app, "e-1", None).await.unwrap());
     let trace_row = shown["analysis"].as_array().unwrap().iter().find(|a| a["tool"] == "trace").cloned();
     let fraction = trace_row
         .as_ref()

@@ -1,10 +1,14 @@
-//! PyTorch GPU traces as a user reads them (issue 34), on the real H200 traces of the project's test data
-//! (`falcon-analysis/tests/data/h200/pytorch/`): `profile analyze` gives kernels with tensor cores, framework
+//! PyTorch GPU traces as a user reads them (issue 34), in process, on the real H200 traces of the project's test
+//! data (`falcon-analysis/tests/data/h200/pytorch/`): `profile analyze` gives kernels with tensor cores, framework
 //! ops, launch statistics and the launch-bound call; `profile compare` of the eager and the `torch.compile`d step
 //! shows the step time improved, the eager elementwise kernels removed and Triton's fused kernels added; an
 //! experiment whose workload writes `pt_fast`'s trace and metrics reports the profiler's overhead (~2×).
 
-use crate::common::{code, falcon, json};
+use super::profile::{analyze_json, analyze_request, analyze_text, input, ok, run_experiment, show_experiment};
+use super::trace::{trace_json, trace_request};
+use falcon_app::render::{profile_compare, Format};
+use falcon_app::requests::{ProfileCompareRequest, DEFAULT_TOP};
+use falcon_app::App;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -16,13 +20,19 @@ fn s(v: &Value) -> &str {
     v.as_str().unwrap_or("")
 }
 
-#[test]
-fn analyze_reads_a_pytorch_trace() {
-    let dir = tempfile::tempdir().unwrap();
+/// What `profile compare A B --json` prints: the comparison's JSON document.
+async fn compare_json(app: &App, a: &Path, b: &Path) -> Value {
+    let request = ProfileCompareRequest { a: input(a).into(), b: input(b).into(), host: None, top: DEFAULT_TOP };
+    let options = request.options().unwrap();
+    let result = app.compare_profiles(&request.a, &request.b, None, &options).await.unwrap();
+    serde_json::from_str(&profile_compare::render(&result, Format::Json, options.top).unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn analyze_reads_a_pytorch_trace() {
+    let h = super::harness::app().await;
     let trace = fixture("pt_lite.pt.trace.json.gz");
-    let out = falcon(dir.path(), &["profile", "analyze", trace.to_str().unwrap(), "--json"]);
-    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
-    let r = json(&out);
+    let r = ok(analyze_json(&h.app, &analyze_request(input(&trace), &["all"])).await);
     let kernels = r["kernels"].as_array().unwrap();
     let tc = |prefix: &str| {
         let rows: Vec<&Value> = kernels.iter().filter(|k| s(&k["name"]).starts_with(prefix)).collect();
@@ -53,19 +63,17 @@ fn analyze_reads_a_pytorch_trace() {
     assert_eq!(r["overview"]["step_time_source"], "host step markers");
     assert_eq!(r["steps"]["steps"].as_array().unwrap().len(), 5);
     // The text report has the same sections.
-    let text = String::from_utf8(falcon(dir.path(), &["profile", "analyze", trace.to_str().unwrap()]).stdout).unwrap();
+    let text = analyze_text(&h.app, &analyze_request(input(&trace), &["all"]), 15, false).await.unwrap();
     for want in ["Framework ops by device time", "GPU kernels by total time", "Launches", "launch-bound"] {
         assert!(text.contains(want), "{want}:\n{text}");
     }
 }
 
-#[test]
-fn compare_shows_what_torch_compile_changed() {
-    let dir = tempfile::tempdir().unwrap();
+#[tokio::test]
+async fn compare_shows_what_torch_compile_changed() {
+    let h = super::harness::app().await;
     let (a, b) = (fixture("pt_lite.pt.trace.json.gz"), fixture("pt_compiled.pt.trace.json.gz"));
-    let out = falcon(dir.path(), &["profile", "compare", a.to_str().unwrap(), b.to_str().unwrap(), "--json"]);
-    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
-    let c = json(&out);
+    let c = compare_json(&h.app, &a, &b).await;
     assert_eq!(c["op_source"], "kernels");
     assert_eq!(c["step_time"]["verdict"], "improved", "{}", c["step_time"]);
     let names =
@@ -80,43 +88,37 @@ fn compare_shows_what_torch_compile_changed() {
     assert!(lb["host_wait_fraction"].as_f64().unwrap() < la["host_wait_fraction"].as_f64().unwrap());
 }
 
-#[test]
-fn an_experiment_reports_the_profilers_overhead() {
-    let dir = tempfile::tempdir().unwrap();
-    assert_eq!(code(&falcon(dir.path(), &["init"])), 0);
+#[tokio::test]
+async fn an_experiment_reports_the_profilers_overhead() {
+    let h = super::harness::app().await;
     let spec = format!(
         "name: pt-fast\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'cp {trace} \
          $FALCON_ARTIFACT_DIR/pt_fast.pt.trace.json.gz && cp {metrics} $FALCON_ARTIFACT_DIR/metrics.jsonl']\nresources: {{accelerator: cpu}}\n",
         trace = fixture("pt_fast.pt.trace.json.gz").display(),
         metrics = fixture("pt_fast.metrics.jsonl").display()
     );
-    std::fs::write(dir.path().join("pt.yaml"), spec).unwrap();
-    let out = falcon(dir.path(), &["exp", "submit", "pt.yaml", "--wait", "--json"]);
-    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
-    let id = json(&out)["id"].as_str().unwrap().to_string();
-    let trace = json(&falcon(dir.path(), &["profile", "trace", &id, "--json"]));
+    let id = run_experiment(&h.app, &spec).await["id"].as_str().unwrap().to_string();
+    let trace = ok(trace_json(&h.app, &trace_request(&id)).await);
     let o = &trace["profiler_overhead"];
     let ratio = o["ratio"].as_f64().unwrap_or_else(|| panic!("{trace:#}"));
     assert!((1.9..2.2).contains(&ratio), "{o}");
     assert_eq!(o["unprofiled_steps"], serde_json::json!([0]), "step 1 is the profiler's warm-up");
     assert_eq!(o["inflated"], true);
-    let shown = String::from_utf8(falcon(dir.path(), &["exp", "show", &id]).stdout).unwrap();
+    let (_, shown) = show_experiment(&h.app, &id).await;
     assert!(shown.contains("profiler overhead 2."), "{shown}");
-    let analyzed = json(&falcon(dir.path(), &["profile", "analyze", &id, "--json"]));
+    let analyzed = ok(analyze_json(&h.app, &analyze_request(&id, &["all"])).await);
     let kinds: Vec<&str> = analyzed["findings"].as_array().unwrap().iter().map(|f| s(&f["kind"])).collect();
     assert!(kinds.contains(&"profiler_overhead") && kinds.contains(&"launch_bound"), "{kinds:?}");
 }
 
-#[test]
-fn compare_reads_a_trace_against_an_xprof_capture_by_kernels() {
+#[tokio::test]
+async fn compare_reads_a_trace_against_an_xprof_capture_by_kernels() {
     // The JAX capture (XSpace, its kernel_stats) against the eager PyTorch trace of a similar model on one H200.
-    let dir = tempfile::tempdir().unwrap();
+    let h = super::harness::app().await;
     let xspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../falcon-analysis/tests/data/h200/jax_tfm8_b8_nocmdbuf/vm.xplane.pb");
     let trace = fixture("pt_lite.pt.trace.json.gz");
-    let out = falcon(dir.path(), &["profile", "compare", xspace.to_str().unwrap(), trace.to_str().unwrap(), "--json"]);
-    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
-    let c = json(&out);
+    let c = compare_json(&h.app, &xspace, &trace).await;
     assert_eq!(c["op_source"], "kernels");
     let delta = |name: &str| {
         c["categories"]

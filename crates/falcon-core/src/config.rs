@@ -20,8 +20,8 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// Metadata store URL: `sqlite://PATH` or `mysql://USER@HOST:PORT/DB`.
     pub db: String,
-    /// Artifact store location: a local path, `file://PATH`, `gs://BUCKET/PREFIX`, `s3://BUCKET/PREFIX`, or
-    /// `memory://` (tests).
+    /// Artifact store location: a local path, `file://PATH`, `gs://BUCKET/PREFIX`, `s3://BUCKET/PREFIX`, or, for
+    /// tests, `memory://` (a new store at each opening) or `memory://NAME` (the process's store of that name).
     pub artifacts: String,
     /// Settings of the GCS artifact backend.
     pub gcs: GcsConfig,

@@ -1,7 +1,8 @@
-//! The tool table and its dispatch: one tool per `falcon-app` use case, named after the CLI command
-//! (`exp show` → `exp_show`), its input schema from the argument struct ([`super::args`]), its output schema
-//! from the Rust type the CLI prints with `--json` — the same `schemars` derive as the OpenAPI document — and
-//! its result that same object.
+//! The tool table, which is also the dispatch: one tool per `falcon-app` use case, named after the CLI command
+//! (`exp show` → `exp_show`), declared once (`tool!`): its input type — the use case's request in
+//! `falcon_app::requests` (MCP's own two in [`super::args`]) — gives the listed input schema and is what the call
+//! reads, its output schema is the Rust type the CLI prints with `--json` (the same `schemars` derive as the
+//! OpenAPI document), and its result that same object.
 
 use super::args;
 use super::progress::Progress;
@@ -32,7 +33,12 @@ pub struct ToolSpec {
     pub input: fn() -> Map<String, Value>,
     /// `None` where the result is not one object type.
     pub output: fn() -> Option<Map<String, Value>>,
+    /// Reads the arguments into the input type (checked against the schema listed) and runs the use case.
+    pub call: for<'a> fn(&'a App, Map<String, Value>, &'a Progress) -> ToolFuture<'a>,
 }
+
+/// What a tool's call returns: its `--json` object, or the error.
+pub type ToolFuture<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value>> + Send + 'a>>;
 
 /// The JSON Schema of what a tool accepts (as serde reads it: defaulted fields optional), inline.
 fn input<T: JsonSchema>() -> Map<String, Value> {
@@ -85,8 +91,11 @@ pub struct LogTail {
     pub text: String,
 }
 
+/// One tool, declared once: its name, title, whether it writes, its input type (the listed `inputSchema` and what
+/// the call reads, checked against that schema), its output type, its description, and what it does with the input.
 macro_rules! tool {
-    ($name:literal, $title:literal, $writes:literal, $args:ty, $out:ty, $description:literal) => {
+    ($name:literal, $title:literal, $writes:literal, $args:ty, $out:ty, $description:literal,
+     |$app:ident, $a:ident, $progress:pat_param| $body:expr) => {
         ToolSpec {
             name: $name,
             title: $title,
@@ -94,6 +103,16 @@ macro_rules! tool {
             writes: $writes,
             input: input::<$args>,
             output: output::<$out>,
+            call: {
+                fn call<'a>($app: &'a App, arguments: Map<String, Value>, $progress: &'a Progress) -> ToolFuture<'a> {
+                    Box::pin(async move {
+                        #[allow(unused_variables)]
+                        let $a: $args = request($name, arguments)?;
+                        $body
+                    })
+                }
+                call
+            },
         }
     };
 }
@@ -107,7 +126,8 @@ pub const TOOLS: &[ToolSpec] = &[
         args::NoArgs,
         falcon_app::context::Context,
         "The environment an agent acts in, small enough for a prompt: stores, pools and their free capacity, the \
-         accelerators' peaks, open goals, running experiments, the skills. Call it first."
+         accelerators' peaks, open goals, running experiments, the skills. Call it first.",
+        |app, _a, _| json(&app.context().await?)
     ),
     tool!(
         "exp_list",
@@ -116,7 +136,8 @@ pub const TOOLS: &[ToolSpec] = &[
         falcon_app::requests::ExperimentListRequest,
         Page<ExperimentItem>,
         "A page of experiments, newest first, filtered by status, goal, session, scenario, name, labels or age \
-         (`falcon exp list --json`). Pass `next_cursor` back as `cursor` for the next page."
+         (`falcon exp list --json`). Pass `next_cursor` back as `cursor` for the next page.",
+        |app, a, _| json(&app.list_experiments(&a.query()?, a.cursor.as_deref()).await?)
     ),
     tool!(
         "exp_submit",
@@ -126,7 +147,8 @@ pub const TOOLS: &[ToolSpec] = &[
         ExperimentDetail,
         "Record an experiment from a spec (a file or YAML/JSON text) and queue its job (`falcon exp submit`). \
          With `wait`, run it here until it ends and analyse it, reporting each status as progress; the result \
-         is the experiment as `exp_show` gives it (check `status`)."
+         is the experiment as `exp_show` gives it (check `status`).",
+        |app, a, progress| submit(app, a, progress).await
     ),
     tool!(
         "exp_show",
@@ -135,7 +157,11 @@ pub const TOOLS: &[ToolSpec] = &[
         falcon_app::requests::ExperimentShowRequest,
         ExperimentDetail,
         "An experiment: record, status history, metric summaries, analyses (MFU, step time, duty cycle, bound-by), \
-         the memory verdict, artifacts, and any file that could not be stored or parsed (`skipped`, `notes`)."
+         the memory verdict, artifacts, and any file that could not be stored or parsed (`skipped`, `notes`).",
+        |app, a, _| {
+            let (id, warmup) = a.show()?;
+            json(&app.show_experiment(id, warmup).await?)
+        }
     ),
     tool!(
         "exp_cancel",
@@ -143,7 +169,8 @@ pub const TOOLS: &[ToolSpec] = &[
         true,
         falcon_app::requests::ExperimentRef,
         ExperimentDetail,
-        "Ask for an experiment to be cancelled; a worker stops its job (`falcon exp cancel`)."
+        "Ask for an experiment to be cancelled; a worker stops its job (`falcon exp cancel`).",
+        |app, a, _| json(&app.cancel_experiment(a.experiment()?).await?)
     ),
     tool!(
         "exp_logs",
@@ -151,7 +178,13 @@ pub const TOOLS: &[ToolSpec] = &[
         false,
         falcon_app::requests::ExperimentLogsRequest,
         LogTails,
-        "The end of each of an experiment's logs (whole lines, 64 KiB each by default)."
+        "The end of each of an experiment's logs (whole lines, 64 KiB each by default).",
+        |app, a, _| {
+            let id = exp_id(&a.id)?;
+            let tails = app.experiment_log_tails(id, a.tail_bytes).await?;
+            let logs = tails.into_iter().map(|c| LogTail { source: c.source, bytes: c.next, text: c.text }).collect();
+            json(&LogTails { experiment: id, logs })
+        }
     ),
     tool!(
         "exp_artifacts",
@@ -159,7 +192,11 @@ pub const TOOLS: &[ToolSpec] = &[
         false,
         falcon_app::requests::ExperimentArtifactsRequest,
         Page<falcon_app::experiments::ArtifactView>,
-        "A page of an experiment's stored files: kind, size, SHA-256, URI."
+        "A page of an experiment's stored files: kind, size, SHA-256, URI.",
+        |app, a, _| {
+            let (id, limit) = a.page()?;
+            json(&app.experiment_artifacts(id, a.cursor.as_deref(), limit).await?)
+        }
     ),
     tool!(
         "exp_compare",
@@ -168,7 +205,8 @@ pub const TOOLS: &[ToolSpec] = &[
         falcon_app::requests::ExperimentCompareRequest,
         RunComparison,
         "A metric across two sets of runs (A the baseline): the verdict (improved, regressed, no change, \
-         inconclusive) with its 95% interval and p-value, accounting for run-to-run noise (`falcon exp compare`)."
+         inconclusive) with its 95% interval and p-value, accounting for run-to-run noise (`falcon exp compare`).",
+        |app, a, _| json(&app.compare_experiments(&a.compare()?).await?)
     ),
     tool!(
         "exp_diff",
@@ -176,7 +214,11 @@ pub const TOOLS: &[ToolSpec] = &[
         false,
         falcon_app::requests::ExperimentDiffRequest,
         DiffBody,
-        "Every configuration path that differs from A to B, each marked configuration or bookkeeping."
+        "Every configuration path that differs from A to B, each marked configuration or bookkeeping.",
+        |app, a, _| {
+            let (a, b) = a.pair()?;
+            json(&DiffBody { changes: falcon_app::contract::changes(&app.diff_experiments(a, b).await?) })
+        }
     ),
     tool!(
         "exp_history",
@@ -185,7 +227,8 @@ pub const TOOLS: &[ToolSpec] = &[
         falcon_app::requests::ExperimentHistoryRequest,
         HistoryView,
         "One metric across a series of runs (by name, config or labels) with its change points and whether each is a \
-         regression (`falcon exp history`)."
+         regression (`falcon exp history`).",
+        |app, a, _| json(&app.history(&a).await?)
     ),
     tool!(
         "goodput",
@@ -195,7 +238,8 @@ pub const TOOLS: &[ToolSpec] = &[
         falcon_app::goodput::GoodputReport,
         "Of the chip-seconds ended runs held, how many trained and where the rest went (start-up, compilation, input \
          stalls, checkpoints, restarts, tail, unexplained), per run and summed, with the best run (`falcon goodput \
-         --json`); filter by session, goal, pool, since (one experiment's is `exp_show`'s `goodput`). Look at it before the step time: a run that spends 40 % starting up is not fixed by a faster step."
+         --json`); filter by session, goal, pool, since (one experiment's is `exp_show`'s `goodput`). Look at it before the step time: a run that spends 40 % starting up is not fixed by a faster step.",
+        |app, a, _| json(&app.goodput_report(&a.query()).await?)
     ),
     tool!(
         "goal_list",
@@ -203,16 +247,26 @@ pub const TOOLS: &[ToolSpec] = &[
         false,
         falcon_app::requests::GoalListRequest,
         Page<GoalView>,
-        "A page of optimization goals, highest priority first."
+        "A page of optimization goals, highest priority first.",
+        |app, a, _| json(&app.list_goals(a.status.map(|s| s.as_str()), a.cursor.as_deref(), a.page_size()?).await?)
     ),
-    tool!("goal_show", "Show a goal", false, falcon_app::requests::GoalRef, GoalView, "One goal: metric, target, baseline, owner."),
+    tool!(
+        "goal_show",
+        "Show a goal",
+        false,
+        falcon_app::requests::GoalRef,
+        GoalView,
+        "One goal: metric, target, baseline, owner.",
+        |app, a, _| goal(app.goal(a.goal()?).await?)
+    ),
     tool!(
         "goal_create",
         "Create a goal",
         true,
         falcon_app::requests::GoalCreateRequest,
         GoalView,
-        "A new optimization goal: the metric it is measured by, a target, a baseline experiment."
+        "A new optimization goal: the metric it is measured by, a target, a baseline experiment.",
+        |app, a, _| goal(app.create_goal(&a).await?)
     ),
     tool!(
         "goal_claim",
@@ -221,11 +275,42 @@ pub const TOOLS: &[ToolSpec] = &[
         falcon_app::requests::GoalClaimRequest,
         GoalView,
         "Claim a goal (or, without `id`, the open goal of highest priority) for `owner` under a lease, so two agents \
-         never work on one goal."
+         never work on one goal.",
+        |app, a, _| {
+            let (id, lease) = a.claim()?;
+            let Some(owner) = a.owner.as_deref() else {
+                return Err(AppError::usage("goal_claim: `owner` must name who claims the goal"));
+            };
+            goal(app.claim_goal(id, owner, lease).await?)
+        }
     ),
-    tool!("goal_release", "Release a goal", true, falcon_app::requests::GoalCloseRequest, GoalView, "Give a claimed goal back (open again)."),
-    tool!("goal_achieve", "Mark a goal achieved", true, falcon_app::requests::GoalCloseRequest, GoalView, "Close a goal as achieved."),
-    tool!("goal_abandon", "Abandon a goal", true, falcon_app::requests::GoalCloseRequest, GoalView, "Close a goal as abandoned."),
+    tool!(
+        "goal_release",
+        "Release a goal",
+        true,
+        falcon_app::requests::GoalCloseRequest,
+        GoalView,
+        "Give a claimed goal back (open again).",
+        |app, a, _| goal(app.close_goal(a.goal()?, GoalStatus::Open, &a.reason, a.owner.as_deref()).await?)
+    ),
+    tool!(
+        "goal_achieve",
+        "Mark a goal achieved",
+        true,
+        falcon_app::requests::GoalCloseRequest,
+        GoalView,
+        "Close a goal as achieved.",
+        |app, a, _| goal(app.close_goal(a.goal()?, GoalStatus::Achieved, &a.reason, a.owner.as_deref()).await?)
+    ),
+    tool!(
+        "goal_abandon",
+        "Abandon a goal",
+        true,
+        falcon_app::requests::GoalCloseRequest,
+        GoalView,
+        "Close a goal as abandoned.",
+        |app, a, _| goal(app.close_goal(a.goal()?, GoalStatus::Abandoned, &a.reason, a.owner.as_deref()).await?)
+    ),
     tool!(
         "goal_compare",
         "Rank a goal's experiments",
@@ -233,7 +318,8 @@ pub const TOOLS: &[ToolSpec] = &[
         falcon_app::requests::GoalRef,
         GoalComparison,
         "A goal's completed experiments ranked against its baseline, each with its verdict and whether it meets the \
-         target."
+         target.",
+        |app, a, _| json::<GoalComparison>(&app.compare_goal(a.goal()?).await?)
     ),
     tool!(
         "goal_report",
@@ -242,7 +328,11 @@ pub const TOOLS: &[ToolSpec] = &[
         falcon_app::requests::GoalReportRequest,
         GoalReport,
         "The goal's report (`falcon goal report --json`): ranking, the best experiment against the baseline, its \
-         profile comparison and config diff."
+         profile comparison and config diff.",
+        |app, a, _| {
+            let (id, top) = a.report()?;
+            json(&app.goal_report(id, top).await?)
+        }
     ),
     tool!(
         "session_show",
@@ -250,7 +340,8 @@ pub const TOOLS: &[ToolSpec] = &[
         false,
         falcon_app::requests::SessionShowRequest,
         falcon_app::goals::SessionDetail,
-        "A sweep session: its axes and each run's status and metrics."
+        "A sweep session: its axes and each run's status and metrics.",
+        |app, a, _| json(&app.session_with_metric(a.session()?, a.metric.as_deref()).await?)
     ),
     tool!(
         "pool_list",
@@ -258,7 +349,8 @@ pub const TOOLS: &[ToolSpec] = &[
         false,
         falcon_app::requests::PageRequest,
         Page<PoolUsage>,
-        "The configured pools and their free capacity."
+        "The configured pools and their free capacity.",
+        |app, a, _| json(&app.pools(a.cursor.as_deref(), a.page_size()?).await?)
     ),
     tool!(
         "profile_analyze",
@@ -267,7 +359,15 @@ pub const TOOLS: &[ToolSpec] = &[
         falcon_app::requests::ProfileAnalyzeRequest,
         ProfileReport,
         "What an XProf capture says (`falcon profile analyze --json`): step time, MFU, duty cycle, the op profile, \
-         roofline, memory and kernels. Input: a .xplane.pb, a run directory, an experiment (e-12), gs:// or s3://."
+         roofline, memory and kernels. Input: a .xplane.pb, a run directory, an experiment (e-12), gs:// or s3://.",
+        |app, a, _| {
+            let options = a.options()?;
+            if let Some((id, report)) = Report::answering_analysis(&a.input, a.host.as_deref(), &options) {
+                return kept(app.report(id, &report).await?);
+            }
+            let (_, report) = app.analyze_profile(&a.input, a.host.as_deref(), &options).await?;
+            json::<ProfileReport>(&report)
+        }
     ),
     tool!(
         "profile_trace",
@@ -276,7 +376,14 @@ pub const TOOLS: &[ToolSpec] = &[
         falcon_app::requests::ProfileTraceRequest,
         TraceRun,
         "Where each step's time goes (compute, communication, overlap, idle gaps, host), from a capture's timeline \
-         or a Chrome / PyTorch trace (`falcon profile trace --json`)."
+         or a Chrome / PyTorch trace (`falcon profile trace --json`).",
+        |app, a, _| {
+            let options = a.options()?;
+            if let Some((id, report)) = Report::answering_trace(&a.input, a.host.as_deref(), &options) {
+                return kept(app.report(id, &report).await?);
+            }
+            json::<TraceRun>(&app.analyze_trace(&a.input, a.host.as_deref(), &options).await?)
+        }
     ),
     tool!(
         "profile_compare",
@@ -285,7 +392,16 @@ pub const TOOLS: &[ToolSpec] = &[
         falcon_app::requests::ProfileCompareRequest,
         ProfileComparison,
         "Two captures A/B (A the baseline): step time and MFU verdicts, roofline moves, op deltas; the config diff \
-         when both are experiments (`falcon profile compare --json`)."
+         when both are experiments (`falcon profile compare --json`).",
+        |app, a, _| {
+            let options = a.options()?;
+            if let Some((id, report)) = Report::answering_comparison(&a.a, &a.b, a.host.as_deref(), &options) {
+                return kept(app.report(id, &report).await?);
+            }
+            let result = app.compare_profiles(&a.a, &a.b, a.host.as_deref(), &options).await?;
+            falcon_app::render::profile_compare::json(&result)
+                .map_err(|e| AppError::new(ErrorKind::Failure, format!("encoding the result: {e}")))
+        }
     ),
     tool!(
         "accuracy_compare",
@@ -294,7 +410,8 @@ pub const TOOLS: &[ToolSpec] = &[
         falcon_app::requests::AccuracyRequest,
         falcon_app::accuracy::AccuracyReport,
         "Two runs' metric series (loss, grad norm, …) aligned by step and compared with tolerances, A the reference: \
-         pass or fail per metric, where they first diverge (`falcon accuracy compare --json`)."
+         pass or fail per metric, where they first diverge (`falcon accuracy compare --json`).",
+        |app, a, _| json(&app.compare_accuracy(&a).await?)
     ),
     tool!(
         "kernel_analyze",
@@ -303,7 +420,8 @@ pub const TOOLS: &[ToolSpec] = &[
         falcon_app::requests::KernelAnalyzeRequest,
         falcon_app::kernel::KernelReport,
         "Kernel-bench results: correctness, speed-up over the reference, fast_p, achieved TFLOP/s and GB/s against \
-         the roofline (`falcon kernel analyze --json`)."
+         the roofline (`falcon kernel analyze --json`).",
+        |app, a, _| json(&app.analyze_kernels(&a.input, &a.options()?).await?.0)
     ),
     tool!(
         "kernel_compare",
@@ -312,20 +430,14 @@ pub const TOOLS: &[ToolSpec] = &[
         falcon_app::requests::KernelCompareRequest,
         falcon_app::kernel::KernelComparison,
         "Two kernel-bench runs row by row (base the baseline), with regressions flagged (`falcon kernel compare \
-         --json`)."
+         --json`).",
+        |app, a, _| json(&app.compare_kernels(&a.base, &a.new).await?.0)
     ),
 ];
 
 /// The tools offered: all, or under `--read-only` those that change nothing.
 pub fn offered(read_only: bool) -> impl Iterator<Item = &'static ToolSpec> {
     TOOLS.iter().filter(move |t| !(read_only && t.writes))
-}
-
-/// A tool's arguments read into its struct; a usage error naming the tool otherwise.
-fn read<T: DeserializeOwned>(tool: &str, arguments: Map<String, Value>) -> Result<T> {
-    serde_json::from_value(Value::Object(arguments)).map_err(|e| {
-        AppError::usage(format!("{tool}: bad arguments: {e}")).with_hint("the tool's inputSchema lists them")
-    })
 }
 
 /// A use case's request (`falcon_app::requests`), checked against the schema its `inputSchema` is.
@@ -350,139 +462,9 @@ fn kept(bytes: Vec<u8>) -> Result<Value> {
 
 /// Runs a tool: its `--json` object, or the error.
 pub async fn call(app: &App, name: &str, arguments: Map<String, Value>, progress: &Progress) -> Result<Value> {
-    match name {
-        "context" => {
-            read::<args::NoArgs>(name, arguments)?;
-            json(&app.context().await?)
-        }
-        "exp_list" => {
-            let a: falcon_app::requests::ExperimentListRequest = request(name, arguments)?;
-            json(&app.list_experiments(&a.query()?, a.cursor.as_deref()).await?)
-        }
-        "exp_submit" => submit(app, read(name, arguments)?, progress).await,
-        "exp_show" => {
-            let (id, warmup) = request::<falcon_app::requests::ExperimentShowRequest>(name, arguments)?.show()?;
-            json(&app.show_experiment(id, warmup).await?)
-        }
-        "exp_cancel" => {
-            let id = request::<falcon_app::requests::ExperimentRef>(name, arguments)?.experiment()?;
-            json(&app.cancel_experiment(id).await?)
-        }
-        "exp_logs" => {
-            let a: falcon_app::requests::ExperimentLogsRequest = request(name, arguments)?;
-            let id = exp_id(&a.id)?;
-            let logs = app
-                .experiment_log_tails(id, a.tail_bytes)
-                .await?
-                .into_iter()
-                .map(|c| LogTail { source: c.source, bytes: c.next, text: c.text })
-                .collect();
-            json(&LogTails { experiment: id, logs })
-        }
-        "exp_artifacts" => {
-            let a: falcon_app::requests::ExperimentArtifactsRequest = request(name, arguments)?;
-            let (id, limit) = a.page()?;
-            json(&app.experiment_artifacts(id, a.cursor.as_deref(), limit).await?)
-        }
-        "exp_compare" => {
-            let a: falcon_app::requests::ExperimentCompareRequest = request(name, arguments)?;
-            json(&app.compare_experiments(&a.compare()?).await?)
-        }
-        "exp_diff" => {
-            let (a, b) = request::<falcon_app::requests::ExperimentDiffRequest>(name, arguments)?.pair()?;
-            json(&DiffBody { changes: falcon_app::contract::changes(&app.diff_experiments(a, b).await?) })
-        }
-        "exp_history" => {
-            let a: falcon_app::requests::ExperimentHistoryRequest = request(name, arguments)?;
-            json(&app.history(&a).await?)
-        }
-        "goodput" => {
-            let a: falcon_app::requests::GoodputRequest = request(name, arguments)?;
-            json(&app.goodput_report(&a.query()).await?)
-        }
-        "goal_list" => {
-            let a: falcon_app::requests::GoalListRequest = request(name, arguments)?;
-            let status = a.status.map(|s| s.as_str());
-            json(&app.list_goals(status, a.cursor.as_deref(), a.page_size()?).await?)
-        }
-        "goal_show" => goal(app.goal(request::<falcon_app::requests::GoalRef>(name, arguments)?.goal()?).await?),
-        "goal_create" => {
-            let req: falcon_app::requests::GoalCreateRequest = request(name, arguments)?;
-            goal(app.create_goal(&req).await?)
-        }
-        "goal_claim" => {
-            let a: falcon_app::requests::GoalClaimRequest = request(name, arguments)?;
-            let (id, lease) = a.claim()?;
-            let Some(owner) = a.owner.as_deref() else {
-                return Err(AppError::usage("goal_claim: `owner` must name who claims the goal"));
-            };
-            goal(app.claim_goal(id, owner, lease).await?)
-        }
-        "goal_release" | "goal_achieve" | "goal_abandon" => {
-            let a: falcon_app::requests::GoalCloseRequest = request(name, arguments)?;
-            let to = match name {
-                "goal_release" => GoalStatus::Open,
-                "goal_achieve" => GoalStatus::Achieved,
-                _ => GoalStatus::Abandoned,
-            };
-            goal(app.close_goal(a.goal()?, to, &a.reason, a.owner.as_deref()).await?)
-        }
-        "goal_compare" => {
-            let id = request::<falcon_app::requests::GoalRef>(name, arguments)?.goal()?;
-            json::<GoalComparison>(&app.compare_goal(id).await?)
-        }
-        "goal_report" => {
-            let (id, top) = request::<falcon_app::requests::GoalReportRequest>(name, arguments)?.report()?;
-            json(&app.goal_report(id, top).await?)
-        }
-        "session_show" => {
-            let a: falcon_app::requests::SessionShowRequest = request(name, arguments)?;
-            json(&app.session_with_metric(a.session()?, a.metric.as_deref()).await?)
-        }
-        "pool_list" => {
-            let a: falcon_app::requests::PageRequest = request(name, arguments)?;
-            json(&app.pools(a.cursor.as_deref(), a.page_size()?).await?)
-        }
-        "profile_analyze" => {
-            let a: falcon_app::requests::ProfileAnalyzeRequest = request(name, arguments)?;
-            let options = a.options().map_err(|e| AppError::usage(format!("profile_analyze: tool {e}")))?;
-            if let Some((id, report)) = Report::answering_analysis(&a.input, a.host.as_deref(), &options) {
-                return kept(app.report(id, &report).await?);
-            }
-            let (_, report) = app.analyze_profile(&a.input, a.host.as_deref(), &options).await?;
-            json::<ProfileReport>(&report)
-        }
-        "profile_trace" => {
-            let a: falcon_app::requests::ProfileTraceRequest = request(name, arguments)?;
-            let options = a.options().map_err(|e| AppError::usage(format!("profile_trace: analysis {e}")))?;
-            if let Some((id, report)) = Report::answering_trace(&a.input, a.host.as_deref(), &options) {
-                return kept(app.report(id, &report).await?);
-            }
-            json::<TraceRun>(&app.analyze_trace(&a.input, a.host.as_deref(), &options).await?)
-        }
-        "profile_compare" => {
-            let a: falcon_app::requests::ProfileCompareRequest = request(name, arguments)?;
-            let options = a.options()?;
-            if let Some((id, report)) = Report::answering_comparison(&a.a, &a.b, a.host.as_deref(), &options) {
-                return kept(app.report(id, &report).await?);
-            }
-            let result = app.compare_profiles(&a.a, &a.b, a.host.as_deref(), &options).await?;
-            falcon_app::render::profile_compare::json(&result)
-                .map_err(|e| AppError::new(ErrorKind::Failure, format!("encoding the result: {e}")))
-        }
-        "accuracy_compare" => {
-            let req: falcon_app::requests::AccuracyRequest = request(name, arguments)?;
-            json(&app.compare_accuracy(&req).await?)
-        }
-        "kernel_analyze" => {
-            let a: falcon_app::requests::KernelAnalyzeRequest = request(name, arguments)?;
-            json(&app.analyze_kernels(&a.input, &a.options()?).await?.0)
-        }
-        "kernel_compare" => {
-            let a: falcon_app::requests::KernelCompareRequest = request(name, arguments)?;
-            json(&app.compare_kernels(&a.base, &a.new).await?.0)
-        }
-        other => Err(AppError::new(ErrorKind::NotFound, format!("no tool named `{other}`"))),
+    match TOOLS.iter().find(|t| t.name == name) {
+        Some(tool) => (tool.call)(app, arguments, progress).await,
+        None => Err(AppError::new(ErrorKind::NotFound, format!("no tool named `{name}`"))),
     }
 }
 

@@ -427,8 +427,8 @@ fn progress_cards(r: &GoalReport) -> String {
     out
 }
 
-/// A value with about six significant digits.
-fn num(x: f64) -> String {
+/// A value as the report writes it: about six significant digits, trailing zeros dropped.
+pub fn num(x: f64) -> String {
     if !x.is_finite() {
         return x.to_string();
     }

@@ -7,6 +7,7 @@
 //! The folder helpers here ([`initialised`], [`submit`], [`submit_session`]) are what the other modules of real
 //! local jobs use too.
 
+use super::fixtures::write_base_ms_spec;
 use falcon_app::experiments::ExperimentDetail;
 use falcon_app::goals::{SessionDetail, SessionRequest};
 use falcon_app::requests::{
@@ -143,18 +144,6 @@ fn spec(dir: &Path, name: &str, base_ms: u32) -> PathBuf {
     let path = dir.join(format!("{name}.yaml"));
     std::fs::write(&path, text).unwrap();
     path
-}
-
-/// Writes `base.yaml` in `dir`: a shell workload logging 20 steps whose `step_time_s` is `0.<config.base_ms>`
-/// (default 100, i.e. 0.100 s), for sweeps over `config.base_ms`.
-pub fn write_base_ms_spec(dir: &Path) {
-    std::fs::write(
-        dir.join("base.yaml"),
-        "name: base\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'for i in $(seq 0 19); do \
-         echo \"{\\\"step\\\": $i, \\\"step_time_s\\\": 0.${config.base_ms}\"} >> $FALCON_ARTIFACT_DIR/metrics.jsonl; done']\n\
-         config: {base_ms: 100}\nresources: {accelerator: cpu}\n",
-    )
-    .unwrap();
 }
 
 fn list_request() -> ExperimentListRequest {

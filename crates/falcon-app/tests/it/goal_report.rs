@@ -6,7 +6,7 @@
 
 use falcon_app::goal_report::GoalReport;
 use falcon_app::goals::GoalView;
-use falcon_app::render::goal::{render_html, render_md, render_table};
+use falcon_app::render::goal::{num, render_html, render_md, render_table};
 use falcon_app::requests::{GoalCreateRequest, GoalReportRequest, DEFAULT_PRIORITY, DEFAULT_TOP};
 use falcon_app::App;
 use falcon_core::status::ExperimentStatus;
@@ -73,18 +73,6 @@ async fn build(app: &App, id: &str) -> falcon_app::Result<(GoalReport, usize)> {
 /// The JSON document `goal report G --json` prints.
 fn json(report: &GoalReport) -> Value {
     serde_json::to_value(report).unwrap()
-}
-
-/// The report's own number format (six significant digits, trailing zeros dropped), to find values in the text renderings.
-fn num(x: f64) -> String {
-    let magnitude = x.abs().log10().floor() as i32;
-    let decimals = (5 - magnitude).clamp(0, 9) as usize;
-    let text = format!("{x:.decimals$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
 }
 
 fn notes(report: &Value) -> Vec<String> {

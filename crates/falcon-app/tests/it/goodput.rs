@@ -6,6 +6,7 @@
 //! `FALCON_TEST_SLURM_PARTITION`; without them the Slurm test fails saying so); then a session's goodput report.
 
 use super::experiments::{initialised, initialised_with, json, show, submit, submit_session};
+use super::fixtures::slurm_pool_config;
 use falcon_app::requests::{ExperimentHistoryRequest, GoodputRequest, DEFAULT_PAGE};
 use falcon_app::App;
 use falcon_core::ErrorKind;
@@ -30,26 +31,6 @@ fn write_spec(dir: &Path, name: &str, env: &str) -> PathBuf {
 
 fn seconds(g: &Value, cause: &str) -> f64 {
     g["badput"].as_array().unwrap().iter().find(|b| b["cause"] == cause).unwrap()["seconds"].as_f64().unwrap()
-}
-
-/// `falcon.toml` text with one pool `slurm` on the REAL single-node Slurm cluster of `scripts/services.sh up`
-/// (`FALCON_TEST_SLURM_CONF`, `FALCON_TEST_SLURM_PARTITION`); without them the calling test fails saying so.
-/// Its `data_dir` is written out: a default one is the working directory's (the user's folder, for the CLI; the
-/// crate's, for a test in process).
-fn slurm_pool_config() -> String {
-    let var = |key: &str| {
-        std::env::var(key).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| {
-            panic!(
-                "{key} is not set: this test needs the single-node Slurm cluster of scripts/services.sh. Run it with \
-                 scripts/test.sh (or `scripts/services.sh up && source .cache/services.env` first)."
-            )
-        })
-    };
-    let (conf, partition) = (var("FALCON_TEST_SLURM_CONF"), var("FALCON_TEST_SLURM_PARTITION"));
-    format!(
-        "data_dir = \".falcon\"\n\n[[pools]]\nname = \"slurm\"\nbackend = \"slurm\"\nzone = \"local\"\nplatform = \"cpu\"\naccelerators = \
-         [\"cpu\"]\ncapacity = 2\n\n[pools.settings]\nslurm_conf = \"{conf}\"\npartition = \"{partition}\"\n"
-    )
 }
 
 /// Runs the issue's workload and checks every cause against its truth.

@@ -3,6 +3,7 @@
 //! area a module. (What only the binary can show — exit codes, stdout and stderr, flags, signals, the served API and
 //! stdio MCP — stays in `falcon-cli/tests/it`.)
 
+mod fixtures;
 mod harness;
 
 mod accuracy;

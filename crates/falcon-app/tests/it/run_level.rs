@@ -2,7 +2,8 @@
 //! config-hash prefix per side, a goal's rows with verdicts and the baseline's re-runs marked, and a metric's
 //! history by config-hash prefix (its points and sparkline; not found for an unknown name or metric).
 
-use super::experiments::{initialised, json, submit_session, write_base_ms_spec};
+use super::experiments::{initialised, json, submit_session};
+use super::fixtures::write_base_ms_spec;
 use falcon_app::experiments::RunComparison;
 use falcon_app::requests::{parse_goal_id, ExperimentCompareRequest, ExperimentHistoryRequest, GoalCreateRequest};
 use falcon_app::App;

@@ -3,6 +3,10 @@
 
 pub mod serve;
 
+#[path = "../../../../falcon-app/tests/it/fixtures.rs"]
+mod fixtures;
+pub use fixtures::{slurm_pool_config, write_base_ms_spec};
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -67,34 +71,4 @@ pub fn json(out: &Output) -> Value {
 /// The exit status.
 pub fn code(out: &Output) -> i32 {
     out.status.code().expect("exited normally")
-}
-
-/// Writes `base.yaml` in `dir`: a shell workload logging 20 steps whose `step_time_s` is `0.<config.base_ms>`
-/// (default 100, i.e. 0.100 s), for sweeps over `config.base_ms`.
-pub fn write_base_ms_spec(dir: &Path) {
-    std::fs::write(
-        dir.join("base.yaml"),
-        "name: base\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'for i in $(seq 0 19); do \
-         echo \"{\\\"step\\\": $i, \\\"step_time_s\\\": 0.${config.base_ms}\"} >> $FALCON_ARTIFACT_DIR/metrics.jsonl; done']\n\
-         config: {base_ms: 100}\nresources: {accelerator: cpu}\n",
-    )
-    .unwrap();
-}
-
-/// `falcon.toml` text with one pool `slurm` on the REAL single-node Slurm cluster of `scripts/services.sh up`
-/// (`FALCON_TEST_SLURM_CONF`, `FALCON_TEST_SLURM_PARTITION`); without them the calling test fails saying so.
-pub fn slurm_pool_config() -> String {
-    let var = |key: &str| {
-        std::env::var(key).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| {
-            panic!(
-                "{key} is not set: this test needs the single-node Slurm cluster of scripts/services.sh. Run it with \
-                 scripts/test.sh (or `scripts/services.sh up && source .cache/services.env` first)."
-            )
-        })
-    };
-    let (conf, partition) = (var("FALCON_TEST_SLURM_CONF"), var("FALCON_TEST_SLURM_PARTITION"));
-    format!(
-        "[[pools]]\nname = \"slurm\"\nbackend = \"slurm\"\nzone = \"local\"\nplatform = \"cpu\"\naccelerators = \
-         [\"cpu\"]\ncapacity = 2\n\n[pools.settings]\nslurm_conf = \"{conf}\"\npartition = \"{partition}\"\n"
-    )
 }

@@ -1,5 +1,5 @@
 //! Inputs written by tests of the use cases in process and by the binary's tests alike (falcon-cli's `common`
-//! includes this file): a sweepable shell workload's spec and a `falcon.toml` on the Slurm test cluster.
+//! includes this file): a sweepable shell workload's spec, a `falcon.toml` on the Slurm test cluster, files that are not captures.
 
 use std::path::Path;
 
@@ -34,4 +34,20 @@ pub fn slurm_pool_config() -> String {
          \"cpu\"\naccelerators = [\"cpu\"]\ncapacity = 2\n\n[pools.settings]\nslurm_conf = \"{conf}\"\npartition = \
          \"{partition}\"\n"
     )
+}
+
+/// Files named `.xplane.pb` that are not captures, with what each is: empty, a real capture cut to a third, random
+/// bytes, and a tool's JSON output (the TPU v6e capture's XProf HLO stats) under a capture's name.
+pub fn bad_xplanes() -> Vec<(&'static str, Vec<u8>)> {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let good = std::fs::read(crates.join("falcon-xplane/tests/data/tpu_v6e_inference.xplane.pb")).unwrap();
+    vec![
+        ("empty.xplane.pb", Vec::new()),
+        ("truncated.xplane.pb", good[..good.len() / 3].to_vec()),
+        ("random.xplane.pb", (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect()),
+        (
+            "tool_output.xplane.pb",
+            std::fs::read(crates.join("falcon-analysis/tests/data/tpu_v6e_inference_xprof_hlo_stats.json")).unwrap(),
+        ),
+    ]
 }

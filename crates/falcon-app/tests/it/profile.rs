@@ -231,20 +231,7 @@ async fn gpu_kernels_and_cpu_steps_through_the_cli() {
 async fn bad_inputs_fail_with_clear_errors_and_exit_codes() {
     let h = super::harness::app().await;
     let dir = &h.dir;
-    let good = std::fs::read(capture("tpu_v6e_inference.xplane.pb")).unwrap();
-    let cases: Vec<(&str, Vec<u8>)> = vec![
-        ("empty.xplane.pb", Vec::new()),
-        ("truncated.xplane.pb", good[..good.len() / 3].to_vec()),
-        ("random.xplane.pb", (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect()),
-        (
-            "tool_output.xplane.pb",
-            std::fs::read(
-                Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("../falcon-analysis/tests/data/tpu_v6e_inference_xprof_hlo_stats.json"),
-            )
-            .unwrap(),
-        ),
-    ];
+    let cases = super::fixtures::bad_xplanes();
     for (name, bytes) in &cases {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();

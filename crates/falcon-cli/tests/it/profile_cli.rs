@@ -18,20 +18,7 @@ fn capture(name: &str) -> PathBuf {
 #[test]
 fn bad_inputs_fail_with_clear_errors_and_exit_codes() {
     let dir = tempfile::tempdir().unwrap();
-    let good = std::fs::read(capture("tpu_v6e_inference.xplane.pb")).unwrap();
-    let cases: Vec<(&str, Vec<u8>)> = vec![
-        ("empty.xplane.pb", Vec::new()),
-        ("truncated.xplane.pb", good[..good.len() / 3].to_vec()),
-        ("random.xplane.pb", (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect()),
-        (
-            "tool_output.xplane.pb",
-            std::fs::read(
-                Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("../falcon-analysis/tests/data/tpu_v6e_inference_xprof_hlo_stats.json"),
-            )
-            .unwrap(),
-        ),
-    ];
+    let cases = crate::common::bad_xplanes();
     for (name, bytes) in &cases {
         std::fs::write(dir.path().join(name), bytes).unwrap();
         let out = falcon(dir.path(), &["profile", "analyze", name, "--json"]);

@@ -5,7 +5,7 @@ pub mod serve;
 
 #[path = "../../../../falcon-app/tests/it/fixtures.rs"]
 mod fixtures;
-pub use fixtures::{slurm_pool_config, write_base_ms_spec};
+pub use fixtures::{bad_xplanes, slurm_pool_config, write_base_ms_spec};
 
 use serde_json::Value;
 use std::path::Path;

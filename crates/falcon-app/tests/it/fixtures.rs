@@ -1,5 +1,6 @@
 //! Inputs written by tests of the use cases in process and by the binary's tests alike (falcon-cli's `common`
-//! includes this file): a sweepable shell workload's spec, a `falcon.toml` on the Slurm test cluster, files that are not captures.
+//! includes this file): a sweepable shell workload's spec, a `falcon.toml` on the Slurm test cluster, files that are
+//! not captures.
 
 use std::path::Path;
 

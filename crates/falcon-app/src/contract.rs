@@ -8,6 +8,7 @@
 //! `contract/` pin them (`crates/falcon-cli/tests/it/contract.rs`); `xtask/tests/it/contract_types.rs` fails on a
 //! wire schema below this edge.
 
+mod bisect;
 mod diff;
 mod experiment;
 mod goals;
@@ -17,8 +18,11 @@ mod sessions;
 mod setup;
 mod summaries;
 
+pub use bisect::{BisectCommit, BisectTested, BisectView};
 pub use diff::{changes, serialize_changes, Change, ChangeKind, Group, NwayRow};
-pub use experiment::{ArtifactView, ExperimentRecordView, ExperimentView, Note, SkippedOutput, TransitionView};
+pub use experiment::{
+    ArtifactView, CodeSnapshotView, CodeView, ExperimentRecordView, ExperimentView, Note, SkippedOutput, TransitionView,
+};
 pub use goals::{GoalComparison, GoalProgress, GoalRecordView, GoalRow, GoalView};
 pub use history::{History, HistoryChange, HistoryPoint};
 pub use runs::{ConfigNoise, RunComparison, RunRow, Sides};

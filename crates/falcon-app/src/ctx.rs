@@ -18,6 +18,8 @@ pub(crate) struct Ctx {
     analysis: OnceCell<Analysis>,
     /// Heavy analyses allowed at once (a server's `--max-analyses`); unset: no limit.
     heavy: std::sync::OnceLock<std::sync::Arc<tokio::sync::Semaphore>>,
+    /// Where submissions come from (the CLI: a local submitter and its folder); unset: a server, URLs only.
+    origin: std::sync::OnceLock<falcon_exp::code::Origin>,
 }
 
 impl Ctx {
@@ -36,7 +38,18 @@ impl Ctx {
             exp: OnceCell::new(),
             analysis: OnceCell::new(),
             heavy: std::sync::OnceLock::new(),
+            origin: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Submissions come from a user on this machine standing in `dir` (set once; later calls change nothing).
+    pub(crate) fn submit_from(&self, dir: std::path::PathBuf) {
+        let _ = self.origin.set(falcon_exp::code::Origin::local(dir));
+    }
+
+    /// Where submissions come from.
+    pub(crate) fn origin(&self) -> falcon_exp::code::Origin {
+        self.origin.get().cloned().unwrap_or_default()
     }
 
     /// The configuration it runs with (loaded now if it was deferred).

@@ -35,6 +35,10 @@ pub struct ListQuery {
     pub labels: Vec<String>,
     /// Only experiments of this name.
     pub name: Option<String>,
+    /// Only experiments at this commit (a prefix of 4 or more hex digits, or the full SHA).
+    pub commit: Option<String>,
+    /// Only experiments on this branch.
+    pub branch: Option<String>,
     /// Only experiments older than this id.
     pub before: Option<String>,
     /// Only experiments created within this duration (`90s`, `2h`, `7d`).
@@ -103,6 +107,13 @@ impl ListQuery {
                 .map_err(|e| usage(format!("scenario: {e}")))?,
             labels: parse_labels(&self.labels)?,
             name: self.name.clone().filter(|n| !n.is_empty()),
+            commit: match self.commit.as_deref().map(|c| c.trim().to_ascii_lowercase()) {
+                Some(c) if c.len() < 4 || c.len() > 64 || !c.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                    return Err(usage(format!("commit `{c}`: a commit is 4 to 64 hex digits (a SHA or its start)")))
+                }
+                other => other,
+            },
+            branch: self.branch.clone().filter(|b| !b.is_empty()),
             before: self
                 .before
                 .as_deref()
@@ -243,7 +254,7 @@ pub(crate) async fn submit_experiment(
 ) -> Result<(ExperimentDetail, Vec<WorkerEvent>)> {
     let exp = cx.exp().await?;
     placeable(exp, spec, "")?;
-    let rec = exp.submit(spec).await?;
+    let rec = exp.submit_from(spec, None, &cx.origin()).await?;
     progress(SubmitProgress::Submitted(&rec));
     if !wait {
         return Ok((detail(cx, exp.show(rec.id).await?).await?, Vec::new()));
@@ -460,14 +471,16 @@ pub struct HistoryQuery {
     pub name: Option<String>,
     pub config_hash: Option<String>,
     pub label: Vec<String>,
+    pub branch: Option<String>,
     pub metric: String,
 }
 
 pub(crate) async fn history(cx: &Ctx, req: &HistoryQuery) -> Result<HistoryView> {
     let (name, config_hash, metric) = (req.name.clone(), req.config_hash.clone(), req.metric.as_str());
     let labels = parse_labels(&req.label)?;
-    if name.is_none() && config_hash.is_none() && labels.is_empty() {
-        return Err(AppError::new(ErrorKind::Usage, "name the series: by its name, config hash or labels"));
+    let branch = req.branch.clone().filter(|b| !b.is_empty());
+    if name.is_none() && config_hash.is_none() && labels.is_empty() && branch.is_none() {
+        return Err(AppError::new(ErrorKind::Usage, "name the series: by its name, config hash, labels or branch"));
     }
     // `--config-hash` takes the full hash or a prefix (the 12 characters `exp list` prints).
     let config_hash = config_hash.map(|h| h.trim().to_ascii_lowercase());
@@ -476,7 +489,7 @@ pub(crate) async fn history(cx: &Ctx, req: &HistoryQuery) -> Result<HistoryView>
             return Err(AppError::usage(format!("config-hash {h}: a config hash is hex digits (or their start)")));
         }
     }
-    let filter = ExperimentFilter { name, config_hash, labels, ..Default::default() };
+    let filter = ExperimentFilter { name, config_hash, labels, branch, ..Default::default() };
     let exp = cx.exp().await?;
     let history = exp.history(&filter, metric).await?;
     let completed =

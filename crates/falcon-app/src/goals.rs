@@ -208,7 +208,7 @@ pub(crate) async fn submit_session(
     }
     // The axes are kept so that the session's grid can be drawn (the dashboard's session page).
     let sweep_json = serde_json::json!({ "file": request.file_label, "experiments": specs.len(), "axes": axes });
-    let view = exp.submit_session(request.name, request.goal, sweep_json, &specs).await?;
+    let view = exp.submit_session_from(request.name, request.goal, sweep_json, &specs, &cx.origin()).await?;
     on_submitted(&view);
     if !request.wait {
         return Ok((session_detail(cx, view, None).await?, Vec::new()));

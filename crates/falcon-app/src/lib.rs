@@ -33,6 +33,7 @@
 //! - **Invariants:** a use case exists once; missing parts of a composed answer are notes, not failures
 
 pub mod accuracy;
+pub mod bisect;
 pub mod context;
 pub mod contract;
 mod ctx;
@@ -123,6 +124,42 @@ impl App {
     /// nothing): one more is refused as `too_many_requests` rather than queued.
     pub fn limit_heavy_analyses(&self, n: usize) {
         self.cx.limit_heavy_analyses(n)
+    }
+
+    // ---- Bisections ([`bisect`]): which commit moved a metric
+
+    /// Starts a bisection ([`falcon_exp::bisect`]): the ends resolved, the first-parent commits between them listed,
+    /// a session recorded and the ends' runs submitted. The worker (or [`App::wait_bisect`]) carries it on.
+    pub async fn start_bisect(&self, request: &requests::BisectStartRequest) -> Result<contract::BisectView> {
+        bisect::start(&self.cx, request).await
+    }
+
+    /// A bisection's state now (its stored answer once decided), without taking a step.
+    pub async fn bisect(&self, id: SessionId) -> Result<contract::BisectView> {
+        bisect::show(&self.cx, id).await
+    }
+
+    /// Takes one step of a bisection: what its runs say now, and the runs it needs next submitted.
+    pub async fn advance_bisect(&self, id: SessionId) -> Result<contract::BisectView> {
+        bisect::advance(&self.cx, id).await
+    }
+
+    /// Carries a bisection to its answer here (the embedded worker of `falcon bisect --wait`); `progress` hears of
+    /// each step whose runs changed. At `timeout` it is left searching, for the worker.
+    pub async fn wait_bisect(
+        &self,
+        id: SessionId,
+        timeout: Option<Duration>,
+        progress: impl FnMut(&contract::BisectView),
+    ) -> Result<contract::BisectView> {
+        bisect::wait(&self.cx, id, timeout, progress).await
+    }
+
+    /// Submissions come from a user on this machine standing in `dir` (the CLI): a spec's `code.repo` may name a
+    /// local repository, and a spec without `code` records the git work tree around `dir`. Without it (a server),
+    /// `code.repo` must be a URL and nothing is recorded from a work tree. Set once.
+    pub fn submit_from(&self, dir: std::path::PathBuf) {
+        self.cx.submit_from(dir)
     }
 
     /// Closes what was connected (pools drain; SQLite checkpoints its log).

@@ -15,6 +15,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::experiments::ListQuery;
 
 mod analysis;
+mod bisect;
 mod check;
 mod experiment;
 mod goals;
@@ -22,6 +23,7 @@ pub use analysis::{
     default_kernel_p, AccuracyRequest, KernelAnalyzeRequest, KernelCompareRequest, ProfileAnalyzeRequest,
     ProfileCompareRequest, ProfileTraceRequest, ToolName, TraceAnalysisName,
 };
+pub use bisect::{BisectShowRequest, BisectStartRequest, DEFAULT_MAX_RUNS, DEFAULT_MIN_RUNS, REF_PATTERN};
 pub use check::{checked, read};
 pub use experiment::{
     ExperimentArtifactsRequest, ExperimentDiffRequest, ExperimentProfileCompareRequest, ExperimentRef,
@@ -41,6 +43,9 @@ pub const MAX_PAGE: u32 = 1000;
 /// spellings it forgives (upper-case units, `0h30m`, spaces). With a `minLength` of 2 (the pattern alone matches
 /// the empty string: JSON Schema's regexes are not all engines' lookaheads).
 pub const DURATION_PATTERN: &str = "^([1-9][0-9]{0,8}d)?([1-9][0-9]{0,8}h)?([1-9][0-9]{0,8}m)?([1-9][0-9]{0,8}s)?$";
+
+/// A commit SHA or its prefix: 4 to 64 lowercase hex digits.
+pub const COMMIT_PATTERN: &str = "^[0-9a-f]{4,64}$";
 
 /// [`DEFAULT_PAGE`], as serde's `default =` takes it (an argument struct with other fields uses it too).
 pub fn default_page() -> u32 {
@@ -68,6 +73,14 @@ pub struct ExperimentListRequest {
     /// Only experiments of this name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Only experiments that ran this commit (its full SHA or a prefix of at least 4 hex digits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = COMMIT_PATTERN))]
+    pub commit: Option<String>,
+    /// Only experiments whose code was on this branch (named by the spec, or checked out in the work tree).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 255))]
+    pub branch: Option<String>,
     /// `KEY=VALUE` label conditions, all of which must hold (at most 32); one or a list.
     #[serde(default, deserialize_with = "one_or_many", skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 32), inner(regex(pattern = r"^[^=]+=.*$")))]
@@ -101,6 +114,8 @@ impl Default for ExperimentListRequest {
             session: None,
             scenario: None,
             name: None,
+            commit: None,
+            branch: None,
             label: Vec::new(),
             since: None,
             limit: DEFAULT_PAGE,
@@ -122,6 +137,8 @@ impl ExperimentListRequest {
             scenario: self.scenario.map(|s| s.as_str().to_string()),
             labels: self.label.clone(),
             name: self.name.clone(),
+            commit: self.commit.clone(),
+            branch: self.branch.clone(),
             before: self.before.clone(),
             since: self.since.clone(),
             limit: self.limit,
@@ -422,6 +439,11 @@ pub struct ExperimentHistoryRequest {
     #[serde(default, deserialize_with = "one_or_many", skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 32), inner(regex(pattern = r"^[^=]+=.*$")))]
     pub label: Vec<String>,
+    /// The series: experiments whose code was on this branch (named by the spec, or checked out in the work
+    /// tree it was submitted from).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 255))]
+    pub branch: Option<String>,
     /// The metric.
     #[serde(default = "default_metric")]
     #[schemars(regex(pattern = METRIC_PATTERN))]
@@ -437,6 +459,7 @@ impl ExperimentHistoryRequest {
             name: self.name.clone(),
             config_hash: self.config_hash.clone(),
             label: self.label.clone(),
+            branch: self.branch.clone(),
             metric: self.metric.clone(),
         })
     }

@@ -30,6 +30,8 @@ pub enum WorkerEvent {
     Analyzed { experiment: ExperimentId, analysis: String, mfu: Option<f64> },
     /// An analysis failed; the failure is recorded in its summary row so it is not retried forever.
     AnalysisFailed { experiment: ExperimentId, analysis: String, error: String },
+    /// A bisection this pass decided.
+    Bisected { session: falcon_core::ids::SessionId, culprit: Option<String>, message: String },
     /// A problem that did not stop the pass (a job that could not be placed, a backend error, …).
     Warning { message: String },
 }
@@ -95,6 +97,17 @@ pub(crate) async fn worker_pass(cx: &Ctx) -> Result<Vec<WorkerEvent>> {
     let mut events: Vec<WorkerEvent> =
         tick.errors.iter().chain(&reconciled.errors).map(|e| WorkerEvent::Warning { message: e.to_string() }).collect();
     events.extend(reconciled.moved.iter().map(|(id, status)| WorkerEvent::Status { experiment: *id, status: *status }));
+    // Bisections still searching take a step: runs that ended are read, the next ones submitted.
+    match exp.advance_bisects().await {
+        Ok(steps) => events.extend(steps.into_iter().filter_map(|(session, step)| match step {
+            Ok(o) if o.state == "decided" => {
+                Some(WorkerEvent::Bisected { session, culprit: o.culprit.map(|c| c.commit), message: o.message })
+            }
+            Ok(_) => None,
+            Err(e) => Some(WorkerEvent::Warning { message: format!("bisection {session}: {e}") }),
+        })),
+        Err(e) => events.push(WorkerEvent::Warning { message: format!("bisections: {e}") }),
+    }
     events.extend(analyze_completed(cx).await);
     Ok(events)
 }

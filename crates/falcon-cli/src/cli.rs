@@ -3,7 +3,9 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+mod bisect;
 mod profile;
+pub use bisect::BisectArgs;
 pub use profile::*;
 
 /// Falcon: run, track and understand ML performance experiments on TPU/GPU clusters.
@@ -67,6 +69,9 @@ pub enum Command {
     /// Sessions, a sweep submitted as a batch of experiments: submit, show.
     #[command(subcommand)]
     Session(SessionCommand),
+    /// Which commit moved a metric: runs the spec at commits between a good and a bad end, repeating runs until
+    /// run-level verdicts decide, and names the culprit (a session holds the search and its runs).
+    Bisect(BisectArgs),
     /// Resource pools: list.
     #[command(subcommand)]
     Pool(PoolCommand),
@@ -508,6 +513,9 @@ pub struct HistoryArgs {
     /// Experiments with this label (`key=value`).
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
+    /// Experiments whose code was on this branch.
+    #[arg(long)]
+    pub branch: Option<String>,
     /// Exit 5 when a change point is a regression.
     #[arg(long)]
     pub fail_on_regression: bool,
@@ -520,6 +528,7 @@ impl From<&HistoryArgs> for falcon_app::requests::ExperimentHistoryRequest {
             name: a.name.clone(),
             config_hash: a.config_hash.clone(),
             label: a.labels.clone(),
+            branch: a.branch.clone(),
             metric: a.metric.clone(),
         }
     }
@@ -633,6 +642,8 @@ impl From<&ListArgs> for falcon_app::requests::ExperimentListRequest {
             session: a.session.clone(),
             scenario: a.scenario,
             name: a.name.clone(),
+            commit: a.commit.clone(),
+            branch: a.branch.clone(),
             label: a.labels.clone(),
             since: a.since.clone(),
             limit: a.limit,
@@ -660,6 +671,12 @@ pub struct ListArgs {
     /// Only experiments of this name.
     #[arg(long)]
     pub name: Option<String>,
+    /// Only experiments that ran this commit (a SHA or its first 4+ hex digits).
+    #[arg(long)]
+    pub commit: Option<String>,
+    /// Only experiments whose code was on this branch.
+    #[arg(long)]
+    pub branch: Option<String>,
     /// Only experiments with this label (`key=value`, repeatable).
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,

@@ -62,6 +62,8 @@ pub enum Group {
     Resources,
     /// The workload's environment variables.
     Env,
+    /// The code it ran: commit, branch, repository, uncommitted changes.
+    Code,
     /// Everything else.
     Other,
     /// What an experiment is called and what it is for (name, goal, session, baseline, Falcon's labels), not
@@ -71,7 +73,7 @@ pub enum Group {
 
 impl Group {
     /// Every group, in declaration order.
-    pub const ALL: [Group; 9] = [
+    pub const ALL: [Group; 10] = [
         Group::Model,
         Group::Parallelism,
         Group::Remat,
@@ -79,6 +81,7 @@ impl Group {
         Group::Precision,
         Group::Resources,
         Group::Env,
+        Group::Code,
         Group::Other,
         Group::Bookkeeping,
     ];
@@ -93,6 +96,7 @@ impl Group {
             Group::Precision => "precision",
             Group::Resources => "resources",
             Group::Env => "env",
+            Group::Code => "code",
             Group::Other => "other",
             Group::Bookkeeping => "bookkeeping",
         }
@@ -235,12 +239,46 @@ fn walk(path: &mut Vec<String>, values: &[Option<&Value>], rows: &mut Vec<NwayRo
 /// The prefix of the labels Falcon sets itself (`falcon.dev/experiment` on jobs).
 pub const FALCON_LABEL_PREFIX: &str = "falcon.dev/";
 
+/// [`diff`] of two experiments' specs with the code they ran beside it: the spec's `code.ref` (a branch may stand
+/// for two commits) gives way to the recorded `code.commit`, `code.branch`, `code.repo`, `code.dirty` and
+/// `code.diff_sha256`, so a change of code shows even when both specs say `ref: main`, and an experiment recorded
+/// from a work tree shows its commit too.
+pub fn diff_with_code(
+    a: &falcon_infra::meta::ExperimentRecord,
+    b: &falcon_infra::meta::ExperimentRecord,
+) -> Vec<Change> {
+    let mut changes: Vec<Change> =
+        diff(&a.spec, &b.spec).into_iter().filter(|c| !c.path.starts_with("code.")).collect();
+    let fields = |r: &falcon_infra::meta::ExperimentRecord| -> Vec<(&'static str, Option<Value>)> {
+        let c = r.code.as_ref();
+        vec![
+            ("code.commit", c.map(|c| Value::String(c.commit.clone()))),
+            ("code.branch", c.and_then(|c| c.branch.clone()).map(Value::String)),
+            ("code.repo", c.and_then(|c| c.repo.clone()).map(Value::String)),
+            ("code.dirty", c.and_then(|c| c.dirty).map(Value::Bool)),
+            ("code.diff_sha256", c.and_then(|c| c.diff_sha256.clone()).map(Value::String)),
+        ]
+    };
+    for ((path, va), (_, vb)) in fields(a).into_iter().zip(fields(b)) {
+        let kind = match (&va, &vb) {
+            (None, None) => continue,
+            (Some(x), Some(y)) if x == y => continue,
+            (None, Some(_)) => ChangeKind::Added,
+            (Some(_), None) => ChangeKind::Removed,
+            (Some(_), Some(_)) => ChangeKind::Changed,
+        };
+        changes.push(Change { path: path.to_string(), kind, a: va, b: vb, group: Group::Code });
+    }
+    changes
+}
+
 /// The group of a path (segments), as the module docs describe.
 pub fn group_of(path: &[String]) -> Group {
     let first = path.first().map(String::as_str).unwrap_or("");
     match first {
         "resources" => return Group::Resources,
         "env" => return Group::Env,
+        "code" => return Group::Code,
         "workload" => {
             return if path.get(1).map(String::as_str) == Some("env") { Group::Env } else { Group::Other };
         }

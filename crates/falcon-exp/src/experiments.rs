@@ -112,8 +112,41 @@ impl Exp {
         spec: &ExperimentSpec,
         session: Option<falcon_core::ids::SessionId>,
     ) -> Result<ExperimentRecord> {
+        self.submit_from(spec, session, &crate::code::Origin::default()).await
+    }
+
+    /// [`Exp::submit_in`] from `origin`: a spec's `code` is resolved to a commit and snapshotted once
+    /// ([`crate::code`]), and the job runs in a checkout of it; a spec without `code` records the work tree
+    /// `origin` stands in. A ref that names no commit, a repository that cannot be read, or a snapshot that
+    /// cannot be stored refuses the submission before anything is recorded.
+    pub async fn submit_from(
+        &self,
+        spec: &ExperimentSpec,
+        session: Option<falcon_core::ids::SessionId>,
+        origin: &crate::code::Origin,
+    ) -> Result<ExperimentRecord> {
         let resolved = substitute(spec).map_err(|e| ExpError::Invalid(e.to_string()))?;
         self.check_references(spec.goal, spec.baseline, "the spec's").await?;
+        let code = self.prepare_code(spec, origin).await?;
+        let staged = code.staged.as_deref();
+        let result = self.record_and_queue(spec, &resolved, session, code.record.clone(), staged).await;
+        if let Some(staged) = staged {
+            let _ = std::fs::remove_file(staged); // moved into the job's folder, or left by a failure
+        }
+        result
+    }
+
+    async fn record_and_queue(
+        &self,
+        spec: &ExperimentSpec,
+        resolved: &ExperimentSpec,
+        session: Option<falcon_core::ids::SessionId>,
+        code: Option<falcon_infra::meta::CodeRecord>,
+        staged: Option<&std::path::Path>,
+    ) -> Result<ExperimentRecord> {
+        // Runs of one spec at two commits are two configurations (a commit only recorded from a work tree is not).
+        let hashed_commit = code.as_ref().filter(|c| c.snapshot.is_some()).map(|c| c.commit.as_str());
+        let config_hash = falcon_core::spec::config_hash_at(spec, hashed_commit);
         let spec_json: serde_json::Value =
             serde_json::from_str(&canonical_json(&serde_json::to_value(spec).expect("a spec serializes")))
                 .expect("canonical JSON parses");
@@ -124,11 +157,12 @@ impl Exp {
             session,
             baseline: spec.baseline,
             spec: spec_json,
-            config_hash: spec.config_hash(),
+            config_hash,
             labels: spec.labels.clone(),
+            code,
         };
         let record = self.meta.insert_experiment(&new).await?;
-        match self.queue_job(&record, &resolved).await {
+        match self.queue_job(&record, resolved, staged).await {
             Ok(job) => {
                 self.meta.set_experiment_job(record.id, job).await?;
                 self.transition(
@@ -149,7 +183,12 @@ impl Exp {
         Ok(self.meta.get_experiment(record.id).await?)
     }
 
-    async fn queue_job(&self, record: &ExperimentRecord, spec: &ExperimentSpec) -> Result<JobId> {
+    async fn queue_job(
+        &self,
+        record: &ExperimentRecord,
+        spec: &ExperimentSpec,
+        staged: Option<&std::path::Path>,
+    ) -> Result<JobId> {
         let id = record.id;
         // The snapshot the workload reads through FALCON_EXP_CONFIG, in the job's own folder beside its attempts'
         // (`[jobs] work_dir`): never in the data dir, which a workload must not see.
@@ -167,8 +206,10 @@ impl Exp {
         );
         let mut labels = spec.labels.clone();
         labels.insert("falcon.dev/experiment".into(), id.to_string());
+        let command = self.place_code(record.code.as_ref(), &dir, staged, &spec.workload.command).await?;
         let job = JobSpec {
             env,
+            command,
             artifact_uri: Some(self.artifacts.uri(&experiment_prefix(id))),
             labels,
             ..job_spec_of(spec, job_name(id))
@@ -270,7 +311,7 @@ impl Exp {
             Ok(resolved) => resolved,
             Err(e) => return Ok(Err(format!("its stored spec cannot be resolved ({e})"))),
         };
-        match self.queue_job(exp, &resolved).await {
+        match self.queue_job(exp, &resolved, None).await {
             Ok(job) => Ok(Ok(job)),
             // Its submitter queued it meanwhile: link that one.
             Err(e) => match self.meta.find_job_by_name(&job_name(exp.id)).await? {
@@ -513,7 +554,7 @@ impl Exp {
     /// Path-level differences between two experiments' specs.
     pub async fn diff(&self, a: ExperimentId, b: ExperimentId) -> Result<Vec<crate::diff::Change>> {
         let (ea, eb) = (self.meta.get_experiment(a).await?, self.meta.get_experiment(b).await?);
-        Ok(crate::diff::diff(&ea.spec, &eb.spec))
+        Ok(crate::diff::diff_with_code(&ea, &eb))
     }
 
     /// The verdict on a metric of two experiments (A is the baseline), at run level: one run a side, the

@@ -385,6 +385,18 @@ impl Exp {
         sweep: serde_json::Value,
         specs: &[ExperimentSpec],
     ) -> Result<SessionView> {
+        self.submit_session_from(name, goal, sweep, specs, &crate::code::Origin::default()).await
+    }
+
+    /// [`Exp::submit_session`] from `origin` (see [`Exp::submit_from`]).
+    pub async fn submit_session_from(
+        &self,
+        name: &str,
+        goal: Option<GoalId>,
+        sweep: serde_json::Value,
+        specs: &[ExperimentSpec],
+        origin: &crate::code::Origin,
+    ) -> Result<SessionView> {
         if specs.is_empty() {
             return Err(ExpError::Invalid("the session has no experiments".into()));
         }
@@ -397,13 +409,16 @@ impl Exp {
                 other => other,
             })?;
         }
-        let session = self.meta.insert_session(&NewSession { goal, name: name.to_string(), spec: sweep }).await?;
+        let session = self
+            .meta
+            .insert_session(&NewSession { goal, name: name.to_string(), spec: sweep, kind: Default::default() })
+            .await?;
         for spec in specs {
             let mut spec = spec.clone();
             if spec.goal.is_none() {
                 spec.goal = goal;
             }
-            self.submit_in(&spec, Some(session.id)).await?;
+            self.submit_from(&spec, Some(session.id), origin).await?;
         }
         self.session(session.id).await
     }

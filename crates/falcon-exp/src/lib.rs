@@ -25,6 +25,8 @@
 //!   no job never need every pool's backend; a verdict between experiments is run-level (the run is the unit of
 //!   evidence), and lists and goal comparisons read summary rows, never metrics files
 
+pub mod bisect;
+pub mod code;
 pub mod diff;
 mod doctor;
 mod error;
@@ -46,7 +48,8 @@ pub use doctor::{doctor, Check, DoctorReport};
 pub use error::{ExpError, Result};
 pub use experiments::PENDING_GRACE;
 pub use falcon_infra::meta::{
-    AnalysisSummary, ArtifactRecord, ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal, SessionRecord,
+    AnalysisSummary, ArtifactRecord, CodeRecord, CodeSnapshot, ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal,
+    SessionKind, SessionRecord,
 };
 pub use falcon_infra::DbBackend;
 pub use falcon_job::PoolUsage;

@@ -113,6 +113,7 @@ async fn run(backend: &'static str, url: &str, args: &Args) -> Result {
             spec: serde_json::json!({"name": format!("exp-{i}"), "config": {"batch_size": 128 << rng.below(4), "remat": "full", "parallelism": {"fsdp": 16}}}),
             config_hash: format!("{:016x}", rng.next()),
             labels: [("team".to_string(), team.to_string()), ("model".to_string(), model)].into(),
+            code: None,
         });
         if batch.len() == 1000 || i + 1 == args.n {
             store.insert_experiments(&batch).await.expect("insert batch");

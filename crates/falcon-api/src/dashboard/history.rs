@@ -45,6 +45,7 @@ async fn build(state: &State, raw: Option<&str>) -> ApiResult<(String, Option<St
         name: Some(name.clone()),
         config_hash: None,
         label: Vec::new(),
+        branch: None,
         metric: metric.clone(),
     };
     let h = state.app.history(&req).await?;

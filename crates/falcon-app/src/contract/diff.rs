@@ -48,6 +48,8 @@ pub enum Group {
     Resources,
     /// The workload's environment variables.
     Env,
+    /// The code it ran: commit, branch, repository, uncommitted changes.
+    Code,
     /// Everything else.
     Other,
     /// What an experiment is called and what it is for (name, goal, session, baseline, Falcon's labels), not
@@ -65,6 +67,7 @@ impl From<exp::Group> for Group {
             exp::Group::Precision => Group::Precision,
             exp::Group::Resources => Group::Resources,
             exp::Group::Env => Group::Env,
+            exp::Group::Code => Group::Code,
             exp::Group::Other => Group::Other,
             exp::Group::Bookkeeping => Group::Bookkeeping,
         }

@@ -44,6 +44,73 @@ pub struct ExperimentRecordView {
     pub created_iso: String,
     /// `updated` as RFC 3339 (UTC).
     pub updated_iso: String,
+    /// The code it ran: the commit its spec's `code` resolved to (checked out for the job), or the git work tree
+    /// it was submitted from (recorded only); `null` when neither.
+    pub code: Option<CodeView>,
+}
+
+/// The code an experiment ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct CodeView {
+    /// The full commit SHA.
+    pub commit: String,
+    /// The branch the spec named or the work tree had checked out.
+    pub branch: Option<String>,
+    /// `spec` (the spec's `code`, checked out for the job) or `work_tree` (recorded from where it was submitted).
+    pub origin: String,
+    /// The repository (absolute path or URL; a work tree's top folder).
+    pub repo: Option<String>,
+    /// The ref as the spec wrote it.
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// Whether the work tree had uncommitted changes (work trees only).
+    pub dirty: Option<bool>,
+    /// SHA-256 of those changes (`git diff HEAD --binary` and the untracked files' names), when dirty.
+    pub diff_sha256: Option<String>,
+    /// The commit's subject line.
+    pub subject: Option<String>,
+    /// Its author.
+    pub author: Option<String>,
+    /// Its committer date (ISO 8601).
+    pub date: Option<String>,
+    /// The tree snapshot the job was checked out from, stored once per tree (spec code only).
+    pub snapshot: Option<CodeSnapshotView>,
+}
+
+/// A commit's tree in the artifact store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct CodeSnapshotView {
+    /// The git tree id.
+    pub tree: String,
+    /// Its key in the artifact store (`code/<tree>.tar.gz`).
+    pub key: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// SHA-256.
+    pub sha256: String,
+}
+
+impl From<&falcon_exp::CodeRecord> for CodeView {
+    fn from(c: &falcon_exp::CodeRecord) -> Self {
+        CodeView {
+            commit: c.commit.clone(),
+            branch: c.branch.clone(),
+            origin: c.origin.clone(),
+            repo: c.repo.clone(),
+            reference: c.reference.clone(),
+            dirty: c.dirty,
+            diff_sha256: c.diff_sha256.clone(),
+            subject: c.subject.clone(),
+            author: c.author.clone(),
+            date: c.date.clone(),
+            snapshot: c.snapshot.as_ref().map(|s| CodeSnapshotView {
+                tree: s.tree.clone(),
+                key: s.key.clone(),
+                size: s.size,
+                sha256: s.sha256.clone(),
+            }),
+        }
+    }
 }
 
 impl From<&falcon_exp::ExperimentRecord> for ExperimentRecordView {
@@ -65,6 +132,7 @@ impl From<&falcon_exp::ExperimentRecord> for ExperimentRecordView {
             updated: r.updated,
             created_iso: r.created.to_rfc3339(),
             updated_iso: r.updated.to_rfc3339(),
+            code: r.code.as_ref().map(CodeView::from),
         }
     }
 }

@@ -5,12 +5,34 @@ use crate::experiments::ExperimentDetail;
 use crate::render::text::new_table;
 
 /// The detail as lines of text, tables included.
+/// `code 4f1c2a9b3d0e (main) "Subject" — checked out from /repo, snapshot code/<tree>.tar.gz`, or for a work tree
+/// `code 4f1c2a9b3d0e (main, dirty: changes 9a8b7c6d5e4f) "Subject" — recorded from the work tree /repo`.
+pub fn code_line(code: &crate::contract::CodeView) -> String {
+    let mut tags: Vec<String> = code.branch.iter().cloned().collect();
+    match (code.dirty, &code.diff_sha256) {
+        (Some(true), Some(hash)) => tags.push(format!("dirty: changes {}", &hash[..hash.len().min(12)])),
+        (Some(true), None) => tags.push("dirty".into()),
+        _ => {}
+    }
+    let tags = if tags.is_empty() { String::new() } else { format!(" ({})", tags.join(", ")) };
+    let subject = code.subject.as_ref().map(|s| format!(" \"{s}\"")).unwrap_or_default();
+    let repo = code.repo.as_deref().unwrap_or("?");
+    let how = match &code.snapshot {
+        Some(s) => format!("checked out from {repo}, snapshot {} ({} bytes)", s.key, s.size),
+        None => format!("recorded from the work tree {repo}"),
+    };
+    format!("code {}{tags}{subject} — {how}", &code.commit[..code.commit.len().min(12)])
+}
+
 pub fn text(detail: &ExperimentDetail) -> String {
     let mut out: Vec<String> = Vec::new();
     let view = &detail.view;
     let r = &view.record;
     out.push(format!("{} {} — {} ({}), attempt {}", r.id, r.name, r.status, r.scenario, r.attempt));
     out.push(format!("config {}  job {}", r.config_hash, r.job.map_or("—".into(), |j| j.to_string())));
+    if let Some(code) = &r.code {
+        out.push(code_line(code));
+    }
     if let Some(retries) = r.spec.get("retries").and_then(|v| v.as_u64()) {
         let codes: Vec<String> = r
             .spec

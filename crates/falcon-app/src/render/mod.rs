@@ -4,6 +4,7 @@
 //! (`text`), so both show the same rows; the terminal front end picks the text form.
 
 pub mod accuracy;
+pub mod bisect;
 pub mod compare_html;
 pub mod compare_md;
 pub mod compare_table;

@@ -168,6 +168,7 @@ async fn a_sessions_goodput_sums_its_experiments_chip_seconds() {
         name: Some("q-20".into()),
         config_hash: None,
         label: Vec::new(),
+        branch: None,
         metric: "goodput_percent".into(),
     };
     let history = json(&app.history(&request).await.unwrap());

@@ -27,6 +27,7 @@ fn history(name: Option<&str>, config_hash: Option<&str>, metric: &str) -> Exper
         name: name.map(String::from),
         config_hash: config_hash.map(String::from),
         label: Vec::new(),
+        branch: None,
         metric: metric.into(),
     }
 }

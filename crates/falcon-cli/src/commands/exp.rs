@@ -141,7 +141,8 @@ pub(crate) async fn submit(
     timeout: Option<std::time::Duration>,
 ) -> anyhow::Result<ExitCode> {
     let text = falcon_app::files::read_spec_file(file)?;
-    let spec = falcon_core::spec::parse_spec(&text, &file.display().to_string())?;
+    let mut spec = falcon_core::spec::parse_spec(&text, &file.display().to_string())?;
+    spec.anchor_code(file.parent().unwrap_or(std::path::Path::new(".")));
     let json = global.json;
     let (view, events) = app
         .submit_experiment(&spec, wait, timeout, |p| match p {

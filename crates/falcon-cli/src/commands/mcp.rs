@@ -8,6 +8,10 @@ use std::sync::Arc;
 
 pub async fn run(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<ExitCode> {
     let app = Arc::new(crate::settings::app(global));
+    // Over stdio the client is the user's own agent on this machine: it submits as the CLI does.
+    if let Ok(dir) = std::env::current_dir() {
+        app.submit_from(dir);
+    }
     // A bad configuration fails here, before a client is told the server is up.
     app.config()?;
     let stop = async {

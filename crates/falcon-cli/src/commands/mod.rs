@@ -2,6 +2,7 @@
 
 mod accuracy;
 mod accuracy_tensors;
+mod bisect;
 mod config;
 mod doctor;
 mod exp;
@@ -29,6 +30,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let global = &cli.global;
     // Connects nothing until a use case needs it; init, doctor and config show read the settings themselves.
     let app = crate::settings::app(global);
+    // The user submits from here: a spec's `code.repo` may be a local path, and the work tree around this folder
+    // is recorded for a spec without `code`.
+    if let Ok(dir) = std::env::current_dir() {
+        app.submit_from(dir);
+    }
     let result = match &cli.command {
         Command::Init(args) => init::run(global, args).await,
         Command::Doctor => doctor::run(global).await,
@@ -38,6 +44,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Gc(args) => gc::run(global, &app, args).await,
         Command::Goodput(args) => goodput::run(global, &app, args).await,
         Command::Goal(command) => goal::run(global, &app, command).await,
+        Command::Bisect(args) => bisect::run(global, &app, args).await,
         Command::Session(command) => session::run(global, &app, command).await,
         Command::Pool(crate::cli::PoolCommand::List(page)) => session::pools(global, &app, page).await,
         Command::Profile(command) => profile::run(global, &app, command).await,

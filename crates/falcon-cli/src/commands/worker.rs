@@ -60,6 +60,9 @@ pub(crate) fn report_events(json_lines: bool, events: &[WorkerEvent]) -> anyhow:
                 "falcon worker: {experiment} {analysis} analysed{}",
                 mfu.map_or(String::new(), |m| format!(" (MFU {:.2}%)", m * 100.0))
             ),
+            WorkerEvent::Bisected { session, message, .. } => {
+                eprintln!("falcon worker: bisection {session}: {message}")
+            }
         }
     }
     Ok(())

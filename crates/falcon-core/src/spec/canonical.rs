@@ -66,7 +66,18 @@ pub fn hashed_part(spec: &ExperimentSpec) -> Value {
 /// Hex SHA-256 of the canonical JSON of [`hashed_part`]: equal for specs that run the same configuration
 /// on the same hardware shape.
 pub fn config_hash(spec: &ExperimentSpec) -> String {
-    let digest = Sha256::digest(canonical_json(&hashed_part(spec)).as_bytes());
+    config_hash_at(spec, None)
+}
+
+/// [`config_hash`] of a spec whose `code` resolved to `commit`: the full commit joins the hashed part (as
+/// `"code"`), so runs of one spec at two commits are two configurations, each with its own run-to-run history.
+/// A commit a work tree only recorded (a spec without `code`) is not hashed: `None` gives [`config_hash`].
+pub fn config_hash_at(spec: &ExperimentSpec, commit: Option<&str>) -> String {
+    let mut part = hashed_part(spec);
+    if let Some(commit) = commit {
+        part["code"] = json!(commit);
+    }
+    let digest = Sha256::digest(canonical_json(&part).as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -3,8 +3,9 @@
 //! `config` keys Falcon reads and the parallelism product), in the order a person would fix them.
 
 use super::{
-    substitute, Capacity, Document, ExperimentSpec, FieldPath, SpecError, Spot, MAX_RETRIES, PARALLELISM_AXES,
-    POSITIVE_CONFIG_KEYS, PROFILE_FIELDS, RESERVED_ENV, RESOURCES_FIELDS, SPEC_FIELDS, WORKLOAD_FIELDS,
+    substitute, Capacity, Document, ExperimentSpec, FieldPath, SpecError, Spot, CODE_FIELDS, MAX_RETRIES,
+    PARALLELISM_AXES, POSITIVE_CONFIG_KEYS, PROFILE_FIELDS, RESERVED_ENV, RESOURCES_FIELDS, SPEC_FIELDS,
+    WORKLOAD_FIELDS,
 };
 use crate::catalog::{self, AcceleratorType};
 use crate::config::Platform;
@@ -29,9 +30,12 @@ pub fn spec_from_document(doc: &Document) -> Result<ExperimentSpec, SpecError> {
             .with_hint(format!("a spec's fields: {}", SPEC_FIELDS.join(", "))));
     }
     check_keys(doc, &[], root, &SPEC_FIELDS)?;
-    for (field, known) in
-        [("workload", &WORKLOAD_FIELDS[..]), ("resources", &RESOURCES_FIELDS), ("profile", &PROFILE_FIELDS)]
-    {
+    for (field, known) in [
+        ("workload", &WORKLOAD_FIELDS[..]),
+        ("resources", &RESOURCES_FIELDS),
+        ("profile", &PROFILE_FIELDS),
+        ("code", &CODE_FIELDS),
+    ] {
         if let Some(Value::Object(map)) = root.get(field) {
             check_keys(doc, &[field.to_string()], map, known)?;
         }
@@ -218,6 +222,14 @@ fn check(spec: &mut ExperimentSpec, doc: &Document) -> Result<(), SpecError> {
     for key in spec.labels.keys() {
         if key.trim().is_empty() {
             return Err(err(&["labels"], "a label needs a name".into()));
+        }
+    }
+    if let Some(code) = &spec.code {
+        if let Some(problem) = super::Code::repo_problem(&code.repo) {
+            return Err(err(&["code", "repo"], problem));
+        }
+        if let Some(problem) = super::Code::ref_problem(&code.reference) {
+            return Err(err(&["code", "ref"], problem).with_hint("e.g. `main`, `v1.2`, `4f1c2a9`, `main~3`"));
         }
     }
     // Placeholders must resolve now, not when the job starts.

@@ -39,7 +39,7 @@ mod duration;
 mod source;
 mod template;
 
-pub use canonical::{canonical_json, config_hash, hashed_part};
+pub use canonical::{canonical_json, config_hash, config_hash_at, hashed_part};
 pub use check::{did_you_mean, spec_from_document};
 pub use duration::{format_duration, parse_duration};
 pub use source::{parse_document, Document, SourceMap, Spot, MAX_BYTES};
@@ -106,6 +106,95 @@ pub struct ExperimentSpec {
     /// Free labels, copied to jobs.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "de::string_map")]
     pub labels: BTreeMap<String, String>,
+    /// The code the workload runs: a git repository and a ref, resolved to a full commit at submit; the job runs
+    /// its command in a checkout of that commit. Without it, a spec submitted from inside a git work tree records
+    /// that tree's commit, branch and dirty state (nothing is checked out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<Code>,
+}
+
+/// The code an experiment runs (`code:` in a spec).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Code {
+    /// The repository: a local path (relative to the spec file's folder when the CLI reads it) or a URL git can
+    /// fetch (`https://…`, `ssh://…`, `git@host:path`). The HTTP API takes URLs only: a path would be read with
+    /// the server's rights (the CLI and MCP over stdio run as the user and take both).
+    pub repo: String,
+    /// A branch, tag or commit (full or abbreviated SHA; `main~3` and `v1.2^` too); default `HEAD`.
+    #[serde(rename = "ref", default = "head")]
+    pub reference: String,
+}
+
+fn head() -> String {
+    "HEAD".to_string()
+}
+
+/// Longest `code.ref`.
+pub const MAX_CODE_REF: usize = 255;
+
+/// Longest `code.repo`.
+pub const MAX_CODE_REPO: usize = 4096;
+
+impl Code {
+    /// Why `code.ref` cannot be handed to git (it would read as an option, or names a reflog or a range),
+    /// if it cannot. Allowed: letters, digits and `/ . _ - + @ ~ ^`, not starting with `-`, without `..`, `@{` or
+    /// `//`, at most [`MAX_CODE_REF`] characters.
+    pub fn ref_problem(reference: &str) -> Option<String> {
+        let allowed = |c: char| c.is_ascii_alphanumeric() || "/._-+@~^".contains(c);
+        if reference.is_empty() {
+            return Some("is empty: name a branch, tag or commit".into());
+        }
+        if reference.chars().count() > MAX_CODE_REF {
+            return Some(format!("is longer than {MAX_CODE_REF} characters"));
+        }
+        if reference.starts_with('-') {
+            return Some(format!("`{reference}` starts with `-`, which git would read as an option"));
+        }
+        if let Some(c) = reference.chars().find(|c| !allowed(*c)) {
+            return Some(format!(
+                "`{}` holds {c:?}: a ref is letters, digits and `/ . _ - + @ ~ ^`",
+                reference.escape_debug()
+            ));
+        }
+        for bad in ["..", "@{", "//"] {
+            if reference.contains(bad) {
+                return Some(format!("`{reference}` holds `{bad}`: name one commit, not a range or a reflog entry"));
+            }
+        }
+        None
+    }
+
+    /// Why `code.repo` cannot be used, if it cannot: empty, too long, or holding a control character; a
+    /// repository whose name starts with `-` would read as an option.
+    pub fn repo_problem(repo: &str) -> Option<String> {
+        if repo.trim().is_empty() {
+            return Some("is empty: name a repository (a path or a URL)".into());
+        }
+        if repo.chars().count() > MAX_CODE_REPO {
+            return Some(format!("is longer than {MAX_CODE_REPO} characters"));
+        }
+        if repo.chars().any(char::is_control) {
+            return Some("holds a control character".into());
+        }
+        if repo.starts_with('-') {
+            return Some(format!("`{repo}` starts with `-`, which git would read as an option"));
+        }
+        None
+    }
+
+    /// Whether `repo` names a remote git can fetch (`scheme://…` or scp-like `user@host:path`) rather than a
+    /// local path. `file://` counts as a URL here; the API refuses it like a path.
+    pub fn is_url(repo: &str) -> bool {
+        if repo.contains("://") {
+            return true;
+        }
+        // scp-like: `[user@]host:path`, the colon before any slash.
+        match repo.split_once(':') {
+            Some((host, _)) => !host.is_empty() && !host.contains('/') && host.len() > 1,
+            None => false,
+        }
+    }
 }
 
 /// What runs: a command in an image.
@@ -231,19 +320,21 @@ pub const MAX_RETRIES: u32 = 99;
 pub const MAX_RETRY_EXIT_CODES: usize = 16;
 
 /// Environment variables Falcon sets for every workload (docs/DESIGN.md §2); a spec may not set them itself.
-pub const RESERVED_ENV: [&str; 5] = [
+pub const RESERVED_ENV: [&str; 7] = [
     "FALCON_EXP_ID",
     "FALCON_EXP_CONFIG",
     "FALCON_ARTIFACT_DIR",
     "FALCON_PROFILE_START_STEP",
     "FALCON_PROFILE_NUM_STEPS",
+    "FALCON_CODE_COMMIT",
+    "FALCON_CODE_DIR",
 ];
 
 /// The parallelism axes `config.parallelism` may name; their product must equal the job's devices.
 pub const PARALLELISM_AXES: [&str; 6] = ["dp", "fsdp", "tp", "pp", "ep", "sp"];
 
 /// Top-level spec fields.
-pub const SPEC_FIELDS: [&str; 13] = [
+pub const SPEC_FIELDS: [&str; 14] = [
     "name",
     "scenario",
     "goal",
@@ -257,7 +348,9 @@ pub const SPEC_FIELDS: [&str; 13] = [
     "retries",
     "retry_on_exit_codes",
     "labels",
+    "code",
 ];
+const CODE_FIELDS: [&str; 2] = ["repo", "ref"];
 const WORKLOAD_FIELDS: [&str; 4] = ["framework", "image", "command", "env"];
 const RESOURCES_FIELDS: [&str; 7] =
     ["accelerator", "slices", "zones", "capacity", "devices", "reservation", "topology"];
@@ -284,6 +377,17 @@ impl ExperimentSpec {
     /// Hex SHA-256 of the canonical snapshot; see [`config_hash`].
     pub fn config_hash(&self) -> String {
         config_hash(self)
+    }
+
+    /// Reads a relative local `code.repo` from `folder` (the spec file's): the spec then names the repository
+    /// wherever it is submitted from. URLs and absolute paths are left as they are.
+    pub fn anchor_code(&mut self, folder: &std::path::Path) {
+        if let Some(code) = &mut self.code {
+            let relative = !Code::is_url(&code.repo) && std::path::Path::new(&code.repo).is_relative();
+            if relative {
+                code.repo = folder.join(&code.repo).display().to_string();
+            }
+        }
     }
 }
 

@@ -27,6 +27,7 @@ async fn a_finished_experiment_ends_only_once_its_outputs_are_indexed() {
         spec: serde_json::json!({"name": "indexed"}),
         config_hash: "h".into(),
         labels: BTreeMap::new(),
+        code: None,
     };
     let id = meta.insert_experiment(&new).await.unwrap().id;
     let job = NewJob { name: id.to_string(), spec: serde_json::json!({}), priority: 0, labels: BTreeMap::new() };

@@ -24,6 +24,7 @@ fn experiment(
         spec: serde_json::json!({ "name": format!("run-{i}"), "config": { "i": i } }),
         config_hash: format!("h{i}"),
         labels: Default::default(),
+        code: None,
     }
 }
 
@@ -81,8 +82,15 @@ async fn goal_compare_ranks_every_completed_experiment_of_the_goal() {
 #[tokio::test]
 async fn session_show_lists_every_experiment_in_submission_order() {
     let (_dir, exp, meta) = setup().await;
-    let session =
-        meta.insert_session(&NewSession { goal: None, name: "big".into(), spec: serde_json::json!({}) }).await.unwrap();
+    let session = meta
+        .insert_session(&NewSession {
+            goal: None,
+            name: "big".into(),
+            spec: serde_json::json!({}),
+            kind: Default::default(),
+        })
+        .await
+        .unwrap();
     let news: Vec<_> = (0..N).map(|i| experiment(i, None, Some(session.id))).collect();
     let ids = meta.insert_experiments(&news).await.unwrap();
     let view = exp.session(session.id).await.unwrap();

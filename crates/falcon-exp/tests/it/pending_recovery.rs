@@ -20,6 +20,7 @@ fn new_experiment(name: &str) -> NewExperiment {
         spec: serde_json::json!({"name": name}),
         config_hash: "h".into(),
         labels: BTreeMap::new(),
+        code: None,
     }
 }
 

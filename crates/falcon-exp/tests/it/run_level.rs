@@ -86,6 +86,7 @@ impl Env {
             spec: serde_json::json!({ "name": name, "config": { "tag": tag.to_string() } }),
             config_hash: hash(tag),
             labels: Default::default(),
+            code: None,
         };
         let id = self.meta.insert_experiment(&new).await.unwrap().id;
         let factor = (run_sd * self.normal()).exp();
@@ -143,7 +144,7 @@ async fn a_a_pairs_of_one_config_are_never_a_change_and_use_the_config_history()
 #[tokio::test]
 async fn repeats_by_session_and_config_hash_find_a_large_shift_and_ask_for_repeats_on_a_small_one() {
     let mut env = setup().await;
-    let session = NewSession { goal: None, name: "a".into(), spec: serde_json::json!({}) };
+    let session = NewSession { goal: None, name: "a".into(), spec: serde_json::json!({}), kind: Default::default() };
     let sa = env.meta.insert_session(&session).await.unwrap().id;
     for i in 0..3 {
         env.run(&format!("a-r{i}"), 'a', 0.10, None, Some(sa)).await;
@@ -174,7 +175,7 @@ async fn repeats_by_session_and_config_hash_find_a_large_shift_and_ask_for_repea
     assert_eq!(missing.unwrap_err().kind(), ErrorKind::NotFound);
     let none: RunSet = "config:0123456789ab".parse().unwrap();
     assert!(matches!(env.exp.resolve_runs(&none).await, Err(ExpError::NotFound(_))));
-    let empty = NewSession { goal: None, name: "e".into(), spec: serde_json::json!({}) };
+    let empty = NewSession { goal: None, name: "e".into(), spec: serde_json::json!({}), kind: Default::default() };
     let empty = RunSet::Session(env.meta.insert_session(&empty).await.unwrap().id);
     assert!(matches!(env.exp.resolve_runs(&empty).await, Err(ExpError::NotFound(m)) if m.contains("no completed")));
 }

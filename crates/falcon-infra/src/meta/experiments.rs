@@ -10,7 +10,59 @@ use std::collections::BTreeMap;
 
 const TABLE: &str = "experiments";
 const COLUMNS: &str = "id, name, scenario, status, goal_id, session_id, baseline_id, job_id, attempt, spec, \
-                       config_hash, labels, created_ms, updated_ms";
+                       config_hash, labels, created_ms, updated_ms, code_commit, code_branch, code";
+
+/// The code an experiment ran: the commit (always), and what else was known when it was recorded. Stored as the
+/// `code_commit` and `code_branch` columns (listed and filtered by) and the `code` JSON column (the rest).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct CodeRecord {
+    /// The full commit SHA (40 or 64 hex digits).
+    #[serde(skip)]
+    pub commit: String,
+    /// The branch the spec named, or the work tree had checked out.
+    #[serde(skip)]
+    pub branch: Option<String>,
+    /// Where it came from: `spec` (the spec's `code`, checked out for the job) or `work_tree` (recorded from the
+    /// git work tree it was submitted from; nothing checked out).
+    pub origin: String,
+    /// The repository as the spec named it (absolute path or URL); for a work tree, its top folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// The ref as written in the spec.
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// Whether the work tree had changes not committed (work trees only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty: Option<bool>,
+    /// SHA-256 of those changes (`git diff HEAD --binary` and the untracked files' names), when dirty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff_sha256: Option<String>,
+    /// The commit's subject line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// Its author (`Name <email>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// Its committer date, ISO 8601 as git writes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// The tree snapshot the job was checked out from (spec code only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<CodeSnapshot>,
+}
+
+/// A commit's tree, archived once into the artifact store under a key named by its tree id.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CodeSnapshot {
+    /// The git tree id the archive holds.
+    pub tree: String,
+    /// The artifact key (`code/<tree>.tar.gz`).
+    pub key: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its SHA-256.
+    pub sha256: String,
+}
 
 /// What a new experiment row is made of. It starts `PENDING` with attempt 1.
 #[derive(Debug, Clone)]
@@ -31,6 +83,8 @@ pub struct NewExperiment {
     pub config_hash: String,
     /// Labels (also indexed for filtering).
     pub labels: BTreeMap<String, String>,
+    /// The code it runs, when known.
+    pub code: Option<CodeRecord>,
 }
 
 /// An experiment as stored.
@@ -64,6 +118,8 @@ pub struct ExperimentRecord {
     pub created: Millis,
     /// When it last changed.
     pub updated: Millis,
+    /// The code it ran, when known.
+    pub code: Option<CodeRecord>,
 }
 
 /// One entry of an experiment's audit log.
@@ -100,6 +156,10 @@ pub struct ExperimentFilter {
     pub config_hash: Option<String>,
     /// Every one of these labels (key, value).
     pub labels: Vec<(String, String)>,
+    /// Only commits starting with this prefix (lowercase hex, 4 to 64 digits; a full SHA matches exactly).
+    pub commit: Option<String>,
+    /// Only this exact branch.
+    pub branch: Option<String>,
     /// Created at or after.
     pub since: Option<Millis>,
     /// Cursor: only ids below this one (pass the last id of the previous page).
@@ -167,6 +227,14 @@ impl ExperimentFilter {
             clause(" AND e.config_hash LIKE ?", Bind::Text(format!("{h}%")));
             clause(&format!(" AND SUBSTR(e.config_hash, 1, {}) = ?", h.len()), Bind::Text(h.clone()));
         }
+        if let Some(c) = &self.commit {
+            check_hex_prefix(TABLE, "code_commit", c)?;
+            clause(" AND e.code_commit LIKE ?", Bind::Text(format!("{c}%")));
+            clause(&format!(" AND SUBSTR(e.code_commit, 1, {}) = ?", c.len()), Bind::Text(c.clone()));
+        }
+        if let Some(b) = &self.branch {
+            clause(" AND e.code_branch = ?", Bind::Text(b.clone()));
+        }
         if let Some(t) = self.since {
             clause(" AND e.created_ms >= ?", Bind::Int(t.0));
         }
@@ -192,6 +260,12 @@ fn validate(new: &NewExperiment) -> Result<String> {
         check_short("experiment_labels", "label_value", v)?;
     }
     check_short(TABLE, "config_hash", &new.config_hash)?;
+    if let Some(code) = &new.code {
+        check_hex_prefix(TABLE, "code_commit", &code.commit)?;
+        if let Some(branch) = &code.branch {
+            check_short(TABLE, "code_branch", branch)?;
+        }
+    }
     let spec = new.spec.to_string();
     check_large(TABLE, "spec", &spec)?;
     Ok(spec)
@@ -201,7 +275,8 @@ macro_rules! insert_one {
     ($tx:expr, $new:expr, $spec:expr, $labels:expr, $at:expr) => {{
         let id = sqlx::query(
             "INSERT INTO experiments (name, scenario, status, goal_id, session_id, baseline_id, job_id, attempt, \
-             spec, config_hash, labels, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?, ?, NULL, 1, ?, ?, ?, ?, ?)",
+             spec, config_hash, labels, created_ms, updated_ms, code_commit, code_branch, code) \
+             VALUES (?, ?, ?, ?, ?, ?, NULL, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&$new.name)
         .bind($new.scenario.as_str())
@@ -214,6 +289,9 @@ macro_rules! insert_one {
         .bind($labels)
         .bind($at.0)
         .bind($at.0)
+        .bind($new.code.as_ref().map(|c| c.commit.clone()))
+        .bind($new.code.as_ref().and_then(|c| c.branch.clone()))
+        .bind($new.code.as_ref().map(|c| serde_json::to_string(c).expect("a code record serializes")))
         .execute(&mut *$tx)
         .await
         .map_err(query_err("insert experiment"))?
@@ -428,5 +506,20 @@ fn experiment_from_row(r: &impl RowExt) -> Result<ExperimentRecord> {
         labels: r.json(TABLE, "labels")?,
         created: Millis(r.int(TABLE, "created_ms")?),
         updated: Millis(r.int(TABLE, "updated_ms")?),
+        code: match r.opt_text(TABLE, "code_commit")? {
+            None => None,
+            Some(commit) => {
+                let mut code: CodeRecord = match r.opt_text(TABLE, "code")? {
+                    Some(text) => serde_json::from_str(&text).map_err(|e| InfraError::CorruptRow {
+                        table: TABLE,
+                        message: format!("column code is not a code record: {e}"),
+                    })?,
+                    None => CodeRecord::default(),
+                };
+                code.commit = commit;
+                code.branch = r.opt_text(TABLE, "code_branch")?;
+                Some(code)
+            }
+        },
     })
 }

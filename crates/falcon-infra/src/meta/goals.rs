@@ -72,8 +72,41 @@ pub struct NewSession {
     pub goal: Option<GoalId>,
     /// Name.
     pub name: String,
-    /// The sweep spec as submitted.
+    /// The sweep spec as submitted (a bisection: its parameters).
     pub spec: serde_json::Value,
+    /// `sweep` or `bisect`.
+    pub kind: SessionKind,
+}
+
+/// What a session is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SessionKind {
+    /// Experiments submitted together from a sweep file (or one spec's repeats).
+    #[default]
+    Sweep,
+    /// The experiments a `falcon bisect` ran, its parameters in the spec and its answer in the outcome.
+    Bisect,
+}
+
+impl SessionKind {
+    /// As stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionKind::Sweep => "sweep",
+            SessionKind::Bisect => "bisect",
+        }
+    }
+}
+
+impl std::str::FromStr for SessionKind {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "sweep" => Ok(SessionKind::Sweep),
+            "bisect" => Ok(SessionKind::Bisect),
+            other => Err(format!("unknown session kind `{other}`")),
+        }
+    }
 }
 
 /// A session as stored.
@@ -89,6 +122,12 @@ pub struct SessionRecord {
     pub spec: serde_json::Value,
     /// Created.
     pub created: Millis,
+    /// `sweep` or `bisect`.
+    pub kind: SessionKind,
+    /// A bisection's answer, once it has one.
+    pub outcome: Option<serde_json::Value>,
+    /// When the outcome was recorded.
+    pub ended: Option<Millis>,
 }
 
 impl MetaStore {
@@ -331,11 +370,12 @@ impl MetaStore {
         check_large("sessions", "spec", &spec)?;
         let at = now();
         let id = with_pool!(self, pool => {
-            sqlx::query("INSERT INTO sessions (goal_id, name, spec, created_ms) VALUES (?, ?, ?, ?)")
+            sqlx::query("INSERT INTO sessions (goal_id, name, spec, created_ms, kind) VALUES (?, ?, ?, ?, ?)")
                 .bind(new.goal.map(|g| g.0))
                 .bind(&new.name)
                 .bind(&spec)
                 .bind(at.0)
+                .bind(new.kind.as_str())
                 .execute(pool)
                 .await
                 .map_err(query_err("insert session"))?
@@ -346,26 +386,76 @@ impl MetaStore {
 
     /// One session.
     pub async fn get_session(&self, id: SessionId) -> Result<SessionRecord> {
-        const T: &str = "sessions";
+        let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?");
         let found = with_pool!(self, pool => {
-            let row = sqlx::query("SELECT id, goal_id, name, spec, created_ms FROM sessions WHERE id = ?")
+            let row = sqlx::query(&sql)
                 .bind(id.0)
                 .fetch_optional(pool)
                 .await
                 .map_err(query_err("get session"))?;
-            row.map(|r| -> Result<SessionRecord> {
-                Ok(SessionRecord {
-                    id: SessionId(r.int(T, "id")?),
-                    goal: r.opt_int(T, "goal_id")?.map(GoalId),
-                    name: r.text(T, "name")?,
-                    spec: r.json(T, "spec")?,
-                    created: Millis(r.int(T, "created_ms")?),
-                })
-            })
-            .transpose()?
+            row.map(|r| session_from_row(&r)).transpose()?
         });
         found.ok_or_else(|| InfraError::NotFound { what: "session", id: id.to_string() })
     }
+
+    /// Sessions of `kind` without an outcome yet (the bisections still searching), oldest first, at most `limit`.
+    pub async fn open_sessions(&self, kind: SessionKind, limit: u32) -> Result<Vec<SessionRecord>> {
+        let sql =
+            format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE kind = ? AND ended_ms IS NULL ORDER BY id LIMIT ?");
+        with_pool!(self, pool => {
+            let rows = sqlx::query(&sql)
+                .bind(kind.as_str())
+                .bind(i64::from(limit))
+                .fetch_all(pool)
+                .await
+                .map_err(query_err("list open sessions"))?;
+            rows.iter().map(session_from_row).collect()
+        })
+    }
+
+    /// Records a session's outcome (and when), once: a session that has one already is a conflict, unchanged.
+    pub async fn end_session(&self, id: SessionId, outcome: &serde_json::Value) -> Result<SessionRecord> {
+        let text = outcome.to_string();
+        check_large("sessions", "outcome", &text)?;
+        let at = now();
+        let changed = with_pool!(self, pool => {
+            sqlx::query("UPDATE sessions SET outcome = ?, ended_ms = ? WHERE id = ? AND ended_ms IS NULL")
+                .bind(&text)
+                .bind(at.0)
+                .bind(id.0)
+                .execute(pool)
+                .await
+                .map_err(query_err("end session"))?
+                .rows_affected()
+        });
+        if changed == 0 {
+            self.get_session(id).await?;
+            return Err(InfraError::Conflict(format!("session {id} has an outcome already")));
+        }
+        self.get_session(id).await
+    }
+}
+
+const SESSION_COLUMNS: &str = "id, goal_id, name, spec, created_ms, kind, outcome, ended_ms";
+
+fn session_from_row(r: &impl RowExt) -> Result<SessionRecord> {
+    const T: &str = "sessions";
+    Ok(SessionRecord {
+        id: SessionId(r.int(T, "id")?),
+        goal: r.opt_int(T, "goal_id")?.map(GoalId),
+        name: r.text(T, "name")?,
+        spec: r.json(T, "spec")?,
+        created: Millis(r.int(T, "created_ms")?),
+        kind: r.parsed(T, "kind")?,
+        outcome: match r.opt_text(T, "outcome")? {
+            Some(text) => Some(serde_json::from_str(&text).map_err(|e| InfraError::CorruptRow {
+                table: T,
+                message: format!("column outcome is not valid JSON: {e}"),
+            })?),
+            None => None,
+        },
+        ended: r.opt_int(T, "ended_ms")?.map(Millis),
+    })
 }
 
 fn goal_from_row(r: &impl RowExt) -> Result<GoalRecord> {

@@ -15,8 +15,10 @@ mod summaries;
 mod tokens;
 
 pub use artifacts::{ArtifactRecord, NewArtifact};
-pub use experiments::{ExperimentFilter, ExperimentRecord, NewExperiment, Transition, MAX_LABEL_FILTERS};
-pub use goals::{GoalRecord, NewGoal, NewSession, SessionRecord};
+pub use experiments::{
+    CodeRecord, CodeSnapshot, ExperimentFilter, ExperimentRecord, NewExperiment, Transition, MAX_LABEL_FILTERS,
+};
+pub use goals::{GoalRecord, NewGoal, NewSession, SessionKind, SessionRecord};
 pub use jobs::{JobChanges, JobRecord, JobTransition, NewJob};
 pub use outputs::{ExperimentNote, JobOutput, StoredOutput};
 pub use summaries::{AnalysisSummary, MetricSummary, RunNoise};
@@ -371,14 +373,23 @@ pub(crate) fn check_short(table: &'static str, column: &'static str, value: &str
     Ok(())
 }
 
-/// Refuses a config-hash prefix that is empty or not lowercase hex (`[0-9a-f]+`), naming the table and column,
-/// so a prefix match (`LIKE 'prefix%'`) can never carry a wildcard of its own.
+/// Refuses a config-hash or commit prefix that is empty or not lowercase hex (`[0-9a-f]+`), naming the table and
+/// column, so a prefix match (`LIKE 'prefix%'`) can never carry a wildcard of its own.
 pub(crate) fn check_hex_prefix(table: &'static str, column: &'static str, value: &str) -> Result<()> {
     check_short(table, column, value)?;
+    let commit = column == "code_commit";
     let reason = if value.is_empty() {
-        "empty; give a config hash or a prefix of one"
+        if commit {
+            "empty; give a commit SHA or a prefix of one"
+        } else {
+            "empty; give a config hash or a prefix of one"
+        }
     } else if !value.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-        "a config hash or its prefix is lowercase hex (0-9, a-f)"
+        if commit {
+            "a commit SHA or its prefix is lowercase hex (0-9, a-f)"
+        } else {
+            "a config hash or its prefix is lowercase hex (0-9, a-f)"
+        }
     } else {
         return Ok(());
     };

@@ -36,6 +36,7 @@ fn experiment(name: &str, labels: &[(&str, &str)]) -> NewExperiment {
         spec: serde_json::json!({"name": name, "config": {"batch_size": 256, "parallelism": {"fsdp": 16}}}),
         config_hash: format!("hash-{name}"),
         labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        code: None,
     }
 }
 
@@ -231,6 +232,7 @@ async fn goals_and_sessions_round_trip(store: MetaStore) {
             goal: Some(high.id),
             name: "sweep".into(),
             spec: serde_json::json!({"sweep": {"config.batch_size": [128, 256]}}),
+            kind: Default::default(),
         })
         .await
         .unwrap();

@@ -64,6 +64,7 @@ async fn notes_are_replaced_per_source(store: MetaStore) {
             spec: serde_json::json!({}),
             config_hash: "h".into(),
             labels: BTreeMap::new(),
+            code: None,
         })
         .await
         .unwrap()

@@ -49,6 +49,7 @@ fn experiment_like() -> NewExperiment {
         spec: serde_json::json!({}),
         config_hash: "h".into(),
         labels: Default::default(),
+        code: None,
     }
 }
 

@@ -274,6 +274,12 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Op> {
             .id("id", "s-", "s-N")
             .request_beside_ids::<falcon_app::requests::SessionShowRequest>(&["id"])
             .json(200, "the session", g.subschema_for::<SessionDetail>().to_value()),
+        op("post", "/api/v1/bisect", "Find the commit that moved a metric (code.repo a URL; the worker runs the search)")
+            .body(vec!["application/json"], request(|g| g.root_schema_for::<falcon_app::requests::BisectStartRequest>()))
+            .json(201, "the bisection, its ends' runs submitted", g.subschema_for::<falcon_app::contract::BisectView>().to_value()),
+        op("get", "/api/v1/bisect/{id}", "A bisection: its culprit once decided, every commit tested")
+            .id("id", "s-", "s-N")
+            .json(200, "the bisection", g.subschema_for::<falcon_app::contract::BisectView>().to_value()),
         op("get", "/api/v1/pools", "The configured pools and their load")
             .request::<falcon_app::requests::PageRequest>()
             .json(200, "a page of pools", g.subschema_for::<Page<PoolUsage>>().to_value()),

@@ -344,6 +344,27 @@ pub const TOOLS: &[ToolSpec] = &[
         |app, a, _| json(&app.session_with_metric(a.session()?, a.metric.as_deref()).await?)
     ),
     tool!(
+        "bisect",
+        "Find the commit that moved a metric",
+        true,
+        falcon_app::requests::BisectStartRequest,
+        falcon_app::contract::BisectView,
+        "Runs the spec (YAML/JSON text naming `code.repo`) at the first-parent commits between `good` and `bad`, \
+         repeating runs until run-level verdicts decide, and names the culprit: `culprit` {commit, subject} or null, \
+         `verdict` (the ends'), `runs`, `tested[]` (`falcon bisect`). Without `wait` it returns once the ends' runs \
+         are submitted; `bisect_show` follows it (a worker must run the jobs).",
+        |app, a, progress| bisect(app, a, progress).await
+    ),
+    tool!(
+        "bisect_show",
+        "Show a bisection",
+        false,
+        falcon_app::requests::BisectShowRequest,
+        falcon_app::contract::BisectView,
+        "A bisection's state: searching or decided, its culprit, every commit tested with its runs and verdict.",
+        |app, a, _| json(&app.bisect(a.session()?).await?)
+    ),
+    tool!(
         "pool_list",
         "List pools",
         false,
@@ -497,6 +518,23 @@ async fn submit(app: &App, a: args::ExpSubmit, progress: &Progress) -> Result<Va
         })
         .await?;
     json(&detail)
+}
+
+/// `bisect`: started, and with `wait` carried to its answer here, each step reported as progress.
+async fn bisect(app: &App, a: falcon_app::requests::BisectStartRequest, progress: &Progress) -> Result<Value> {
+    a.check()?;
+    let view = app.start_bisect(&a).await?;
+    if !a.wait || view.state == "decided" {
+        return json(&view);
+    }
+    let mut step = 0u32;
+    let view = app
+        .wait_bisect(view.session, a.timeout(), |v| {
+            step += 1;
+            progress.report(f64::from(step), format!("{}: {}", v.session, v.message));
+        })
+        .await?;
+    json(&view)
 }
 
 #[cfg(test)]

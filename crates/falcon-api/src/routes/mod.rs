@@ -1,6 +1,7 @@
-//! The routes, one module per noun: `experiments`, `goals` (with sessions and pools), `profiles` (and traces),
+//! The routes, one module per noun: `experiments`, `goals` (with sessions and pools), `bisect`, `profiles` (and traces),
 //! `health` (health, readiness, the OpenAPI document). Parsing ids and query strings is `crate::request`'s.
 
+pub mod bisect;
 pub mod experiments;
 pub mod goals;
 pub mod health;
@@ -20,6 +21,7 @@ pub fn router(pages: Router<Arc<State>>) -> Router<Arc<State>> {
     Router::new()
         .merge(experiments::router())
         .merge(goals::router())
+        .merge(bisect::router())
         .merge(profiles::router())
         .merge(health::router())
         .merge(pages)

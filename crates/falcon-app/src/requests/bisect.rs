@@ -66,12 +66,29 @@ pub struct BisectStartRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 255))]
     pub name: Option<String>,
+    /// Run the search here until it names the culprit or says there is none (the CLI and MCP; the HTTP API leaves
+    /// it to the server's worker and refuses `wait`).
+    #[serde(default)]
+    pub wait: bool,
+    /// With `wait`: give up waiting after this many seconds (the search carries on with the worker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 604800))]
+    pub timeout_s: Option<u32>,
 }
 
 impl BisectStartRequest {
-    /// The request checked against its schema.
+    /// The request checked against its schema; `timeout_s` only bounds `wait`.
     pub fn check(&self) -> Result<()> {
-        checked(self)
+        checked(self)?;
+        if self.timeout_s.is_some() && !self.wait {
+            return Err(crate::error::AppError::usage("`timeout_s` bounds `wait`; pass `wait: true` with it"));
+        }
+        Ok(())
+    }
+
+    /// How long `wait` may take.
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        self.timeout_s.map(|s| std::time::Duration::from_secs(u64::from(s)))
     }
 }
 

@@ -8,6 +8,7 @@ mod harness;
 
 mod accuracy;
 mod agent_lists;
+mod code_versions;
 mod compare;
 mod experiments;
 mod first_answers;

@@ -47,9 +47,9 @@ pub struct BisectArgs {
     /// `exp submit --wait` runs them. Without it the worker carries the search on.
     #[arg(long)]
     pub wait: bool,
-    /// With --wait: give up waiting after this long (`90s`, `30m`, `2h`); the search carries on with the worker.
-    #[arg(long, requires = "wait")]
-    pub timeout: Option<String>,
+    /// With --wait: give up waiting after this many seconds; the search carries on with the worker.
+    #[arg(long, requires = "wait", value_name = "SECONDS")]
+    pub timeout_s: Option<u32>,
     /// Exit 5 when a culprit is named (a regression found), as `exp compare --fail-on-regression`.
     #[arg(long)]
     pub fail_on_culprit: bool,
@@ -74,6 +74,8 @@ impl BisectArgs {
             max_runs: self.max_runs,
             probes: self.probes,
             name: self.name.clone(),
+            wait: self.wait,
+            timeout_s: self.timeout_s,
         }
     }
 }

@@ -8,7 +8,7 @@ use falcon_core::ErrorKind;
 use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs, app: &App, args: &BisectArgs) -> anyhow::Result<ExitCode> {
-    let timeout = super::exp::parse_timeout(args.timeout.as_deref())?;
+    let timeout = args.timeout_s.map(|s| std::time::Duration::from_secs(u64::from(s)));
     let view = match (&args.session, &args.spec) {
         (Some(session), _) => {
             let id = falcon_app::requests::BisectShowRequest { id: session.clone() }.session()?;

@@ -12,7 +12,9 @@
 //!    (which needs many more runs than telling an 8 % change apart).
 //! 3. **Failing commits** — two failed runs and more failures than runs with the metric, or the cap spent
 //!    without [`Options::min_runs`] measured runs — are **skipped** and named, like `git bisect skip`.
-//! 4. The culprit is the first bad commit after the last good one; when only skipped or inconclusive commits lie
+//! 4. The culprit is the first bad commit after the last good one, once its own verdict against its parent decides
+//!    too (runs are added to both up to the cap; at the cap the culprit stands with that verdict as it is); when
+//!    only skipped or inconclusive commits lie
 //!    between them, the answer is the range, no culprit. Otherwise the next probes are [`Options::probes`] commits
 //!    spread evenly over the open range (two at once split it in three).
 //!
@@ -224,7 +226,17 @@ pub fn plan(n: usize, runs: &BTreeMap<usize, CommitRuns>, opts: &Options) -> Pla
     let last_good =
         out.classes.range(..first_bad).rev().find(|(_, (c, _))| *c == Class::Good).map_or(good, |(i, _)| *i);
     if first_bad == last_good + 1 {
+        // The culprit against its parent, decided too while both have room for runs: the answer a person checks.
         let v = verdict(runs, last_good, first_bad, opts);
+        let room = |i: usize| opts.max_runs.saturating_sub(at(i).all());
+        let live = at(last_good).live + at(first_bad).live;
+        if live > 0 {
+            return out;
+        }
+        if v.verdict != changed && room(last_good) > 0 && room(first_bad) > 0 {
+            out.submit = vec![(last_good, room(last_good).min(2)), (first_bad, room(first_bad).min(2))];
+            return out;
+        }
         out.decision = Some(Decision::Culprit { index: first_bad, verdict: Box::new(v) });
         return out;
     }

@@ -35,8 +35,8 @@ pub const MAX_SNAPSHOT_BYTES: u64 = 1 << 30;
 pub struct Origin {
     /// The folder the submitter stood in: for a spec without `code`, the git work tree around it is recorded.
     pub work_dir: Option<PathBuf>,
-    /// Whether `code.repo` may name a local path (the CLI, read with the user's own rights). The API and MCP
-    /// take URLs only: a path there would be read with the server's rights.
+    /// Whether `code.repo` may name a local path (the CLI and MCP over stdio, read with the user's own rights). The
+    /// HTTP API takes URLs only: a path there would be read with the server's rights.
     pub local_repos: bool,
 }
 
@@ -129,6 +129,10 @@ fn command(dir: &Path, args: &[&str]) -> tokio::process::Command {
         .env("LC_ALL", "C")
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
+    // Never a prompt nor a wait on one: ssh asks nothing (a host key, a passphrase) and gives up on a dead host.
+    if std::env::var_os("GIT_SSH_COMMAND").is_none() {
+        cmd.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=15");
+    }
     cmd
 }
 

@@ -18,8 +18,11 @@
 //!   baseline — `expand_sweep`), goals (claims with leases, compare with run-level verdicts per config and the
 //!   baseline's re-runs marked); `lifecycle` (valid transitions, job → experiment mapping), `diff` (by path, grouped,
 //!   N-way; bookkeeping fields — name, goal, session, baseline, Falcon's labels — apart from configuration), `sweep`,
-//!   `metrics` (series and summaries over `falcon_core::metrics_jsonl`)
-//! - **Must not:** parse profiles or compute MFU (that is analysis); talk to a cluster directly (that is Job)
+//!   `metrics` (series and summaries over `falcon_core::metrics_jsonl`); `code` (a spec's `code` resolved with git,
+//!   its tree snapshotted once per tree and checked out where the job runs; a work tree recorded) and `bisect`
+//!   (a search for the commit that moved a metric, as a session: the pure `bisect::plan` and its steps)
+//! - **Must not:** parse profiles or compute MFU (that is analysis); talk to a cluster directly (that is Job); run
+//!   git through a shell, or on a local path a server was handed (`code::Origin`)
 //! - **Invariants:** the interface gets services only from constructors here and in analysis; every status move is
 //!   validated by `lifecycle` and applied as a compare-and-set; the job manager is built lazily, so commands that run
 //!   no job never need every pool's backend; a verdict between experiments is run-level (the run is the unit of

@@ -11,6 +11,7 @@
 //!   (filters, paging and compare are plain links and GET forms); write actions are same-origin POSTs to the
 //!   API and appear only for a principal allowed to write.
 
+mod bisect;
 mod compare;
 mod experiment;
 mod experiments;

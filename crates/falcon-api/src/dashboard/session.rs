@@ -2,7 +2,7 @@
 //! (rows × columns; further keys give one grid each, a facet), every cell its value as text and a colour from
 //! worse to better, the best cell marked, each cell a link to its experiment. Repeats of one point share a
 //! cell (the median of their values, `n` shown). A session without stored axes (made before they were kept)
-//! or with one key is drawn as one row.
+//! or with one key is drawn as one row. A bisection's session is drawn as its search (`super::bisect`).
 
 use super::{error_page, principal, render, status_badge, Shell};
 use crate::error::{ApiError, ApiResult};
@@ -28,14 +28,13 @@ pub async fn page(
 ) -> Response {
     let viewer = principal(&req);
     match build(&state, &id, raw.as_deref()).await {
-        Ok((title, body)) => {
-            render(Shell { title: &title, data: Some(format!("/api/v1/sessions/{id}")), viewer: viewer.as_ref(), body })
-        }
+        Ok((title, body, data)) => render(Shell { title: &title, data: Some(data), viewer: viewer.as_ref(), body }),
         Err(e) => error_page(e, viewer.as_ref()),
     }
 }
 
-async fn build(state: &State, id: &str, raw: Option<&str>) -> ApiResult<(String, String)> {
+/// The page's title, body and JSON link.
+async fn build(state: &State, id: &str, raw: Option<&str>) -> ApiResult<(String, String, String)> {
     let sid = parse_session_id(id)?;
     let mut metric = None;
     for (k, v) in query_pairs(raw)? {
@@ -46,6 +45,9 @@ async fn build(state: &State, id: &str, raw: Option<&str>) -> ApiResult<(String,
         }
     }
     let detail = state.app.session_with_metric(sid, metric.as_deref()).await?;
+    if detail.view.session.kind.as_str() == "bisect" {
+        return super::bisect::build(state, &detail).await;
+    }
     let view = &detail.view;
     let grid = &detail.grid;
     let metric = &grid.metric;
@@ -128,7 +130,7 @@ async fn build(state: &State, id: &str, raw: Option<&str>) -> ApiResult<(String,
         s.push_str("<p class=\"note\">This session has no stored sweep axes (it was made before they were kept, or it repeats one spec): its runs are shown as one row.</p>");
     }
     s.push_str("</section>");
-    Ok((format!("{sid} · {}", view.session.name), s))
+    Ok((format!("{sid} · {}", view.session.name), s, format!("/api/v1/sessions/{id}")))
 }
 
 fn cell_html(cell: &GridCell, lo: f64, hi: f64, better_low: bool, directed: bool) -> String {

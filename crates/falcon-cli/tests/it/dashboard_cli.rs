@@ -181,6 +181,86 @@ async fn pages_show_what_ran_and_compare_two() {
     assert!(h["content-type"].to_str().unwrap().starts_with("text/javascript") && js.contains("EventSource"));
 }
 
+/// A bisection made for real (`examples/bisect/make-repo.sh`: 6 commits, the 4th slower, then one empty commit
+/// whose subject is markup, the bad end), then served: its session page draws the search, not a sweep's grid.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bisections_session_page_draws_its_search() {
+    let dir = project(None);
+    let repo = dir.path().join("repo");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bisect/make-repo.sh");
+    // A 25 % slowdown against 3 % run-to-run noise: two runs a commit name it every time.
+    let out = std::process::Command::new(&script)
+        .arg(&repo)
+        .args(["--commits", "6", "--culprit", "4", "--slowdown", "0.25"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let made = common::json(&out);
+    let evil = "<script>alert(1)</script> & \"quotes\"";
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(&repo)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["commit", "--allow-empty", "-q", "-m", evil]);
+    git(&["tag", "-f", "v-bad"]);
+    let spec = repo.join("falcon.yaml");
+    let args = ["--good", "v-good", "--bad", "v-bad", "--wait", "--json", "--min-runs", "2", "--max-runs", "6"];
+    let out = falcon(dir.path(), &[&["bisect", spec.to_str().unwrap()][..], &args[..]].concat());
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let v = common::json(&out);
+    let culprit = made["culprit"].as_str().unwrap();
+    assert_eq!((v["state"].as_str(), v["culprit"]["commit"].as_str()), (Some("decided"), Some(culprit)), "{v:#}");
+    let sid = v["session"].as_str().unwrap().to_string();
+    let tested = v["tested"].as_array().unwrap();
+
+    let server = Server::start(dir.path(), &["--no-worker"], &[]);
+    let c = client();
+    let (s, html, _) = page(&c, &server.url(&format!("/sessions/{sid}"))).await;
+    assert_eq!(s, 200, "{html}");
+    // The answer first: the culprit's full SHA, subject, author and date, the verdict lines; then the chart.
+    let answer = html.find("<strong>Culprit</strong>").unwrap_or_else(|| panic!("no culprit named: {html}"));
+    let svg = html.find("<svg").unwrap_or_else(|| panic!("no chart: {html}"));
+    assert!(answer < svg, "the answer before the chart");
+    let named = &html[answer..svg];
+    for part in [culprit, made["culprit_subject"].as_str().unwrap(), "Falcon Demo", "data-state=\"decided\""] {
+        assert!(named.contains(part), "the answer lacks {part:?}: {named}");
+    }
+    assert!(named.contains("Ends (bad vs good)") && named.contains("step_time_s: Δ median"), "{named}");
+    assert!(named.contains("Culprit vs its parent") && named.contains("→ regressed"), "{named}");
+    assert!(html.contains(&format!("href=\"/api/v1/bisect/{sid}\"")), "the JSON link is the bisection's");
+    assert!(!html.contains("over the sweep") && !html.contains("<td class=\"cell"), "no sweep grid: {html}");
+    // The chart: a column per tested commit, a dot per run measured, the culprit marked.
+    assert_eq!(html.matches("<g class=\"column\">").count(), tested.len(), "{html}");
+    let measured: u64 = tested.iter().map(|t| t["measured"].as_u64().unwrap()).sum();
+    assert!(html.matches("fill-opacity=\"0.6\"").count() as u64 >= measured, "a dot per run: {html}");
+    assert!(html.contains(&format!("culprit {}", &culprit[..12])), "the culprit marked: {html}");
+    // A row per tested commit, with its experiments linked; the culprit's row marked.
+    assert_eq!(html.matches("<tr data-commit=").count(), tested.len(), "{html}");
+    for t in tested {
+        let sha = t["commit"].as_str().unwrap();
+        let row = html.split(&format!("<tr data-commit=\"{sha}\"")).nth(1).unwrap().split("</tr>").next().unwrap();
+        assert!(row.contains(&format!(">{}</code>", &sha[..12])), "{row}");
+        let verdict = t["verdict"].as_str().unwrap();
+        assert!(row.contains(&format!(" {verdict}</span>")), "{verdict}: {row}");
+        for e in t["experiments"].as_array().unwrap() {
+            assert!(row.contains(&format!("href=\"/experiments/{}\"", e.as_str().unwrap())), "{row}");
+        }
+        assert_eq!(row.contains("★ culprit"), sha == culprit, "{row}");
+    }
+    // The bad end's subject is markup: escaped wherever it is shown.
+    assert!(!html.contains("<script>alert"), "escaped");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot;"), "{html}");
+    let (s, json) = get_json(&c, &server.url(&format!("/api/v1/bisect/{sid}"))).await;
+    assert_eq!((s, json["culprit"]["commit"].as_str()), (200, Some(culprit)), "{json:#}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn signing_in_keeps_a_sign_in_id_not_the_token_in_a_strict_cookie() {
     let dir = project(None);

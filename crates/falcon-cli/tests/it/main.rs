@@ -5,6 +5,7 @@ mod accuracy_cli;
 mod agent_cli;
 mod agent_lists_cli;
 mod api_cli;
+mod bisect_cli;
 mod cli;
 mod common;
 mod compare_cli;

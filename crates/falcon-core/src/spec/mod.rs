@@ -26,6 +26,7 @@
 //! retries: 2                     # default 2
 //! retry_on_exit_codes: [134]     # exit codes that are transient (an NCCL timeout, a host error): retried too
 //! labels: {team: perf}
+//! code: {repo: https://github.com/org/maxtext, ref: main}   # optional: run in a checkout of this commit
 //! ```
 //!
 //! Everything here is pure: [`parse_spec`] takes the text the caller read and the file name for messages.

@@ -45,7 +45,7 @@ pub struct LineChart {
 
 /// A tick of an axis whose ticks are `step` apart: SI prefixes from 10,000 up (`12.1 G`), else as many
 /// decimals as the step needs (`0.1001`, `0.1002`), so neighbouring ticks never read the same.
-fn axis_label(v: f64, step: f64) -> String {
+pub(super) fn axis_label(v: f64, step: f64) -> String {
     if v.abs() >= 1e4 {
         return si(v);
     }
@@ -59,7 +59,7 @@ fn axis_label(v: f64, step: f64) -> String {
 }
 
 /// The ticks of a scale and their step (x ticks between whole numbers dropped when `whole`).
-fn ticks(scale: &Linear, n: usize, whole: bool) -> (Vec<f64>, f64) {
+pub(super) fn ticks(scale: &Linear, n: usize, whole: bool) -> (Vec<f64>, f64) {
     let mut t = scale.ticks(n);
     let step = if t.len() >= 2 { t[1] - t[0] } else { 0.0 };
     if whole && step < 1.0 {

@@ -1,19 +1,22 @@
 //! Inline SVG charts for the HTML reports, drawn by hand: a log-log roofline with A→B arrows
 //! ([`roofline()`]), strip/box plots of samples on a shared axis ([`strip_box`]), horizontal signed bars
-//! ([`hbars`]) and line charts over steps or runs ([`line_chart`]). No scripts, no external references (the `xmlns` namespace URI is only a name); every
-//! coordinate goes through [`num`], so NaN or infinity in the data never reaches an attribute. This module
-//! holds what the charts share: colours, elements, scales and number labels.
+//! ([`hbars`]), line charts over steps or runs ([`line_chart`]) and dot columns over commits ([`dot_chart`]). No
+//! scripts, no external references (the `xmlns` namespace URI is only a name); every coordinate goes through
+//! [`num`], so NaN or infinity in the data never reaches an attribute. This module holds what the charts share:
+//! colours, elements, scales and number labels.
 
 use super::markup::escape;
 
 mod bars;
 mod distribution;
+mod dots;
 mod lines;
 mod roofline;
 
 pub use crate::series::downsample;
 pub use bars::{hbars, Bar};
 pub use distribution::{strip_box, Series};
+pub use dots::{dot_chart, DotChart, DotColumn};
 pub use lines::{line_chart, Line, LineChart, Reference};
 pub use roofline::{roofline, Move, Roof};
 

@@ -207,11 +207,14 @@ def conclude(rules: list, docs: Docs) -> str:
     return "(no rule held)"
 
 
-def substitute(text: str, ids: dict, repo: Path) -> str:
+def substitute(text: str, ids: dict, repo: Path, repos: dict) -> str:
+    """`{repo}`, `{ids.KEY}`, and `{bisect.NAME}` (the path of a repository examples/bisect/make-repo.sh made) or
+    `{bisect.NAME.KEY}` (a field of what it printed: `culprit`, `good`, …)."""
+    text = re.sub(r"\{bisect\.(\w+)(?:\.(\w+))?\}", lambda m: str(repos[m.group(1)][m.group(2) or "repo"]), text)
     return re.sub(r"\{ids\.(\w+)\}", lambda m: str(ids[m.group(1)]), text.replace("{repo}", str(repo)))
 
 
-def run_scenario(name: str, skill_dir: Path, spec: dict, scenario: dict, args, ids: dict, repo: Path,
+def run_scenario(name: str, skill_dir: Path, spec: dict, scenario: dict, args, ids: dict, repo: Path, repos: dict,
                  found: set) -> tuple:
     text = (skill_dir / "SKILL.md").read_text()
     work = Path(tempfile.mkdtemp(prefix=f"skill-{name}-"))
@@ -226,7 +229,7 @@ def run_scenario(name: str, skill_dir: Path, spec: dict, scenario: dict, args, i
     env["FALCON_CONFIG_FILE"] = str(Path(args.config).resolve())
     env["SKILL_DIR"] = str(skill_dir.resolve())
     for key, value in (scenario.get("env") or {}).items():
-        env[key] = substitute(str(value), ids, repo)
+        env[key] = substitute(str(value), ids, repo, repos)
     docs = Docs(work)
     log = []
     try:
@@ -260,11 +263,11 @@ def run_scenario(name: str, skill_dir: Path, spec: dict, scenario: dict, args, i
             return False, "fields the skill reads are missing:\n  " + "\n  ".join(missing), log
         got = conclude(spec.get("conclude") or [], docs)
         if "expect_match" in scenario:
-            pattern = substitute(str(scenario["expect_match"]), ids, repo)
+            pattern = substitute(str(scenario["expect_match"]), ids, repo, repos)
             if not re.fullmatch(pattern, got):
                 return False, f"concluded `{got}`, expected a match of `{pattern}`", log
         else:
-            want = substitute(str(scenario["expect"]), ids, repo)
+            want = substitute(str(scenario["expect"]), ids, repo, repos)
             if got != want:
                 return False, f"concluded `{got}`, expected `{want}`", log
         return True, got, log
@@ -278,6 +281,7 @@ def main() -> int:
     p.add_argument("--falcon", required=True)
     p.add_argument("--config", required=True, help="falcon.toml of the prepared store")
     p.add_argument("--ids", required=True, help="ids.json of the prepared store")
+    p.add_argument("--bisect-repos", help="JSON: name -> what examples/bisect/make-repo.sh printed for it")
     p.add_argument("--scenarios", required=True)
     p.add_argument("--skills", required=True)
     p.add_argument("--only")
@@ -285,6 +289,7 @@ def main() -> int:
     args = p.parse_args()
     repo = Path(__file__).resolve().parent.parent
     ids = json.load(open(args.ids))
+    repos = json.load(open(args.bisect_repos)) if args.bisect_repos else {}
     scenarios = yaml.safe_load(open(args.scenarios))
     skills = sorted(d.name for d in Path(args.skills).iterdir() if (d / "SKILL.md").is_file())
     unchecked = [s for s in skills if s not in scenarios]
@@ -299,7 +304,8 @@ def main() -> int:
         found: set = set()
         for n, scenario in enumerate(scenarios[name], 1):
             started = time.monotonic()
-            ok, said, log = run_scenario(name, Path(args.skills) / name, spec, scenario, args, ids, repo, found)
+            ok, said, log = run_scenario(name, Path(args.skills) / name, spec, scenario, args, ids, repo, repos,
+                                         found)
             took = time.monotonic() - started
             if ok:
                 passed += 1

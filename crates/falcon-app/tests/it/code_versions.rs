@@ -225,7 +225,7 @@ async fn names_the_culprit(f: Folder, args: &[&str]) {
 
 #[tokio::test]
 async fn bisect_names_the_commit_that_slowed_the_step() {
-    names_the_culprit(initialised().await, &["--commits", "10", "--culprit", "6"]).await;
+    names_the_culprit(initialised().await, &["--commits", "10", "--culprit", "6", "--noise", "0.02"]).await;
 }
 
 #[tokio::test]
@@ -245,5 +245,9 @@ async fn bisect_names_no_culprit_on_a_range_without_a_regression() {
 #[tokio::test]
 async fn bisect_on_the_slurm_test_cluster() {
     // The checkout happens where the job runs: the batch script unpacks the snapshot on the node.
-    names_the_culprit(initialised_with(Some(&slurm_pool_config())).await, &["--commits", "6", "--culprit", "4"]).await;
+    names_the_culprit(
+        initialised_with(Some(&slurm_pool_config())).await,
+        &["--commits", "6", "--culprit", "4", "--noise", "0.02"],
+    )
+    .await;
 }

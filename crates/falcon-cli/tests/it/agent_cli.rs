@@ -59,6 +59,7 @@ fn skills_are_listed_shown_and_installed_where_harnesses_look() {
         "work-a-goal",
         "judge-a-change",
         "triage-a-regression",
+        "find-the-commit",
         "align-accuracy",
         "analyze-kernel-bench",
     ] {

@@ -18,7 +18,7 @@ fn a_bisection_started_by_one_caller_is_finished_by_another() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     assert_eq!(code(&falcon(d, &["init"])), 0);
-    let repo = make_repo(&d.join("repo"), &["--commits", "8", "--culprit", "5"]);
+    let repo = make_repo(&d.join("repo"), &["--commits", "8", "--culprit", "5", "--noise", "0.02"]);
     // The first caller starts it and goes away: the ends' runs are submitted, nothing waits for them.
     let out = falcon(d, &["bisect", "repo/falcon.yaml", "--good", "v-good", "--bad", "v-bad", "--json"]);
     assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));

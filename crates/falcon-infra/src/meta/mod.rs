@@ -51,6 +51,9 @@ pub fn column_limit(table: &str, column: &str) -> usize {
         ("goals", "title") | ("artifacts", "object_key") | ("job_outputs", "object_key") => 1024,
         // TEXT since schema version 3 (unique through its hash); bounded so a key of 1024 bytes and any base fit.
         ("artifacts", "uri") => 2048,
+        // A SHA-1 or SHA-256 commit in hex.
+        ("experiments", "code_commit") => 64,
+        ("sessions", "kind") => 32,
         _ => MAX_SHORT_CHARS,
     }
 }

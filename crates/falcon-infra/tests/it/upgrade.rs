@@ -1,7 +1,7 @@
 //! Upgrading a database the quickstart made at schema version 2 to the latest (version 3: job outputs,
 //! experiment notes, MySQL's long artifact URIs; version 4: the within-run spread of metric summaries and the
 //! run-noise table; version 5: API tokens; version 6: jobs' collection failures; version 7: dashboard sign-in
-//! sessions): the data is all there afterwards and the new columns and tables work, on SQLite and on MariaDB.
+//! sessions; version 8: experiments' code versions, session kinds and outcomes): the data is all there afterwards and the new columns and tables work, on SQLite and on MariaDB.
 //!
 //! The fixtures in `tests/data/upgrade/` were made by the quickstart's commands (`falcon init`, the baseline
 //! and the variant of `examples/jax_transformer` submitted with `--wait`, `profile analyze`) at schema version 2:
@@ -21,7 +21,7 @@ const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/upgrade");
 
 async fn check_upgraded(store: &MetaStore) {
     let status = store.migration_status().await.unwrap();
-    assert_eq!((status.applied, status.latest), (Some(7), 7));
+    assert_eq!((status.applied, status.latest), (Some(8), 8));
     let exps = store.list_experiments(&ExperimentFilter { limit: 10, ..Default::default() }).await.unwrap();
     assert_eq!(exps.len(), 2, "both quickstart experiments survive");
     assert!(exps.iter().all(|e| e.status == ExperimentStatus::Completed), "{exps:?}");
@@ -37,6 +37,7 @@ async fn check_upgraded(store: &MetaStore) {
     let rec = store.get_job(job).await.unwrap();
     assert_eq!((rec.collect_failures, rec.collect_failing_since), (0, None), "version 6: no collection failed");
     assert!(store.experiment_notes(variant).await.unwrap().is_empty());
+    assert!(exps.iter().all(|e| e.code.is_none()), "recorded before version 8: no code version");
 
     // The new tables and the long URIs work on the upgraded database.
     let output = JobOutput {

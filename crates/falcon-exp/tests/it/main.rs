@@ -1,6 +1,7 @@
 //! The crate's integration tests: one binary (linking it once is most of what a test binary costs), a module
 //! per file.
 
+mod checkout;
 mod doctor;
 mod experiments_local;
 mod harness;

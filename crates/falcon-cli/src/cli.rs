@@ -4,8 +4,10 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 mod bisect;
+mod direction;
 mod profile;
 pub use bisect::BisectArgs;
+pub use direction::DirectionArgs;
 pub use profile::*;
 
 /// Falcon: run, track and understand ML performance experiments on TPU/GPU clusters.
@@ -602,16 +604,11 @@ impl From<&GoalListArgs> for falcon_app::requests::GoalListRequest {
 /// flags).
 impl From<&CompareArgs> for falcon_app::requests::ExperimentCompareRequest {
     fn from(a: &CompareArgs) -> Self {
-        use falcon_core::stats::Direction;
         falcon_app::requests::ExperimentCompareRequest {
             a: a.a.clone(),
             b: a.b.clone(),
             metric: a.metric.clone(),
-            direction: match (a.higher_is_better, a.lower_is_better) {
-                (true, _) => Some(Direction::HigherIsBetter),
-                (_, true) => Some(Direction::LowerIsBetter),
-                _ => None,
-            },
+            direction: a.direction.direction(),
             warmup: a.warmup.map(|w| u32::try_from(w).unwrap_or(u32::MAX)),
         }
     }
@@ -708,12 +705,8 @@ pub struct CompareArgs {
     /// Metric to compare.
     #[arg(long, default_value = falcon_app::requests::DEFAULT_METRIC)]
     pub metric: String,
-    /// Larger values are better (for metrics without a standard direction).
-    #[arg(long, conflicts_with = "lower_is_better")]
-    pub higher_is_better: bool,
-    /// Smaller values are better.
-    #[arg(long)]
-    pub lower_is_better: bool,
+    #[command(flatten)]
+    pub direction: DirectionArgs,
     /// Warm-up steps to drop (default: the larger of 2 and 10%).
     #[arg(long)]
     pub warmup: Option<usize>,

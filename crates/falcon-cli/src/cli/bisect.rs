@@ -19,12 +19,8 @@ pub struct BisectArgs {
     /// The metric the runs write.
     #[arg(long, default_value = falcon_app::requests::DEFAULT_METRIC)]
     pub metric: String,
-    /// Larger values are better (for metrics without a standard direction).
-    #[arg(long, conflicts_with = "lower_is_better")]
-    pub higher_is_better: bool,
-    /// Smaller values are better.
-    #[arg(long)]
-    pub lower_is_better: bool,
+    #[command(flatten)]
+    pub direction: super::DirectionArgs,
     /// The repository, when the spec names none.
     #[arg(long)]
     pub repo: Option<String>,
@@ -58,18 +54,13 @@ pub struct BisectArgs {
 impl BisectArgs {
     /// The request, with the spec file's text (`spec_text`) and a relative `code.repo` read from its folder.
     pub fn request(&self, spec_text: String, repo: Option<String>) -> falcon_app::requests::BisectStartRequest {
-        use falcon_core::stats::Direction;
         falcon_app::requests::BisectStartRequest {
             spec: spec_text,
             repo: self.repo.clone().or(repo),
             good: self.good.clone().unwrap_or_default(),
             bad: self.bad.clone().unwrap_or_default(),
             metric: self.metric.clone(),
-            direction: match (self.higher_is_better, self.lower_is_better) {
-                (true, _) => Some(Direction::HigherIsBetter),
-                (_, true) => Some(Direction::LowerIsBetter),
-                _ => None,
-            },
+            direction: self.direction.direction(),
             min_runs: self.min_runs,
             max_runs: self.max_runs,
             probes: self.probes,

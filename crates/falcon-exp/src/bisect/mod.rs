@@ -259,20 +259,7 @@ impl Exp {
         if let Some(outcome) = stored_outcome(&session)? {
             return Ok(outcome);
         }
-        let params = params_of(&session)?;
-        let spec: ExperimentSpec = serde_json::from_value(params.spec.clone())
-            .map_err(|e| ExpError::Invalid(format!("session {id}: its spec cannot be read back: {e}")))?;
-        let index: HashMap<String, usize> =
-            params.commits.iter().enumerate().map(|(i, c)| (config_hash_at(&spec, Some(&c.commit)), i)).collect();
-        let (runs, experiments) = self.runs_by_commit(&spec.name, &index, &params.metric).await?;
-        let opts = Options {
-            metric: params.metric.clone(),
-            direction: params.direction,
-            min_runs: params.min_runs,
-            max_runs: params.max_runs,
-            probes: params.probes,
-        };
-        let plan = plan::plan(params.commits.len(), &runs, &opts);
+        let Search { params, spec, runs, experiments, plan } = self.search(&session).await?;
         let origin = Origin { work_dir: None, local_repos: params.local_repos };
         let mut runs = runs;
         let mut experiments = experiments;
@@ -318,9 +305,16 @@ impl Exp {
         if let Some(outcome) = stored_outcome(&session)? {
             return Ok(outcome);
         }
-        let params = params_of(&session)?;
+        let Search { params, runs, experiments, mut plan, .. } = self.search(&session).await?;
+        plan.decision = None; // said once a step records it
+        Ok(outcome_of(id, &params, &plan, &runs, &experiments))
+    }
+
+    /// A bisection's parameters, its runs by commit and what the planner makes of them now.
+    async fn search(&self, session: &SessionRecord) -> Result<Search> {
+        let params = params_of(session)?;
         let spec: ExperimentSpec = serde_json::from_value(params.spec.clone())
-            .map_err(|e| ExpError::Invalid(format!("session {id}: its spec cannot be read back: {e}")))?;
+            .map_err(|e| ExpError::Invalid(format!("session {}: its spec cannot be read back: {e}", session.id)))?;
         let index: HashMap<String, usize> =
             params.commits.iter().enumerate().map(|(i, c)| (config_hash_at(&spec, Some(&c.commit)), i)).collect();
         let (runs, experiments) = self.runs_by_commit(&spec.name, &index, &params.metric).await?;
@@ -331,9 +325,8 @@ impl Exp {
             max_runs: params.max_runs,
             probes: params.probes,
         };
-        let mut plan = plan::plan(params.commits.len(), &runs, &opts);
-        plan.decision = None; // said once a step records it
-        Ok(outcome_of(id, &params, &plan, &runs, &experiments))
+        let plan = plan::plan(params.commits.len(), &runs, &opts);
+        Ok(Search { params, spec, runs, experiments, plan })
     }
 
     /// The runs of `name` at each commit `index` maps a config hash to.
@@ -362,6 +355,15 @@ impl Exp {
         }
         Ok((runs, ids))
     }
+}
+
+/// A bisection as its runs stand.
+struct Search {
+    params: BisectParams,
+    spec: ExperimentSpec,
+    runs: BTreeMap<usize, CommitRuns>,
+    experiments: BTreeMap<usize, Vec<ExperimentId>>,
+    plan: plan::Plan,
 }
 
 fn params_of(session: &SessionRecord) -> Result<BisectParams> {

@@ -233,7 +233,7 @@ async fn bisect_names_no_culprit_on_a_range_without_a_regression() {
     let f = initialised().await;
     f.app.submit_from(f.path().to_path_buf());
     let repo_dir = f.path().join("repo");
-    make_repo(&repo_dir, &["--commits", "6", "--culprit", "0"]);
+    make_repo(&repo_dir, &["--commits", "6", "--culprit", "0", "--noise", "0.02"]);
     let view = bisect(&f, &bisect_request(&repo_dir, (3, 5))).await;
     assert_eq!(view["state"], "decided", "{view:#}");
     assert_eq!(view["culprit"], Value::Null, "{view:#}");

@@ -8,6 +8,8 @@ repository (its test data). Checks, each failing the run with a message when it 
   - profile_analyze on the TPU capture: its duty cycle equals `falcon profile analyze --json`'s;
   - exp_submit with wait: COMPLETED, with progress notifications on the way; exp_list, exp_show, exp_diff and
     exp_compare on it give the CLI's objects;
+  - bisect with wait on a repository examples/bisect/make-repo.sh makes: the script's culprit named, with progress;
+    bisect_show gives `falcon bisect --session --json`'s object;
   - a missing experiment: a tool error carrying {"error": {"code": "not_found", ...}};
   - under --read-only: exp_submit and goal_claim absent, calling exp_submit refused.
 The client validates every structured result against the tool's output schema.
@@ -15,8 +17,10 @@ The client validates every structured result against the tool's output schema.
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 
 from mcp import ClientSession, StdioServerParameters
@@ -28,7 +32,9 @@ REQUIRED = {
     "context", "exp_list", "exp_submit", "exp_show", "exp_compare", "exp_diff", "goal_claim", "goal_report",
     "profile_analyze", "profile_trace", "profile_compare", "accuracy_compare", "kernel_analyze",
 }
-WRITES = {"exp_submit", "exp_cancel", "goal_create", "goal_claim", "goal_release", "goal_achieve", "goal_abandon"}
+WRITES = {
+    "exp_submit", "exp_cancel", "goal_create", "goal_claim", "goal_release", "goal_achieve", "goal_abandon", "bisect",
+}
 SPEC = """
 name: mcp-check
 scenario: benchmark
@@ -155,12 +161,42 @@ async def full():
         r = await s.call_tool("exp_cancel", {"id": queued["id"]})
         check(not r.is_error and r.structured_content["id"] == queued["id"], f"exp_cancel {queued['id']}")
 
+        await bisect(s)
+
         r = await s.call_tool("exp_show", {"id": "e-987654"})
         err = (r.structured_content or {}).get("error", {})
         check(r.is_error and err.get("code") == "not_found" and "e-987654" in err.get("message", ""),
               f"a missing experiment: tool error {err}")
         r = await s.call_tool("exp_show", {"id": "e-1", "bogus": 1})
         check(r.is_error and r.structured_content["error"]["code"] == "usage", "an unknown argument: usage error")
+
+
+async def bisect(s):
+    """A small generated repository whose commit 3 of 5 makes each step 30 % slower: bisect names it."""
+    dest = os.path.join(tempfile.mkdtemp(prefix="falcon-mcp-bisect-"), "repo")
+    made = subprocess.run(
+        ["bash", f"{REPO}/examples/bisect/make-repo.sh", dest, "--commits", "5", "--culprit", "3", "--slowdown", "0.3",
+         "--noise", "0.01", "--steps", "8", "--step-ms", "30"],
+        check=True, capture_output=True, text=True)
+    repo = json.loads(made.stdout)
+    os.chmod(os.path.dirname(dest), 0o755)
+    with open(os.path.join(dest, "falcon.yaml")) as f:
+        spec = f.read()
+    notes = []
+
+    async def on_progress(progress, total, message):
+        notes.append(message)
+
+    r = await s.call_tool("bisect", {"spec": spec, "repo": dest, "good": "v-good", "bad": "v-bad", "wait": True,
+                                     "timeout_s": 300}, progress_callback=on_progress)
+    check(not r.is_error, f"bisect with wait: no error ({r.content[0].text[:300] if r.is_error else ''})")
+    view = r.structured_content
+    check(view["state"] == "decided" and (view["culprit"] or {}).get("commit") == repo["culprit"],
+          f"bisect: {view['message']}")
+    check(len(notes) > 0, f"bisect with wait: {len(notes)} progress notifications")
+    r = await s.call_tool("bisect_show", {"id": view["session"]})
+    check(r.structured_content == cli("bisect", "--session", view["session"]),
+          "bisect_show = `falcon bisect --session --json`")
 
 
 async def read_only():

@@ -328,9 +328,10 @@ pub async fn resolve_spec_code(code: &Code, origin: &Origin, mirrors: &Path) -> 
 }
 
 /// The git work tree around `dir`, recorded: its top folder, commit, branch, whether it has changes and their
-/// hash. `None` outside a work tree, before its first commit, or where git is not installed; a step that fails
-/// after the commit is known leaves its field empty (and says so in the log), never the submission.
-pub async fn record_work_tree(dir: &Path) -> Option<CodeRecord> {
+/// hash. Falcon's own folders inside the tree (`own`: the data dir, the jobs' work dir) are not changes of the code.
+/// `None` outside a work tree, before its first commit, or where git is not installed; a step that fails after the
+/// commit is known leaves its field empty (and says so in the log), never the submission.
+pub async fn record_work_tree(dir: &Path, own: &[&Path]) -> Option<CodeRecord> {
     let top = text(git(dir, &["rev-parse", "--show-toplevel"], SHORT).await.ok()?);
     let top = PathBuf::from(top);
     let commit = text(git(&top, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], SHORT).await.ok()?);
@@ -340,7 +341,17 @@ pub async fn record_work_tree(dir: &Path) -> Option<CodeRecord> {
     let repo = Repo { dir: top.clone(), name: top.display().to_string() };
     let branch = git(&top, &["symbolic-ref", "--short", "-q", "HEAD"], SHORT).await.ok().map(text);
     let info = repo.describe(&commit).await.ok();
-    let (dirty, diff_sha256) = match dirty_state(&top).await {
+    // Pathspecs that leave Falcon's own folders out (`:(exclude,top)PATH`, relative to the top).
+    let canonical_top = top.canonicalize().unwrap_or_else(|_| top.clone());
+    let excluded: Vec<String> = own
+        .iter()
+        .filter_map(|p| {
+            let p = p.canonicalize().ok()?;
+            let relative = p.strip_prefix(&canonical_top).ok()?.to_str()?.to_string();
+            (!relative.is_empty()).then(|| format!(":(exclude,top){relative}"))
+        })
+        .collect();
+    let (dirty, diff_sha256) = match dirty_state(&top, &excluded).await {
         Ok(state) => state,
         Err(e) => {
             tracing::warn!("recording the work tree {}: its dirty state is unknown: {e}", top.display());
@@ -364,12 +375,16 @@ pub async fn record_work_tree(dir: &Path) -> Option<CodeRecord> {
 
 /// Whether the work tree at `top` has changes, and when it has, the SHA-256 of `git diff HEAD --binary` followed by
 /// the status lines (which name the untracked files), streamed (never whole in memory).
-async fn dirty_state(top: &Path) -> Result<(Option<bool>, Option<String>)> {
-    let status = git(top, &["status", "--porcelain=v1", "-z", "--untracked-files=normal"], SHORT).await?;
+async fn dirty_state(top: &Path, excluded: &[String]) -> Result<(Option<bool>, Option<String>)> {
+    let mut args = vec!["status", "--porcelain=v1", "-z", "--untracked-files=normal", "--", "."];
+    args.extend(excluded.iter().map(String::as_str));
+    let status = git(top, &args, SHORT).await?;
     if status.is_empty() {
         return Ok((Some(false), None));
     }
-    let mut cmd = command(top, &["diff", "HEAD", "--binary", "--no-ext-diff", "--no-textconv"]);
+    let mut args = vec!["diff", "HEAD", "--binary", "--no-ext-diff", "--no-textconv", "--", "."];
+    args.extend(excluded.iter().map(String::as_str));
+    let mut cmd = command(top, &args);
     cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::null());
     let mut child = cmd.spawn().map_err(|e| spawn_error(&e))?;
     let mut out = child.stdout.take().expect("piped");
@@ -414,7 +429,10 @@ impl crate::Exp {
     ) -> Result<Prepared> {
         let Some(code) = &spec.code else {
             let record = match &origin.work_dir {
-                Some(dir) => record_work_tree(dir).await,
+                Some(dir) => {
+                    let own = [self.config.data_dir.as_path(), self.config.jobs.work_dir.as_path()];
+                    record_work_tree(dir, &own).await
+                }
                 None => None,
             };
             return Ok(Prepared { record, staged: None });

@@ -69,3 +69,29 @@ fn the_checkout_unpacks_the_snapshot_or_clones_the_url_and_says_why_it_cannot() 
     let status = Command::new(&argv[0]).args(&argv[1..]).env("TMPDIR", &tmp).status().unwrap();
     assert_eq!(status.code(), Some(7));
 }
+
+#[tokio::test]
+async fn falcons_own_folders_in_a_work_tree_are_not_changes_of_its_code() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("repo");
+    let (commit, _) = repo(&tree);
+    let jobs = tree.join(".falcon-jobs");
+    std::fs::create_dir_all(jobs.join("e-1")).unwrap();
+    std::fs::write(jobs.join("e-1/config.json"), "{}").unwrap();
+    // Falcon's job folder inside the tree (the default `<data_dir>-jobs` beside a `.falcon` there): still clean.
+    let clean = falcon_exp::code::record_work_tree(&tree, &[jobs.as_path()]).await.unwrap();
+    assert_eq!(
+        (clean.commit.as_str(), clean.dirty, clean.diff_sha256.as_deref()),
+        (commit.as_str(), Some(false), None)
+    );
+    assert_eq!((clean.origin.as_str(), clean.branch.as_deref()), ("work_tree", Some("main")));
+    // The same folder counted when it is not Falcon's; a change of the code always.
+    let counted = falcon_exp::code::record_work_tree(&tree, &[]).await.unwrap();
+    assert_eq!(counted.dirty, Some(true));
+    std::fs::write(tree.join("hello.txt"), "changed\n").unwrap();
+    let changed = falcon_exp::code::record_work_tree(&tree, &[jobs.as_path()]).await.unwrap();
+    assert_eq!(changed.dirty, Some(true));
+    assert_eq!(changed.diff_sha256.as_ref().map(String::len), Some(64));
+    // Outside any work tree: nothing recorded.
+    assert!(falcon_exp::code::record_work_tree(d.path(), &[]).await.is_none());
+}

@@ -3,7 +3,7 @@
 //! the column's colour; labelled vertical marks (the culprit), names under chosen positions (the ends) and a
 //! legend of the colours. The axes are [`super::line_chart`]'s.
 
-use super::lines::{axis_label, ticks};
+use super::lines::{axes, axis_label, ticks};
 use super::{line, num, open, padded_domain, text, Linear, GREY, RED};
 use crate::render::markup::escape;
 use crate::render::numbers::significant;
@@ -73,16 +73,7 @@ pub fn dot_chart(c: &DotChart) -> String {
     for (nx, name) in &c.x_names {
         s.push_str(&text(x.map(*nx), bottom + 30.0, "middle", &format!(r#"fill="{GREY}" font-size="11""#), name));
     }
-    s.push_str(&line(left, bottom, right, bottom, GREY, ""));
-    s.push_str(&line(left, top, left, bottom, GREY, ""));
-    s.push_str(&text((left + right) / 2.0, bottom + 48.0, "middle", r#"font-weight="600""#, &c.x_label));
-    let _ = write!(
-        s,
-        r#"<text x="14" y="{}" text-anchor="middle" font-weight="600" transform="rotate(-90 14 {})">{}</text>"#,
-        num((top + bottom) / 2.0),
-        num((top + bottom) / 2.0),
-        escape(&c.y_label)
-    );
+    axes(&mut s, (left, right, top, bottom), &c.x_label, 48.0, &c.y_label);
     for (mx, label) in &c.marks {
         let px = x.map(*mx);
         let (lx, anchor) = if px > (left + right) / 2.0 { (px - 3.0, "end") } else { (px + 3.0, "start") };

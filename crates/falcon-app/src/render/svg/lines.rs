@@ -111,16 +111,7 @@ pub fn line_chart(c: &LineChart) -> String {
     for t in xt {
         s.push_str(&text(x.map(t), bottom + 16.0, "middle", "", &axis_label(t, xstep)));
     }
-    s.push_str(&line(left, bottom, right, bottom, GREY, ""));
-    s.push_str(&line(left, top, left, bottom, GREY, ""));
-    s.push_str(&text((left + right) / 2.0, bottom + 36.0, "middle", r#"font-weight="600""#, &c.x_label));
-    let _ = write!(
-        s,
-        r#"<text x="14" y="{}" text-anchor="middle" font-weight="600" transform="rotate(-90 14 {})">{}</text>"#,
-        num((top + bottom) / 2.0),
-        num((top + bottom) / 2.0),
-        escape(&c.y_label)
-    );
+    axes(&mut s, (left, right, top, bottom), &c.x_label, 36.0, &c.y_label);
     for r in &c.references {
         let py = y.map(r.y);
         s.push_str(&line(left, py, right, py, r.color, r#"stroke-dasharray="6 4" stroke-width="1.5""#));
@@ -173,6 +164,27 @@ pub fn line_chart(c: &LineChart) -> String {
     }
     s.push_str("</svg>");
     s
+}
+
+/// The plot's two axes and their labels: `x_label` centred `x_label_dy` below the bottom, `y_label` turned along the
+/// left edge.
+pub(super) fn axes(
+    s: &mut String,
+    (left, right, top, bottom): (f64, f64, f64, f64),
+    x_label: &str,
+    x_label_dy: f64,
+    y_label: &str,
+) {
+    s.push_str(&line(left, bottom, right, bottom, GREY, ""));
+    s.push_str(&line(left, top, left, bottom, GREY, ""));
+    s.push_str(&text((left + right) / 2.0, bottom + x_label_dy, "middle", r#"font-weight="600""#, x_label));
+    let _ = write!(
+        s,
+        r#"<text x="14" y="{}" text-anchor="middle" font-weight="600" transform="rotate(-90 14 {})">{}</text>"#,
+        num((top + bottom) / 2.0),
+        num((top + bottom) / 2.0),
+        escape(y_label)
+    );
 }
 
 #[cfg(test)]

@@ -45,9 +45,17 @@ def main():
     os.makedirs(state, exist_ok=True)
     checkpoint = os.path.join(state, "checkpoint")
     killed = os.path.join(state, "killed")
-    # Each attempt's start, for a test to check the start-up Falcon measures against the workload's own.
+    # Each attempt's start, for a test to check the start-up Falcon measures against the workload's own; beside it,
+    # when the backend stamped when it launched the command (Slurm's batch script, in $FALCON_JOB_DIR/started, in
+    # nanoseconds), that stamp: the launch between the two is start-up the chips held too.
+    launched = ""
+    try:
+        with open(os.path.join(os.environ["FALCON_JOB_DIR"], "started")) as f:
+            launched = f" {int(f.read().strip()) / 1e9}"
+    except (KeyError, OSError, ValueError):
+        pass
     with open(os.path.join(state, "starts"), "a") as f:
-        f.write(f"{started}\n")
+        f.write(f"{started}{launched}\n")
     step = 1
     if os.path.exists(checkpoint):
         with open(checkpoint) as f:

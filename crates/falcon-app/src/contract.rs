@@ -1,4 +1,4 @@
-//! The JSON contract every front end speaks (README "The JSON contract"), in one place: the error envelope
+//! The JSON contract every front end speaks (docs/guide/json-contract.md), in one place: the error envelope
 //! `{"error": {"code", "message", "hint"}}` the CLI's `--json`, the HTTP API and MCP all return, the bodies that
 //! exist only on the wire (`DiffBody`, `StoredAnalysis`), and how a type's JSON Schema is written for the OpenAPI document and the
 //! MCP tool list. The views of EXP's values are here too, each built by `From` (the storage rows and EXP's results
@@ -27,7 +27,7 @@ pub use goals::{GoalComparison, GoalProgress, GoalRecordView, GoalRow, GoalView}
 pub use history::{History, HistoryChange, HistoryPoint};
 pub use runs::{ConfigNoise, RunComparison, RunRow, Sides};
 pub use sessions::{SessionDetailView, SessionExperimentView, SessionRow};
-pub use setup::{Check, Connection, DbBackend, DoctorReport};
+pub use setup::{CalibrationReport, Check, Connection, DbBackend, DoctorReport, PoolCalibration};
 pub use summaries::{metric_summaries, AnalysisSummary, MetricSummaries, MetricSummary};
 
 use crate::AppError;

@@ -631,6 +631,12 @@ impl App {
         setup::doctor(&self.cx).await
     }
 
+    /// Measures this machine's f32 matmul peak and memory bandwidth and keeps them for `pools` (none: every local
+    /// pool), for the XLA:CPU roofline, bound-by and MFU (`falcon doctor --calibrate`; [`setup`]).
+    pub async fn calibrate(&self, pools: &[String]) -> Result<setup::CalibrationReport> {
+        setup::calibrate(&self.cx, pools).await
+    }
+
     /// Whether the stores answer: `doctor`'s database and artifact-store checks only (what `/readyz` asks).
     pub async fn readiness(&self) -> Result<DoctorReport> {
         setup::readiness(&self.cx).await

@@ -5,9 +5,11 @@ use std::path::PathBuf;
 
 mod bisect;
 mod direction;
+mod doctor;
 mod profile;
 pub use bisect::BisectArgs;
 pub use direction::DirectionArgs;
+pub use doctor::DoctorArgs;
 pub use profile::*;
 
 /// Falcon: run, track and understand ML performance experiments on TPU/GPU clusters.
@@ -50,8 +52,9 @@ pub struct GlobalArgs {
 pub enum Command {
     /// Write a working ./falcon.toml (SQLite, local artifact dir, one local CPU pool) and create the stores.
     Init(InitArgs),
-    /// Check every configured component (database, artifact store, pools) and say what is wrong.
-    Doctor,
+    /// Check every configured component (database, artifact store, pools) and say what is wrong; --calibrate
+    /// measures this machine's CPU peaks for the XLA:CPU roofline and MFU.
+    Doctor(DoctorArgs),
     /// Configuration: show.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -100,7 +103,7 @@ pub enum Command {
     /// The Web API (REST under /api/v1, OpenAPI at /api/v1/openapi.json) and the worker loop, in one process.
     Serve(ServeArgs),
     /// The MCP server (Model Context Protocol over stdio) for agents: every use case as a tool, the skills as
-    /// prompts. Point an agent harness at `falcon mcp` (see the README).
+    /// prompts. Point an agent harness at `falcon mcp` (see docs/guide/mcp-and-skills.md).
     Mcp(McpArgs),
 }
 

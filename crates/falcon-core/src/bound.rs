@@ -8,8 +8,8 @@
 //! same string as the serde name.
 //!
 //! * `compute` — the program's FLOP rate is the largest fraction of its roof (XProf's roofline `Compute`).
-//! * `memory` — a memory bandwidth is: HBM (XProf `HBM`) or an on-chip memory (`CMEM Read`, `CMEM Write`,
-//!   `VMEM Read`, `VMEM Write`, GPU `Shm/L1`). Which one is kept beside it as XProf's resource name
+//! * `memory` — a memory bandwidth is: HBM (XProf `HBM`; a CPU's main memory, `DRAM`) or an on-chip memory
+//!   (`CMEM Read`, `CMEM Write`, `VMEM Read`, `VMEM Write`, GPU `Shm/L1`). Which one is kept beside it as XProf's resource name
 //!   ([`BoundBy::from_xprof_resource`] maps it). Per-op rows (`ops[]`, `roofline.points[]`) keep XProf's
 //!   resource name in their own `bound_by`, as XProf's tables print it.
 //! * `host` / `partly_host` — the device waits on the host for at least [`HOST_BOUND_THRESHOLD`] /
@@ -62,11 +62,13 @@ impl BoundBy {
     }
 
     /// XProf's roofline resource name (`Compute`, `HBM`, `CMEM Read`, `CMEM Write`, `VMEM Read`, `VMEM Write`,
-    /// `Shm/L1`) as a bound; `None` for `Unknown`, an empty or an unrecognised name.
+    /// `Shm/L1`; `DRAM` on XLA:CPU) as a bound; `None` for `Unknown`, an empty or an unrecognised name.
     pub fn from_xprof_resource(resource: &str) -> Option<BoundBy> {
         match resource.trim() {
             "Compute" => Some(BoundBy::Compute),
-            "HBM" | "CMEM Read" | "CMEM Write" | "VMEM Read" | "VMEM Write" | "Shm/L1" => Some(BoundBy::Memory),
+            "HBM" | "DRAM" | "CMEM Read" | "CMEM Write" | "VMEM Read" | "VMEM Write" | "Shm/L1" => {
+                Some(BoundBy::Memory)
+            }
             _ => None,
         }
     }
@@ -172,7 +174,7 @@ mod tests {
     #[test]
     fn xprof_resources_map_to_compute_or_memory() {
         assert_eq!(BoundBy::from_xprof_resource("Compute"), Some(BoundBy::Compute));
-        for r in ["HBM", "CMEM Read", "CMEM Write", "VMEM Read", "VMEM Write", "Shm/L1"] {
+        for r in ["HBM", "DRAM", "CMEM Read", "CMEM Write", "VMEM Read", "VMEM Write", "Shm/L1"] {
             assert_eq!(BoundBy::from_xprof_resource(r), Some(BoundBy::Memory), "{r}");
         }
         assert_eq!(BoundBy::from_xprof_resource("Unknown"), None);

@@ -29,6 +29,7 @@
 //!   evidence), and lists and goal comparisons read summary rows, never metrics files
 
 pub mod bisect;
+pub mod calibrate;
 pub mod code;
 pub mod diff;
 mod doctor;
@@ -51,8 +52,8 @@ pub use doctor::{doctor, Check, DoctorReport};
 pub use error::{ExpError, Result};
 pub use experiments::PENDING_GRACE;
 pub use falcon_infra::meta::{
-    AnalysisSummary, ArtifactRecord, CodeRecord, CodeSnapshot, ExperimentFilter, ExperimentRecord, GoalRecord, NewGoal,
-    SessionKind, SessionRecord,
+    AnalysisSummary, ArtifactRecord, Calibration, CodeRecord, CodeSnapshot, ExperimentFilter, ExperimentRecord,
+    GoalRecord, NewGoal, SessionKind, SessionRecord,
 };
 pub use falcon_infra::DbBackend;
 pub use falcon_job::PoolUsage;

@@ -38,7 +38,7 @@ use crate::device::Hardware;
 use crate::error::{AnalysisError, Result};
 use crate::input::HostFile;
 use crate::op_metrics::OpMetricsDb;
-use crate::profile::{analyze_files_with_db, AnalyzeOptions, ProfileReport, Tool};
+use crate::profile::{analyze_files_with_db, AnalyzeOptions, CpuPeak, ProfileReport, Tool};
 use matching::{match_ops, OpRow};
 pub use matching::{MatchedBy, MIN_CONFIDENCE};
 use signature::Signatures;
@@ -79,9 +79,10 @@ fn hardware_name(h: Hardware) -> &'static str {
 }
 
 /// Analyses one capture for a comparison.
-pub(crate) fn side_data(input: &str, files: &[HostFile]) -> Result<SideData> {
+pub(crate) fn side_data(input: &str, files: &[HostFile], cpu_peak: Option<&CpuPeak>) -> Result<SideData> {
     let options = AnalyzeOptions {
         tools: vec![Tool::Overview, Tool::Ops, Tool::Memory, Tool::Steps],
+        cpu_peak: cpu_peak.cloned(),
         ..AnalyzeOptions::default()
     };
     let (report, db): (ProfileReport, OpMetricsDb) = analyze_files_with_db(files, &options)?;
@@ -94,7 +95,8 @@ pub(crate) fn side_data(input: &str, files: &[HostFile]) -> Result<SideData> {
     };
     let signatures = read_signatures(files, &programs)?;
     let (rows, source) = if cpu {
-        (rows::cpu_rows(report.cpu_ops.as_ref().unwrap_or(&Default::default()), &signatures), OpSource::XlaCpu)
+        let profile = report.cpu_ops.as_ref().cloned().unwrap_or_default();
+        (rows::cpu_rows(&profile, &db, device, &signatures), OpSource::XlaCpu)
     } else {
         (rows::device_rows(&db, device, &signatures), OpSource::Device)
     };
@@ -165,12 +167,24 @@ pub fn compare_inputs(
     options: &CompareOptions,
     max_decompressed: u64,
 ) -> Result<ProfileComparison> {
+    compare_inputs_with_peaks(a, b, options, max_decompressed, [None, None])
+}
+
+/// [`compare_inputs`] with each side's measured CPU peak (`falcon doctor --calibrate`), which an XLA:CPU capture's
+/// roofline placement and MFU divide by.
+pub fn compare_inputs_with_peaks(
+    a: CompareInput<'_>,
+    b: CompareInput<'_>,
+    options: &CompareOptions,
+    max_decompressed: u64,
+    cpu_peaks: [Option<&CpuPeak>; 2],
+) -> Result<ProfileComparison> {
     let traces = matches!(a, CompareInput::Trace(..)) || matches!(b, CompareInput::Trace(..));
-    let side = |input: CompareInput<'_>| -> Result<SideData> {
+    let side = |input: CompareInput<'_>, peak: Option<&CpuPeak>| -> Result<SideData> {
         match input {
             CompareInput::Trace(name, path) => kernel_rows::trace_side(name, path, max_decompressed),
             CompareInput::Profile(name, files) if traces => {
-                let mut s = side_data(name, files)?;
+                let mut s = side_data(name, files, peak)?;
                 let kernels = crate::profile::analyze_files(
                     files,
                     &AnalyzeOptions { tools: vec![Tool::Kernels], ..AnalyzeOptions::default() },
@@ -183,10 +197,10 @@ pub fn compare_inputs(
                 s.source = OpSource::Kernels;
                 Ok(s)
             }
-            CompareInput::Profile(name, files) => side_data(name, files),
+            CompareInput::Profile(name, files) => side_data(name, files, peak),
         }
     };
-    let (a, b) = (side(a)?, side(b)?);
+    let (a, b) = (side(a, cpu_peaks[0])?, side(b, cpu_peaks[1])?);
     if traces && (a.rows.is_empty() || b.rows.is_empty()) {
         let empty = if a.rows.is_empty() { &a.side.input } else { &b.side.input };
         return Err(AnalysisError::Invalid(format!(
@@ -202,8 +216,8 @@ pub fn compare_files(
     b: (&str, &[HostFile]),
     options: &CompareOptions,
 ) -> Result<ProfileComparison> {
-    let a = side_data(a.0, a.1)?;
-    let b = side_data(b.0, b.1)?;
+    let a = side_data(a.0, a.1, None)?;
+    let b = side_data(b.0, b.1, None)?;
     compare_sides(a, b, options)
 }
 
@@ -437,7 +451,9 @@ pub(crate) fn compare_sides(a: SideData, b: SideData, options: &CompareOptions) 
     let mut notes = Vec::new();
     if a.source == OpSource::XlaCpu {
         notes.push(
-            "CPU-only captures: op times are XLA:CPU's per-op events; XLA:CPU records no FLOPs, bytes or categories, so there is no roofline and the category is the op's HLO opcode"
+            "CPU-only captures: op times are XLA:CPU's per-op events; FLOPs, bytes and categories come from the \
+             capture's own HLO (XLA's cost analysis rules, as `cost_analysis()` counts them), and roofline placement \
+             from the measured CPU peak (`falcon doctor --calibrate`) when there is one"
                 .to_string(),
         );
     }

@@ -58,33 +58,61 @@ pub(crate) fn cpu_category(name: &str) -> String {
     }
 }
 
-/// One row per XLA:CPU op (XLA:CPU records neither costs nor nesting: self time is the op's time). Ops
-/// of a program are ordered by their mean position within a step when every op of that program ran inside
-/// steps, else by their first start.
-pub(crate) fn cpu_rows(profile: &CpuOpProfile, signatures: &Signatures) -> Vec<OpRow> {
+/// One row per XLA:CPU op (self time is the op's time: XLA:CPU records no nesting). Ops of a program are ordered
+/// by their mean position within a step when every op of that program ran inside steps, else by their first start.
+/// FLOPs and bytes come from the capture's costed op database (`db`: the executions inside steps, costed from the
+/// HLO), scaled to the op's executions; its roofline placement is the database's.
+pub(crate) fn cpu_rows(
+    profile: &CpuOpProfile,
+    db: &OpMetricsDb,
+    device: &DeviceInfo,
+    signatures: &Signatures,
+) -> Vec<OpRow> {
     let mut outside_steps = std::collections::HashSet::new();
     for o in profile.ops.iter().filter(|o| o.mean_step_offset_ps.is_none()) {
         outside_steps.insert(o.hlo_module.as_str());
     }
+    let costed: std::collections::HashMap<(&str, &str), &crate::op_metrics::OpMetrics> = db
+        .device_ops()
+        .filter(|m| db.has_hlo_costs && m.occurrences > 0 && !m.category.is_empty())
+        .map(|m| ((m.hlo_module.as_str(), m.name.as_str()), m))
+        .collect();
     profile
         .ops
         .iter()
-        .map(|o| OpRow {
-            module: o.hlo_module.clone(),
-            name: o.name.clone(),
-            deduplicated_name: String::new(),
-            category: o.category.clone().unwrap_or_else(|| cpu_category(&o.name)),
-            provenance: String::new(),
-            first_start_ps: Some(match o.mean_step_offset_ps {
-                Some(offset) if !outside_steps.contains(o.hlo_module.as_str()) => offset as i128,
-                _ => o.first_start_ps,
-            }),
-            occurrences: o.occurrences,
-            self_time_ps: u64::try_from(o.total_time_ps).unwrap_or(0),
-            flops: None,
-            bytes_accessed: None,
-            point: None,
-            signature: signatures.get(&o.hlo_module, &o.name).cloned(),
+        .map(|o| {
+            let cost = costed.get(&(o.hlo_module.as_str(), o.name.as_str())).copied();
+            let scale = |total: u64, m: &crate::op_metrics::OpMetrics| {
+                (total as f64 / m.occurrences as f64 * o.occurrences as f64).round() as u64
+            };
+            OpRow {
+                module: o.hlo_module.clone(),
+                name: o.name.clone(),
+                deduplicated_name: String::new(),
+                category: cost
+                    .map(|m| m.category.clone())
+                    .or_else(|| o.category.clone())
+                    .unwrap_or_else(|| cpu_category(&o.name)),
+                provenance: cost.map(|m| m.provenance.clone()).unwrap_or_default(),
+                first_start_ps: Some(match o.mean_step_offset_ps {
+                    Some(offset) if !outside_steps.contains(o.hlo_module.as_str()) => offset as i128,
+                    _ => o.first_start_ps,
+                }),
+                occurrences: o.occurrences,
+                self_time_ps: u64::try_from(o.total_time_ps).unwrap_or(0),
+                flops: cost.map(|m| scale(m.flops, m)),
+                bytes_accessed: cost.map(|m| scale(m.bytes_accessed, m)),
+                point: cost.map(|m| {
+                    let p = roofline_point_for_op(m, db.total_time_ps, device);
+                    OpPoint {
+                        operational_intensity: p.operational_intensity,
+                        flop_rate_gflops: p.measured_flop_rate_gflops,
+                        memory_bw_gibs: p.measured_memory_bw_gibs,
+                        bound_by: p.bound_by,
+                    }
+                }),
+                signature: signatures.get(&o.hlo_module, &o.name).cloned(),
+            }
         })
         .collect()
 }

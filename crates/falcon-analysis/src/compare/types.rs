@@ -13,7 +13,7 @@ use crate::input::HostFile;
 pub enum OpSource {
     /// Device (TPU/GPU) op databases: self times, FLOPs, bytes, roofline.
     Device,
-    /// XLA:CPU op profiles of CPU-only captures: times only.
+    /// XLA:CPU op profiles of CPU-only captures: times, with FLOPs and bytes from the capture's HLO when it has it.
     XlaCpu,
     /// GPU kernels by name (a Chrome trace on one side at least): times only, paired by exact name, categories
     /// are kernel families.

@@ -66,6 +66,12 @@ pub struct CpuOpStats {
     /// with steps given, and only over executions inside a step): orders ops within a step.
     #[serde(skip)]
     pub mean_step_offset_ps: Option<f64>,
+    /// Executions inside a step (only with steps given): what the op costs a step.
+    #[serde(skip)]
+    pub in_step_occurrences: u64,
+    /// Their summed durations, picoseconds.
+    #[serde(skip)]
+    pub in_step_time_ps: i64,
 }
 
 #[derive(Default)]
@@ -77,6 +83,7 @@ struct Acc {
     max_ps: i64,
     first_start_ps: i128,
     in_step: u64,
+    in_step_ps: i64,
     offset_sum_ps: f64,
 }
 
@@ -155,6 +162,7 @@ pub fn cpu_op_profile_in_steps(space: &XSpace, steps: &[super::steps::Step]) -> 
             }
             if let Some(offset) = step_of(start) {
                 acc.in_step += 1;
+                acc.in_step_ps = acc.in_step_ps.saturating_add(d);
                 acc.offset_sum_ps += offset as f64;
             }
             acc.count += 1;
@@ -178,6 +186,8 @@ pub fn cpu_op_profile_in_steps(space: &XSpace, steps: &[super::steps::Step]) -> 
             max_time_us: ps_to_us(a.max_ps),
             first_start_ps: a.first_start_ps,
             mean_step_offset_ps: (a.in_step > 0).then(|| a.offset_sum_ps / a.in_step as f64),
+            in_step_occurrences: a.in_step,
+            in_step_time_ps: a.in_step_ps,
         })
         .collect();
     // BTreeMap order already gives (module, name) ascending; a stable sort keeps it for ties.

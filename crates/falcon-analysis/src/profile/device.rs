@@ -63,6 +63,11 @@ pub enum PeakSource {
     DeviceStats,
     /// Falcon's accelerator catalog (`falcon_core::catalog`), matched on the device type.
     Catalog,
+    /// Measured on the machine (`falcon doctor --calibrate`: an f32 matmul and a memory-bandwidth benchmark on the
+    /// cores the pool offers), for XLA:CPU captures.
+    Measured,
+    /// Given by the caller (`--peak-tflops`).
+    Given,
     /// Nothing known: the utilizations that need a peak are `null`.
     #[default]
     None,
@@ -352,4 +357,51 @@ pub fn device_info(space: &XSpace) -> DeviceInfo {
         }
     }
     info
+}
+
+/// XLA:CPU: the peaks per core the roofline, bound-by and MFU divide by, from the caller's whole-machine peak
+/// (`--peak-tflops`, [`PeakSource::Given`]) or the machine's measured one ([`PeakSource::Measured`]; its memory
+/// bandwidth is kept beside a given compute peak). A note says which, or nothing when neither is known.
+pub(crate) fn apply_cpu_peak(
+    device: &mut DeviceInfo,
+    given_tflops: Option<f64>,
+    measured: Option<&crate::profile::CpuPeak>,
+) -> Option<String> {
+    let cores = f64::from(device.device_cores.max(1));
+    let measured = measured.filter(|m| m.tflops.is_finite() && m.tflops > 0.0 && m.cores > 0);
+    if let Some(m) = measured {
+        let per_core = 1.0 / f64::from(m.cores);
+        device.peak_teraflops_per_second = m.tflops * per_core;
+        if m.memory_gb_per_s.is_finite() && m.memory_gb_per_s > 0.0 {
+            device.peak_bws_giga_bytes_per_second[0] = m.memory_gb_per_s * per_core;
+        }
+        device.peak_source = PeakSource::Measured;
+    }
+    match given_tflops.filter(|p| p.is_finite() && *p > 0.0) {
+        Some(given) => {
+            device.peak_teraflops_per_second = given / cores;
+            device.peak_source = PeakSource::Given;
+            Some(format!(
+                "XLA:CPU peak: {given} TFLOP/s for the machine as given (--peak-tflops), {:.4} TFLOP/s per core over \
+                 {cores} core(s){}",
+                given / cores,
+                measured.map_or(String::new(), |m| format!(
+                    "; memory bandwidth {:.1} GB/s measured ({})",
+                    m.memory_gb_per_s, m.measured
+                ))
+            ))
+        }
+        None => measured.map(|m| {
+            format!(
+                "XLA:CPU peak measured, not catalogued: {:.4} TFLOP/s f32 matmul and {:.1} GB/s memory bandwidth on {} \
+                 core(s) ({}; `falcon doctor --calibrate`), i.e. {:.4} TFLOP/s and {:.1} GB/s per core",
+                m.tflops,
+                m.memory_gb_per_s,
+                m.cores,
+                m.measured,
+                device.peak_teraflops_per_second,
+                device.peak_bws_giga_bytes_per_second[0]
+            )
+        }),
+    }
 }

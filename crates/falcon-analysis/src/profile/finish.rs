@@ -82,6 +82,9 @@ pub(crate) fn finish(folded: Folded<'_>) -> Result<(ProfileReport, OpMetricsDb)>
     }
     let mut device = device.unwrap_or_default();
     device.device_cores = total_cores;
+    if device.hardware == Hardware::CpuOnly {
+        notes.extend(super::device::apply_cpu_peak(&mut device, options.peak_tflops, options.cpu_peak.as_ref()));
+    }
     let steps = steps.unwrap_or_default();
     let db = db.unwrap_or_default();
     let roof = roofline(&db, &device, &steps);
@@ -91,29 +94,28 @@ pub(crate) fn finish(folded: Folded<'_>) -> Result<(ProfileReport, OpMetricsDb)>
             let (mut o, device_step_times) = match capture {
                 Capture::Kept { space, cpu_trace } => (
                     match cpu_trace.take() {
-                        Some(trace) => overview::cpu_overview_of(&trace, &device, &db, &steps),
+                        Some(trace) => overview::cpu_overview_of(&trace, &device, &db, &steps, &roof),
                         None => overview::overview(space, &device, &db, &steps, &roof, options.model_flops_per_step),
                     },
                     crate::steps::device_step_times(space, &steps),
                 ),
                 Capture::Freed { cpu_trace, device_step_times } => {
-                    (overview::cpu_overview_of(cpu_trace, &device, &db, &steps), device_step_times.take())
+                    (overview::cpu_overview_of(cpu_trace, &device, &db, &steps, &roof), device_step_times.take())
                 }
             };
             o.device_step_time_ms = device_step_times;
-            overview::with_logged_flops(&mut o, options.logged_model_flops);
             o.hosts = files.len() as u32;
             if device.hardware == Hardware::CpuOnly {
+                // The caller's FLOPs, else the capture's own (its HLO); the logged ones only when neither is known.
                 let source = options.model_flops_source.as_deref().unwrap_or("caller model flops");
-                let flops = match (options.model_flops_per_step, options.logged_model_flops) {
-                    (Some(f), _) => Some((f, source)),
-                    (None, Some(f)) => Some((f, "logged model_flops (median per step)")),
-                    (None, None) => None,
-                };
-                overview::cpu_mfu(&mut o, flops, options.peak_tflops);
-            } else if let Some(label) = &options.model_flops_source {
-                if o.mfu_flops_source.as_deref() == Some("caller model flops") {
-                    o.mfu_flops_source = Some(label.clone());
+                overview::cpu_mfu(&mut o, options.model_flops_per_step.map(|f| (f, source)), &device);
+                overview::with_logged_flops(&mut o, options.logged_model_flops);
+            } else {
+                overview::with_logged_flops(&mut o, options.logged_model_flops);
+                if let Some(label) = &options.model_flops_source {
+                    if o.mfu_flops_source.as_deref() == Some("caller model flops") {
+                        o.mfu_flops_source = Some(label.clone());
+                    }
                 }
             }
             Some(o)
@@ -149,7 +151,7 @@ pub(crate) fn finish(folded: Folded<'_>) -> Result<(ProfileReport, OpMetricsDb)>
         overview,
         ops,
         op_profile,
-        cpu_ops,
+        cpu_ops: cpu_ops.filter(|_| options.wants(Tool::Ops) || options.wants(Tool::Overview)),
         time_breakdown,
         roofline: options.wants(Tool::Roofline).then_some(roof),
         memory,

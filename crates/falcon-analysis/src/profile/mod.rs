@@ -120,13 +120,29 @@ pub struct AnalyzeOptions {
     /// Where `model_flops_per_step` comes from, for `mfu_flops_source` (default `caller model flops`; the
     /// application layer says `logged model_flops` when it read the run's metric).
     pub model_flops_source: Option<String>,
-    /// The device's peak TFLOP/s when the capture and the catalog have none (XLA:CPU captures).
+    /// The device's peak TFLOP/s when the capture and the catalog have none (XLA:CPU captures: the whole
+    /// machine's); beats [`AnalyzeOptions::cpu_peak`]'s compute peak.
     pub peak_tflops: Option<f64>,
+    /// The CPU peaks measured on the machine (`falcon doctor --calibrate`), for XLA:CPU captures.
+    pub cpu_peak: Option<CpuPeak>,
     /// The model FLOPs per step the workload logged (`model_flops`, median), shown beside the capture's own
     /// count and used for MFU only when the capture has none.
     pub logged_model_flops: Option<f64>,
     /// Told `(hosts done, hosts in all)` as a remote run's hosts are downloaded (a front end's progress bar).
     pub progress: HostProgress,
+}
+
+/// A CPU's measured peaks (`falcon doctor --calibrate`): what the XLA:CPU roofline, bound-by and MFU divide by.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct CpuPeak {
+    /// f32 matmul peak of all `cores`, TFLOP/s.
+    pub tflops: f64,
+    /// Memory bandwidth of all `cores`, GB/s (10⁹ bytes a second).
+    pub memory_gb_per_s: f64,
+    /// The cores the benchmark ran on.
+    pub cores: u32,
+    /// Where and when it was measured (`pool local, 2026-12-07`), for the notes.
+    pub measured: String,
 }
 
 /// A callback for progress over a run's hosts; none by default.

@@ -140,15 +140,16 @@ fn base_overview(device: &DeviceInfo, db: &OpMetricsDb, steps: &StepReport) -> O
 }
 
 /// The overview of an XLA:CPU capture from its [`cpu_trace`] (computed beforehand, on another thread beside the
-/// other tools, or by [`overview`]).
+/// other tools, or by [`overview`]), its costed op database and roofline.
 pub fn cpu_overview_of(
     trace: &crate::trace::TraceReport,
     device: &DeviceInfo,
     db: &OpMetricsDb,
     steps: &StepReport,
+    roofline: &Roofline,
 ) -> Overview {
     let mut o = base_overview(device, db, steps);
-    cpu_overview(trace, device, &mut o);
+    cpu_overview(trace, device, db, steps, roofline, &mut o);
     o
 }
 
@@ -162,7 +163,7 @@ pub fn overview(
     model_flops_per_step: Option<f64>,
 ) -> Overview {
     if device.hardware == Hardware::CpuOnly {
-        return cpu_overview_of(&cpu_trace(space), device, db, steps);
+        return cpu_overview_of(&cpu_trace(space), device, db, steps, roofline);
     }
     let mut o = base_overview(device, db, steps);
     if device.hardware == Hardware::Tpu {
@@ -294,8 +295,17 @@ pub fn with_logged_flops(o: &mut Overview, logged: Option<f64>) {
 }
 
 /// The XLA:CPU part of the overview: CPU count, duty cycle and host verdict from the executor threads'
-/// timeline (the trace breakdown `falcon profile trace` computes), the rest `null` with notes.
-fn cpu_overview(trace: &crate::trace::TraceReport, device: &DeviceInfo, o: &mut Overview) {
+/// timeline (the trace breakdown `falcon profile trace` computes); FLOPs a step, utilizations, operational
+/// intensity and the roofline's bound-by from the ops costed from the capture's HLO, against the measured or given
+/// peak (MFU: [`cpu_mfu`]).
+fn cpu_overview(
+    trace: &crate::trace::TraceReport,
+    device: &DeviceInfo,
+    db: &OpMetricsDb,
+    steps: &StepReport,
+    roofline: &Roofline,
+    o: &mut Overview,
+) {
     if let Some(t) = device.cpu_threads {
         o.notes.push(format!(
             "XLA:CPU: device_cores = {} CPU(s), counted from the threads of XLA:CPU's intra-op pool (sized to the \
@@ -315,21 +325,77 @@ fn cpu_overview(trace: &crate::trace::TraceReport, device: &DeviceInfo, o: &mut 
         }
         None => o.notes.push("device duty cycle unknown: no XLA:CPU op events in the capture".to_string()),
     }
-    o.notes.push(
-        "FLOPS and HBM bandwidth utilization and operational intensity unknown: XLA:CPU records no FLOPs or bytes \
-         per op, and a CPU has no catalogued peak"
-            .to_string(),
-    );
+    o.step_time_source = (!steps.steps.is_empty()).then(|| "host step markers".to_string());
+    let p = &roofline.program;
+    let flops_known = db.has_hlo_costs && device.peak_gflops() > 0.0;
+    let bw_known = db.has_hlo_costs && device.peak_bws_giga_bytes_per_second[0] > 0.0;
+    if db.has_hlo_costs {
+        o.operational_intensity = Some(p.operational_intensity);
+        let n_steps = steps.steps.len();
+        if n_steps > 0 {
+            // The database holds the executions inside the steps only (`op_metrics::cpu_op_db`).
+            let capture = program_model_flops(db, false) / n_steps as f64;
+            if capture > 0.0 {
+                o.capture_model_flops = Some(capture);
+            }
+        }
+        if !flops_known {
+            o.notes.push(
+                "FLOPS utilization and MFU unknown: no CPU peak FLOP rate — run `falcon doctor --calibrate` once to \
+                 measure this machine's, or pass --peak-tflops"
+                    .to_string(),
+            );
+        }
+        if !bw_known {
+            o.notes.push(
+                "memory bandwidth utilization unknown: no measured memory bandwidth (`falcon doctor --calibrate`)"
+                    .to_string(),
+            );
+        }
+    } else {
+        o.notes.push(
+            "FLOPS and memory bandwidth utilization and operational intensity unknown: the capture holds no HLO \
+             program for its XLA:CPU ops"
+                .to_string(),
+        );
+    }
+    o.flops_utilization = flops_known.then_some(p.compute_efficiency);
+    o.hbm_bw_utilization = bw_known.then_some(p.max_mem_bw_utilization);
+    o.roofline_efficiency = (flops_known || bw_known).then_some(p.roofline_efficiency);
+    // A host-bound run is host-bound whatever its ops are; otherwise the roofline's Program row decides.
     let host = trace.host_bound.as_ref();
     o.bound_by = host.and_then(|h| h.bound_by);
+    if o.bound_by.is_some() {
+        return;
+    }
+    if flops_known && bw_known {
+        o.bound_by = BoundBy::from_xprof_resource(&p.bound_by);
+        o.bound_by_resource = o.bound_by.map(|_| p.bound_by.clone());
+        if let (Some(b), Some(h)) = (o.bound_by, host) {
+            o.notes.push(format!(
+                "bound by {b} on the roofline of the costed ops (measured {:.3} TFLOP/s, {:.2} GB/s, {:.2} FLOP/byte; \
+                 ridge {:.2} FLOP/byte); the device waits on the host {:.1}% of the step time (not host-bound)",
+                p.measured_flop_rate_gflops * f64::from(device.device_cores.max(1)) / 1e3,
+                p.hbm_bw_gibs * 1.073_741_824 * f64::from(device.device_cores.max(1)),
+                p.operational_intensity,
+                roofline.ridge_point,
+                100.0 * h.fraction
+            ));
+        }
+    }
     if o.bound_by.is_none() {
         o.notes.push(match host {
-            Some(h) => format!(
-                "bound-by unknown: no roofline on XLA:CPU, and the device waits on the host only {:.1}% of the step \
-                 time (not host-bound)",
+            Some(h) if flops_known && bw_known => format!(
+                "bound-by unknown: no resource of the roofline's Program row is utilized, and the device waits on \
+                 the host only {:.1}% of the step time (not host-bound)",
                 100.0 * h.fraction
             ),
-            None => "bound-by unknown: no roofline on XLA:CPU and no steps for the host check".to_string(),
+            Some(h) => format!(
+                "bound-by unknown: no measured CPU peaks for the roofline (`falcon doctor --calibrate`), and the \
+                 device waits on the host only {:.1}% of the step time (not host-bound)",
+                100.0 * h.fraction
+            ),
+            None => "bound-by unknown: no steps for the host check".to_string(),
         });
     }
 }
@@ -356,30 +422,42 @@ pub fn cpu_trace_of(timeline: &crate::timeline::Timeline) -> crate::trace::Trace
     analyze_trace(timeline, &options)
 }
 
-/// MFU of an XLA:CPU capture, which records no FLOPs and has no catalogued peak: the workload's own model FLOPs
-/// per step (`flops`: the value and where it came from — the run's logged `model_flops`, or `--model-flops`)
-/// over the mean step time and the machine's peak (`peak_tflops`, `--peak-tflops`). Either missing leaves `mfu`
-/// `null` with a note naming what to pass.
-pub fn cpu_mfu(o: &mut Overview, flops: Option<(f64, &str)>, peak_tflops: Option<f64>) {
+/// MFU of an XLA:CPU capture: model FLOPs a step — the caller's (`--model-flops`, or the run's logged
+/// `model_flops` the application passes as the caller's), else the capture's own from its HLO — over the mean step
+/// time and the machine's peak (the device's peak per core × its cores: measured by `falcon doctor --calibrate`, or
+/// given with `--peak-tflops`). Either missing leaves `mfu` `null` with a note naming what to do.
+pub fn cpu_mfu(o: &mut Overview, caller: Option<(f64, &str)>, device: &DeviceInfo) {
     let step_s = o.step_time_ms.mean / 1e3;
-    match (flops.filter(|(f, _)| f.is_finite() && *f > 0.0), peak_tflops.filter(|p| p.is_finite() && *p > 0.0)) {
+    let cores = f64::from(device.device_cores.max(1));
+    let peak = Some(device.peak_teraflops_per_second * cores).filter(|p| p.is_finite() && *p > 0.0);
+    let flops =
+        caller.filter(|(f, _)| f.is_finite() && *f > 0.0).or(o.capture_model_flops.map(|f| (f, "profile cost stats")));
+    match (flops, peak) {
         (Some((f, source)), Some(peak)) if o.step_time_ms.n > 0 && step_s > 0.0 => {
             o.mfu = Some(f / (step_s * peak * 1e12));
             o.mfu_flops_source = Some(source.to_string());
             o.mfu_model_flops = Some(f);
-            o.peak_teraflops_per_second = Some(peak);
+            o.mfu_peak_teraflops_per_second = Some(peak);
+            o.hfu = None;
+            let how = match device.peak_source {
+                PeakSource::Measured => "the measured peak",
+                _ => "the given peak",
+            };
             o.notes.push(format!(
-                "MFU = {source} ({f:.4e} FLOPs per step) ÷ (mean step {:.3} ms × the given peak {peak} TFLOP/s)",
+                "MFU = {source} ({f:.4e} FLOPs per step) ÷ (mean step {:.3} ms × {how} {peak:.4} TFLOP/s of {cores} \
+                 core(s))",
                 step_s * 1e3
             ));
         }
         (Some(_), Some(_)) => o.notes.push("MFU unknown: no steps in the capture to divide the FLOPs by".into()),
         (None, Some(_)) => o.notes.push(
-            "MFU unknown: no model FLOPs — the run logs no `model_flops` metric; pass --model-flops FLOPS_PER_STEP"
+            "MFU unknown: no model FLOPs — the capture holds no HLO program and the run logs no `model_flops` \
+             metric; pass --model-flops FLOPS_PER_STEP"
                 .into(),
         ),
         (_, None) => o.notes.push(
-            "MFU unknown: a CPU has no catalogued peak FLOP rate; pass --peak-tflops with the machine's peak TFLOP/s"
+            "MFU unknown: no CPU peak FLOP rate — run `falcon doctor --calibrate` once to measure this machine's, or \
+             pass --peak-tflops with the machine's peak TFLOP/s"
                 .into(),
         ),
     }

@@ -111,10 +111,18 @@ pub(crate) fn host_partial(
     let device = device_info(space);
     let steps = detect_steps(space);
     let cpu = device.hardware == Hardware::CpuOnly;
-    let db = (needs_db(options) && !cpu).then(|| op_metrics_db(space, &device));
     let hlo = (cpu && options.wants(Tool::Ops)).then(|| super::hlo::hlo_index(space));
-    let cpu_ops = (cpu && (options.wants(Tool::Ops) || options.wants(Tool::Overview)))
-        .then(|| cpu_op_profile_in_steps(space, &steps.steps));
+    let cpu_ops = (cpu && needs_db(options)).then(|| cpu_op_profile_in_steps(space, &steps.steps));
+    let db = match (&cpu_ops, needs_db(options)) {
+        (_, false) => None,
+        // XLA:CPU: the op events costed from the capture's own HLO (`op_metrics::cpu_op_db`).
+        (Some(profile), true) => {
+            let window: i64 = steps.steps.iter().map(|s| s.duration_ps.max(0)).sum();
+            let programs = super::hlo::GpuHlo::decode(space).with_cpu_costs();
+            Some(super::op_metrics::cpu_op_db(profile, &programs, window as u64, device.device_cores))
+        }
+        (None, true) => Some(op_metrics_db(space, &device)),
+    };
     let kernels = (options.wants(Tool::Kernels) || options.wants(Tool::Overview) && device.hardware == Hardware::Gpu)
         .then(|| kernel_stats(space, &steps));
     // The host's own timeline, for its part of the run's multi-host analysis: only on a run of several hosts.

@@ -3,9 +3,10 @@
 //!
 //! # Rules (XProf 2.24.2 `xprof/convert/op_stats_to_roofline_model.cc`, `op_metrics_to_record.h`)
 //!
-//! * Only for TPU and GPU; a CPU-only capture gives an empty [`Roofline`] (`available = false`).
-//!   `notes` says why a roofline is empty or partial (Falcon): no FLOPs/bytes per op (XLA:CPU; GPU ops
-//!   without an HLO proto), or no peak to draw the roofs from.
+//! * XProf draws it for TPU and GPU only; Falcon also for XLA:CPU captures, whose ops it costs from their HLO
+//!   ([`crate::op_metrics`]' `cpu_costs`) against the measured or given CPU peak (per core; main memory in the
+//!   HBM slot). Without costs it is empty (`available = false`); `notes` says why a roofline is empty or
+//!   partial: no FLOPs/bytes per op (no HLO programs in the capture), or no peak to draw the roofs from.
 //! * **Table properties**: `peak_flop_rate` = peak TFLOP/s × 1000 (GFLOP/s per core);
 //!   `peak_hbm_bw` = GiB(peak HBM GB/s); TPU: CMEM read/write peaks (MemBwType 3/4) when the device
 //!   has CMEM, else VMEM read/write peaks (5/6) when it has merged VMEM; GPU: VMEM = SRAM rd/wr
@@ -207,7 +208,9 @@ fn set_roofline_metrics(p: &mut RooflinePoint, m: &OpMetrics, device: &DeviceInf
         }
     };
     consider("Compute", safe_divide(p.measured_flop_rate_gflops, device.peak_gflops()), p.operational_intensity);
-    consider("HBM", safe_divide(p.hbm_bw_gibs, giga_to_gibi(bws[0])), p.hbm_operational_intensity);
+    // A CPU's main memory sits in the HBM slot; it is named for what it is.
+    let main_memory = if device.hardware == Hardware::CpuOnly { "DRAM" } else { "HBM" };
+    consider(main_memory, safe_divide(p.hbm_bw_gibs, giga_to_gibi(bws[0])), p.hbm_operational_intensity);
     match device.hardware {
         Hardware::Tpu => {
             let candidates = [
@@ -365,10 +368,11 @@ pub(crate) fn roofline_point_for_op(m: &OpMetrics, total_time_ps: u64, device: &
 
 /// Builds the roofline of a capture's device ops.
 pub fn roofline(db: &OpMetricsDb, device: &DeviceInfo, steps: &StepReport) -> Roofline {
-    if device.hardware == Hardware::CpuOnly {
+    if device.hardware == Hardware::CpuOnly && !db.has_hlo_costs {
         return Roofline {
             notes: vec![
-                "no roofline: XLA:CPU records no FLOPs or bytes per op (and a CPU has no catalogued peak)".into()
+                "no roofline: the ops have no FLOPs or bytes (the capture holds no HLO program for its XLA:CPU ops)"
+                    .into(),
             ],
             ..Roofline::default()
         };

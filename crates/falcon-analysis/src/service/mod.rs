@@ -292,6 +292,9 @@ impl Analysis {
                 .map(|m| m.median)
                 .filter(|f| f.is_finite() && *f > 0.0);
         }
+        if opts.cpu_peak.is_none() {
+            opts.cpu_peak = self.cpu_peak(resolved.experiment).await;
+        }
         let report = tokio::task::spawn_blocking(move || analyze_files(&files, &opts))
             .await
             .map_err(|e| AnalysisError::Io(format!("analysis task failed: {e}")))??;
@@ -301,6 +304,31 @@ impl Analysis {
             }
         }
         Ok((resolved, report))
+    }
+
+    /// The measured CPU peaks an XLA:CPU capture is read against (`falcon doctor --calibrate`): those of the pool
+    /// the experiment's job ran on; for a capture that is no experiment's, the latest measured on this machine.
+    /// `None` when none was measured (or the store cannot say: the analysis goes on without).
+    async fn cpu_peak(&self, experiment: Option<ExperimentId>) -> Option<crate::profile::CpuPeak> {
+        let meta = self.meta().await.ok()?;
+        let c = match experiment {
+            Some(id) => {
+                let job = meta.get_experiment(id).await.ok()?.job?;
+                let pool = meta.get_job(job).await.ok()?.pool?;
+                meta.calibration(&pool).await.ok()??
+            }
+            None => {
+                let host = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+                meta.latest_calibration_on(host.trim()).await.ok()??
+            }
+        };
+        let when = falcon_core::time::Millis(c.measured_ms).to_rfc3339();
+        Some(crate::profile::CpuPeak {
+            tflops: c.matmul_tflops,
+            memory_gb_per_s: c.memory_gb_per_s,
+            cores: u32::try_from(c.cores).unwrap_or(1).max(1),
+            measured: format!("pool {} on {} at {when}", c.pool, c.host),
+        })
     }
 
     /// The profiler's overhead on an experiment's traced steps, from its logged `step_time_s` (see
@@ -404,9 +432,13 @@ impl Analysis {
         let rb = self.compare_input(b, host).await?;
         let opts = *options;
         let cap = crate::limits::max_decompressed_bytes(&self.config);
-        tokio::task::spawn_blocking(move || crate::compare::compare_inputs(ra.as_input(), rb.as_input(), &opts, cap))
-            .await
-            .map_err(|e| AnalysisError::Io(format!("comparison task failed: {e}")))?
+        let (pa, pb) = (self.cpu_peak(ra.experiment()).await, self.cpu_peak(rb.experiment()).await);
+        tokio::task::spawn_blocking(move || {
+            let peaks = [pa.as_ref(), pb.as_ref()];
+            crate::compare::compare_inputs_with_peaks(ra.as_input(), rb.as_input(), &opts, cap, peaks)
+        })
+        .await
+        .map_err(|e| AnalysisError::Io(format!("comparison task failed: {e}")))?
     }
 
     /// What one side of a comparison reads: an XProf capture, else a Chrome trace (a local `*.json[.gz]`, or an
@@ -680,6 +712,14 @@ impl ComparedInput {
         match self {
             ComparedInput::Profile(r) => CompareInput::Profile(&r.input, &r.files),
             ComparedInput::Trace(name, path) => CompareInput::Trace(name, path),
+        }
+    }
+
+    /// The experiment a capture side is, when it is one.
+    fn experiment(&self) -> Option<ExperimentId> {
+        match self {
+            ComparedInput::Profile(r) => r.experiment,
+            ComparedInput::Trace(..) => None,
         }
     }
 }

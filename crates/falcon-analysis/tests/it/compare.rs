@@ -160,9 +160,22 @@ fn per_op_deltas_add_up_exactly_to_the_op_time_delta() {
     assert!(c.regressions.windows(2).all(|w| w[0].delta_ps >= w[1].delta_ps));
     assert!(c.improvements.windows(2).all(|w| w[0].delta_ps <= w[1].delta_ps));
     assert!(c.regressions.iter().all(|o| o.delta_ps > 0));
-    // XLA:CPU records no costs: no roofline, and a note says why.
-    assert!(c.roofline.is_empty() && c.roofline_peaks.is_none());
-    assert!(c.notes.iter().any(|n| n.contains("XLA:CPU records no FLOPs")));
+    // XLA:CPU records no costs, but the capture's HLO does: every op of either side is costed (twice the batch,
+    // twice the FLOPs for the matmuls), and a note says where the costs come from. Without a measured peak there
+    // is no roof to place them against.
+    let step_ops: Vec<_> = c.ops.iter().filter(|o| o.program == "jit_step").collect();
+    assert!(step_ops.len() > 250, "{}", step_ops.len());
+    for o in &step_ops {
+        let costed = |occurrences: u64, flops: Option<u64>| occurrences == 0 || flops.is_some();
+        assert!(costed(o.a_occurrences, o.a_flops) && costed(o.b_occurrences, o.b_flops), "{o:?}");
+    }
+    let dots: Vec<f64> = step_ops
+        .iter()
+        .filter(|o| o.status == OpStatus::Matched && o.category == "dot")
+        .filter_map(|o| o.flops_ratio)
+        .collect();
+    assert!(!dots.is_empty() && dots.iter().all(|r| (r - 2.0).abs() < 1e-9), "{dots:?}");
+    assert!(c.notes.iter().any(|n| n.contains("from the capture's own HLO")), "{:?}", c.notes);
 }
 
 /// One ENTRY instruction of an optimized HLO module: opcode, fusion kind, JAX op_name, result shape

@@ -5,6 +5,7 @@ mod accuracy_align;
 mod accuracy_readers;
 mod big_cpu_overview;
 mod compare;
+mod cpu_costs;
 mod cpu_ops;
 mod fuzz_regressions;
 mod gpu_hlo_costs;

@@ -87,10 +87,81 @@ pub struct DoctorReport {
     pub ok: bool,
     /// The checks, in order.
     pub checks: Vec<Check>,
+    /// What `--calibrate` measured and kept (`null` without it).
+    pub calibration: Option<CalibrationReport>,
 }
 
 impl From<falcon_exp::DoctorReport> for DoctorReport {
     fn from(r: falcon_exp::DoctorReport) -> Self {
-        DoctorReport { ok: r.ok, checks: r.checks.into_iter().map(Check::from).collect() }
+        DoctorReport { ok: r.ok, checks: r.checks.into_iter().map(Check::from).collect(), calibration: None }
+    }
+}
+
+/// `falcon doctor --calibrate`: this machine's measured peaks and the pools that keep them.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CalibrationReport {
+    /// Cores the benchmark ran on (every core this process may use).
+    pub cores: usize,
+    /// Best f32 matmul rate over all cores, TFLOP/s.
+    pub matmul_tflops: f64,
+    /// Best memory bandwidth over all cores (STREAM copy: bytes read + written), GB/s.
+    pub memory_gb_per_s: f64,
+    /// Every matmul run, TFLOP/s.
+    pub matmul_runs: Vec<f64>,
+    /// Every copy run, GB/s.
+    pub copy_runs: Vec<f64>,
+    /// Side of the square f32 matrices.
+    pub matmul_n: usize,
+    /// Bytes copied a run.
+    pub copy_bytes: usize,
+    /// How long it took, milliseconds.
+    pub elapsed_ms: u64,
+    /// The pools that keep it.
+    pub kept: Vec<PoolCalibration>,
+}
+
+/// A pool's kept calibration.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PoolCalibration {
+    /// The pool.
+    pub pool: String,
+    /// The machine it was measured on.
+    pub host: String,
+    /// Cores it ran on.
+    pub cores: i64,
+    /// f32 matmul peak of all of them, TFLOP/s.
+    pub matmul_tflops: f64,
+    /// Memory bandwidth of all of them, GB/s.
+    pub memory_gb_per_s: f64,
+    /// When (RFC 3339).
+    pub measured: String,
+}
+
+impl From<&falcon_exp::Calibration> for PoolCalibration {
+    fn from(c: &falcon_exp::Calibration) -> Self {
+        PoolCalibration {
+            pool: c.pool.clone(),
+            host: c.host.clone(),
+            cores: c.cores,
+            matmul_tflops: c.matmul_tflops,
+            memory_gb_per_s: c.memory_gb_per_s,
+            measured: falcon_core::time::Millis(c.measured_ms).to_rfc3339(),
+        }
+    }
+}
+
+impl CalibrationReport {
+    pub(crate) fn of(m: falcon_exp::calibrate::Measurement, kept: &[falcon_exp::Calibration]) -> Self {
+        CalibrationReport {
+            cores: m.cores,
+            matmul_tflops: m.matmul_tflops,
+            memory_gb_per_s: m.memory_gb_per_s,
+            matmul_runs: m.matmul_runs,
+            copy_runs: m.copy_runs,
+            matmul_n: m.matmul_n,
+            copy_bytes: m.copy_bytes,
+            elapsed_ms: m.elapsed_ms,
+            kept: kept.iter().map(PoolCalibration::from).collect(),
+        }
     }
 }

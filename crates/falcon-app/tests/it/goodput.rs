@@ -65,11 +65,13 @@ async fn check_truth(app: &App, dir: &Path) {
     // time over the steady step); the kept checkpoints and stalls as long as they really took.
     // Start-up as the workload lived it: from each attempt's process start (it notes it beside its checkpoint) to
     // the start of its first step.
-    let starts: Vec<f64> = std::fs::read_to_string(dir.join(".falcon-jobs/e-1/goodput-state/starts"))
+    // Each line: the process's start, and the backend's launch stamp when it wrote one (Slurm's batch script).
+    let lines: Vec<Vec<f64>> = std::fs::read_to_string(dir.join(".falcon-jobs/e-1/goodput-state/starts"))
         .unwrap()
         .lines()
-        .map(|l| l.parse().unwrap())
+        .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
         .collect();
+    let starts: Vec<f64> = lines.iter().map(|l| l[0]).collect();
     let first_step_start = |lines: &[Value]| {
         let l = lines.iter().find(|l| l["event"].is_null()).unwrap();
         l["time"].as_f64().unwrap() - l["step_time_s"].as_f64().unwrap()
@@ -84,10 +86,21 @@ async fn check_truth(app: &App, dir: &Path) {
         ("input_and_host_stalls", sum("stall_s")),
     ];
     assert!((sum("stall_s") - 5.0 * 0.04).abs() < 0.02, "five kept 40 ms stalls: {kept:?}");
+    // The chips are held from the moment the backend started the command (Slurm's batch script stamps it, then
+    // forks `mv` and the interpreter), a little before the workload's process began: that launch is start-up too,
+    // and under load (CI runs on 2 busy cores) it reaches a few hundred milliseconds an attempt. Measured here from
+    // the batch script's own stamp, which the workload reads (none on the local backend, which spawns the command
+    // itself), and allowed on top of the workload's view (at most a second an attempt).
+    let launch: f64 = lines.iter().filter_map(|l| l.get(1).map(|stamp| (l[0] - stamp).max(0.0))).sum();
+    assert!((0.0..2.0).contains(&launch), "launch gap {launch} s over two attempts");
     for (cause, want) in truth {
         let got = seconds(g, cause);
-        eprintln!("{cause}: {got:.4} s, truth {want:.4} s");
-        assert!((got - want).abs() <= 0.05 * want, "{cause}: {got:.3} s, truth {want:.3} s (5 %): {g:#}");
+        let extra = if cause == "start_up" { launch } else { 0.0 };
+        eprintln!("{cause}: {got:.4} s, truth {want:.4} s (+ launch {extra:.4} s)");
+        assert!(
+            got >= want - 0.05 * want && got <= want + extra + 0.05 * want,
+            "{cause}: {got:.3} s, truth {want:.3} s (5 %, launch {extra:.3} s): {g:#}"
+        );
     }
     // Lost to the restart: steps 21-30 of the first attempt, from its step-20 checkpoint to its step 30, then it
     // exits at once; the tail after step 50 is nothing. Both end when the backend says the command ended, to the

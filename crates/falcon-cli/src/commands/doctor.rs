@@ -1,14 +1,31 @@
 //! `falcon doctor`: renders EXP's checks; exits 1 when any fails.
 
-use crate::cli::GlobalArgs;
+use crate::cli::{DoctorArgs, GlobalArgs};
 use crate::output::{print_json, print_stdout};
 use crate::settings;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, ContentArrangement, Table};
 use std::process::ExitCode;
 
-pub async fn run(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(global: &GlobalArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let loaded = settings::load(global)?;
-    let report = falcon_app::App::new(loaded.config).doctor().await?;
+    let app = falcon_app::App::new(loaded.config);
+    let mut report = app.doctor().await?;
+    if args.calibrate {
+        if !global.json {
+            eprintln!("calibrating: an f32 matmul and a memory copy on every core (about two seconds)");
+        }
+        let calibration = app.calibrate(&args.pool).await?;
+        // The kept peaks replace the doctor's "not measured" line.
+        if let Some(check) = report.checks.iter_mut().find(|c| c.component == "calibration") {
+            check.detail = calibration
+                .kept
+                .iter()
+                .map(|k| format!("{}: measured now ({} core(s) on {})", k.pool, k.cores, k.host))
+                .collect::<Vec<_>>()
+                .join("; ");
+        }
+        report.calibration = Some(calibration);
+    }
     if global.json {
         print_json(&report)?;
     } else {
@@ -31,6 +48,18 @@ pub async fn run(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             ]);
         }
         print_stdout(&table.to_string())?;
+        if let Some(c) = &report.calibration {
+            let pools: Vec<&str> = c.kept.iter().map(|k| k.pool.as_str()).collect();
+            print_stdout(&format!(
+                "calibration: {:.4} TFLOP/s f32 matmul and {:.1} GB/s memory bandwidth on {} core(s), in {:.1} s; \
+                 kept for {} (the XLA:CPU roofline, bound-by and MFU use it)",
+                c.matmul_tflops,
+                c.memory_gb_per_s,
+                c.cores,
+                c.elapsed_ms as f64 / 1e3,
+                pools.join(", ")
+            ))?;
+        }
         let failed = report.checks.iter().filter(|c| !c.ok).count();
         print_stdout(&if failed == 0 { "all checks passed".to_string() } else { format!("{failed} check(s) failed") })?;
     }

@@ -37,7 +37,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let result = match &cli.command {
         Command::Init(args) => init::run(global, args).await,
-        Command::Doctor => doctor::run(global).await,
+        Command::Doctor(args) => doctor::run(global, args).await,
         Command::Config(ConfigCommand::Show) => config::show(global),
         Command::Exp(command) => exp::run(global, &app, command).await,
         Command::Worker(args) => worker::run(global, &app, args).await,

@@ -6,6 +6,7 @@
 //! placeholders.
 
 mod artifacts;
+mod calibrations;
 mod experiments;
 mod goals;
 mod jobs;
@@ -15,6 +16,7 @@ mod summaries;
 mod tokens;
 
 pub use artifacts::{ArtifactRecord, NewArtifact};
+pub use calibrations::Calibration;
 pub use experiments::{
     CodeRecord, CodeSnapshot, ExperimentFilter, ExperimentRecord, NewExperiment, Transition, MAX_LABEL_FILTERS,
 };

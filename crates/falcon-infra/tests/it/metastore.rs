@@ -56,7 +56,7 @@ fn goal(title: &str, priority: i64) -> NewGoal {
 async fn migrations_are_current_and_reapplying_is_harmless(store: MetaStore) {
     let status = store.migration_status().await.unwrap();
     assert!(status.is_current(), "{status:?}");
-    assert_eq!(status.latest, 8);
+    assert_eq!(status.latest, 9);
     store.migrate().await.unwrap();
     assert_eq!(store.migration_status().await.unwrap(), status);
 }
@@ -264,6 +264,38 @@ async fn tokens_are_kept_as_hashes_found_live_and_revoked(store: MetaStore) {
     assert!(store.any_token_ever().await.unwrap(), "a store that held a token never reads as never having had one");
 }
 
+async fn calibrations_are_kept_per_pool_and_replaced(store: MetaStore) {
+    use falcon_infra::meta::Calibration;
+    assert_eq!(store.calibration("local").await.unwrap(), None);
+    let c = |pool: &str, host: &str, tflops: f64, at: i64| Calibration {
+        pool: pool.into(),
+        host: host.into(),
+        cores: 2,
+        matmul_tflops: tflops,
+        memory_gb_per_s: 12.5,
+        measured_ms: at,
+        details: r#"{"method":"test"}"#.into(),
+    };
+    store.put_calibration(&c("local", "vm-a", 0.1, 1000)).await.unwrap();
+    store.put_calibration(&c("other", "vm-a", 0.2, 2000)).await.unwrap();
+    store.put_calibration(&c("local", "vm-a", 0.15, 3000)).await.unwrap();
+    assert_eq!(store.calibration("local").await.unwrap(), Some(c("local", "vm-a", 0.15, 3000)), "replaced");
+    assert_eq!(store.calibrations().await.unwrap().len(), 2);
+    assert_eq!(store.latest_calibration_on("vm-a").await.unwrap().map(|c| c.pool), Some("local".into()));
+    assert_eq!(store.latest_calibration_on("vm-b").await.unwrap(), None);
+    for bad in
+        [c("local", "vm-a", f64::NAN, 1), c("local", "vm-a", 0.0, 1), Calibration { cores: 0, ..c("l", "h", 1.0, 1) }]
+    {
+        let e = store.put_calibration(&bad).await.unwrap_err();
+        assert!(matches!(e, InfraError::InvalidValue { table: "calibrations", .. }), "{e}");
+    }
+    assert_eq!(
+        store.calibration("local").await.unwrap().map(|c| c.matmul_tflops),
+        Some(0.15),
+        "a refusal changes nothing"
+    );
+}
+
 async fn signins_speak_for_live_tokens_until_ended_or_expired(store: MetaStore) {
     use falcon_core::time::Millis;
     let now = Millis(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64);
@@ -434,6 +466,7 @@ on_both_databases!(
     lease_renewal_extends_only_live_leases_of_active_jobs,
     a_clean_stop_releases_every_lease_of_its_owner_only,
     tokens_are_kept_as_hashes_found_live_and_revoked,
+    calibrations_are_kept_per_pool_and_replaced,
     signins_speak_for_live_tokens_until_ended_or_expired,
     artifacts_are_indexed_once,
     summaries_are_replaced_not_duplicated,

@@ -21,7 +21,7 @@ const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/upgrade");
 
 async fn check_upgraded(store: &MetaStore) {
     let status = store.migration_status().await.unwrap();
-    assert_eq!((status.applied, status.latest), (Some(8), 8));
+    assert_eq!((status.applied, status.latest), (Some(9), 9));
     let exps = store.list_experiments(&ExperimentFilter { limit: 10, ..Default::default() }).await.unwrap();
     assert_eq!(exps.len(), 2, "both quickstart experiments survive");
     assert!(exps.iter().all(|e| e.status == ExperimentStatus::Completed), "{exps:?}");

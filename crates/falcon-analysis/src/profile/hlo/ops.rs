@@ -1,4 +1,4 @@
-//! What the op tools show of a GPU op, read from its program: XProf's category (`HloInstruction::ToCategory`:
+//! What the op tools show of a GPU or XLA:CPU op, read from its program: XProf's category (`HloInstruction::ToCategory`:
 //! a fusion by its kind — `loop fusion`, `input fusion`, `output fusion`, `custom fusion`; `data formatting`
 //! for transposes, copies and reshapes; `non-fusion elementwise`; else the opcode), its cost per execution
 //! ([`super::cost`]), its HLO text without layouts, the framework scope and source line XLA recorded, and
@@ -35,6 +35,8 @@ pub struct HloOpInfo {
 #[derive(Debug, Default)]
 pub struct GpuHlo {
     programs: Vec<(u64, HloModuleProto)>,
+    /// Whose cost rules [`GpuHlo::describe`] follows (the GPU's unless [`GpuHlo::with_cpu_costs`]).
+    target: super::cost::Target,
     /// What could not be read.
     pub notes: Vec<String>,
 }
@@ -43,7 +45,13 @@ impl GpuHlo {
     /// Decodes every program's `HloProto` on the capture's metadata plane.
     pub fn decode(space: &XSpace) -> GpuHlo {
         let (programs, notes) = decode_programs(space);
-        GpuHlo { programs, notes }
+        GpuHlo { programs, notes, target: Default::default() }
+    }
+
+    /// The same programs costed as XLA:CPU's `cost_analysis()` costs them ([`super::cost::Target::Cpu`]).
+    pub fn with_cpu_costs(mut self) -> GpuHlo {
+        self.target = super::cost::Target::Cpu;
+        self
     }
 
     /// One program's serialized `HloProto` (as a capture stores it), as program `program_id`: what `decode`
@@ -52,10 +60,10 @@ impl GpuHlo {
         use prost::Message;
         match super::proto::HloProto::decode(bytes) {
             Ok(super::proto::HloProto { hlo_module: Some(module) }) => {
-                GpuHlo { programs: vec![(program_id, module)], notes: Vec::new() }
+                GpuHlo { programs: vec![(program_id, module)], notes: Vec::new(), target: Default::default() }
             }
-            Ok(_) => GpuHlo { programs: Vec::new(), notes: vec!["the HloProto has no module".into()] },
-            Err(e) => GpuHlo { programs: Vec::new(), notes: vec![format!("HloProto not readable ({e})")] },
+            Ok(_) => GpuHlo { notes: vec!["the HloProto has no module".into()], ..GpuHlo::default() },
+            Err(e) => GpuHlo { notes: vec![format!("HloProto not readable ({e})")], ..GpuHlo::default() },
         }
     }
 
@@ -69,6 +77,13 @@ impl GpuHlo {
     /// Whether no program was read.
     pub fn is_empty(&self) -> bool {
         self.programs.is_empty()
+    }
+
+    /// The program whose module is named `name` (the `hlo_module` XLA:CPU op events carry), when exactly one is.
+    pub fn program_named(&self, name: &str) -> Option<u64> {
+        let mut found = self.programs.iter().filter(|(_, m)| m.name == name);
+        let (id, _) = found.next()?;
+        found.next().is_none().then_some(*id)
     }
 
     /// The module of program `id`.
@@ -85,7 +100,7 @@ impl GpuHlo {
         let mut out = HashMap::new();
         let Some(module) = self.module(program_id) else { return out };
         let program = Program::new(module);
-        let mut model = CostModel::new(&program);
+        let mut model = CostModel::for_target(&program, self.target);
         for name in names {
             let Some(instr) = program.instruction(name) else { continue };
             let info = HloOpInfo {

@@ -62,11 +62,14 @@
 //! * `precision`: GPU compute time in steps split 16/32-bit as XProf's `ClassifyGpuCompute` (shape
 //!   stat contains `half`, or without shapes the kernel name contains `half`/`fp16`).
 
+mod cpu_costs;
 mod gpu_costs;
 mod planes;
 mod proto;
 
 use std::collections::{BTreeMap, HashMap};
+
+pub(crate) use cpu_costs::cpu_op_db;
 
 use falcon_xplane::XSpace;
 use serde::Serialize;
@@ -317,6 +320,9 @@ pub fn op_metrics_db(space: &XSpace, device: &DeviceInfo) -> OpMetricsDb {
             }
         }
         Hardware::CpuOnly => {
+            // XProf's op database has no ops on a CPU; Falcon's analysis builds one from the XLA:CPU op events
+            // (`cpu_op_db`).
+            db.has_hlo_costs = false;
             db.notes.push("CPU-only capture: no device ops".to_string());
         }
     }

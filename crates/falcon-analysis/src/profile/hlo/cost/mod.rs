@@ -1,5 +1,6 @@
-//! The GPU cost of an HLO instruction — FLOPs, bytes read and written — as XProf computes it for a GPU
-//! capture, and past it where XProf gives up.
+//! The cost of an HLO instruction — FLOPs, bytes read and written — as XProf computes it for a GPU capture, and
+//! past it where XProf gives up; for an XLA:CPU capture as XLA's base `HloCostAnalysis` does ([`Target::Cpu`]: the
+//! count a JAX workload's `compiled.cost_analysis()` logs on a CPU, which XProf does not cost at all).
 //!
 //! # What XProf does (the anchor)
 //!
@@ -129,15 +130,64 @@ fn first_array(s: &ShapeProto) -> &ShapeProto {
     }
 }
 
+/// Which device's cost rules the model follows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Target {
+    /// `XProfGpuCostAnalysis` (see the module docs): per-element cycles, fusion utilizations.
+    #[default]
+    Gpu,
+    /// XLA's base `HloCostAnalysis`, what XLA:CPU's `compiled.cost_analysis()` reports (a JAX workload's logged
+    /// `model_flops` on a CPU): 1 FLOP an element for an elementwise op, transcendentals (`exponential`, `tanh`,
+    /// `log`, `sqrt`, …) not FLOPs, concatenations none, and a fusion the plain sum of its fused instructions.
+    Cpu,
+}
+
+/// XLA's transcendental opcodes (`HloCostAnalysis::HandleElementwiseOp`): counted apart from FLOPs.
+fn is_transcendental(opcode: &str) -> bool {
+    matches!(
+        opcode,
+        "erf"
+            | "exponential"
+            | "exponential-minus-one"
+            | "log"
+            | "log-plus-one"
+            | "logistic"
+            | "power"
+            | "sqrt"
+            | "cbrt"
+            | "rsqrt"
+            | "tanh"
+            | "sine"
+            | "cosine"
+            | "tan"
+            | "atan2"
+    )
+}
+
 /// Costs the instructions of one program; sub-computation results are cached.
 pub(crate) struct CostModel<'p, 'm> {
     program: &'p Program<'m>,
     subcomputations: HashMap<i64, f64>,
+    target: Target,
 }
 
 impl<'p, 'm> CostModel<'p, 'm> {
+    #[cfg(test)]
     pub(crate) fn new(program: &'p Program<'m>) -> Self {
-        CostModel { program, subcomputations: HashMap::new() }
+        Self::for_target(program, Target::Gpu)
+    }
+
+    pub(crate) fn for_target(program: &'p Program<'m>, target: Target) -> Self {
+        CostModel { program, subcomputations: HashMap::new(), target }
+    }
+
+    /// FLOPs an element of an elementwise op (or a reducer's root) on the target.
+    fn per_element(&self, opcode: &str, element_type: i32) -> f64 {
+        match self.target {
+            Target::Gpu => cycles(opcode, element_type),
+            Target::Cpu if is_transcendental(opcode) => 0.0,
+            Target::Cpu => 1.0,
+        }
     }
 
     /// The cost of one execution of `instr` (a top-level instruction: a fusion, a custom call, a copy …).
@@ -222,7 +272,9 @@ impl<'p, 'm> CostModel<'p, 'm> {
                     .and_then(|s| *s)
                     .and_then(|s| s.dimensions.get(usize::try_from(dim).unwrap_or(usize::MAX)).copied());
                 let per = if dim > 0 && first_dim.is_some_and(|d| d & 31 != 0) { 400.0 } else { 6.0 };
-                p.flops = per * shape.elements_recursive() as f64;
+                if self.target == Target::Gpu {
+                    p.flops = per * shape.elements_recursive() as f64;
+                }
             }
             "slice" => {
                 p.bytes = out * 2.0;
@@ -316,7 +368,7 @@ impl<'p, 'm> CostModel<'p, 'm> {
             }
             "all-reduce" | "all-reduce-start" | "reduce-scatter" => {
                 let root_op = self.program.called(instr, 0).and_then(|c| self.program.root(c));
-                p.flops = root_op.map_or(0.0, |r| cycles(r.opcode(), first_array(shape).element_type))
+                p.flops = root_op.map_or(0.0, |r| self.per_element(r.opcode(), first_array(shape).element_type))
                     * shape.elements_recursive() as f64;
                 if opcode != "reduce-scatter" {
                     p.bytes =
@@ -325,10 +377,10 @@ impl<'p, 'm> CostModel<'p, 'm> {
             }
             "custom-call" => self.custom_call(instr, &mut p, shape, &operands),
             "rng" => {
-                p.flops = cycles(opcode, shape.element_type) * shape.elements_recursive() as f64;
+                p.flops = self.per_element(opcode, shape.element_type) * shape.elements_recursive() as f64;
             }
             o if is_elementwise_opcode(o) => {
-                p.flops = cycles(o, shape.element_type) * shape.elements_recursive() as f64;
+                p.flops = self.per_element(o, shape.element_type) * shape.elements_recursive() as f64;
             }
             _ => {}
         }
@@ -486,7 +538,8 @@ impl<'p, 'm> CostModel<'p, 'm> {
             util.insert(id, u);
             let ip = &props[&id];
             if !ip.unknown {
-                flops += u * ip.flops;
+                // XLA's base analysis sums the fused instructions once each; the GPU's weighs them by utilization.
+                flops += if self.target == Target::Cpu { ip.flops } else { u * ip.flops };
             }
             let elementwise = is_elementwise_opcode(i.opcode()) && !bitcast_convert_changes_width(self.program, i)
                 || matches!(i.opcode(), "tuple" | "get-tuple-element" | "constant" | "rng");

@@ -7,6 +7,7 @@
 //! not download it again: a cached file is reused when its size and SHA-256 match the artifact index.
 
 mod memory;
+mod peaks;
 mod pending;
 mod remote;
 mod shards;
@@ -304,31 +305,6 @@ impl Analysis {
             }
         }
         Ok((resolved, report))
-    }
-
-    /// The measured CPU peaks an XLA:CPU capture is read against (`falcon doctor --calibrate`): those of the pool
-    /// the experiment's job ran on; for a capture that is no experiment's, the latest measured on this machine.
-    /// `None` when none was measured (or the store cannot say: the analysis goes on without).
-    async fn cpu_peak(&self, experiment: Option<ExperimentId>) -> Option<crate::profile::CpuPeak> {
-        let meta = self.meta().await.ok()?;
-        let c = match experiment {
-            Some(id) => {
-                let job = meta.get_experiment(id).await.ok()?.job?;
-                let pool = meta.get_job(job).await.ok()?.pool?;
-                meta.calibration(&pool).await.ok()??
-            }
-            None => {
-                let host = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
-                meta.latest_calibration_on(host.trim()).await.ok()??
-            }
-        };
-        let when = falcon_core::time::Millis(c.measured_ms).to_rfc3339();
-        Some(crate::profile::CpuPeak {
-            tflops: c.matmul_tflops,
-            memory_gb_per_s: c.memory_gb_per_s,
-            cores: u32::try_from(c.cores).unwrap_or(1).max(1),
-            measured: format!("pool {} on {} at {when}", c.pool, c.host),
-        })
     }
 
     /// The profiler's overhead on an experiment's traced steps, from its logged `step_time_s` (see

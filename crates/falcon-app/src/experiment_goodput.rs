@@ -1,11 +1,12 @@
-//! One experiment's goodput: EXP's record of its attempts, devices and step clock, handed to analysis. Used by
-//! `exp show` (`experiments`) and by the report across runs (`goodput`).
+//! One experiment's goodput: EXP's record of its attempts (and how each ended), devices and step clock, handed to
+//! analysis. Used by `exp show` (`experiments`) and by the report across runs (`goodput`).
 
 use crate::ctx::Ctx;
 use crate::error::{AppError, Result};
-use falcon_analysis::goodput::{goodput, Attempt, Goodput, GoodputInput, StepRecord};
+use falcon_analysis::goodput::{goodput, Attempt, Goodput, GoodputInput, Outcome, StepRecord};
 use falcon_core::ids::ExperimentId;
-use falcon_exp::goodput::GoodputRecord;
+use falcon_core::status::JobStatus;
+use falcon_exp::goodput::{AttemptTimes, GoodputRecord};
 
 /// What analysis computes goodput from, built from EXP's record.
 pub fn input_of(record: &GoodputRecord) -> GoodputInput {
@@ -19,6 +20,7 @@ pub fn input_of(record: &GoodputRecord) -> GoodputInput {
                 running_ms: a.running_ms,
                 ended_ms: a.ended_ms,
                 chips: record.chips,
+                outcome: outcome_of(a),
             })
             .collect(),
         steps: record
@@ -33,6 +35,16 @@ pub fn input_of(record: &GoodputRecord) -> GoodputInput {
             })
             .collect(),
         host_wait: record.host_wait_fraction.map(|fraction| falcon_analysis::goodput::HostWait { fraction }),
+    }
+}
+
+/// How an attempt ended: completed when the Job module recorded it succeeded (exit code 0, or none recorded);
+/// failed when it failed, was cancelled (killed) or preempted, or exited non-zero; unknown while it has not ended.
+pub fn outcome_of(a: &AttemptTimes) -> Outcome {
+    match (a.ended, a.exit_code) {
+        (Some(JobStatus::Succeeded), None | Some(0)) => Outcome::Completed,
+        (Some(_), _) => Outcome::Failed,
+        (None, _) => Outcome::Unknown,
     }
 }
 

@@ -1,15 +1,18 @@
 //! What an experiment's goodput is computed from, as EXP and the Job module recorded it: each attempt of its job
-//! (queued, running, ended: from the job's status log), the devices it held (from its spec), and the workload's step
-//! clock (every metrics line with a `time`, event lines included, every attempt's lines kept — a step a restart
-//! repeated appears twice), and the host wait its trace analysis found, when it has one. The computation is analysis's (`falcon_analysis::goodput`); the application layer
-//! joins the two. Nothing here parses a profile.
+//! (queued, running, ended, and how: from the job's status log), the devices it held (its accelerator shape's, from
+//! its job's or its own spec), and the workload's step clock (every metrics line with a `time`, event lines
+//! included, every attempt's lines kept — a step a restart repeated appears twice), and the host wait its trace
+//! analysis found, when it has one. The computation is analysis's (`falcon_analysis::goodput`); the application
+//! layer joins the two. Nothing here parses a profile.
 
 use crate::error::Result;
 use crate::Exp;
 use falcon_core::artifact::ArtifactKind;
+use falcon_core::catalog;
+use falcon_core::config::Platform;
 use falcon_core::ids::ExperimentId;
 use falcon_core::metrics_jsonl::{self, StepColumn};
-use falcon_core::spec::ExperimentSpec;
+use falcon_core::spec::Resources;
 use falcon_core::status::JobStatus;
 use falcon_infra::meta::JobTransition;
 use std::collections::BTreeMap;
@@ -24,6 +27,8 @@ pub struct AttemptTimes {
     pub ended_ms: Option<i64>,
     /// How it ended.
     pub ended: Option<JobStatus>,
+    /// The exit code its ending recorded, if any.
+    pub exit_code: Option<i64>,
 }
 
 /// One line of the workload's step clock.
@@ -42,7 +47,8 @@ pub struct ClockLine {
 pub struct GoodputRecord {
     pub id: ExperimentId,
     pub attempts: Vec<AttemptTimes>,
-    /// Devices each attempt held (chips × slices; cores for `cpu`); 1 when the spec's accelerator is unknown.
+    /// Devices each attempt held: its accelerator shape's (chips × slices; cores for `cpu`), as the job placed on the
+    /// pool asked for them, else as the experiment's spec did; at least 1 (also when the accelerator is unknown).
     pub chips: f64,
     pub clock: Vec<ClockLine>,
     /// The pool the job last ran on.
@@ -56,17 +62,16 @@ impl Exp {
     /// The attempts, devices and step clock of an experiment.
     pub async fn goodput_record(&self, id: ExperimentId) -> Result<GoodputRecord> {
         let record = self.meta.get_experiment(id).await?;
-        let chips = serde_json::from_value::<ExperimentSpec>(record.spec.clone())
-            .ok()
-            .and_then(|s| s.devices())
-            .map_or(1.0, f64::from);
-        let (attempts, pool) = match record.job {
+        let (attempts, pool, job_spec) = match record.job {
             Some(job) => {
                 let history = self.meta.job_history(job).await?;
-                (attempts_of(&history), self.meta.get_job(job).await?.pool)
+                let job = self.meta.get_job(job).await?;
+                (attempts_of(&history), job.pool, Some(job.spec))
             }
-            None => (Vec::new(), None),
+            None => (Vec::new(), None, None),
         };
+        let chips = job_spec.as_ref().and_then(devices_of).or_else(|| devices_of(&record.spec)).unwrap_or(1);
+        let chips = f64::from(chips.max(1));
         let mut clock = Vec::new();
         for a in self.meta.list_artifacts(id, Some(ArtifactKind::Metrics)).await? {
             if !a.key.ends_with(".jsonl") {
@@ -85,6 +90,22 @@ impl Exp {
             .filter(|f| f.is_finite());
         Ok(GoodputRecord { id, attempts, chips, clock, pool, host_wait_fraction })
     }
+}
+
+/// Devices a spec's `resources` ask for (an experiment's spec or its job's: one vocabulary), from the accelerator
+/// shape: chips × slices (`h100-80gb-8` is 8, `h100-80gb-1` or `h100-80gb` with `devices: 1` is 1), cores for
+/// `cpu` (`devices`, default 1); at least 1. `None` when it names no known accelerator.
+pub fn devices_of(spec: &serde_json::Value) -> Option<u32> {
+    let resources: Resources = serde_json::from_value(spec.get("resources")?.clone()).ok()?;
+    let shape = resources
+        .devices
+        .and_then(|n| catalog::gpu_shape(&resources.accelerator, n))
+        .or_else(|| catalog::lookup(&resources.accelerator).ok())?;
+    let devices = match shape.platform {
+        Platform::Cpu => resources.devices.unwrap_or(1),
+        _ => shape.chips.saturating_mul(resources.slices.max(1)),
+    };
+    Some(devices.max(1))
 }
 
 /// The metric an ended experiment's goodput is kept as, beside its logged metrics (higher is better).
@@ -124,10 +145,11 @@ pub fn attempt_of_key(key: &str) -> u32 {
         .unwrap_or(1)
 }
 
-/// The attempts in a job's status log: each attempt's first `QUEUED`, its placement and its first ending. The
-/// placement is when the job was handed to a backend (`SUBMITTED`) when it went on to run without waiting there,
-/// else when it started `RUNNING`: a backend that queues it (`PENDING`, Slurm waiting for nodes) has not given it
-/// resources yet, and one that starts it at once (the local runner) is only seen running at its next check.
+/// The attempts in a job's status log: each attempt's first `QUEUED`, its placement and its first ending (its
+/// status and exit code). The placement is when the job was handed to a backend (`SUBMITTED`) when it went on to run
+/// without waiting there, else when it started `RUNNING`: a backend that queues it (`PENDING`, Slurm waiting for
+/// nodes) has not given it resources yet, and one that starts it at once (the local runner) is only seen running at
+/// its next check.
 pub fn attempts_of(history: &[JobTransition]) -> Vec<AttemptTimes> {
     #[derive(Default)]
     struct Seen {
@@ -139,7 +161,15 @@ pub fn attempts_of(history: &[JobTransition]) -> Vec<AttemptTimes> {
     for t in history {
         let (a, seen) = by.entry(t.attempt).or_insert_with(|| {
             let attempt = u32::try_from(t.attempt.max(0)).unwrap_or(u32::MAX);
-            (AttemptTimes { attempt, queued_ms: None, running_ms: None, ended_ms: None, ended: None }, Seen::default())
+            let a = AttemptTimes {
+                attempt,
+                queued_ms: None,
+                running_ms: None,
+                ended_ms: None,
+                ended: None,
+                exit_code: None,
+            };
+            (a, Seen::default())
         });
         match t.to {
             JobStatus::Queued => {
@@ -155,6 +185,7 @@ pub fn attempts_of(history: &[JobTransition]) -> Vec<AttemptTimes> {
             s if s.is_terminal() && a.ended.is_none() => {
                 a.ended_ms = Some(t.at.0);
                 a.ended = Some(s);
+                a.exit_code = t.exit_code;
             }
             _ => {}
         }
@@ -225,6 +256,32 @@ mod tests {
             (a[1].queued_ms, a[1].running_ms, a[1].ended_ms, a[1].ended),
             (Some(500), Some(600), Some(900), Some(Succeeded))
         );
+    }
+
+    #[test]
+    fn an_ending_keeps_its_exit_code() {
+        use JobStatus::*;
+        let mut failed = t(Failed, 500, 1);
+        failed.exit_code = Some(3);
+        let mut done = t(Succeeded, 900, 2);
+        done.exit_code = Some(0);
+        let a = attempts_of(&[t(Queued, 0, 1), t(Running, 20, 1), failed, t(Queued, 500, 2), t(Running, 600, 2), done]);
+        assert_eq!((a[0].ended, a[0].exit_code), (Some(Failed), Some(3)));
+        assert_eq!((a[1].ended, a[1].exit_code), (Some(Succeeded), Some(0)));
+    }
+
+    #[test]
+    fn devices_come_from_the_accelerator_shape() {
+        let of = |resources: serde_json::Value| devices_of(&serde_json::json!({ "resources": resources }));
+        assert_eq!(of(serde_json::json!({"accelerator": "h100-80gb-8"})), Some(8));
+        assert_eq!(of(serde_json::json!({"accelerator": "h100-80gb-1"})), Some(1), "a one-GPU pool");
+        assert_eq!(of(serde_json::json!({"accelerator": "h100-80gb", "devices": 1})), Some(1), "the model and devices");
+        assert_eq!(of(serde_json::json!({"accelerator": "h100-80gb-8", "slices": 2})), Some(16), "two nodes");
+        assert_eq!(of(serde_json::json!({"accelerator": "v5e-16"})), Some(16));
+        assert_eq!(of(serde_json::json!({"accelerator": "cpu"})), Some(1), "a CPU job: one device");
+        assert_eq!(of(serde_json::json!({"accelerator": "cpu", "devices": 4})), Some(4));
+        assert_eq!(of(serde_json::json!({"accelerator": "no-such-chip"})), None);
+        assert_eq!(devices_of(&serde_json::json!({"name": "no resources"})), None);
     }
 
     #[test]

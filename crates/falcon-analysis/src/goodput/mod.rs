@@ -16,7 +16,10 @@
 //!   not a step.
 //! - The **steady-state step time** is the median duration of the steps after each attempt's warm-up. An attempt's
 //!   **warm-up** is its first step and the slow steps (over 1.5× the median of all steps) right after it.
-//! - Time is attributed once, in this order: **failed attempts** (an attempt with no step record: all its held time);
+//! - Time is attributed once, in this order: **failed attempts** (an attempt that failed — a non-zero exit, killed,
+//!   cancelled, preempted, or an end not recorded — with no step record: all its held time; a **completed** attempt
+//!   with no step record is not a failure: its held time cannot be split, so it is all unexplained, and a note says
+//!   why);
 //!   **lost to restarts** (the records of an attempt at or after the step the next attempt resumed from, and the time
 //!   from its last record to its end — progress a restart repeated); **start-up** (placement → the first record's
 //!   start); **checkpointing**, **evaluation**, **other events** (event lines); **compilation and warm-up** (warm-up
@@ -26,7 +29,8 @@
 //!   **tail** (the last attempt's time after its last record); **unexplained** (the rest: gaps between records, a
 //!   step time beyond a trace's host wait) — always shown. **Productive** is every kept step's time up to the
 //!   steady-state step time (all of it for an ordinary step within 1.1× it).
-//! - Chip-seconds are seconds × the attempt's chips.
+//! - Chip-seconds are seconds × the attempt's chips (its accelerator shape's devices; at least 1 for an attempt that
+//!   held anything).
 //!
 //! A run with no step clock gets no goodput (`goodput_percent: null`) and the reason.
 
@@ -46,8 +50,25 @@ pub struct Attempt {
     pub running_ms: Option<i64>,
     /// When it ended (finished, failed, preempted, cancelled); `None` while it runs.
     pub ended_ms: Option<i64>,
-    /// Chips (accelerator devices) it held; a CPU-only job counts 1.
+    /// Chips (accelerator devices) it held: its accelerator shape's (8 for an 8-GPU shape; a CPU job's cores, 1 by
+    /// default); a missing or nonsensical count is 1.
     pub chips: f64,
+    /// How it ended; `unknown` when not recorded.
+    #[serde(default)]
+    pub outcome: Outcome,
+}
+
+/// How an attempt ended, as the Job module recorded it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Its command exited 0.
+    Completed,
+    /// A non-zero exit, killed, cancelled or preempted.
+    Failed,
+    /// Not recorded (it has not ended, or its end was not kept): without step records it counts as failed.
+    #[default]
+    Unknown,
 }
 
 /// One line of the workload's step clock.
@@ -364,6 +385,7 @@ pub fn goodput(input: &GoodputInput) -> Goodput {
     let overall_median = median(all_durations);
     let mut held_s = 0.0;
     let mut held_chip = 0.0;
+    let mut completed_without_clock = Vec::new();
     for (i, a) in attempts.iter().enumerate() {
         let Some((start, end)) = held[i] else { continue };
         let chips = chips_of(a);
@@ -371,7 +393,13 @@ pub fn goodput(input: &GoodputInput) -> Goodput {
         held_chip += (end - start) * chips;
         let s = &spans[i];
         if s.is_empty() {
-            add(Cause::FailedAttempts, end - start, chips);
+            // Nothing tells where a completed attempt's time went: it is not a failure, it is unexplained.
+            if a.outcome == Outcome::Completed {
+                completed_without_clock.push(a.attempt);
+                add(Cause::Unexplained, end - start, chips);
+            } else {
+                add(Cause::FailedAttempts, end - start, chips);
+            }
             continue;
         }
         let resume = resume_of_next(i);
@@ -438,6 +466,15 @@ pub fn goodput(input: &GoodputInput) -> Goodput {
     chip_seconds[slot(Cause::InputAndHostStalls)] += excess_ordinary_chip * share;
     seconds[slot(Cause::Unexplained)] += excess_ordinary - stalls;
     chip_seconds[slot(Cause::Unexplained)] += excess_ordinary_chip * (1.0 - share);
+    if !completed_without_clock.is_empty() {
+        let which: Vec<String> = completed_without_clock.iter().map(u32::to_string).collect();
+        notes.push(format!(
+            "{} {} completed but logged no step clock (metrics lines with `step` and `time`) while it held its \
+             chips: that held time cannot be split, so it is unexplained, not a failed attempt",
+            if which.len() == 1 { "attempt" } else { "attempts" },
+            which.join(", ")
+        ));
+    }
     if input.host_wait.is_some() {
         notes.push(
             "input and host stalls: the trace's host wait share of the step time; the rest of the slow steps' time \

@@ -245,3 +245,53 @@ async fn a_trace_analysis_bounds_the_input_stalls() {
         "{stalls} (fraction {fraction}): {g:#}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_completed_run_without_a_step_clock_is_unexplained_on_the_chips_its_shape_holds() {
+    // The issue: a run that exits 0 and logs no step clock said "failed attempts 100 %" and "0 chip-s" on a one-GPU
+    // pool. Its held time is unexplained (it did not fail), on the devices of its accelerator shape: one for a CPU
+    // job, eight for an 8-GPU shape (a local pool can offer a GPU type: nothing here touches a GPU).
+    let config = "data_dir = \".falcon\"\n\n[[pools]]\nname = \"local\"\nbackend = \"local\"\nzone = \"local\"\n\
+                  platform = \"cpu\"\naccelerators = [\"cpu\"]\ncapacity = 2\n\n[[pools]]\nname = \"workstation\"\n\
+                  backend = \"local\"\nzone = \"desk\"\nplatform = \"gpu\"\naccelerators = [\"h100-80gb-8\"]\n\
+                  capacity = 8\n";
+    let f = initialised_with(Some(config)).await;
+    let (app, d) = (&f.app, f.path());
+    for (id, name, resources, chips, pool) in [
+        ("e-1", "quiet-cpu", "{accelerator: cpu}", 1.0, "local"),
+        ("e-2", "quiet-gpu", "{accelerator: h100-80gb-8}", 8.0, "workstation"),
+    ] {
+        let spec = d.join(format!("{name}.yaml"));
+        std::fs::write(
+            &spec,
+            format!(
+                "name: {name}\nscenario: benchmark\nworkload:\n  framework: python\n  command: [python3, -c, \
+                 'import time; time.sleep(0.5)']\nresources: {resources}\n"
+            ),
+        )
+        .unwrap();
+        let submitted = submit(app, &spec, true).await.unwrap();
+        assert_eq!(submitted.view.record.status, falcon_core::status::ExperimentStatus::Completed, "{name}");
+        let shown = json(&show(app, id, None).await.unwrap());
+        let g = &shown["goodput"];
+        assert_eq!(g["goodput_percent"], Value::Null, "{g:#}");
+        assert!(g["reason"].as_str().unwrap().contains("no step clock"), "{g:#}");
+        let held = g["held_s"].as_f64().unwrap();
+        assert!(held >= 0.4, "held at least the half-second sleep: {g:#}");
+        assert_eq!(seconds(g, "failed_attempts"), 0.0, "it completed: not a failed attempt: {g:#}");
+        let unexplained = seconds(g, "unexplained");
+        assert!((unexplained - held).abs() < 1e-9, "all of its held time is unexplained: {g:#}");
+        let held_chip = g["held_chip_seconds"].as_f64().unwrap();
+        assert!(held_chip > 0.0 && (held_chip - chips * held).abs() < 1e-9, "{chips} chip(s) held: {g:#}");
+        assert!(g["notes"].to_string().contains("attempt 1 completed but logged no step clock"), "{g:#}");
+        // In a report across runs, the chips its pool's shape holds, all unexplained.
+        let report = json(
+            &app.goodput_report(&GoodputRequest { pool: Some(pool.into()), ..Default::default() }.query())
+                .await
+                .unwrap(),
+        );
+        let t = &report["totals"];
+        assert_eq!((t["runs"].as_u64(), t["runs_without"].as_u64()), (Some(0), Some(1)), "{report:#}");
+        assert!((t["held_chip_seconds"].as_f64().unwrap() - held_chip).abs() < 1e-9, "{report:#}");
+    }
+}

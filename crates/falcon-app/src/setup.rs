@@ -18,10 +18,10 @@ pub(crate) async fn doctor(cx: &Ctx) -> Result<DoctorReport> {
                 .iter()
                 .map(|p| match kept.iter().find(|c| c.pool == p.name) {
                     Some(c) => format!(
-                        "{}: {:.4} TFLOP/s f32 matmul, {:.1} GB/s memory on {} core(s), measured on {} at {}",
+                        "{}: {} TFLOP/s f32 matmul, {} GB/s memory on {} core(s), measured on {} at {}",
                         p.name,
-                        c.matmul_tflops,
-                        c.memory_gb_per_s,
+                        crate::render::numbers::num(c.matmul_tflops),
+                        crate::render::numbers::num(c.memory_gb_per_s),
                         c.cores,
                         c.host,
                         falcon_core::time::Millis(c.measured_ms).to_rfc3339()

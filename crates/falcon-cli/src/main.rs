@@ -5,7 +5,7 @@
 //!
 //! # In detail
 //!
-//! - **Owns:** the `falcon` binary: clap, terminal tables, `--json` (the contract in README "The JSON contract"),
+//! - **Owns:** the `falcon` binary: clap, terminal tables, `--json` (the contract in docs/guide/json-contract.md),
 //!   exit codes, reading `falcon.toml` and the environment; each command module parses, calls one `falcon-app` method
 //!   and renders
 //! - **Must not:** depend on `falcon-exp`, `falcon-analysis` or anything below them

@@ -67,7 +67,7 @@ pub fn read_file_layer(path: &Path) -> anyhow::Result<ConfigLayer> {
         .map_err(|e| CliFailure::new(ErrorKind::Failure, format!("reading config file {}: {e}", path.display())))?;
     let layer = ConfigLayer::from_toml(&text, &path.display().to_string()).map_err(|e| {
         CliFailure::new(ErrorKind::Failure, format!("invalid config file {e}"))
-            .with_hint("see README.md (Configuration) for the keys falcon.toml accepts")
+            .with_hint("see docs/guide/jobs.md (Configuration) for the keys falcon.toml accepts")
     })?;
     let base =
         path.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);

@@ -12,7 +12,7 @@ use falcon_app::experiments::ListQuery;
 use falcon_app::goals::SessionDetail;
 use falcon_app::render::compare_table::verdict_line;
 use falcon_app::render::markup::escape;
-use falcon_app::render::numbers::significant;
+use falcon_app::render::numbers::num_opt;
 use falcon_app::render::svg::{dot_chart, DotChart, DotColumn, BLUE, DARK, GREEN, GREY, PURPLE, RED};
 use falcon_core::ids::ExperimentId;
 use falcon_core::status::ExperimentStatus;
@@ -201,7 +201,7 @@ fn column(t: &BisectTested, runs: &HashMap<ExperimentId, Run>) -> DotColumn {
             t.subject,
             t.verdict,
             t.runs,
-            significant(t.median, 4)
+            num_opt(t.median)
         ),
         values,
         summary: t.median,
@@ -285,7 +285,7 @@ fn table(v: &BisectView, runs: &HashMap<ExperimentId, Run>) -> String {
             escape(&t.commit),
             escape(short(&t.commit)),
             escape(&t.subject),
-            escape(&significant(t.median, 4)),
+            escape(&num_opt(t.median)),
             t.delta_rel.map_or("—".into(), |d| format!("{:+.1} %", d * 100.0)),
             escape(&t.verdict),
             if is_culprit { " <strong>★ culprit</strong>" } else { "" },

@@ -12,7 +12,7 @@ use axum::response::Response;
 use falcon_app::goals::parse_goal_id;
 use falcon_app::render::html::fmt_num;
 use falcon_app::render::markup::escape;
-use falcon_app::render::numbers::significant;
+use falcon_app::render::numbers::num;
 use falcon_app::render::svg::{line_chart, Line, LineChart, Reference, BLUE, GREEN, GREY};
 use falcon_app::tokens::Principal;
 use falcon_core::status::GoalStatus;
@@ -141,7 +141,7 @@ async fn build(state: &State, id: &str, viewer: Option<&Principal>) -> ApiResult
             format!(
                 "<a href=\"/experiments/{0}\">{0}</a> = {1}{2}{gap}",
                 best.experiment,
-                significant(Some(best.value), 4),
+                num(best.value),
                 p.delta_vs_baseline.map(|d| format!(" ({:+.2} % vs the baseline)", d * 100.0)).unwrap_or_default()
             ),
         ));
@@ -228,7 +228,7 @@ async fn build(state: &State, id: &str, viewer: Option<&Principal>) -> ApiResult
                 "<tr><td class=\"num\">{}</td><td><a href=\"/experiments/{e}\">{e}</a>{mark}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
                 r.rank,
                 escape(&r.name),
-                significant(Some(r.value), 4),
+                num(r.value),
                 r.delta_vs_baseline.map(|d| format!("{:+.2} %", d * 100.0)).unwrap_or_else(|| "–".into()),
                 match r.meets_target {
                     Some(true) => "✔ yes",

@@ -8,7 +8,7 @@ use crate::state::State;
 use axum::extract::{RawQuery, Request, State as Extract};
 use axum::response::Response;
 use falcon_app::render::markup::escape;
-use falcon_app::render::numbers::significant;
+use falcon_app::render::numbers::num;
 use falcon_app::render::svg::{line_chart, Line, LineChart, BLUE};
 use std::fmt::Write;
 use std::sync::Arc;
@@ -89,8 +89,8 @@ async fn build(state: &State, raw: Option<&str>) -> ApiResult<(String, Option<St
                     Some(false) => " <strong class=\"ok\">✔ improvement</strong>",
                     None => "",
                 },
-                significant(Some(c.before), 4),
-                significant(Some(c.after), 4),
+                num(c.before),
+                num(c.after),
                 c.delta_rel * 100.0,
                 c.ci_low_rel * 100.0,
                 c.ci_high_rel * 100.0,
@@ -113,7 +113,7 @@ async fn build(state: &State, raw: Option<&str>) -> ApiResult<(String, Option<St
             i + 1,
             time(p.created),
             escape(p.config_hash.get(..12).unwrap_or(&p.config_hash)),
-            significant(Some(p.value), 4),
+            num(p.value),
             e = p.experiment,
         );
     }

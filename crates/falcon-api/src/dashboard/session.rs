@@ -13,7 +13,7 @@ use axum::extract::{RawQuery, Request, State as Extract};
 use axum::response::Response;
 use falcon_app::goals::parse_session_id;
 use falcon_app::render::markup::escape;
-use falcon_app::render::numbers::significant;
+use falcon_app::render::numbers::num;
 use falcon_app::session_grid::{value_label as show, GridCell};
 use falcon_core::stats::Direction;
 use serde_json::Value;
@@ -160,6 +160,6 @@ fn cell_html(cell: &GridCell, lo: f64, hi: f64, better_low: bool, directed: bool
         "<td class=\"cell{}\"{style}><a href=\"/experiments/{first}\">{}{}</a>{n}</td>",
         if is_best { " best" } else { "" },
         if is_best { "★ " } else { "" },
-        escape(&significant(Some(v), 4)),
+        escape(&num(v)),
     )
 }

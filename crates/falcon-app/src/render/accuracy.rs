@@ -2,7 +2,8 @@
 //! self-contained HTML page with, per compared metric, an inline SVG chart of A and B over steps above
 //! their relative error against the tolerance.
 //!
-//! Values are printed with 6 significant digits, errors as percents; the JSON report is the struct itself.
+//! Values are printed by the shared formatter (at most 4 significant figures), errors as percents; the JSON
+//! report is the struct itself.
 
 use super::html::{self, escape};
 use super::svg::{self, num, padded_domain, text, tick_label, Linear};
@@ -13,7 +14,8 @@ use std::fmt::Write;
 /// Failing steps listed per metric in text output.
 const FAILING_ROWS: usize = 10;
 
-/// A value with 6 significant digits (`10.4923`, `3.37551e9`), `nan`/`inf` as such.
+/// A value as the shared formatter writes it (`10.49`, `3.376 G`, [`num`](super::numbers::num)), `nan`/`inf`
+/// as such.
 pub fn value(x: f64) -> String {
     if x.is_nan() {
         return "nan".to_string();
@@ -21,36 +23,16 @@ pub fn value(x: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "inf" } else { "-inf" }.to_string();
     }
-    let a = x.abs();
-    if a == 0.0 || (1e-3..1e6).contains(&a) {
-        let digits = if a == 0.0 { 0 } else { (5 - a.log10().floor() as i32).max(0) as usize };
-        let s = format!("{x:.digits$}");
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
-        }
-    } else {
-        format!("{x:.5e}")
-    }
+    super::numbers::num(x)
 }
 
-/// A relative error as a percent (`1.974%`, `2.3e-5%`); `inf`, or `–` when absent.
+/// A relative error as a percent (`1.974 %`, `2.3e-5 %`); `inf`, or `–` when absent.
 pub fn pct(x: Option<f64>) -> String {
     match x {
         None => "–".to_string(),
         Some(x) if x.is_nan() => "nan".to_string(),
         Some(x) if x.is_infinite() => "inf".to_string(),
-        Some(x) => {
-            let p = x * 100.0;
-            if p == 0.0 {
-                "0%".to_string()
-            } else if p.abs() >= 0.001 {
-                format!("{p:.3}%")
-            } else {
-                format!("{p:.1e}%")
-            }
-        }
+        Some(x) => super::numbers::percent(x * 100.0),
     }
 }
 
@@ -403,14 +385,14 @@ mod tests {
 
     #[test]
     fn numbers() {
-        assert_eq!(value(10.49226), "10.4923");
-        assert_eq!(value(0.68618), "0.68618");
-        assert_eq!(value(3375511040.0), "3.37551e9");
+        assert_eq!(value(10.49226), "10.49");
+        assert_eq!(value(0.68618), "0.6862");
+        assert_eq!(value(3375511040.0), "3.376 G");
         assert_eq!(value(0.0), "0");
         assert_eq!(value(2098.0), "2098");
         assert_eq!(value(f64::NAN), "nan");
-        assert_eq!(pct(Some(0.019740265)), "1.974%");
-        assert_eq!(pct(Some(2.3e-7)), "2.3e-5%");
+        assert_eq!(pct(Some(0.019740265)), "1.97 %");
+        assert_eq!(pct(Some(2.3e-7)), "2.3e-5 %");
         assert_eq!(pct(Some(f64::INFINITY)), "inf");
         assert_eq!(pct(None), "–");
     }

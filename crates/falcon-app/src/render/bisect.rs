@@ -1,7 +1,7 @@
 //! A bisection as text: the answer first, then every commit tested with its runs and verdict.
 
 use super::compare_table::verdict_line;
-use super::numbers::significant;
+use super::numbers::{num_opt, relative_percent};
 use super::text::new_table;
 use crate::contract::BisectView;
 
@@ -51,8 +51,8 @@ pub fn text(v: &BisectView) -> String {
                 short(&t.commit).to_string(),
                 subject,
                 runs,
-                significant(t.median, 4),
-                t.delta_rel.map_or("—".into(), |d| format!("{:+.1} %", d * 100.0)),
+                num_opt(t.median),
+                relative_percent(t.delta_rel),
                 t.verdict.clone(),
             ]);
         }

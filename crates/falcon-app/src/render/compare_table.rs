@@ -1,16 +1,18 @@
 //! The profile comparison as terminal tables, and the section builder the Markdown report (`compare_md`)
 //! shares, so the terminal and the Markdown report show the same rows with the same numbers.
 //!
-//! Numbers are the comparison's JSON values at fixed precision: times in µs with 3 decimals, step times in
-//! ms with 3 decimals, relative changes as percents with 2 decimals (signed), MFU as a percent with 4
-//! decimals, FLOP rates in GFLOP/s with 2 decimals, operational intensity in FLOP/byte with 3 decimals,
-//! memory in MiB with 3 decimals, match confidences with 2 decimals. Sections, in order: header, step time,
+//! Numbers are the comparison's JSON values written by the shared formatter ([`super::numbers`]): at most 4
+//! significant figures; times in one unit a column (`ns`, `µs`, `ms`, `s`: the one its largest value reads
+//! best in), named in the column's header (a row's label in the totals table); relative changes as signed
+//! percents; MFU as a percent and its change in percentage points; FLOP rates in GFLOP/s, operational
+//! intensity in FLOP/byte, memory in binary units, match confidences with 2 decimals. Sections, in order: header, step time,
 //! MFU and totals, memory, top regressions and top improvements (matched ops only), added ops (B only) and
 //! removed ops (A only) by self time, categories, roofline changes, matching.
 
 use comfy_table::Table;
 
-use super::text::{dus, mfu_pct, ms_of_s, new_table, p_value, rel_pct, sections_to_text, shorten, us, Part, Section};
+use super::numbers::{bytes, num, num_opt, percent, signed, signed_bytes, TimeUnit};
+use super::text::{mfu_pct, new_table, p_value, rel_pct, sections_to_text, shorten, Part, Section};
 use falcon_analysis::compare::{MatchedBy, OpChange, OpSource, OpStatus, ProfileComparison, Side, TimeDelta};
 use falcon_core::stats::Verdict;
 use falcon_exp::diff::Change;
@@ -23,10 +25,6 @@ pub fn render(c: &ProfileComparison, top: usize) -> String {
 /// [`render`] with the experiments' config diff after the header (when both inputs were experiments).
 pub fn render_with(c: &ProfileComparison, top: usize, config_diff: Option<&[Change]>) -> String {
     sections_to_text(&sections(c, top, false, config_diff))
-}
-
-fn mib(bytes: f64) -> String {
-    format!("{:.3}", bytes / (1u64 << 20) as f64)
 }
 
 fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
@@ -86,7 +84,7 @@ fn side_device(s: &Side) -> String {
 
 /// The sentence of a verdict: change, interval, p-value, word.
 pub fn verdict_line(v: &Verdict, markdown: bool) -> String {
-    let margin = v.min_effect.map(|e| format!(" vs margin ±{:.1}%", e * 100.0)).unwrap_or_default();
+    let margin = v.min_effect.map(|e| format!(" vs margin ±{}", percent(e * 100.0))).unwrap_or_default();
     let ci = match (v.ci_low_rel, v.ci_high_rel) {
         (Some(lo), Some(hi)) => format!(" (CI {} … {}{margin})", rel_pct(Some(lo)), rel_pct(Some(hi))),
         _ => String::new(),
@@ -126,9 +124,22 @@ fn matched_by_word(by: MatchedBy) -> &'static str {
 }
 
 fn op_table(markdown: bool, ops: &[OpChange]) -> Table {
+    let unit = TimeUnit::for_column_us(ops.iter().flat_map(|o| [o.a_self_time_us, o.b_self_time_us, o.delta_us]));
+    let u = unit.symbol();
     let mut t = new_table(
         markdown,
-        ["op", "category", "status", "A µs", "B µs", "Δ µs", "Δ %", "bound by A → B", "FLOPs B/A", "match"],
+        [
+            "op".to_string(),
+            "category".to_string(),
+            "status".to_string(),
+            format!("A {u}"),
+            format!("B {u}"),
+            format!("Δ {u}"),
+            "Δ %".to_string(),
+            "bound by A → B".to_string(),
+            "FLOPs B/A".to_string(),
+            "match".to_string(),
+        ],
     );
     for o in ops {
         let mut name = code(markdown, &o.name);
@@ -139,12 +150,12 @@ fn op_table(markdown: bool, ops: &[OpChange]) -> Table {
             name,
             cell(markdown, &o.category),
             status_word(o.status).to_string(),
-            us(o.a_self_time_us),
-            us(o.b_self_time_us),
-            dus(o.delta_us),
+            unit.fmt(o.a_self_time_us),
+            unit.fmt(o.b_self_time_us),
+            unit.fmt_signed(o.delta_us),
             if o.status == OpStatus::Added { "new".to_string() } else { rel_pct(o.delta_rel) },
             arrow(o.a_bound_by.as_deref(), o.b_bound_by.as_deref()),
-            opt(o.flops_ratio, |r| format!("{r:.3}")),
+            num_opt(o.flops_ratio),
             match_cell(o),
         ]);
     }
@@ -154,26 +165,41 @@ fn op_table(markdown: bool, ops: &[OpChange]) -> Table {
 /// Ops of one side only (added or removed): name, program, category, occurrences and self time on that side.
 fn one_side_table(markdown: bool, ops: &[OpChange], added: bool) -> Table {
     let side = if added { "B" } else { "A" };
+    let time = |o: &OpChange| if added { o.b_self_time_us } else { o.a_self_time_us };
+    let unit = TimeUnit::for_column_us(ops.iter().map(time));
     let mut t = new_table(
         markdown,
-        ["op".to_string(), "program".to_string(), "category".to_string(), "count".to_string(), format!("{side} µs")],
+        [
+            "op".to_string(),
+            "program".to_string(),
+            "category".to_string(),
+            "count".to_string(),
+            format!("{side} {}", unit.symbol()),
+        ],
     );
     for o in ops {
-        let (count, us_) =
-            if added { (o.b_occurrences, o.b_self_time_us) } else { (o.a_occurrences, o.a_self_time_us) };
+        let count = if added { o.b_occurrences } else { o.a_occurrences };
         t.add_row([
             code(markdown, &o.name),
             code(markdown, &o.program),
             cell(markdown, &o.category),
             count.to_string(),
-            us(us_),
+            unit.fmt(time(o)),
         ]);
     }
     t
 }
 
+/// A row of the totals table: `label` and the unit of its larger side (`op time ms`), A, B, Δ and Δ %.
 fn time_row(t: &mut Table, label: &str, d: &TimeDelta) {
-    t.add_row([label.to_string(), us(d.a_us), us(d.b_us), dus(d.delta_us), rel_pct(d.delta_rel)]);
+    let unit = TimeUnit::for_column_us([d.a_us, d.b_us]);
+    t.add_row([
+        format!("{label} {}", unit.symbol()),
+        unit.fmt(d.a_us),
+        unit.fmt(d.b_us),
+        unit.fmt_signed(d.delta_us),
+        rel_pct(d.delta_rel),
+    ]);
 }
 
 /// The report's sections, for the terminal (`markdown` false) or Markdown. The first is the header; its
@@ -194,7 +220,7 @@ pub fn sections(c: &ProfileComparison, top: usize, markdown: bool, config_diff: 
     parts.push(Part::Table(t));
     parts.push(Part::Text(match c.op_source {
         OpSource::Device => "op source: device op databases (self times, FLOPs, bytes, roofline)".to_string(),
-        OpSource::XlaCpu => "op source: XLA:CPU op profiles (times only)".to_string(),
+        OpSource::XlaCpu => "op source: XLA:CPU op profiles (FLOPs and bytes from the captures' HLO)".to_string(),
         OpSource::Kernels => "op source: GPU kernels by name (times only; categories are kernel families)".to_string(),
     }));
     let notes: Vec<String> = c
@@ -221,11 +247,12 @@ pub fn sections(c: &ProfileComparison, top: usize, markdown: bool, config_diff: 
         } else {
             let mut t = new_table(md, ["path", "group", "A", "B"]);
             for ch in changes {
+                let values = super::numbers::config_values(&[ch.a.as_ref(), ch.b.as_ref()]);
                 t.add_row([
                     code(md, &ch.path),
                     ch.group.as_str().to_string(),
-                    code(md, &falcon_exp::diff::show(ch.a.as_ref())),
-                    code(md, &falcon_exp::diff::show(ch.b.as_ref())),
+                    code(md, &values[0]),
+                    code(md, &values[1]),
                 ]);
             }
             parts.push(Part::Table(t));
@@ -238,9 +265,14 @@ pub fn sections(c: &ProfileComparison, top: usize, markdown: bool, config_diff: 
 
     // Step time.
     let v = &c.step_time;
-    let mut t = new_table(md, ["", "n", "median ms", "mean ms"]);
-    t.add_row(["A".to_string(), v.a.n.to_string(), ms_of_s(v.a.median), ms_of_s(v.a.mean)]);
-    t.add_row(["B".to_string(), v.b.n.to_string(), ms_of_s(v.b.median), ms_of_s(v.b.mean)]);
+    // Step times are in seconds; one unit for the table.
+    let unit =
+        TimeUnit::for_column_us([v.a.median, v.a.mean, v.b.median, v.b.mean].into_iter().flatten().map(|s| s * 1e6));
+    let time = |s: Option<f64>| s.map_or_else(|| "—".to_string(), |s| unit.fmt(s * 1e6));
+    let (median, mean) = (format!("median {}", unit.symbol()), format!("mean {}", unit.symbol()));
+    let mut t = new_table(md, ["", "n", median.as_str(), mean.as_str()]);
+    t.add_row(["A".to_string(), v.a.n.to_string(), time(v.a.median), time(v.a.mean)]);
+    t.add_row(["B".to_string(), v.b.n.to_string(), time(v.b.median), time(v.b.mean)]);
     let mut parts = vec![Part::Table(t), Part::Text(verdict_line(v, md))];
     for n in &v.notes {
         parts.push(Part::Text(format!("note: {}", cell(md, n))));
@@ -253,15 +285,15 @@ pub fn sections(c: &ProfileComparison, top: usize, markdown: bool, config_diff: 
         "MFU".to_string(),
         mfu_pct(c.mfu.a),
         mfu_pct(c.mfu.b),
-        opt(c.mfu.delta, |d| format!("{:+.4} pp", d * 100.0)),
+        opt(c.mfu.delta, |d| format!("{} pp", signed(d * 100.0))),
         "".to_string(),
     ]);
-    time_row(&mut t, "op time µs", &c.totals.op_time);
+    time_row(&mut t, "op time", &c.totals.op_time);
     if let Some(d) = &c.totals.idle_time {
-        time_row(&mut t, "idle time µs", d);
+        time_row(&mut t, "idle time", d);
     }
     if let Some(d) = &c.totals.total_time {
-        time_row(&mut t, "total time µs", d);
+        time_row(&mut t, "total time", d);
     }
     let mut parts = vec![Part::Table(t)];
     if let Some(v) = &c.mfu.verdict {
@@ -275,16 +307,16 @@ pub fn sections(c: &ProfileComparison, top: usize, markdown: bool, config_diff: 
     if let Some(m) = &c.memory {
         let mut t = new_table(md, ["", "A", "B", "Δ"]);
         t.add_row([
-            "peak MiB".to_string(),
-            mib(m.a_peak_bytes as f64),
-            mib(m.b_peak_bytes as f64),
-            format!("{:+.3}", m.delta_peak_bytes as f64 / (1u64 << 20) as f64),
+            "peak".to_string(),
+            bytes(m.a_peak_bytes as f64),
+            bytes(m.b_peak_bytes as f64),
+            signed_bytes(m.delta_peak_bytes as f64),
         ]);
         t.add_row([
-            "step growth MiB/step".to_string(),
-            opt(m.a_step_growth_bytes, mib),
-            opt(m.b_step_growth_bytes, mib),
-            opt(m.delta_step_growth_bytes, |d| format!("{:+.3}", d / (1u64 << 20) as f64)),
+            "step growth per step".to_string(),
+            opt(m.a_step_growth_bytes, bytes),
+            opt(m.b_step_growth_bytes, bytes),
+            opt(m.delta_step_growth_bytes, signed_bytes),
         ]);
         t.add_row([
             "leak suspected".to_string(),
@@ -331,26 +363,33 @@ pub fn sections(c: &ProfileComparison, top: usize, markdown: bool, config_diff: 
     // Categories: all in Markdown, the top N on a terminal.
     let n = if md { c.categories.len() } else { c.categories.len().min(top) };
     let device = c.op_source == OpSource::Device;
-    let mut header = vec!["category", "ops A/B", "A µs", "B µs", "Δ µs", "Δ %"];
+    let unit = TimeUnit::for_column_us(
+        c.categories.iter().take(n).flat_map(|k| [k.a_self_time_us, k.b_self_time_us, k.delta_us]),
+    );
+    let u = unit.symbol();
+    let mut header = vec![
+        "category".to_string(),
+        "ops A/B".to_string(),
+        format!("A {u}"),
+        format!("B {u}"),
+        format!("Δ {u}"),
+        "Δ %".to_string(),
+    ];
     if device {
-        header.push("GFLOP/s A → B");
+        header.push("GFLOP/s A → B".to_string());
     }
     let mut t = new_table(md, header);
     for k in c.categories.iter().take(n) {
         let mut row = vec![
             cell(md, &k.category),
             format!("{}/{}", k.a_ops, k.b_ops),
-            us(k.a_self_time_us),
-            us(k.b_self_time_us),
-            dus(k.delta_us),
+            unit.fmt(k.a_self_time_us),
+            unit.fmt(k.b_self_time_us),
+            unit.fmt_signed(k.delta_us),
             rel_pct(k.delta_rel),
         ];
         if device {
-            row.push(format!(
-                "{} → {}",
-                opt(k.a_flop_rate, |r| format!("{r:.2}")),
-                opt(k.b_flop_rate, |r| format!("{r:.2}"))
-            ));
+            row.push(format!("{} → {}", num_opt(k.a_flop_rate), num_opt(k.b_flop_rate)));
         }
         t.add_row(row);
     }
@@ -366,27 +405,44 @@ pub fn sections(c: &ProfileComparison, top: usize, markdown: bool, config_diff: 
         let mut parts = Vec::new();
         if let Some(p) = &c.roofline_peaks {
             parts.push(Part::Text(format!(
-                "ridge point A {:.3} FLOP/B, B {:.3} FLOP/B; peaks A {:.2} GFLOP/s, {:.2} GiB/s; B {:.2} GFLOP/s, {:.2} GiB/s",
-                p.a_ridge_point, p.b_ridge_point, p.a_peak_flop_rate, p.a_peak_hbm_bw, p.b_peak_flop_rate, p.b_peak_hbm_bw
+                "ridge point A {} FLOP/B, B {} FLOP/B; peaks A {} GFLOP/s, {} GiB/s; B {} GFLOP/s, {} GiB/s",
+                num(p.a_ridge_point),
+                num(p.b_ridge_point),
+                num(p.a_peak_flop_rate),
+                num(p.a_peak_hbm_bw),
+                num(p.b_peak_flop_rate),
+                num(p.b_peak_hbm_bw)
             )));
         }
         let crossed: Vec<_> = c.roofline.iter().filter(|r| r.crossed_ridge).collect();
         let rest = c.roofline.iter().filter(|r| !r.crossed_ridge).take(top);
+        let rows: Vec<_> = crossed.iter().copied().chain(rest).collect();
+        let unit = TimeUnit::for_column_us(rows.iter().map(|r| r.b_self_time_us));
         let mut t = new_table(
             md,
-            ["op", "category", "A OI", "A GFLOP/s", "B OI", "B GFLOP/s", "bound by A → B", "crossed ridge", "B µs"],
+            [
+                "op".to_string(),
+                "category".to_string(),
+                "A OI".to_string(),
+                "A GFLOP/s".to_string(),
+                "B OI".to_string(),
+                "B GFLOP/s".to_string(),
+                "bound by A → B".to_string(),
+                "crossed ridge".to_string(),
+                format!("B {}", unit.symbol()),
+            ],
         );
-        for r in crossed.iter().copied().chain(rest) {
+        for r in rows {
             t.add_row([
                 code(md, &r.name),
                 cell(md, &r.category),
-                format!("{:.3}", r.a_oi),
-                format!("{:.2}", r.a_flop_rate),
-                format!("{:.3}", r.b_oi),
-                format!("{:.2}", r.b_flop_rate),
+                num(r.a_oi),
+                num(r.a_flop_rate),
+                num(r.b_oi),
+                num(r.b_flop_rate),
                 format!("{} → {}", r.a_bound_by, r.b_bound_by),
                 if r.crossed_ridge { "yes".to_string() } else { "no".to_string() },
-                us(r.b_self_time_us),
+                unit.fmt(r.b_self_time_us),
             ]);
         }
         parts.push(Part::Table(t));

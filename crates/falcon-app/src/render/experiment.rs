@@ -2,6 +2,7 @@
 //! analysis rows, memory verdict, and what its files could not give.
 
 use crate::experiments::ExperimentDetail;
+use crate::render::numbers::{bytes, duration_us, fraction_percent, num, percent};
 use crate::render::text::new_table;
 
 /// The detail as lines of text, tables included.
@@ -18,7 +19,7 @@ pub fn code_line(code: &crate::contract::CodeView) -> String {
     let subject = code.subject.as_ref().map(|s| format!(" \"{s}\"")).unwrap_or_default();
     let repo = code.repo.as_deref().unwrap_or("?");
     let how = match &code.snapshot {
-        Some(s) => format!("checked out from {repo}, snapshot {} ({} bytes)", s.key, s.size),
+        Some(s) => format!("checked out from {repo}, snapshot {} ({})", s.key, bytes(s.size as f64)),
         None => format!("recorded from the work tree {repo}"),
     };
     format!("code {}{tags}{subject} — {how}", &code.commit[..code.commit.len().min(12)])
@@ -58,16 +59,15 @@ pub fn text(detail: &ExperimentDetail) -> String {
     if !view.metrics.is_empty() {
         let mut metrics = new_table(false, ["metric", "count", "mean", "median", "p90", "min", "max", "last"]);
         for (name, m) in &view.metrics {
-            let f = |x: f64| format!("{x:.6}");
             metrics.add_row([
                 name.clone(),
                 m.count.to_string(),
-                f(m.mean),
-                f(m.median),
-                f(m.p90),
-                f(m.min),
-                f(m.max),
-                f(m.last),
+                num(m.mean),
+                num(m.median),
+                num(m.p90),
+                num(m.min),
+                num(m.max),
+                num(m.last),
             ]);
         }
         out.push(metrics.to_string());
@@ -75,26 +75,26 @@ pub fn text(detail: &ExperimentDetail) -> String {
     for a in &view.analysis {
         let mut parts = Vec::new();
         if let Some(m) = a.mfu {
-            parts.push(format!("MFU {:.2}%", m * 100.0));
+            parts.push(format!("MFU {}", fraction_percent(Some(m))));
         }
         if let Some(s) = crate::render::profile::summary_step_time(a) {
             parts.push(format!("step {s}"));
         }
         if let Some(d) = a.duty_cycle {
-            parts.push(format!("duty cycle {:.1}%", d * 100.0));
+            parts.push(format!("duty cycle {}", fraction_percent(Some(d))));
         }
         if let Some(p) = a.peak_memory_bytes {
-            parts.push(format!("peak memory {:.2} GiB", p as f64 / (1u64 << 30) as f64));
+            parts.push(format!("peak memory {}", bytes(p as f64)));
         }
         if let Some(b) = &a.bound_by {
             parts.push(format!("bound by {b}"));
         }
         if let Some(o) = a.details.get("profiler_overhead").and_then(|o| o.get("ratio")).and_then(|r| r.as_f64()) {
-            parts.push(format!("profiler overhead {o:.2}× (traced steps against unprofiled ones)"));
+            parts.push(format!("profiler overhead {}× (traced steps against unprofiled ones)", num(o)));
         }
         if let Some(w) = a.details.get("wait_for_peers_percent").and_then(|w| w.as_f64()).filter(|w| *w > 0.0) {
             let t = a.details.get("transfer_percent").and_then(|t| t.as_f64()).unwrap_or(0.0);
-            parts.push(format!("waiting for peers {w:.1}% of the step, collective transfer {t:.1}%"));
+            parts.push(format!("waiting for peers {} of the step, collective transfer {}", percent(w), percent(t)));
         }
         if let Some(s) = a.details.get("straggler").filter(|s| !s.is_null()) {
             let host = s.get("host").and_then(|h| h.as_str()).unwrap_or("?");
@@ -102,11 +102,12 @@ pub fn text(detail: &ExperimentDetail) -> String {
             let (k, n) = (s.get("steps_late").and_then(|k| k.as_u64()), s.get("steps").and_then(|n| n.as_u64()));
             let lost = s.get("lost_percent").and_then(|l| l.as_f64()).unwrap_or(0.0);
             parts.push(format!(
-                "straggler {} (last at {} of {} steps, {:.2} ms late, the others lost {lost:.1}%)",
+                "straggler {} (last at {} of {} steps, {} late, the others lost {})",
                 printable(host),
                 k.unwrap_or(0),
                 n.unwrap_or(0),
-                late / 1e3
+                duration_us(late),
+                percent(lost)
             ));
         }
         if let Some(e) = a.details.get("error").and_then(|e| e.as_str()) {

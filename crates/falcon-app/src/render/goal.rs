@@ -36,7 +36,7 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
         ("goal", g.id.to_string()),
         ("status", g.status.to_string()),
         ("metric", format!("{} ({})", g.metric, g.direction)),
-        ("target", g.target.map_or("—".into(), |t| t.to_string())),
+        ("target", g.target.map_or("—".into(), num)),
         ("baseline", r.baseline.map_or("—".into(), |b| b.to_string())),
         ("priority", g.priority.to_string()),
     ];
@@ -63,9 +63,9 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
                     _ => "—".into(),
                 },
             ),
-            ("target", p.target.map_or("—".into(), |t| t.to_string())),
+            ("target", p.target.map_or("—".into(), num)),
             ("change vs baseline", pct(p.delta_vs_baseline)),
-            ("gap closed", p.gap_closed.map_or("—".into(), |g| format!("{:.1}%", g * 100.0))),
+            ("gap closed", super::numbers::fraction_percent(p.gap_closed)),
             ("meets target", yes_no(p.meets_target)),
         ]),
     });
@@ -107,11 +107,12 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
                 rows: config
                     .iter()
                     .map(|c| {
+                        let mut values = super::numbers::config_values(&[c.a.as_ref(), c.b.as_ref()]).into_iter();
                         vec![
                             c.path.clone(),
                             c.group.to_string(),
-                            falcon_exp::diff::show(c.a.as_ref()),
-                            falcon_exp::diff::show(c.b.as_ref()),
+                            values.next().unwrap_or_default(),
+                            values.next().unwrap_or_default(),
                         ]
                     })
                     .collect(),
@@ -157,9 +158,12 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
                             v.b.median.map_or("—".into(), num),
                             pct(v.delta_rel),
                             match (v.ci_low_rel, v.ci_high_rel, v.min_effect) {
-                                (Some(lo), Some(hi), Some(e)) => {
-                                    format!("{} … {} (margin ±{:.1}%)", pct(Some(lo)), pct(Some(hi)), e * 100.0)
-                                }
+                                (Some(lo), Some(hi), Some(e)) => format!(
+                                    "{} … {} (margin ±{})",
+                                    pct(Some(lo)),
+                                    pct(Some(hi)),
+                                    super::numbers::percent(e * 100.0)
+                                ),
                                 (Some(lo), Some(hi), None) => format!("{} … {}", pct(Some(lo)), pct(Some(hi))),
                                 _ => "—".into(),
                             },
@@ -187,8 +191,8 @@ fn sections(r: &GoalReport, top: usize) -> Vec<Section> {
                         let g = &run.goodput;
                         vec![
                             run.experiment.to_string(),
-                            g.goodput_percent.map_or("—".into(), |p| format!("{p:.1} %")),
-                            format!("{:.0}", g.held_chip_seconds),
+                            g.goodput_percent.map_or("—".into(), super::numbers::percent),
+                            num(g.held_chip_seconds),
                             g.headline(),
                         ]
                     })
@@ -427,26 +431,9 @@ fn progress_cards(r: &GoalReport) -> String {
     out
 }
 
-/// A value as the report writes it: about six significant digits, trailing zeros dropped.
-pub fn num(x: f64) -> String {
-    if !x.is_finite() {
-        return x.to_string();
-    }
-    if x == 0.0 {
-        return "0".into();
-    }
-    let magnitude = x.abs().log10().floor() as i32;
-    if !(-4..15).contains(&magnitude) {
-        return format!("{x:.5e}");
-    }
-    let decimals = (5 - magnitude).clamp(0, 9) as usize;
-    let text = format!("{x:.decimals$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
-}
+/// A value as the report writes it: the shared formatter's [`num`](super::numbers::num) (at most 4 significant
+/// figures, SI prefixes from 10 000).
+pub use super::numbers::num;
 
 /// At most `max` characters: a long value (a whole command line) ends in `…` on a terminal.
 fn clip(s: &str, max: usize) -> String {
@@ -459,7 +446,7 @@ fn clip(s: &str, max: usize) -> String {
 }
 
 fn pct(x: Option<f64>) -> String {
-    x.map_or("—".into(), |d| format!("{:+.2}%", d * 100.0))
+    super::numbers::relative_percent(x)
 }
 
 fn yes_no(x: Option<bool>) -> String {
@@ -488,14 +475,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numbers_keep_six_significant_digits() {
-        assert_eq!(num(0.0128831), "0.0128831");
-        assert_eq!(num(39741.907), "39741.9");
+    fn numbers_keep_four_significant_figures() {
+        assert_eq!(num(0.0128831), "0.01288");
+        assert_eq!(num(39741.907), "39.74 k");
         assert_eq!(num(2.0), "2");
         assert_eq!(num(0.03581), "0.03581");
-        assert_eq!(num(123456.0), "123456");
+        assert_eq!(num(123456.0), "123.5 k");
         assert_eq!(num(0.0), "0");
-        assert_eq!(num(1.5e-7), "1.50000e-7");
+        assert_eq!(num(1.5e-7), "1.5e-7");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! table of runs with their sums.
 
 use crate::goodput::GoodputReport;
+use crate::render::numbers::{num, percent};
 use crate::render::text::{new_table, printable};
 use falcon_analysis::goodput::{Badput, Goodput};
 
@@ -10,10 +11,10 @@ pub fn lines(g: &Goodput) -> Vec<String> {
     let mut out = vec![format!("goodput: {}", g.headline())];
     if g.held_s > 0.0 {
         out.push(format!(
-            "  held {} ({:.0} chip-s) over {} attempt(s); productive {} in {} step(s){}; waiting for capacity {} \
+            "  held {} ({} chip-s) over {} attempt(s); productive {} in {} step(s){}; waiting for capacity {} \
              (not held)",
             secs(g.held_s),
-            g.held_chip_seconds,
+            num(g.held_chip_seconds),
             g.attempts,
             secs(g.productive_s),
             g.steps,
@@ -32,12 +33,7 @@ fn causes(badput: &[Badput]) -> String {
     rows.sort_by(|a, b| b.percent.total_cmp(&a.percent));
     let mut table = new_table(false, ["badput", "seconds", "chip-s", "% held"]);
     for b in rows {
-        table.add_row([
-            b.cause.short().to_string(),
-            format!("{:.2}", b.seconds),
-            format!("{:.0}", b.chip_seconds),
-            format!("{:.1}", b.percent),
-        ]);
+        table.add_row([b.cause.short().to_string(), num(b.seconds), num(b.chip_seconds), num(b.percent)]);
     }
     table.to_string()
 }
@@ -53,8 +49,8 @@ pub fn report(r: &GoodputReport) -> String {
             printable(&run.name),
             run.status.to_string(),
             run.pool.clone().unwrap_or_else(|| "—".into()),
-            g.goodput_percent.map_or("—".into(), |p| format!("{p:.1} %")),
-            format!("{:.0}", g.held_chip_seconds),
+            g.goodput_percent.map_or("—".into(), percent),
+            num(g.held_chip_seconds),
             top.map_or("—".into(), |b| format!("{} {:.0} %", b.cause.short(), b.percent)),
         ]);
     }
@@ -77,11 +73,11 @@ pub fn report(r: &GoodputReport) -> String {
     out.join("\n")
 }
 
-/// Seconds as `0.12 s`, `12.3 s`, `4 m 05 s`, `2 h 03 m`.
+/// Seconds as `0.12 s`, `12.3 s`, `4 m 05 s`, `2 h 03 m`: the shared formatter under two minutes, then minutes
+/// and hours (a held time of hours reads better as `2 h 03 m` than as `7380 s`).
 fn secs(s: f64) -> String {
     match s {
-        s if s < 10.0 => format!("{s:.2} s"),
-        s if s < 120.0 => format!("{s:.1} s"),
+        s if s < 120.0 => crate::render::numbers::duration_s(s),
         s if s < 7200.0 => format!("{} m {:02} s", (s / 60.0) as u64, (s % 60.0) as u64),
         s => format!("{} h {:02} m", (s / 3600.0) as u64, ((s % 3600.0) / 60.0) as u64),
     }

@@ -2,8 +2,8 @@
 //! self-contained HTML page, or JSON (the structs themselves). The three text forms share one row model, so
 //! they show the same cells.
 //!
-//! Numbers: times in ms with 4 significant digits, TFLOP/s and GB/s with 4 significant digits, % of roofline
-//! with 1 decimal, speed-ups with 2 decimals and `×`, relative changes as signed percents with 2 decimals.
+//! Numbers ([`super::numbers`]): at most 4 significant figures — times in ms, TFLOP/s, GB/s, % of roofline,
+//! speed-ups with `×`, relative changes as signed percents.
 
 use super::html;
 use super::text::{new_table, p_value, rel_pct};
@@ -54,22 +54,22 @@ pub fn regression_reason(c: &KernelComparison) -> String {
 // ---------------------------------------------------------------------------------------------------------
 // Number formatting
 
-use super::numbers::significant as sig;
+use super::numbers::{num, num_opt as sig};
 
 fn ms(x: f64) -> String {
-    sig(Some(x), 4)
+    num(x)
 }
 
 fn pct(f: Option<f64>) -> String {
-    f.filter(|f| f.is_finite()).map_or_else(|| NONE.to_string(), |f| format!("{:.1}%", f * 100.0))
+    super::numbers::fraction_percent(f)
 }
 
 fn times(x: Option<f64>) -> String {
-    x.filter(|x| x.is_finite()).map_or_else(|| NONE.to_string(), |x| format!("{x:.2}×"))
+    x.filter(|x| x.is_finite()).map_or_else(|| NONE.to_string(), |x| format!("{}×", num(x)))
 }
 
 fn frac(v: Option<f64>) -> String {
-    v.map_or_else(|| NONE.to_string(), |v| format!("{v:.3}"))
+    sig(v)
 }
 
 fn correct_word(c: Option<bool>) -> &'static str {
@@ -154,8 +154,8 @@ fn report_model(r: &KernelReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
                 ms(x.iqr_ms),
                 ms(x.min_ms),
                 ms(x.mean_ms),
-                sig(x.achieved_tflops, 4),
-                sig(x.achieved_gbs, 4),
+                sig(x.achieved_tflops),
+                sig(x.achieved_gbs),
                 roof,
                 times(x.speedup),
             ]);
@@ -302,8 +302,8 @@ fn comparison_model(c: &KernelComparison) -> (Vec<&'static str>, Vec<Vec<String>
                 format!("{} → {}", correct_word(d.base_correct), correct_word(d.new_correct))
             };
             row.extend([
-                sig(d.base_median_ms, 4),
-                sig(d.new_median_ms, 4),
+                sig(d.base_median_ms),
+                sig(d.new_median_ms),
                 rel_pct(d.verdict.delta_rel),
                 ci,
                 p_value(d.verdict.p_value),
@@ -416,11 +416,13 @@ mod tests {
 
     #[test]
     fn significant_digits() {
-        assert_eq!(sig(Some(2.28712), 4), "2.287");
-        assert_eq!(sig(Some(0.0123456), 4), "0.01235");
-        assert_eq!(sig(Some(1234.5), 4), "1234");
-        assert_eq!(sig(Some(0.0), 4), "0");
-        assert_eq!(sig(None, 4), NONE);
-        assert_eq!(sig(Some(f64::NAN), 4), NONE);
+        assert_eq!(sig(Some(2.28712)), "2.287");
+        assert_eq!(sig(Some(0.0123456)), "0.01235");
+        assert_eq!(sig(Some(1234.5)), "1235");
+        assert_eq!(sig(Some(123456.0)), "123.5 k");
+        assert_eq!(sig(Some(0.0)), "0");
+        assert_eq!(sig(None), NONE);
+        assert_eq!(sig(Some(f64::NAN)), NONE);
+        assert_eq!((pct(Some(0.8765)), times(Some(123.456))), ("87.65 %".to_string(), "123.5×".to_string()));
     }
 }

@@ -2,7 +2,6 @@
 //! curve, then one line per other series.
 
 use crate::experiments::{MemoryVerdict, Per, SeriesVerdict};
-use falcon_analysis::leak::size;
 
 /// How a series' source reads in a sentence.
 pub fn source_label(source: Option<&str>, per: Option<Per>) -> String {
@@ -23,7 +22,7 @@ pub fn source_label(source: Option<&str>, per: Option<Per>) -> String {
 pub fn lines(v: &MemoryVerdict) -> Vec<String> {
     let h = &v.headline;
     let call = if h.leak_suspected { "LEAK SUSPECTED" } else { "no leak" };
-    let peak = h.peak_bytes.map_or(String::new(), |p| format!("; peak {}", size(p as f64)));
+    let peak = h.peak_bytes.map_or(String::new(), |p| format!("; peak {}", crate::render::numbers::bytes(p as f64)));
     let mut out = vec![format!("memory ({}): {call}{peak}", source_label(h.source.as_deref(), h.per))];
     out.push(format!("  {}", h.reason));
     let headline = v.series.iter().find(|s| s.summary.source == h.source);

@@ -2,6 +2,7 @@
 //! straggler finding, the per-host table and the collectives matched across members. The numbers are
 //! [`falcon_analysis::trace::multihost`]'s; this only lays them out.
 
+use super::numbers::{duration_us, num, num_opt, percent, TimeUnit};
 use super::text::new_table;
 use falcon_analysis::trace::multihost::{CollectiveRow, HostRow, LateStep, Straggler};
 
@@ -43,41 +44,42 @@ pub fn sections(v: &MultiHostView<'_>, top: usize, md: bool) -> Vec<String> {
     }
     if v.hosts.len() > 1 || !v.collectives.is_empty() {
         out.push(heading(md, "Hosts (per step: mean; late: the steps it arrived last at collectives)"));
-        let mut table = new_table(
-            md,
-            [
-                "host",
-                "steps",
-                "step ms",
-                "compute ms",
-                "wait for peers ms",
-                "transfer ms",
-                "host wait ms",
-                "late at",
-                "late median ms",
-            ],
-        );
         let mut rows: Vec<&HostRow> = v.hosts.iter().collect();
         // The late hosts first, then by name: on a run of many hosts the ones to look at are at the top.
         rows.sort_by(|a, b| b.steps_late.cmp(&a.steps_late).then_with(|| a.host.cmp(&b.host)));
-        for h in rows.iter().take(top.max(1)) {
-            let per = |x: f64| {
-                if h.steps > 0 {
-                    format!("{:.3}", x / 1e3 / (h.steps as f64 / h.devices.max(1) as f64))
-                } else {
-                    "—".into()
-                }
-            };
+        let shown = &rows[..rows.len().min(top.max(1))];
+        // Per step, in µs: a sum over a host's steps (of all its devices) over its steps a device.
+        let per = |h: &HostRow, x: f64| (h.steps > 0).then(|| x / (h.steps as f64 / h.devices.max(1) as f64));
+        // One unit for the step-time columns (their largest value's), one for the lateness column.
+        let unit = TimeUnit::for_column_us(shown.iter().map(|h| h.step_time_us));
+        let late_unit = TimeUnit::for_column_us(shown.iter().filter_map(|h| h.late_us_median));
+        let u = unit.symbol();
+        let mut table = new_table(
+            md,
+            [
+                "host".to_string(),
+                "steps".to_string(),
+                format!("step {u}"),
+                format!("compute {u}"),
+                format!("wait for peers {u}"),
+                format!("transfer {u}"),
+                format!("host wait {u}"),
+                "late at".to_string(),
+                format!("late median {}", late_unit.symbol()),
+            ],
+        );
+        for h in shown {
+            let cell = |x: f64| per(h, x).map_or_else(|| "—".into(), |x| unit.fmt(x));
             table.add_row([
                 h.host.clone(),
                 h.steps.to_string(),
-                format!("{:.3}", h.step_time_us / 1e3),
-                per(h.compute_us),
-                per(h.wait_for_peers_us),
-                per(h.transfer_us),
-                per(h.host_wait_us),
+                unit.fmt(h.step_time_us),
+                cell(h.compute_us),
+                cell(h.wait_for_peers_us),
+                cell(h.transfer_us),
+                cell(h.host_wait_us),
                 h.steps_late.to_string(),
-                h.late_us_median.map_or_else(|| "—".into(), |l| format!("{:.3}", l / 1e3)),
+                h.late_us_median.map_or_else(|| "—".into(), |l| late_unit.fmt(l)),
             ]);
         }
         out.push(table.to_string());
@@ -89,44 +91,46 @@ pub fn sections(v: &MultiHostView<'_>, top: usize, md: bool) -> Vec<String> {
                 .late_steps
                 .iter()
                 .take(top.max(1))
-                .map(|s| format!("{} {} +{:.2} ms", s.step, s.host, s.late_us / 1e3))
+                .map(|s| format!("{} {} +{}", s.step, s.host, duration_us(s.late_us)))
                 .collect();
             out.push(format!("last to arrive, by step: {}", shown.join(", ")));
         }
     }
     if !v.collectives.is_empty() {
         out.push(heading(md, "Collectives across members (wait for peers vs transfer, bandwidth)"));
+        let shown: Vec<&CollectiveRow> = v.collectives.iter().take(top.max(1)).collect();
+        let unit = TimeUnit::for_column_us(shown.iter().flat_map(|c| [c.wait_for_peers_us, c.transfer_us]));
         let mut table = new_table(
             md,
             [
-                "collective",
-                "kind",
-                "instances",
-                "members",
-                "bytes",
-                "wait µs",
-                "transfer µs",
-                "algbw GB/s",
-                "busbw GB/s",
-                "of link peak",
+                "collective".to_string(),
+                "kind".to_string(),
+                "instances".to_string(),
+                "members".to_string(),
+                "bytes".to_string(),
+                format!("wait {}", unit.symbol()),
+                format!("transfer {}", unit.symbol()),
+                "algbw GB/s".to_string(),
+                "busbw GB/s".to_string(),
+                "of link peak".to_string(),
             ],
         );
-        for c in v.collectives.iter().take(top.max(1)) {
+        for c in shown {
             table.add_row([
                 c.name.clone(),
                 c.kind.clone(),
                 c.instances.to_string(),
                 c.members.to_string(),
                 c.bytes.map_or_else(|| "—".into(), super::numbers::human_bytes),
-                format!("{:.1}", c.wait_for_peers_us),
-                format!("{:.1}", c.transfer_us),
-                c.algbw_gbps.map_or_else(|| "—".into(), |b| format!("{b:.3}")),
-                c.busbw_gbps.map_or_else(|| "—".into(), |b| format!("{b:.3} (×{:.2})", c.busbw_factor)),
+                unit.fmt(c.wait_for_peers_us),
+                unit.fmt(c.transfer_us),
+                num_opt(c.algbw_gbps),
+                c.busbw_gbps.map_or_else(|| "—".into(), |b| format!("{} (×{})", num(b), num(c.busbw_factor))),
                 c.link.as_ref().map_or_else(
                     || "—".into(),
                     |l| match l.busbw_percent {
-                        Some(p) => format!("{p:.1}% of {} {:.0}", l.name, l.peak_gbps),
-                        None => format!("{} {:.0}", l.name, l.peak_gbps),
+                        Some(p) => format!("{} of {} {}", percent(p), l.name, num(l.peak_gbps)),
+                        None => format!("{} {}", l.name, num(l.peak_gbps)),
                     },
                 ),
             ]);
@@ -134,9 +138,12 @@ pub fn sections(v: &MultiHostView<'_>, top: usize, md: bool) -> Vec<String> {
         out.push(table.to_string());
         if let Some(l) = v.collectives.iter().find_map(|c| c.link.as_ref()) {
             out.push(format!(
-                "link peak: {} of {}, {:.0} GB/s one way (half the vendor's bidirectional figure; nccl-tests' busbw \
+                "link peak: {} of {}, {} GB/s one way (half the vendor's bidirectional figure; nccl-tests' busbw \
                  is compared with it) — assuming {}",
-                l.name, l.chip, l.peak_gbps, l.assumes
+                l.name,
+                l.chip,
+                num(l.peak_gbps),
+                l.assumes
             ));
         }
         if v.collectives.iter().all(|c| c.bytes.is_none()) {
@@ -160,9 +167,8 @@ pub fn compare_section(
     use super::text::{Part, Section};
     let change = c.straggler.as_ref()?;
     let mut parts = vec![Part::Text(format!("straggler: {}", change.summary))];
-    let ms = |x: Option<f64>| x.map_or_else(|| "—".to_string(), |v| format!("{:.3}", v / 1e3));
     let late = |n: Option<usize>, l: Option<f64>| match (n, l) {
-        (Some(n), Some(l)) if n > 0 => format!("{n} × {:.2} ms", l / 1e3),
+        (Some(n), Some(l)) if n > 0 => format!("{n} × {}", duration_us(l)),
         (Some(_), _) => "0".to_string(),
         _ => "—".to_string(),
     };
@@ -173,21 +179,40 @@ pub fn compare_section(
         };
         k(y).cmp(&k(x)).then_with(|| x.host.cmp(&y.host))
     });
+    let shown = &rows[..rows.len().min(top.max(1))];
+    // One unit for the time columns: the one their largest value reads best in.
+    let unit = TimeUnit::for_column_us(
+        shown
+            .iter()
+            .flat_map(|h| {
+                [
+                    h.a_step_time_us,
+                    h.b_step_time_us,
+                    h.a_wait_for_peers_us,
+                    h.b_wait_for_peers_us,
+                    h.a_transfer_us,
+                    h.b_transfer_us,
+                ]
+            })
+            .flatten(),
+    );
+    let ms = |x: Option<f64>| x.map_or_else(|| "—".to_string(), |v| unit.fmt(v));
+    let u = unit.symbol();
     let mut t = new_table(
         md,
         [
-            "host",
-            "step ms A",
-            "step ms B",
-            "wait ms A",
-            "wait ms B",
-            "transfer ms A",
-            "transfer ms B",
-            "late A",
-            "late B",
+            "host".to_string(),
+            format!("step {u} A"),
+            format!("step {u} B"),
+            format!("wait {u} A"),
+            format!("wait {u} B"),
+            format!("transfer {u} A"),
+            format!("transfer {u} B"),
+            "late A".to_string(),
+            "late B".to_string(),
         ],
     );
-    for h in rows.iter().take(top.max(1)) {
+    for h in shown {
         t.add_row([
             h.host.clone(),
             ms(h.a_step_time_us),

@@ -2,6 +2,7 @@
 //! format chosen by `markdown` (headings and Markdown tables, else plain headings and box tables), so both
 //! forms show the same rows and numbers. JSON is the report structs themselves.
 
+use super::numbers::{bytes, duration_ms, duration_us, fraction_percent, num, percent, signed_percent, TimeUnit};
 use super::text::{new_table, shorten};
 use crate::contract::AnalysisSummary;
 use falcon_analysis::device::Hardware;
@@ -64,9 +65,10 @@ pub fn summary_step_time(a: &AnalysisSummary) -> Option<String> {
         what.push(source.to_string());
     }
     if let Some(d) = a.details.get("device_step_time_ms").and_then(|d| d.as_f64()) {
-        what.push(format!("device {d:.3} ms"));
+        what.push(format!("device {}", duration_ms(d)));
     }
-    Some(if what.is_empty() { format!("{ms:.3} ms") } else { format!("{ms:.3} ms ({})", what.join("; ")) })
+    let ms = duration_ms(ms);
+    Some(if what.is_empty() { ms } else { format!("{ms} ({})", what.join("; ")) })
 }
 
 /// The header after the input: devices (on XLA:CPU captures the CPU count and threads the capture shows)
@@ -101,7 +103,8 @@ fn overview_section(out: &mut Vec<String>, report: &ProfileReport, md: bool) {
     out.push(heading(md, "Overview"));
     let mut t = new_table(md, ["metric", "value"]);
     let step = if o.step_time_ms.n > 0 {
-        let mut step = format!("{:.3} ms ± {:.3} (n={})", o.step_time_ms.mean, o.step_time_ms.stddev, o.step_time_ms.n);
+        let (mean, stddev) = (duration_ms(o.step_time_ms.mean), duration_ms(o.step_time_ms.stddev));
+        let mut step = format!("{mean} ± {stddev} (n={})", o.step_time_ms.n);
         if let Some(source) = &o.step_time_source {
             step.push_str(&format!(", {source}"));
         }
@@ -113,31 +116,54 @@ fn overview_section(out: &mut Vec<String>, report: &ProfileReport, md: bool) {
     if let Some(d) = &o.device_step_time_ms {
         t.add_row([
             "device step time".to_string(),
-            format!("{:.3} ms ± {:.3} (first to last device op in each step)", d.mean, d.stddev),
+            format!("{} ± {} (first to last device op in each step)", duration_ms(d.mean), duration_ms(d.stddev)),
         ]);
     }
-    t.add_row(["device duty cycle".to_string(), known(o.device_duty_cycle_percent.map(|d| format!("{d:.1}%")))]);
-    t.add_row(["device idle".to_string(), known(o.device_idle_percent.map(|d| format!("{d:.1}%")))]);
+    t.add_row(["device duty cycle".to_string(), known(o.device_duty_cycle_percent.map(percent))]);
+    t.add_row(["device idle".to_string(), known(o.device_idle_percent.map(percent))]);
     t.add_row(["FLOPS utilization".to_string(), known(o.flops_utilization.map(pct))]);
-    t.add_row(["HBM BW utilization".to_string(), known(o.hbm_bw_utilization.map(pct))]);
+    // A CPU's roofline memory is its main memory.
+    let cpu = report.device.hardware == Hardware::CpuOnly;
+    let memory = if cpu { "memory BW utilization" } else { "HBM BW utilization" };
+    t.add_row([memory.to_string(), known(o.hbm_bw_utilization.map(pct))]);
     let bound = o.bound_by.map(|b| match &o.bound_by_resource {
         Some(r) => format!("{b} ({r})"),
         None => b.to_string(),
     });
     t.add_row(["bound by".to_string(), known(bound)]);
-    t.add_row(["operational intensity".to_string(), known(o.operational_intensity.map(|x| format!("{x:.4} FLOP/B")))]);
+    t.add_row([
+        "operational intensity".to_string(),
+        known(o.operational_intensity.map(|x| format!("{} FLOP/B", num(x)))),
+    ]);
     let mfu = o.mfu.map(|m| {
         let mut v = pct(m);
         if let (Some(f), Some(source)) = (o.mfu_model_flops, &o.mfu_flops_source) {
-            v.push_str(&format!(" ({f:.3e} FLOPs a step from {source}"));
+            v.push_str(&format!(" ({} FLOPs a step from {source}", num(f)));
             if let Some(p) = o.mfu_peak_teraflops_per_second {
-                v.push_str(&format!(", peak {p} TFLOP/s a device"));
+                let how = match o.peak_source {
+                    falcon_analysis::device::PeakSource::Measured => "measured peak",
+                    falcon_analysis::device::PeakSource::Given => "given peak",
+                    _ => "peak",
+                };
+                let of = if cpu { format!("of {} cores", o.device_cores) } else { "a device".to_string() };
+                v.push_str(&format!(", {how} {} TFLOP/s {of}", num(p)));
             }
             v.push(')');
         }
         v
     });
     t.add_row(["MFU".to_string(), known(mfu)]);
+    if let Some(f) = o.capture_model_flops {
+        let mut v = format!("{} (the capture's HLO)", num(f));
+        if let Some(logged) = o.logged_model_flops {
+            v.push_str(&format!(
+                "; the workload logs {} ({})",
+                num(logged),
+                signed_percent(100.0 * (f / logged - 1.0))
+            ));
+        }
+        t.add_row(["FLOPs a step".to_string(), v]);
+    }
     if let Some(h) = o.hfu {
         t.add_row(["HFU (rematerialization counted)".to_string(), pct(h)]);
     }
@@ -172,14 +198,18 @@ fn ops_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md: bo
             breakdown_section(out, b, top, md);
         }
         out.push(heading(md, &format!("XLA:CPU ops by total time ({} of {})", cpu.ops.len().min(top), cpu.ops.len())));
-        let mut t = new_table(md, ["module", "op", "#", "total µs", "avg µs"]);
-        for r in cpu.ops.iter().take(top) {
+        let rows = &cpu.ops[..cpu.ops.len().min(top)];
+        let total = TimeUnit::for_column_us(rows.iter().map(|r| r.total_time_us));
+        let avg = TimeUnit::for_column_us(rows.iter().map(|r| r.avg_time_us));
+        let (total_h, avg_h) = (format!("total {}", total.symbol()), format!("avg {}", avg.symbol()));
+        let mut t = new_table(md, ["module", "op", "#", total_h.as_str(), avg_h.as_str()]);
+        for r in rows {
             t.add_row([
                 r.hlo_module.clone(),
                 r.name.clone(),
                 r.occurrences.to_string(),
-                format!("{:.1}", r.total_time_us),
-                format!("{:.2}", r.avg_time_us),
+                total.fmt(r.total_time_us),
+                avg.fmt(r.avg_time_us),
             ]);
         }
         out.push(t.to_string());
@@ -204,13 +234,16 @@ fn ops_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md: bo
         md,
         &format!("Op profile by category ({} of {})", root.children.len().min(top), root.children.len()),
     ));
-    let mut t = new_table(md, ["category", "#", "time µs", "share"]);
-    for c in root.children.iter().take(top) {
+    let rows = &root.children[..root.children.len().min(top)];
+    let unit = TimeUnit::for_column_us(rows.iter().map(|c| c.metrics.raw_time_ps as f64 / 1e6));
+    let time = format!("time {}", unit.symbol());
+    let mut t = new_table(md, ["category", "#", time.as_str(), "share"]);
+    for c in rows {
         t.add_row([
             c.name.clone(),
             c.metrics.occurrences.to_string(),
-            format!("{:.1}", c.metrics.raw_time_ps as f64 / 1e6),
-            format!("{:.1}%", 100.0 * c.metrics.raw_time_ps as f64 / total),
+            unit.fmt(c.metrics.raw_time_ps as f64 / 1e6),
+            percent(100.0 * c.metrics.raw_time_ps as f64 / total),
         ]);
     }
     out.push(t.to_string());
@@ -224,19 +257,21 @@ fn breakdown_section(
     md: bool,
 ) {
     let wall = b.wall_time_us.map_or("no steps".to_string(), |w| {
-        format!("{:.1} ms of {} step(s), {:.2}× parallel", w / 1e3, b.steps, b.parallelism.unwrap_or(0.0))
+        format!("{} of {} step(s), {}× parallel", duration_us(w), b.steps, num(b.parallelism.unwrap_or(0.0)))
     });
-    out.push(heading(md, &format!("Where the time goes: {:.1} ms of op time ({wall})", b.op_time_us / 1e3)));
+    out.push(heading(md, &format!("Where the time goes: {} of op time ({wall})", duration_us(b.op_time_us))));
     for (title, rows) in [("category", &b.by_category), ("name scope", &b.by_scope), ("source line", &b.by_source)] {
         if rows.is_empty() {
             continue;
         }
-        let mut t = new_table(md, [title, "ops", "time ms", "share of op time"]);
+        let unit = TimeUnit::for_column_us(rows.iter().take(top).map(|r| r.time_us));
+        let time = format!("time {}", unit.symbol());
+        let mut t = new_table(md, [title, "ops", time.as_str(), "share of op time"]);
         for r in rows.iter().take(top) {
             t.add_row([
                 shorten(&r.name, KERNEL_NAME_MAX, KERNEL_NAME_KEPT),
                 r.ops.to_string(),
-                format!("{:.2}", r.time_us / 1e3),
+                unit.fmt(r.time_us),
                 pct(r.share),
             ]);
         }
@@ -264,16 +299,19 @@ fn hlo_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md: bo
         return;
     }
     out.push(heading(md, &format!("Top HLO ops by self time ({} of {})", rows.len().min(top), rows.len())));
-    let mut t = new_table(md, ["program", "op", "category", "#", "self µs", "GFLOP/s", "HBM GiB/s", "bound by"]);
+    let unit = TimeUnit::for_column_us(rows.iter().take(top).map(|r| r.self_time_us));
+    let time = format!("self {}", unit.symbol());
+    let bw = if cpu { "DRAM GiB/s" } else { "HBM GiB/s" };
+    let mut t = new_table(md, ["program", "op", "category", "#", time.as_str(), "GFLOP/s", bw, "bound by"]);
     for r in rows.iter().take(top) {
         t.add_row([
             r.program_id.to_string(),
             r.name.clone(),
             r.category.clone(),
             r.occurrences.to_string(),
-            format!("{:.1}", r.self_time_us),
-            format!("{:.2}", r.flop_rate_gflops),
-            format!("{:.2}", r.hbm_bw_gibs),
+            unit.fmt(r.self_time_us),
+            num(r.flop_rate_gflops),
+            num(r.hbm_bw_gibs),
             bound_word(&r.bound_by),
         ]);
     }
@@ -300,30 +338,37 @@ fn roofline_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, m
         return;
     }
     out.push(heading(md, "Roofline"));
+    let cpu = report.device.hardware == Hardware::CpuOnly;
+    let (memory, per) = if cpu { ("DRAM", " (a core)") } else { ("HBM", "") };
     if r.peak_flop_rate_gflops > 0.0 {
         out.push(format!(
-            "peak {:.0} GFLOP/s, HBM {:.1} GiB/s, ridge point {:.2} FLOP/B",
-            r.peak_flop_rate_gflops, r.peak_hbm_bw_gibs, r.ridge_point
+            "peak {} GFLOP/s, {memory} {} GiB/s, ridge point {} FLOP/B{per}",
+            num(r.peak_flop_rate_gflops),
+            num(r.peak_hbm_bw_gibs),
+            num(r.ridge_point)
         ));
     }
     let p = &r.program;
     out.push(format!(
-        "program: {:.2} GFLOP/s, HBM {:.2} GiB/s, {:.4} FLOP/B → bound by {}",
-        p.measured_flop_rate_gflops,
-        p.hbm_bw_gibs,
-        p.operational_intensity,
+        "program: {} GFLOP/s, {memory} {} GiB/s, {} FLOP/B → bound by {}",
+        num(p.measured_flop_rate_gflops),
+        num(p.hbm_bw_gibs),
+        num(p.operational_intensity),
         bound_word(&p.bound_by)
     ));
     if !r.points.is_empty() {
-        let mut t = new_table(md, ["op", "category", "self µs", "GFLOP/s", "HBM GiB/s", "FLOP/B", "bound by"]);
+        let unit = TimeUnit::for_column_us(r.points.iter().take(top).map(|q| q.self_time_us));
+        let time = format!("self {}", unit.symbol());
+        let bw = format!("{memory} GiB/s");
+        let mut t = new_table(md, ["op", "category", time.as_str(), "GFLOP/s", bw.as_str(), "FLOP/B", "bound by"]);
         for q in r.points.iter().take(top) {
             t.add_row([
                 q.name.clone(),
                 q.category.clone(),
-                format!("{:.1}", q.self_time_us),
-                format!("{:.2}", q.measured_flop_rate_gflops),
-                format!("{:.2}", q.hbm_bw_gibs),
-                format!("{:.4}", q.operational_intensity),
+                unit.fmt(q.self_time_us),
+                num(q.measured_flop_rate_gflops),
+                num(q.hbm_bw_gibs),
+                num(q.operational_intensity),
                 bound_word(&q.bound_by),
             ]);
         }
@@ -345,13 +390,12 @@ fn memory_section(out: &mut Vec<String>, report: &ProfileReport, md: bool) {
         return;
     }
     out.push(heading(md, "Memory"));
-    let gib = |b: i64| b as f64 / (1u64 << 30) as f64;
-    let mut line = format!("peak {:.2} GiB", gib(m.peak_bytes));
+    let mut line = format!("peak {}", bytes(m.peak_bytes as f64));
     if let Some(a) = &m.peak_allocator {
         line.push_str(&format!(" on allocator `{a}`"));
     }
     if m.memory_capacity_bytes > 0 {
-        line.push_str(&format!(" of {:.2} GiB", gib(m.memory_capacity_bytes)));
+        line.push_str(&format!(" of {}", bytes(m.memory_capacity_bytes as f64)));
     }
     if m.leak_suspected {
         line.push_str("; memory grows step after step (leak suspected)");
@@ -373,17 +417,32 @@ fn kernels_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md
     out.push(heading(md, &format!("GPU kernels by total time ({} of {})", kernels.len().min(top), kernels.len())));
     let total: f64 = kernels.iter().map(|k| k.total_time_us).sum::<f64>().max(f64::MIN_POSITIVE);
     let tc: f64 = kernels.iter().filter(|k| k.is_kernel_using_tensor_core).map(|k| k.total_time_us).sum();
-    let mut t = new_table(md, ["kernel", "op", "#", "total µs", "share", "avg µs", "min µs", "max µs", "TC"]);
-    for k in kernels.iter().take(top) {
+    let shown = &kernels[..kernels.len().min(top)];
+    let sum = TimeUnit::for_column_us(shown.iter().map(|k| k.total_time_us));
+    let each = TimeUnit::for_column_us(shown.iter().flat_map(|k| [k.avg_time_us, k.min_time_us, k.max_time_us]));
+    let (s, e) = (sum.symbol(), each.symbol());
+    let header = [
+        "kernel".to_string(),
+        "op".to_string(),
+        "#".to_string(),
+        format!("total {s}"),
+        "share".to_string(),
+        format!("avg {e}"),
+        format!("min {e}"),
+        format!("max {e}"),
+        "TC".to_string(),
+    ];
+    let mut t = new_table(md, header);
+    for k in shown {
         t.add_row([
             if md { k.name.clone() } else { shorten(&k.name, KERNEL_NAME_MAX, KERNEL_NAME_KEPT) },
             shorten(&k.op_name, 40, 30),
             k.occurrences.to_string(),
-            format!("{:.1}", k.total_time_us),
+            sum.fmt(k.total_time_us),
             pct(k.total_time_us / total),
-            format!("{:.2}", k.avg_time_us),
-            format!("{:.2}", k.min_time_us),
-            format!("{:.2}", k.max_time_us),
+            each.fmt(k.avg_time_us),
+            each.fmt(k.min_time_us),
+            each.fmt(k.max_time_us),
             if k.is_kernel_using_tensor_core { "yes".to_string() } else { String::new() },
         ]);
     }
@@ -396,18 +455,18 @@ fn kernels_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md
     if let Some(l) = &report.launch {
         out.push(heading(md, "Launches"));
         out.push(format!(
-            "{:.0} kernels a step ({:.0} launches with copies and memsets) over {} steps; kernels median {:.1} µs, mean \
-             {:.1} µs; launch calls mean {:.1} µs; launch to start median {:.1} µs (p90 {:.1}); a launch every {:.1} µs \
-             of step time; {} of kernels shorter than their launch call",
-            l.kernels_per_step,
-            l.launches_per_step,
+            "{} kernels a step ({} launches with copies and memsets) over {} steps; kernels median {}, mean {}; \
+             launch calls mean {}; launch to start median {} (p90 {}); a launch every {} of step time; {} of \
+             kernels shorter than their launch call",
+            num(l.kernels_per_step.round()),
+            num(l.launches_per_step.round()),
             l.steps,
-            l.kernel_us.median,
-            l.kernel_us.mean,
-            l.launch_call_us.mean,
-            l.launch_delay_us.median,
-            l.launch_delay_us.p90,
-            l.host_us_per_launch,
+            duration_us(l.kernel_us.median),
+            duration_us(l.kernel_us.mean),
+            duration_us(l.launch_call_us.mean),
+            duration_us(l.launch_delay_us.median),
+            duration_us(l.launch_delay_us.p90),
+            duration_us(l.host_us_per_launch),
             pct(l.kernels_shorter_than_launch)
         ));
         out.push(l.summary.clone());
@@ -432,15 +491,18 @@ fn framework_ops_section(
             continue;
         }
         out.push(heading(md, &format!("{title} ({} of {})", rows.len().min(top), rows.len())));
-        let mut t = new_table(md, ["op", "launches", "device µs", "share", "host calls", "host µs"]);
+        let device = TimeUnit::for_column_us(rows.iter().take(top).map(|r| r.device_time_us));
+        let host = TimeUnit::for_column_us(rows.iter().take(top).map(|r| r.host_time_us));
+        let (device_h, host_h) = (format!("device {}", device.symbol()), format!("host {}", host.symbol()));
+        let mut t = new_table(md, ["op", "launches", device_h.as_str(), "share", "host calls", host_h.as_str()]);
         for r in rows.iter().take(top) {
             t.add_row([
                 shorten(&r.name, 70, 50),
                 r.launches.to_string(),
-                format!("{:.1}", r.device_time_us),
+                device.fmt(r.device_time_us),
                 pct(r.device_share),
                 r.host_calls.to_string(),
-                format!("{:.1}", r.host_time_us),
+                host.fmt(r.host_time_us),
             ]);
         }
         out.push(t.to_string());
@@ -463,18 +525,24 @@ fn steps_section(out: &mut Vec<String>, report: &ProfileReport, top: usize, md: 
         &format!("Steps ({} of {}, from {})", s.steps.len().min(top), s.steps.len(), serde_name(&s.source)),
     ));
     let first = s.steps.first().map_or(0, |st| st.start_ps);
-    let mut t = new_table(md, ["step", "start ms", "duration ms"]);
-    for st in s.steps.iter().take(top) {
+    let shown = &s.steps[..s.steps.len().min(top)];
+    let start = TimeUnit::for_column_us(shown.iter().map(|st| (st.start_ps - first) as f64 / 1e6));
+    let duration = TimeUnit::for_column_us(shown.iter().map(|st| st.duration_ps as f64 / 1e6));
+    let (start_h, duration_h) = (format!("start {}", start.symbol()), format!("duration {}", duration.symbol()));
+    let mut t = new_table(md, ["step", start_h.as_str(), duration_h.as_str()]);
+    for st in shown {
         t.add_row([
             st.step_num.to_string(),
-            format!("{:.3}", (st.start_ps - first) as f64 / 1e9),
-            format!("{:.3}", st.duration_ps as f64 / 1e9),
+            start.fmt((st.start_ps - first) as f64 / 1e6),
+            duration.fmt(st.duration_ps as f64 / 1e6),
         ]);
     }
     out.push(t.to_string());
     out.push(format!(
-        "step time {:.3} ms ± {:.3} (n={})",
-        s.step_time_ms.mean, s.step_time_ms.stddev, s.step_time_ms.n
+        "step time {} ± {} (n={})",
+        duration_ms(s.step_time_ms.mean),
+        duration_ms(s.step_time_ms.stddev),
+        s.step_time_ms.n
     ));
 }
 
@@ -511,10 +579,8 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
     ));
     if let Some(t) = &r.total {
         out.push(heading(md, "Where the step time goes (all steps, mean over devices)"));
-        let mut table = new_table(md, ["category", "µs", "share"]);
-        let share =
-            |x: f64| if t.duration_us > 0.0 { format!("{:.1}%", 100.0 * x / t.duration_us) } else { "—".into() };
-        for (name, v) in [
+        let share = |x: f64| if t.duration_us > 0.0 { percent(100.0 * x / t.duration_us) } else { "—".into() };
+        let rows = [
             ("compute", t.compute_us),
             ("collective: waiting for peers", t.wait_for_peers_us),
             ("collective: transfer (exposed)", t.transfer_us),
@@ -522,33 +588,39 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
             ("host wait (device waits on the host)", t.host_wait_us),
             ("other", t.other_us),
             ("idle", t.idle_us),
-        ] {
-            table.add_row([name.to_string(), format!("{v:.1}"), share(v)]);
+        ];
+        let unit = TimeUnit::for_column_us(rows.iter().map(|(_, v)| *v).chain([t.hidden_collective_us]));
+        let mut table = new_table(md, ["category", unit.symbol(), "share"]);
+        for (name, v) in rows {
+            table.add_row([name.to_string(), unit.fmt(v), share(v)]);
         }
         table.add_row([
             "collective hidden under compute".to_string(),
-            format!("{:.1}", t.hidden_collective_us),
+            unit.fmt(t.hidden_collective_us),
             "(beside)".to_string(),
         ]);
         out.push(table.to_string());
     }
     if !r.steps.is_empty() {
         out.push(heading(md, &format!("Steps ({} of {})", r.steps.len().min(top), r.steps.len())));
+        // One unit for the row's times: the durations' (every other column is a part of one).
+        let unit = TimeUnit::for_column_us(r.steps.iter().take(top).map(|s| s.breakdown.duration_us));
+        let duration = format!("duration {}", unit.symbol());
         let mut table = new_table(
             md,
-            ["step", "duration µs", "compute", "wait for peers", "transfer", "memcpy", "host wait", "idle"],
+            ["step", duration.as_str(), "compute", "wait for peers", "transfer", "memcpy", "host wait", "idle"],
         );
         for s in r.steps.iter().take(top) {
             let b = &s.breakdown;
             table.add_row([
                 s.step.to_string(),
-                format!("{:.1}", b.duration_us),
-                format!("{:.1}", b.compute_us),
-                format!("{:.1}", b.wait_for_peers_us),
-                format!("{:.1}", b.transfer_us),
-                format!("{:.1}", b.memcpy_us),
-                format!("{:.1}", b.host_wait_us),
-                format!("{:.1}", b.idle_us),
+                unit.fmt(b.duration_us),
+                unit.fmt(b.compute_us),
+                unit.fmt(b.wait_for_peers_us),
+                unit.fmt(b.transfer_us),
+                unit.fmt(b.memcpy_us),
+                unit.fmt(b.host_wait_us),
+                unit.fmt(b.idle_us),
             ]);
         }
         out.push(table.to_string());
@@ -565,38 +637,46 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
     ));
     if !r.overlap.is_empty() {
         out.push(heading(md, "Collectives: hidden under compute vs exposed"));
-        let mut table = new_table(md, ["kind", "total µs", "exposed µs", "hidden"]);
+        let unit = TimeUnit::for_column_us(r.overlap.iter().map(|o| o.total_us));
+        let (total, exposed) = (format!("total {}", unit.symbol()), format!("exposed {}", unit.symbol()));
+        let mut table = new_table(md, ["kind", total.as_str(), exposed.as_str(), "hidden"]);
         for o in &r.overlap {
             table.add_row([
                 o.kind.clone(),
-                format!("{:.1}", o.total_us),
-                format!("{:.1}", o.exposed_us),
-                format!("{:.1}%", 100.0 * o.hidden_fraction),
+                unit.fmt(o.total_us),
+                unit.fmt(o.exposed_us),
+                percent(100.0 * o.hidden_fraction),
             ]);
         }
         out.push(table.to_string());
     }
     if !r.gaps.is_empty() {
         out.push(heading(md, "Longest device idle gaps"));
-        let mut table = new_table(md, ["device", "start µs", "duration µs", "waited for", "host meanwhile"]);
+        let start = TimeUnit::for_column_us(r.gaps.iter().map(|g| g.start_us));
+        let duration = TimeUnit::for_column_us(r.gaps.iter().map(|g| g.duration_us));
+        let (start_h, duration_h) = (format!("start {}", start.symbol()), format!("duration {}", duration.symbol()));
+        let mut table =
+            new_table(md, ["device", start_h.as_str(), duration_h.as_str(), "waited for", "host meanwhile"]);
         for g in &r.gaps {
             let host: Vec<String> = g
                 .host_activity
                 .iter()
                 .take(3)
                 .map(|h| match h.activity {
-                    HostActivityKind::Work => format!("{} ({:.0} µs)", h.name, h.overlap_us),
-                    HostActivityKind::Wait => format!("{} ({:.0} µs, waiting on the device)", h.name, h.overlap_us),
+                    HostActivityKind::Work => format!("{} ({})", h.name, duration_us(h.overlap_us)),
+                    HostActivityKind::Wait => {
+                        format!("{} ({}, waiting on the device)", h.name, duration_us(h.overlap_us))
+                    }
                     HostActivityKind::DeviceRuntime | HostActivityKind::Wrapper => {
-                        format!("{} ({:.0} µs, device runtime)", h.name, h.overlap_us)
+                        format!("{} ({}, device runtime)", h.name, duration_us(h.overlap_us))
                     }
                 })
                 .collect();
             let on = r.devices.iter().find(|d| d.device == g.device).map_or("", |d| d.host.as_str());
             table.add_row([
                 if several_hosts { format!("{on}: {}", g.device_name) } else { g.device_name.clone() },
-                format!("{:.1}", g.start_us),
-                format!("{:.1}", g.duration_us),
+                start.fmt(g.start_us),
+                duration.fmt(g.duration_us),
                 match g.cause {
                     Some(falcon_analysis::trace::launch::GapCause::HostWait) => "the host's launch".to_string(),
                     Some(falcon_analysis::trace::launch::GapCause::KernelWait) => "queued work".to_string(),
@@ -609,11 +689,10 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
     }
     if let Some(h) = &r.host_bound {
         out.push(format!(
-            "\nhost-bound: {:.1}% of step time the device waits on the host (the breakdown's host wait: {:.1} µs \
-             of {:.1} µs) → {}",
-            100.0 * h.fraction,
-            h.host_wait_us,
-            h.step_time_us,
+            "\nhost-bound: {} of step time the device waits on the host (the breakdown's host wait: {} of {}) → {}",
+            percent(100.0 * h.fraction),
+            duration_us(h.host_wait_us),
+            duration_us(h.step_time_us),
             h.bound_by.map_or_else(|| format!("not host-bound (verdict {})", h.verdict), |b| format!("bound by {b}"))
         ));
         out.push(match r.host_wait_rule {
@@ -628,8 +707,8 @@ pub fn trace(run: &TraceRun, top: usize, markdown: bool) -> String {
     }
     if let Some(t) = r.total.filter(|t| t.kernel_wait_us > 0.0) {
         out.push(format!(
-            "kernel wait: {:.1} µs of the idle time ended in work queued before the gap (a dependency or a sync)",
-            t.kernel_wait_us
+            "kernel wait: {} of the idle time ended in work queued before the gap (a dependency or a sync)",
+            duration_us(t.kernel_wait_us)
         ));
     }
     if let Some(o) = &r.profiler_overhead {
@@ -649,7 +728,7 @@ fn heading(markdown: bool, text: &str) -> String {
 }
 
 fn pct(fraction: f64) -> String {
-    format!("{:.2}%", fraction * 100.0)
+    fraction_percent(Some(fraction))
 }
 
 /// The name a unit enum serializes as (`?` for anything else).

@@ -1,9 +1,8 @@
 //! A session as terminal text (`falcon session show`): its experiments with the median of each metric, the keys
 //! that differ between them, and the sweep grid the dashboard draws.
 
-use crate::experiments::show_value;
 use crate::goals::{SessionDetail, SessionGrid};
-use crate::render::numbers::significant;
+use crate::render::numbers::{config_values, num, percent};
 use crate::render::text::new_table;
 use crate::session_grid::value_label;
 
@@ -20,8 +19,7 @@ pub fn text(detail: &SessionDetail) -> String {
     ));
     let mut t = new_table(false, ["id", "name", "status", "attempt", "config", "median of each metric", ""]);
     for (e, row) in detail.experiments() {
-        let medians: Vec<String> =
-            row.metrics.iter().map(|(name, m)| format!("{name} {}", significant(Some(m.median), 4))).collect();
+        let medians: Vec<String> = row.metrics.iter().map(|(name, m)| format!("{name} {}", num(m.median))).collect();
         t.add_row([
             e.id.to_string(),
             e.name.clone(),
@@ -38,9 +36,10 @@ pub fn text(detail: &SessionDetail) -> String {
         .experiments()
         .filter_map(|(e, row)| Some((e.id, row.metrics.get(goodput)?.median)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
-    if let Some((id, percent)) = best {
+    if let Some((id, percent_held)) = best {
         out.push(format!(
-            "best goodput: {id} at {percent:.1} % of its held time (`falcon goodput --session {}`: each run's causes)",
+            "best goodput: {id} at {} of its held time (`falcon goodput --session {}`: each run's causes)",
+            percent(percent_held),
             view.session.id
         ));
     }
@@ -48,7 +47,7 @@ pub fn text(detail: &SessionDetail) -> String {
         let mut d = new_table(false, ["key", "group", "values"]);
         let (config, bookkeeping): (Vec<_>, Vec<_>) = view.differences.iter().partition(|r| !r.group.is_bookkeeping());
         for row in config.into_iter().chain(bookkeeping) {
-            let values: Vec<String> = row.values.iter().map(|v| show_value(v.as_ref())).collect();
+            let values = config_values(&row.values.iter().map(Option::as_ref).collect::<Vec<_>>());
             d.add_row([row.path.clone(), row.group.to_string(), values.join(" | ")]);
         }
         out.push(d.to_string());
@@ -97,7 +96,7 @@ pub fn grid(g: &SessionGrid) -> String {
                     (Some(id), Some(v)) => format!(
                         "{}{}{} {id}",
                         if cell.best { "★ " } else { "" },
-                        significant(Some(v), 4),
+                        num(v),
                         if cell.experiments.len() > 1 {
                             format!(" (n = {})", cell.experiments.len())
                         } else {

@@ -2,11 +2,12 @@
 //! All three show the same rows with the same numbers: the summary, the `top` worst tensors (failing first,
 //! then by relative L2 error), shape mismatches, names found on one side only, and notes.
 //!
-//! Errors are shown in scientific notation with 3 significant digits, cosine with 6 decimals, the share of
-//! close elements as a percent (never rounded up to 100 % when an element is not close).
+//! Errors are shown in scientific notation with 3 significant digits, values and cosine by the shared formatter
+//! (4 significant figures; a cosine that would read `1` as `1−δ`), the share of close elements as a percent
+//! (never rounded up to 100 % when an element is not close).
 
-use super::html;
 use super::text::new_table;
+use super::{html, numbers};
 use falcon_analysis::tensors::{TensorDiff, TensorReport};
 use std::fmt::Write;
 
@@ -219,13 +220,13 @@ fn summary_lines(r: &TensorReport) -> Vec<String> {
         r.only_in_b.len()
     ));
     lines.push(tolerance_line(r));
-    lines.push(format!("{} read · {}", html::fmt_bytes(r.bytes_compared as f64, false), throughput(r)));
+    lines.push(format!("{} read · {}", numbers::bytes(r.bytes_compared as f64), throughput(r)));
     lines
 }
 
 fn throughput(r: &TensorReport) -> String {
     let gbs = if r.seconds > 0.0 { r.bytes_compared as f64 / r.seconds / 1e9 } else { 0.0 };
-    format!("{:.3} s ({gbs:.2} GB/s)", r.seconds)
+    format!("{} ({} GB/s)", numbers::duration_s(r.seconds), numbers::num(gbs))
 }
 
 /// The tolerances in use: one pair when every tensor has the same, else "per dtype".
@@ -235,7 +236,9 @@ fn tolerance_line(r: &TensorReport) -> String {
     pairs.dedup();
     match pairs.as_slice() {
         [] => "allclose: |b − a| ≤ atol + rtol·|a|".to_string(),
-        [(rt, at)] => format!("allclose: |b − a| ≤ atol + rtol·|a| with rtol {rt:e}, atol {at:e}"),
+        [(rt, at)] => {
+            format!("allclose: |b − a| ≤ atol + rtol·|a| with rtol {}, atol {}", numbers::num(*rt), numbers::num(*at))
+        }
         _ => "allclose: |b − a| ≤ atol + rtol·|a| with torch.testing's tolerances per dtype".to_string(),
     }
 }
@@ -308,35 +311,31 @@ fn opt_sci(x: Option<f64>) -> String {
     x.map_or_else(|| "—".to_string(), sci)
 }
 
-/// A value at the max-error position, short.
+/// A value at the max-error position, short ([`numbers::num`]).
 fn short(x: f64) -> String {
-    if x == 0.0 || (1e-3..1e4).contains(&x.abs()) {
-        format!("{}", (x * 1e4).round() / 1e4)
-    } else {
-        format!("{x:.3e}")
-    }
+    numbers::num(x)
 }
 
-/// Cosine with 6 decimals; within 5e-7 of 1 (where that would read 1.000000), as `1−δ`.
+/// Cosine with 4 significant figures; one that would read `1` but is not (within 5e-5 of it) as `1−δ`.
 fn cosine(c: f64) -> String {
     if c == 1.0 {
         "1".to_string()
-    } else if c < 1.0 && 1.0 - c < 5e-7 {
+    } else if c < 1.0 && numbers::num(c) == "1" {
         format!("1−{:.1e}", 1.0 - c)
     } else {
-        format!("{c:.6}")
+        numbers::num(c)
     }
 }
 
 fn close_pct(d: &TensorDiff) -> String {
     if d.allclose {
-        return "100%".to_string();
+        return numbers::percent(100.0);
     }
     let p = d.close_fraction * 100.0;
     if p > 99.99 {
-        ">99.99%".to_string()
+        ">99.99 %".to_string()
     } else {
-        format!("{p:.2}%")
+        numbers::percent((p * 100.0).floor() / 100.0)
     }
 }
 
@@ -408,11 +407,11 @@ mod tests {
             table.contains("[1,2] 0.5 → 0.503") && table.contains("3.00e-3") && table.contains("FAIL (NaN 0/1)"),
             "{table}"
         );
-        assert!(table.contains("83.33%") && table.contains("4×3") && table.contains("extra"), "{table}");
-        assert!(table.contains("0.999999"), "{table}");
+        assert!(table.contains("83.33 %") && table.contains("4×3") && table.contains("extra"), "{table}");
+        assert!(table.contains("1−1.0e-6"), "{table}");
         assert_eq!(
-            (cosine(1.0), cosine(1.0 - 1.6e-14), cosine(0.98765432)),
-            ("1".into(), "1−1.6e-14".into(), "0.987654".into())
+            (cosine(1.0), cosine(1.0 - 1.6e-14), cosine(0.98765432), cosine(0.99994)),
+            ("1".into(), "1−1.6e-14".into(), "0.9877".into(), "0.9999".into())
         );
         let md = render_md(&r, 5);
         assert!(md.starts_with("## Tensor comparison"), "{md}");

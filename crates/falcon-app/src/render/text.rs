@@ -1,9 +1,12 @@
 //! Text the terminal and Markdown renderers share: tables (comfy-table, UTF-8 on a terminal, Markdown pipes
 //! otherwise), reports as titled sections of text and tables (one model, two forms, so the terminal and a
-//! Markdown report show the same rows), and the number formats of the comparison reports.
+//! Markdown report show the same rows), and the number formats of the comparison reports (all from
+//! [`numbers`]).
 
 use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
 use comfy_table::{ContentArrangement, Table};
+
+use super::numbers;
 
 /// Sections as terminal text: each title, then its parts, a blank line between sections.
 pub fn sections_to_text(sections: &[Section]) -> String {
@@ -69,38 +72,19 @@ pub fn new_table(markdown: bool, header: impl Into<comfy_table::Row>) -> Table {
     t
 }
 
-/// Microseconds, 3 decimals.
-pub fn us(x: f64) -> String {
-    format!("{x:.3}")
-}
-
-/// A signed change in microseconds, 3 decimals.
-pub fn dus(x: f64) -> String {
-    format!("{x:+.3}")
-}
-
-/// A relative change as a signed percent with 2 decimals; `—` when undefined.
+/// A relative change as a signed percent (`+2.5 %`, [`numbers::relative_percent`]); `—` when undefined.
 pub fn rel_pct(r: Option<f64>) -> String {
-    r.map_or_else(|| "—".to_string(), |r| format!("{:+.2}%", r * 100.0))
+    numbers::relative_percent(r)
 }
 
-/// Seconds as milliseconds, 3 decimals; `—` when absent.
-pub fn ms_of_s(s: Option<f64>) -> String {
-    s.map_or_else(|| "—".to_string(), |s| format!("{:.3}", s * 1e3))
-}
-
-/// A fraction (MFU) as a percent with 4 decimals; `—` when absent.
+/// A fraction (MFU) as a percent (`31.25 %`); `—` when absent.
 pub fn mfu_pct(f: Option<f64>) -> String {
-    f.map_or_else(|| "—".to_string(), |f| format!("{:.4}%", f * 100.0))
+    numbers::fraction_percent(f)
 }
 
-/// A p-value: 4 decimals, scientific below 0.001.
+/// A p-value ([`numbers::p_value`]): `0.0123`, `1.6e-4`.
 pub fn p_value(p: Option<f64>) -> String {
-    match p {
-        None => "—".to_string(),
-        Some(p) if p != 0.0 && p < 1e-3 => format!("{p:.3e}"),
-        Some(p) => format!("{p:.4}"),
-    }
+    numbers::p_value(p)
 }
 
 /// `s` whole when it has at most `max` characters, else its first `kept` characters and `…`. Counts

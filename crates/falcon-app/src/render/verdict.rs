@@ -2,22 +2,11 @@
 //! the margin the interval is judged against and the p-value, and what it rests on — the runs a side, the
 //! between-run noise and its source, and the repeats an inconclusive verdict would need.
 
-use super::numbers::significant;
+use super::numbers::{num_opt, percent, relative_percent as pct};
 use falcon_core::stats::verdict::NoiseSource;
 use falcon_core::stats::Verdict;
 
-fn pct(x: Option<f64>) -> String {
-    x.filter(|x| x.is_finite()).map_or_else(|| "—".to_string(), |x| format!("{:+.2}%", x * 100.0))
-}
-
-/// A p-value at a precision a reader can use: 2 significant digits, scientific below 0.001.
-pub fn p_value(p: Option<f64>) -> String {
-    match p.filter(|p| p.is_finite()) {
-        None => "—".to_string(),
-        Some(p) if p != 0.0 && p < 1e-3 => format!("{p:.1e}"),
-        Some(p) => format!("{p:.3}"),
-    }
-}
+pub use super::numbers::p_value;
 
 /// What the verdict rests on: `1 vs 1 runs, between-run CV 5.0 % (default floor)`; empty for a step-level
 /// verdict.
@@ -30,7 +19,7 @@ pub fn evidence(v: &Verdict) -> String {
             NoiseSource::History => "from this config's history",
             NoiseSource::Default => "default floor",
         };
-        out.push_str(&format!(", between-run CV {:.1}% ({source}, {:.0} dof)", cv.cv * 100.0, cv.dof));
+        out.push_str(&format!(", between-run CV {} ({source}, {:.0} dof)", percent(cv.cv * 100.0), cv.dof));
     }
     if let Some(n) = v.repeats_needed {
         out.push_str(&format!("; ~{n} runs a side would {}", would_decide(v)));
@@ -48,9 +37,9 @@ pub fn would_decide(v: &Verdict) -> String {
     }
 }
 
-/// A margin as a reader sees it: `2.0%`.
+/// A margin as a reader sees it: `2 %`.
 fn margin(e: f64) -> String {
-    format!("{:.1}%", e * 100.0)
+    percent(e * 100.0)
 }
 
 /// For an `inconclusive` run-level verdict, the commands that would decide it: repeat each side up to
@@ -101,8 +90,8 @@ pub fn line(v: &Verdict) -> String {
         v.metric,
         v.verdict.as_str(),
         v.direction.as_str().replace('_', " "),
-        significant(v.a.median, 4),
-        significant(v.b.median, 4),
+        num_opt(v.a.median),
+        num_opt(v.b.median),
         pct(v.delta_rel),
         p_value(v.p_value),
     );
@@ -132,11 +121,11 @@ mod tests {
         );
         let text = line(&v);
         assert!(
-            text.starts_with("step_time_s: inconclusive (lower is better), median 0.1565 → 0.1721 (+9.97%)"),
+            text.starts_with("step_time_s: inconclusive (lower is better), median 0.1565 → 0.1721 (+9.97 %)"),
             "{text}"
         );
-        assert!(text.contains("vs margin ±2.0%"), "{text}");
-        assert!(text.contains("1 vs 1 run, between-run CV 5.0% (default floor, 4 dof)"), "{text}");
+        assert!(text.contains("vs margin ±2 %"), "{text}");
+        assert!(text.contains("1 vs 1 run, between-run CV 5 % (default floor, 4 dof)"), "{text}");
         assert!(text.contains("runs a side would decide whether this shift is a change"), "{text}");
         // The quickstart's pair of issue 32 (−1.9 %, 95 % CI ±19 %): not `same` — inconclusive, with the runs.
         let tps = |a: f64, b: f64| {
@@ -149,8 +138,8 @@ mod tests {
         // Nearly nothing seen: the runs that would show the two within the margin.
         let text = tps(8531.0, 8500.0);
         assert!(text.starts_with("tokens_per_s: inconclusive"), "{text}");
-        assert!(text.contains("runs a side would show whether the two are within ±2.0%"), "{text}");
-        assert_eq!(p_value(Some(0.0)), "0.000");
+        assert!(text.contains("runs a side would show whether the two are within ±2 %"), "{text}");
+        assert_eq!(p_value(Some(0.0)), "0");
         assert_eq!(p_value(Some(1.6e-4)), "1.6e-4");
     }
 }

@@ -227,7 +227,7 @@ async fn markdown_and_html_reports() {
     assert!(md.starts_with("# Accuracy comparison"), "{md}");
     assert!(md.contains("**verdict: FAIL**"), "{md}");
     assert!(md.contains("| lm loss "), "{md}");
-    assert!(md.contains("1.974% @ 50"), "max rel err as in JSON: {md}");
+    assert!(md.contains("1.97 % @ 50"), "max rel err as in JSON: {md}");
     assert!(md.contains("## Failing steps of lm loss"), "{md}");
 
     let req = AccuracyRequest { metrics: vec!["lm loss".into(), "num-zeros".into()], ..request(&a100(), &h100()) };

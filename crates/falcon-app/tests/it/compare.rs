@@ -6,6 +6,7 @@
 
 use super::harness::message;
 use falcon_app::profiles::ProfileCompareResult;
+use falcon_app::render::numbers::{relative_percent, TimeUnit};
 use falcon_app::render::{profile_compare, Format};
 use falcon_app::requests::{ProfileCompareRequest, DEFAULT_TOP};
 use falcon_app::App;
@@ -147,7 +148,13 @@ async fn batch8_against_batch16_regresses_with_deltas_that_add_up() {
             assert!(k.get(key).is_some(), "categories[].{key} missing: {k}");
         }
     }
-    assert!(c["roofline"].as_array().unwrap().is_empty(), "CPU captures have no cost data");
+    // The capture's HLO costs each op: the matched matmuls do twice the FLOPs at twice the batch.
+    let dots: Vec<f64> = ops
+        .iter()
+        .filter(|o| o["status"] == "matched" && o["category"] == "dot")
+        .map(|o| o["flops_ratio"].as_f64().unwrap_or_else(|| panic!("{o}")))
+        .collect();
+    assert!(!dots.is_empty() && dots.iter().all(|r| (r - 2.0).abs() < 1e-9), "{dots:?}");
 
     let sum: f64 = ops.iter().map(|o| f(&o["delta_us"])).sum();
     let total = f(&c["totals"]["op_time"]["delta_us"]);
@@ -169,33 +176,50 @@ async fn batch8_against_batch16_regresses_with_deltas_that_add_up() {
     assert_eq!(json(&reversed)["step_time"]["verdict"], "improved");
 }
 
-/// The rows of the first table under the Markdown heading that starts with `heading`, as trimmed cells.
-fn md_table(md: &str, heading: &str) -> Vec<Vec<String>> {
+/// The first table under the Markdown heading that starts with `heading`: its header, then its rows, as trimmed
+/// cells.
+fn md_table_with_header(md: &str, heading: &str) -> (Vec<String>, Vec<Vec<String>>) {
     let start = md.lines().position(|l| l.starts_with('#') && l.trim_start_matches('#').trim().starts_with(heading));
     let start = start.unwrap_or_else(|| panic!("no heading `{heading}` in:\n{md}"));
     let lines: Vec<&str> =
         md.lines().skip(start + 1).skip_while(|l| !l.starts_with('|')).take_while(|l| l.starts_with('|')).collect();
     assert!(lines.len() >= 2, "no table under `{heading}`");
-    lines
-        .iter()
-        .skip(2) // header and separator
-        .map(|l| {
-            let inner = l.trim().trim_start_matches('|').trim_end_matches('|');
-            inner.split(" | ").map(|c| c.trim().trim_matches('|').trim().to_string()).collect()
-        })
-        .collect()
+    let cells = |l: &&str| -> Vec<String> {
+        let inner = l.trim().trim_start_matches('|').trim_end_matches('|');
+        inner.split(" | ").map(|c| c.trim().trim_matches('|').trim().to_string()).collect()
+    };
+    (cells(&lines[0]), lines.iter().skip(2).map(cells).collect()) // header, separator, rows
 }
 
-fn us(v: &Value) -> String {
-    format!("{:.3}", f(v))
+/// The rows of the first table under the Markdown heading that starts with `heading`, as trimmed cells.
+fn md_table(md: &str, heading: &str) -> Vec<Vec<String>> {
+    md_table_with_header(md, heading).1
 }
 
-fn dus(v: &Value) -> String {
-    format!("{:+.3}", f(v))
+/// The time unit a header cell (or a row label) names last: `A ms`, `op time µs`.
+fn unit(cell: &str) -> TimeUnit {
+    match cell.split_whitespace().last() {
+        Some("ns") => TimeUnit::Ns,
+        Some("µs") => TimeUnit::Us,
+        Some("ms") => TimeUnit::Ms,
+        Some("s") => TimeUnit::S,
+        Some("h") => TimeUnit::H,
+        _ => panic!("no time unit in `{cell}`"),
+    }
+}
+
+/// A JSON time in µs as a cell of a column in `unit`.
+fn us(unit: TimeUnit, v: &Value) -> String {
+    unit.fmt(f(v))
+}
+
+/// A JSON change in µs as a cell of a column in `unit`.
+fn dus(unit: TimeUnit, v: &Value) -> String {
+    unit.fmt_signed(f(v))
 }
 
 fn pct(v: &Value) -> String {
-    v.as_f64().map_or("—".to_string(), |r| format!("{:+.2}%", r * 100.0))
+    relative_percent(v.as_f64())
 }
 
 fn unquote(s: &str) -> &str {
@@ -211,23 +235,27 @@ async fn markdown_carries_the_numbers_of_the_json() {
     let md = render(&result, Format::Md, 7);
     assert!(md.starts_with("# Profile comparison"), "level-1 title: {md}");
 
-    let steps = md_table(&md, "Step time");
+    let (header, steps) = md_table_with_header(&md, "Step time");
     assert_eq!(steps.len(), 2);
+    let step_unit = unit(&header[2]);
+    assert_eq!(unit(&header[3]), step_unit, "one unit for the table: {header:?}");
     for (row, side) in steps.iter().zip(["a", "b"]) {
         let s = &c["step_time"][side];
         assert_eq!(row[1], s["n"].to_string());
-        assert_eq!(row[2], format!("{:.3}", f(&s["median"]) * 1e3), "{side} median ms");
-        assert_eq!(row[3], format!("{:.3}", f(&s["mean"]) * 1e3), "{side} mean ms");
+        assert_eq!(row[2], step_unit.fmt(f(&s["median"]) * 1e6), "{side} median");
+        assert_eq!(row[3], step_unit.fmt(f(&s["mean"]) * 1e6), "{side} mean");
     }
     assert!(md.contains(&format!("Δ median {}", pct(&c["step_time"]["delta_rel"]))), "{md}");
     assert!(md.contains("**regressed**"));
 
     let totals = md_table(&md, "MFU and totals");
-    let op_time = totals.iter().find(|r| r[0] == "op time µs").unwrap();
-    let t = &c["totals"]["op_time"];
-    assert_eq!(op_time[1..], [us(&t["a_us"]), us(&t["b_us"]), dus(&t["delta_us"]), pct(&t["delta_rel"])]);
+    let op_time = totals.iter().find(|r| r[0].starts_with("op time ")).unwrap();
+    let (t, u) = (&c["totals"]["op_time"], unit(&op_time[0]));
+    assert_eq!(op_time[1..], [us(u, &t["a_us"]), us(u, &t["b_us"]), dus(u, &t["delta_us"]), pct(&t["delta_rel"])]);
 
-    let regressions = md_table(&md, "Top regressions");
+    let (header, regressions) = md_table_with_header(&md, "Top regressions");
+    let u = unit(&header[3]);
+    assert_eq!((unit(&header[4]), unit(&header[5])), (u, u), "A, B and Δ share a unit: {header:?}");
     let expected = c["regressions"].as_array().unwrap();
     assert_eq!(regressions.len(), 7);
     assert_eq!(expected.len(), 7, "--top bounds the ranked list");
@@ -242,25 +270,27 @@ async fn markdown_carries_the_numbers_of_the_json() {
         assert_eq!(row[2], o["status"].as_str().unwrap());
         assert_eq!(
             row[3..7],
-            [us(&o["a_self_time_us"]), us(&o["b_self_time_us"]), dus(&o["delta_us"]), pct(&o["delta_rel"])],
+            [us(u, &o["a_self_time_us"]), us(u, &o["b_self_time_us"]), dus(u, &o["delta_us"]), pct(&o["delta_rel"])],
             "{o}"
         );
         assert!(f(&o["delta_us"]) > 0.0);
     }
-    let improvements = md_table(&md, "Top improvements");
+    let (header, improvements) = md_table_with_header(&md, "Top improvements");
+    let u = unit(&header[5]);
     for (row, o) in improvements.iter().zip(c["improvements"].as_array().unwrap()) {
-        assert_eq!(row[5], dus(&o["delta_us"]));
+        assert_eq!(row[5], dus(u, &o["delta_us"]));
         assert!(f(&o["delta_us"]) < 0.0);
     }
 
-    let categories = md_table(&md, "Categories");
+    let (header, categories) = md_table_with_header(&md, "Categories");
+    let u = unit(&header[2]);
     let expected = c["categories"].as_array().unwrap();
     assert_eq!(categories.len(), expected.len(), "Markdown lists every category");
     for (row, k) in categories.iter().zip(expected) {
         assert_eq!(row[0], k["category"].as_str().unwrap());
         assert_eq!(
             row[2..6],
-            [us(&k["a_self_time_us"]), us(&k["b_self_time_us"]), dus(&k["delta_us"]), pct(&k["delta_rel"])],
+            [us(u, &k["a_self_time_us"]), us(u, &k["b_self_time_us"]), dus(u, &k["delta_us"]), pct(&k["delta_rel"])],
             "{k}"
         );
     }
@@ -440,11 +470,11 @@ async fn another_structure_lists_its_new_ops_apart_with_confidences() {
     assert!(c["removed"].as_array().unwrap().len() as u64 == c["matching"]["removed"].as_u64().unwrap().min(5));
 
     let md = render(&result, Format::Md, 5);
-    let rows = md_table(&md, "Added ops (B only");
+    let (header, rows) = md_table_with_header(&md, "Added ops (B only");
     assert_eq!(rows.len(), 5);
     for (row, o) in rows.iter().zip(added) {
         assert_eq!(unquote(&row[0]), o["name"].as_str().unwrap());
-        assert_eq!(row[4], us(&o["b_self_time_us"]));
+        assert_eq!(row[4], us(unit(&header[4]), &o["b_self_time_us"]));
     }
     let regressions = md_table(&md, "Top regressions");
     for (row, o) in regressions.iter().zip(c["regressions"].as_array().unwrap()) {

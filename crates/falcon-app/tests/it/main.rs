@@ -16,6 +16,7 @@ mod goal_report;
 mod goodput;
 mod kernel;
 mod memory;
+mod numbers_in_text;
 mod profile;
 mod pytorch;
 mod requests;

@@ -108,7 +108,7 @@ async fn fail_on_mismatch_exits_5_and_tolerances_can_be_widened() {
     let r = compare(&h.app, &a, &fail, &tolerances(1e-2, 1e-3)).await.unwrap();
     assert!(!r.mismatched(), "{r:?}");
     let text = tensors::render_table(&r, TOP);
-    assert!(text.contains("rtol 1e-2, atol 1e-3"), "{text}");
+    assert!(text.contains("rtol 0.01, atol 0.001"), "{text}");
     // A shape mismatch alone is a mismatch too.
     let r = compare(&h.app, &d.join("dir_a"), &d.join("dir_b"), &tolerances(1.0, 1.0)).await.unwrap();
     assert!(r.mismatched(), "{r:?}");

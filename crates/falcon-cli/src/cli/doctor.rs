@@ -5,7 +5,7 @@ use clap::Args;
 /// `falcon doctor [--calibrate [--pool NAME]...]`.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Also measure this machine's f32 matmul peak and memory bandwidth (about two seconds, every core) and keep
+    /// Also measure this machine's f32 matmul peak and memory bandwidth (a second or two, every core) and keep
     /// them for the local pools (or the --pool named): the XLA:CPU roofline, bound-by and MFU divide by them.
     #[arg(long)]
     pub calibrate: bool,

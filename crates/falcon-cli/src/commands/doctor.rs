@@ -4,6 +4,7 @@ use crate::cli::{DoctorArgs, GlobalArgs};
 use crate::output::{print_json, print_stdout};
 use crate::settings;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, ContentArrangement, Table};
+use falcon_app::render::numbers::{duration_ms, num};
 use std::process::ExitCode;
 
 pub async fn run(global: &GlobalArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
@@ -12,7 +13,7 @@ pub async fn run(global: &GlobalArgs, args: &DoctorArgs) -> anyhow::Result<ExitC
     let mut report = app.doctor().await?;
     if args.calibrate {
         if !global.json {
-            eprintln!("calibrating: an f32 matmul and a memory copy on every core (about two seconds)");
+            eprintln!("calibrating: an f32 matmul and a memory copy on every core (a second or two)");
         }
         let calibration = app.calibrate(&args.pool).await?;
         // The kept peaks replace the doctor's "not measured" line.
@@ -51,12 +52,12 @@ pub async fn run(global: &GlobalArgs, args: &DoctorArgs) -> anyhow::Result<ExitC
         if let Some(c) = &report.calibration {
             let pools: Vec<&str> = c.kept.iter().map(|k| k.pool.as_str()).collect();
             print_stdout(&format!(
-                "calibration: {:.4} TFLOP/s f32 matmul and {:.1} GB/s memory bandwidth on {} core(s), in {:.1} s; \
-                 kept for {} (the XLA:CPU roofline, bound-by and MFU use it)",
-                c.matmul_tflops,
-                c.memory_gb_per_s,
+                "calibration: {} TFLOP/s f32 matmul and {} GB/s memory bandwidth on {} core(s), in {}; kept for {} \
+                 (the XLA:CPU roofline, bound-by and MFU use it)",
+                num(c.matmul_tflops),
+                num(c.memory_gb_per_s),
                 c.cores,
-                c.elapsed_ms as f64 / 1e3,
+                duration_ms(c.elapsed_ms as f64),
                 pools.join(", ")
             ))?;
         }

@@ -3,7 +3,7 @@
 use crate::cli::{CompareArgs, ExpCommand, GlobalArgs, ListArgs};
 use crate::output::{print_json, print_json_line, print_stdout, CliFailure};
 use falcon_app::experiments::{parse_experiment_id as parse_id, split_bookkeeping, ExperimentDetail, SubmitProgress};
-use falcon_app::render::numbers::significant;
+use falcon_app::render::numbers::{config_values, num, num_opt, percent, relative_percent, signed_percent};
 use falcon_app::render::text::new_table;
 use falcon_app::requests::ExperimentListRequest;
 use falcon_app::streams::StreamEvent;
@@ -107,12 +107,12 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &ExpCommand) -> anyhow
                     print_stdout("no configuration differences")?;
                 }
                 for c in &config {
-                    print_stdout(&c.to_string())?;
+                    print_stdout(&change_line(c))?;
                 }
                 if !bookkeeping.is_empty() {
                     print_stdout("bookkeeping (what the runs are called and for; not what they run):")?;
                     for c in &bookkeeping {
-                        print_stdout(&format!("  {c}"))?;
+                        print_stdout(&format!("  {}", change_line(c)))?;
                     }
                 }
             }
@@ -187,7 +187,7 @@ async fn list(global: &GlobalArgs, app: &App, args: &ListArgs) -> anyhow::Result
             ];
             if let Some(metrics) = &item.metrics {
                 let medians: Vec<String> =
-                    metrics.iter().map(|(name, m)| format!("{name} {}", significant(Some(m.median), 4))).collect();
+                    metrics.iter().map(|(name, m)| format!("{name} {}", num(m.median))).collect();
                 row.push(if medians.is_empty() { "—".into() } else { medians.join("\n") });
             }
             table.add_row(row);
@@ -218,8 +218,8 @@ async fn compare(global: &GlobalArgs, app: &App, args: &CompareArgs) -> anyhow::
                     r.experiment.to_string(),
                     r.name.clone(),
                     r.config_hash.chars().take(12).collect(),
-                    significant(Some(r.median), 4),
-                    significant(r.spread, 3),
+                    num(r.median),
+                    num_opt(r.spread),
                     r.n_steps.to_string(),
                 ]);
             }
@@ -227,10 +227,10 @@ async fn compare(global: &GlobalArgs, app: &App, args: &CompareArgs) -> anyhow::
         print_stdout(&t.to_string())?;
         for n in cmp.noise_history.iter().filter(|n| n.cv.is_some()) {
             print_stdout(&format!(
-                "history of config {}: {} other run(s), between-run CV {:.1}%",
+                "history of config {}: {} other run(s), between-run CV {}",
                 n.config_hash.chars().take(12).collect::<String>(),
                 n.runs,
-                n.cv.unwrap_or_default() * 100.0
+                percent(n.cv.unwrap_or_default() * 100.0)
             ))?;
         }
         for note in &cmp.verdict.notes {
@@ -259,7 +259,7 @@ async fn history(global: &GlobalArgs, app: &App, args: &crate::cli::HistoryArgs)
             history.metric,
             history.points.len(),
             history.changes.len(),
-            history.noise.map_or(String::new(), |n| format!(", run-to-run CV {:.1}%", n * 100.0)),
+            history.noise.map_or(String::new(), |n| format!(", run-to-run CV {}", percent(n * 100.0))),
         ))?;
         if !values.is_empty() {
             print_stdout(&format!("  {}", falcon_app::render::sparkline(&values)))?;
@@ -268,8 +268,8 @@ async fn history(global: &GlobalArgs, app: &App, args: &crate::cli::HistoryArgs)
         for (i, p) in history.points.iter().enumerate() {
             let mark = history.changes.iter().find(|c| c.index == i).map_or(String::new(), |c| {
                 format!(
-                    "◀ shift {:+.1}%{}",
-                    c.delta_rel * 100.0,
+                    "◀ shift {}{}",
+                    signed_percent(c.delta_rel * 100.0),
                     if c.regression == Some(true) { " (regression)" } else { "" }
                 )
             });
@@ -277,8 +277,8 @@ async fn history(global: &GlobalArgs, app: &App, args: &crate::cli::HistoryArgs)
                 i.to_string(),
                 p.experiment.to_string(),
                 p.name.clone(),
-                significant(Some(p.value), 4),
-                significant(p.spread, 3),
+                num(p.value),
+                num_opt(p.spread),
                 p.n_steps.to_string(),
                 mark,
             ]);
@@ -292,10 +292,10 @@ async fn history(global: &GlobalArgs, app: &App, args: &crate::cli::HistoryArgs)
             t.add_row([
                 c.experiment.to_string(),
                 format!("{}/{}", c.runs_before, c.runs_after),
-                significant(Some(c.before), 4),
-                significant(Some(c.after), 4),
-                format!("{:+.2}%", c.delta_rel * 100.0),
-                format!("[{:+.1}%, {:+.1}%]", c.ci_low_rel * 100.0, c.ci_high_rel * 100.0),
+                num(c.before),
+                num(c.after),
+                relative_percent(Some(c.delta_rel)),
+                format!("[{}, {}]", relative_percent(Some(c.ci_low_rel)), relative_percent(Some(c.ci_high_rel))),
                 falcon_app::render::verdict::p_value(Some(c.p_value)),
                 c.regression.map_or("?".into(), |r| if r { "yes".into() } else { "no".into() }),
             ]);
@@ -318,6 +318,13 @@ fn render_view(global: &GlobalArgs, detail: &ExperimentDetail) -> anyhow::Result
         return print_json(detail);
     }
     print_stdout(&falcon_app::render::experiment::text(detail))
+}
+
+/// `config.optimizer.lr: 0.0003 → 0.0006`: a change as `exp diff` prints it, fractional numbers by the shared
+/// formatter unless two values would then read the same ([`config_values`]).
+fn change_line(c: &falcon_app::experiments::Change) -> String {
+    let values = config_values(&[c.a.as_ref(), c.b.as_ref()]);
+    format!("{}: {} → {}", c.path, values[0], values[1])
 }
 
 /// The first 12 characters of a hash for a table (the whole value when it is shorter: a stored value is never

@@ -3,7 +3,7 @@
 use crate::cli::{GlobalArgs, GoalClose, GoalCommand};
 use crate::output::{print_json, print_stdout, CliFailure};
 use falcon_app::goals::{parse_goal_id as parse, GoalRecord};
-use falcon_app::render::numbers::significant;
+use falcon_app::render::numbers::{num, num_opt, relative_percent};
 use falcon_app::render::text::new_table;
 use falcon_app::App;
 use falcon_core::status::GoalStatus;
@@ -71,8 +71,8 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &GoalCommand) -> anyho
                     g.title,
                     g.metric,
                     g.direction,
-                    g.target.map_or("—".into(), |t| t.to_string()),
-                    significant(cmp.baseline_value, 4)
+                    g.target.map_or("—".into(), num),
+                    num_opt(cmp.baseline_value)
                 ))?;
                 let mut t =
                     new_table(false, ["rank", "experiment", "name", "value", "vs baseline", "verdict", "meets target"]);
@@ -81,8 +81,8 @@ pub async fn run(global: &GlobalArgs, app: &App, command: &GoalCommand) -> anyho
                         r.rank.to_string(),
                         r.experiment.to_string(),
                         r.name.clone(),
-                        format!("{} ({})", significant(Some(r.value), 4), r.statistic),
-                        r.delta_vs_baseline.map_or("—".into(), |d| format!("{:+.2}%", d * 100.0)),
+                        format!("{} ({})", num(r.value), r.statistic),
+                        relative_percent(r.delta_vs_baseline),
                         falcon_app::render::goal::row_verdict(r),
                         r.meets_target.map_or("—".into(), |m| if m { "yes".into() } else { "no".into() }),
                     ]);
@@ -114,7 +114,7 @@ fn render(global: &GlobalArgs, g: &GoalRecord) -> anyhow::Result<()> {
         "  metric {} ({}), target {}, baseline {}, priority {}{}",
         g.metric,
         g.direction,
-        g.target.map_or("—".into(), |t| t.to_string()),
+        g.target.map_or("—".into(), num),
         g.baseline.map_or("—".into(), |b| b.to_string()),
         g.priority,
         g.owner.as_ref().map_or(String::new(), |o| format!(

@@ -20,9 +20,9 @@ pub async fn analyze(
 ) -> anyhow::Result<(ResolvedProfile, ProfileReport)> {
     let exe = std::env::current_exe()
         .map_err(|e| CliFailure::new(ErrorKind::Failure, format!("the falcon binary the jobs run: {e}")))?;
-    // A job sees neither the configuration file nor the worker's environment (README, "Workload isolation"):
-    // it is given, by name, the object-store endpoints and the analysis caps it reads a run with — never the
-    // database, nor a secret (a private bucket's credentials are the pool's own).
+    // A job sees neither the configuration file nor the worker's environment (docs/guide/jobs.md, "Workload
+    // isolation"): it is given, by name, the object-store endpoints and the analysis caps it reads a run with — never
+    // the database, nor a secret (a private bucket's credentials are the pool's own).
     let config = crate::settings::load(global)?.config;
     let mut env = BTreeMap::new();
     let mut put = |key: &str, value: Option<String>| {

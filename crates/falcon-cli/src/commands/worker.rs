@@ -58,7 +58,9 @@ pub(crate) fn report_events(json_lines: bool, events: &[WorkerEvent]) -> anyhow:
             WorkerEvent::Status { experiment, status } => eprintln!("falcon worker: {experiment} → {status}"),
             WorkerEvent::Analyzed { experiment, analysis, mfu } => eprintln!(
                 "falcon worker: {experiment} {analysis} analysed{}",
-                mfu.map_or(String::new(), |m| format!(" (MFU {:.2}%)", m * 100.0))
+                mfu.map_or(String::new(), |m| {
+                    format!(" (MFU {})", falcon_app::render::numbers::fraction_percent(Some(m)))
+                })
             ),
             WorkerEvent::Bisected { session, message, .. } => {
                 eprintln!("falcon worker: bisection {session}: {message}")

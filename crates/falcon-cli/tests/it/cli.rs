@@ -25,7 +25,43 @@ fn init_then_doctor_works_on_the_embedded_defaults() {
     assert_eq!(report["ok"], true);
     let components: Vec<&str> =
         report["checks"].as_array().unwrap().iter().map(|c| c["component"].as_str().unwrap()).collect();
-    assert_eq!(components, ["config", "database", "artifacts", "workloads"]);
+    assert_eq!(components, ["config", "database", "artifacts", "workloads", "calibration"]);
+    assert_eq!(report["checks"][4]["detail"], "local: not measured (`falcon doctor --calibrate`)");
+    assert!(report["calibration"].is_null(), "measured only when asked");
+
+    // --calibrate measures this machine and keeps it for the local pool; doctor then lists it, and a capture read
+    // here is costed against it (the example's XLA:CPU capture: MFU and bound-by known, the peak named).
+    let out = falcon(dir.path(), &["doctor", "--calibrate", "--json"], &[]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let c = &json(&out)["calibration"];
+    let (tflops, gbs) = (c["matmul_tflops"].as_f64().unwrap(), c["memory_gb_per_s"].as_f64().unwrap());
+    assert!(tflops > 1e-3 && gbs > 0.1, "{c}");
+    assert_eq!((c["kept"][0]["pool"].as_str(), c["kept"][0]["matmul_tflops"].as_f64()), (Some("local"), Some(tflops)));
+    assert_eq!(c["matmul_runs"].as_array().unwrap().len(), 6);
+    let detail =
+        json(&falcon(dir.path(), &["doctor", "--json"], &[]))["checks"][4]["detail"].as_str().unwrap().to_string();
+    assert!(detail.starts_with("local: ") && detail.contains("TFLOP/s f32 matmul"), "{detail}");
+    let capture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../falcon-analysis/tests/data/compare/batch8");
+    let r = json(&falcon(
+        dir.path(),
+        &["profile", "analyze", capture.to_str().unwrap(), "--tool", "overview", "--json"],
+        &[],
+    ));
+    let o = &r["overview"];
+    assert_eq!(
+        (o["peak_source"].as_str(), o["mfu_peak_teraflops_per_second"].as_f64()),
+        (Some("measured"), Some(tflops))
+    );
+    assert!(o["mfu"].as_f64().is_some_and(|m| m > 0.0) && !o["bound_by"].is_null(), "{o}");
+    assert!(
+        r["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("measured, not catalogued")),
+        "{r}"
+    );
+    // A pool that is not configured is refused, naming the pools there are; --pool needs --calibrate.
+    let out = falcon(dir.path(), &["doctor", "--calibrate", "--pool", "nope", "--json"], &[]);
+    assert_ne!(code(&out), 0);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("pool `nope` is not configured"), "{out:?}");
+    assert_eq!(code(&falcon(dir.path(), &["doctor", "--pool", "local"], &[])), 2);
 
     // From a subfolder the file is found upward and its relative paths still mean the same place.
     let sub = dir.path().join("a/b");

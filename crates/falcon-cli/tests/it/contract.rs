@@ -8,7 +8,7 @@
 //! FALCON_UPDATE_CONTRACT=1 cargo test -p falcon-cli --test it contract
 //! ```
 //!
-//! and commit the diff of `contract/` with the change (the README's "The JSON contract" says what may change).
+//! and commit the diff of `contract/` with the change (docs/guide/json-contract.md says what may change).
 
 use serde_json::{json, Value};
 use std::path::PathBuf;

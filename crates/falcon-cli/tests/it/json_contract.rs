@@ -1,4 +1,4 @@
-//! The one JSON contract (README "The JSON contract", docs/DESIGN.md §6), checked on the real binary: one object
+//! The one JSON contract (docs/guide/json-contract.md, docs/DESIGN.md §6), checked on the real binary: one object
 //! per `--json` call, lists as `{"items", "next_cursor"}`, streams as JSON Lines with `event`, `-o FILE --json`
 //! as `{"written", "bytes"}`, `--json` with another `--format` a usage error, `--version --json`, no colour
 //! in redirected logs, hints that name the command's own input, and `init --config FILE`.

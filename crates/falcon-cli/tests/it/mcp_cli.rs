@@ -362,7 +362,7 @@ fn the_session_grid_is_one_answer_from_the_cli_the_api_and_mcp() {
     assert_eq!(grid["best"].as_f64(), Some(0.1));
     let text = String::from_utf8(common::falcon(dir.path(), &["session", "show", &sid]).stdout).unwrap();
     assert!(text.contains("step_time_s over the sweep") && text.contains("config.base_ms ↓ · labels.k →"), "{text}");
-    assert_eq!(text.matches("★ 0.1000").count(), 2, "{text}");
+    assert_eq!(text.matches("★ 0.1 e-").count(), 2, "{text}");
 
     let server = common::serve::Server::start(dir.path(), &["--no-worker"], &[]);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();

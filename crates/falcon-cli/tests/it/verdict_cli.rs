@@ -46,9 +46,9 @@ async fn one_run_a_side_is_inconclusive_with_the_runs_that_would_decide_it_every
     let hash = cmp["sides"]["a"][0]["config_hash"].as_str().unwrap()[..12].to_string();
     for want in [
         "step_time_s: inconclusive".to_string(),
-        "vs margin ±2.0%".to_string(),
-        "1 vs 1 run, between-run CV 5.0% (default floor, 4 dof)".to_string(),
-        format!("~{n} runs a side would show whether the two are within ±2.0%"),
+        "vs margin ±2 %".to_string(),
+        "1 vs 1 run, between-run CV 5 % (default floor, 4 dof)".to_string(),
+        format!("~{n} runs a side would show whether the two are within ±2 %"),
         format!("to decide: {n} runs a side in all"),
         format!("`falcon exp compare config:{hash} config:{hash} --metric step_time_s`"),
     ] {

@@ -14,7 +14,7 @@ async fn a_fresh_local_setup_passes_every_check() {
     let cfg = config(ConfigLayer { data_dir: Some(dir.path().join(".falcon")), ..Default::default() });
     let exp = Exp::init(&cfg).await.unwrap();
     let conn = exp.connection().await.unwrap();
-    assert_eq!(conn.schema_version, Some(8));
+    assert_eq!(conn.schema_version, Some(9));
     assert_eq!(conn.pools, ["local"]);
     exp.close().await;
     let report = doctor(&cfg).await;

@@ -6,7 +6,7 @@
 use super::lines::{axes, axis_label, ticks};
 use super::{line, num, open, padded_domain, text, Linear, GREY, RED};
 use crate::render::markup::escape;
-use crate::render::numbers::significant;
+use crate::render::numbers;
 use std::fmt::Write;
 
 /// One position of a [`DotChart`].
@@ -96,7 +96,7 @@ pub fn dot_chart(c: &DotChart) -> String {
                 r#"<circle cx="{}" cy="{}" r="3" fill="{c}" fill-opacity="0.6"><title>{}</title></circle>"#,
                 num(px + dx),
                 num(y.map(*v)),
-                escape(&significant(Some(*v), 4)),
+                escape(&numbers::num(*v)),
                 c = col.color
             );
         }

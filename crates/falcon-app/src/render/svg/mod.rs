@@ -193,32 +193,9 @@ pub fn decade_label(e: i32) -> String {
     }
 }
 
-/// A number with three significant digits and an SI prefix (`918 T`, `1.53 k`, `12.5`).
-pub fn si(v: f64) -> String {
-    if !v.is_finite() {
-        return "–".to_string();
-    }
-    let a = v.abs();
-    let (d, p) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
-        .into_iter()
-        .find(|(d, _)| a >= *d)
-        .unwrap_or((1.0, ""));
-    let x = v / d;
-    let digits = if x.abs() >= 100.0 {
-        0
-    } else if x.abs() >= 10.0 {
-        1
-    } else {
-        2
-    };
-    let s = format!("{x:.digits$}");
-    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
-    if p.is_empty() {
-        s
-    } else {
-        format!("{s} {p}")
-    }
-}
+/// A number with three significant digits and an SI prefix from 1000 (`918 T`, `1.53 k`, `12.5`): the shared
+/// formatter's [`si`](crate::render::numbers::si).
+pub use crate::render::numbers::si;
 
 /// A tick value without trailing zeros (`12.5`, `0.004`, `1200`).
 pub fn tick_label(v: f64) -> String {

@@ -8,7 +8,7 @@ if [[ -z "${FALCON:-}" ]]; then
 fi
 bash examples/jax_transformer/setup.sh >&2
 WORK="$(mktemp -d)"
-chmod 755 "$WORK"   # as root, jobs run as users of their own, which must enter it (README, "Workload isolation")
+chmod 755 "$WORK"   # as root, jobs run as users of their own, which must enter it (docs/guide/jobs.md, "Workload isolation")
 trap 'rm -rf "$WORK"' EXIT
 f() { "$FALCON" --config "$WORK/falcon.toml" "$@"; }
 f init >&2

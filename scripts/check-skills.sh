@@ -45,7 +45,7 @@ done
 # 2. One store for every check.
 bash examples/jax_transformer/setup.sh >/dev/null
 store="$(mktemp -d)"
-chmod 755 "$store"   # as root, jobs run as users of their own, which must enter it (README, "Workload isolation")
+chmod 755 "$store"   # as root, jobs run as users of their own, which must enter it (docs/guide/jobs.md, "Workload isolation")
 ((keep)) || trap 'rm -rf "$store"' EXIT
 f() { "$FALCON" --config "$store/falcon.toml" "$@"; }
 id_of() { "$python" -c 'import json, sys; print(json.load(sys.stdin)["id"])'; }

@@ -218,7 +218,7 @@ def run_scenario(name: str, skill_dir: Path, spec: dict, scenario: dict, args, i
                  found: set) -> tuple:
     text = (skill_dir / "SKILL.md").read_text()
     work = Path(tempfile.mkdtemp(prefix=f"skill-{name}-"))
-    work.chmod(0o755)  # as root, jobs run as users of their own, which must enter it (README, "Workload isolation")
+    work.chmod(0o755)  # as root, jobs run as users of their own, which must enter it (docs/guide/jobs.md, "Workload isolation")
     # The folder is a project the example workloads run in: their specs name `examples/…` and
     # `.cache/example-venv/…` relative to where falcon runs (the local backend starts jobs there).
     (work / ".cache").mkdir()

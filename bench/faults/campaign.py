@@ -620,7 +620,7 @@ def main():
     for scenario in args.scenario.split(","):
         for db_kind in args.db.split(","):
             root = tempfile.mkdtemp(prefix=f"falcon-faults-{scenario}-{db_kind}-")
-            os.chmod(root, 0o755)  # as root, jobs run as users of their own, which must enter it (README, "Workload isolation")
+            os.chmod(root, 0o755)  # as root, jobs run as users of their own, which must enter it (docs/guide/jobs.md, "Workload isolation")
             mariadb = None
             started = time.time()
             cleanup = None

@@ -1,9 +1,9 @@
-# Sourced by scripts/test.sh and scripts/quickstart.sh. As root, Falcon runs each job as a user of its own (README,
-# "Workload isolation"), and those users must be able to read this checkout: the example's code, the tests' scripts
-# and captures, the `falcon` binary a fan-out job runs. A checkout made with `mktemp -d` is its owner's alone (mode
-# 0700): `job_users_can_read ROOT LABEL` lets other users enter it (chmod o+x, saying so; its files are readable
-# already, Falcon's own data dir and falcon.toml stay private) and then says whether they can read it — they cannot
-# when a folder above it is private too (such as /root), which it does not change.
+# Sourced by scripts/test.sh and scripts/quickstart.sh. As root, Falcon runs each job as a user of its own
+# (docs/guide/jobs.md, "Workload isolation"), and those users must be able to read this checkout: the example's code,
+# the tests' scripts and captures, the `falcon` binary a fan-out job runs. A checkout made with `mktemp -d` is its
+# owner's alone (mode 0700): `job_users_can_read ROOT LABEL` lets other users enter it (chmod o+x, saying so; its files
+# are readable already, Falcon's own data dir and falcon.toml stay private) and then says whether they can read it —
+# they cannot when a folder above it is private too (such as /root), which it does not change.
 job_users_can_read() {
     local root="$1" label="$2" probe="$1/examples/goodput/workload.py"
     [[ $(id -u) -eq 0 ]] && command -v setpriv >/dev/null 2>&1 || return 0

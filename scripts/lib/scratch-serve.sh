@@ -16,7 +16,7 @@ scratch_cleanup() {
 
 scratch_store() {
     store="$(mktemp -d)"
-    chmod 755 "$store"   # as root, jobs run as users of their own, which must enter it (README, "Workload isolation")
+    chmod 755 "$store"   # as root, jobs run as users of their own, which must enter it (docs/guide/jobs.md, "Workload isolation")
     server=""
     trap scratch_cleanup EXIT
     f init >/dev/null

@@ -16,15 +16,7 @@ pub(crate) fn device_rows(db: &OpMetricsDb, device: &DeviceInfo, signatures: &Si
         .filter(|m| !m.is_idle() && m.occurrences > 0)
         .map(|m| {
             let costed = db.has_hlo_costs || m.flops > 0 || m.bytes_accessed > 0;
-            let point = costed.then(|| {
-                let p = roofline_point_for_op(m, db.total_time_ps, device);
-                OpPoint {
-                    operational_intensity: p.operational_intensity,
-                    flop_rate_gflops: p.measured_flop_rate_gflops,
-                    memory_bw_gibs: p.measured_memory_bw_gibs,
-                    bound_by: p.bound_by,
-                }
-            });
+            let point = costed.then(|| op_point(m, db, device));
             OpRow {
                 module: m.hlo_module.clone(),
                 name: m.name.clone(),
@@ -41,6 +33,17 @@ pub(crate) fn device_rows(db: &OpMetricsDb, device: &DeviceInfo, signatures: &Si
             }
         })
         .collect()
+}
+
+/// Where an op of `db` sits on the roofline.
+fn op_point(m: &crate::op_metrics::OpMetrics, db: &OpMetricsDb, device: &DeviceInfo) -> OpPoint {
+    let p = roofline_point_for_op(m, db.total_time_ps, device);
+    OpPoint {
+        operational_intensity: p.operational_intensity,
+        flop_rate_gflops: p.measured_flop_rate_gflops,
+        memory_bw_gibs: p.measured_memory_bw_gibs,
+        bound_by: p.bound_by,
+    }
 }
 
 /// The category of an XLA:CPU op without an `hlo_category` stat: the HLO opcode read off its name
@@ -102,15 +105,7 @@ pub(crate) fn cpu_rows(
                 self_time_ps: u64::try_from(o.total_time_ps).unwrap_or(0),
                 flops: cost.map(|m| scale(m.flops, m)),
                 bytes_accessed: cost.map(|m| scale(m.bytes_accessed, m)),
-                point: cost.map(|m| {
-                    let p = roofline_point_for_op(m, db.total_time_ps, device);
-                    OpPoint {
-                        operational_intensity: p.operational_intensity,
-                        flop_rate_gflops: p.measured_flop_rate_gflops,
-                        memory_bw_gibs: p.measured_memory_bw_gibs,
-                        bound_by: p.bound_by,
-                    }
-                }),
+                point: cost.map(|m| op_point(m, db, device)),
                 signature: signatures.get(&o.hlo_module, &o.name).cloned(),
             }
         })

@@ -443,10 +443,12 @@ pub fn cpu_mfu(o: &mut Overview, caller: Option<(f64, &str)>, device: &DeviceInf
                 PeakSource::Measured => "the measured peak",
                 _ => "the given peak",
             };
+            // Four significant figures, as every number a person reads.
+            let ms = step_s * 1e3;
+            let decimals = (3 - ms.abs().max(1e-9).log10().floor() as i32).clamp(0, 6) as usize;
             o.notes.push(format!(
-                "MFU = {source} ({f:.4e} FLOPs per step) ÷ (mean step {:.3} ms × {how} {peak:.4} TFLOP/s of {cores} \
-                 core(s))",
-                step_s * 1e3
+                "MFU = {source} ({f:.3e} FLOPs per step) ÷ (mean step {ms:.decimals$} ms × {how} {peak:.4} TFLOP/s of \
+                 {cores} core(s))"
             ));
         }
         (Some(_), Some(_)) => o.notes.push("MFU unknown: no steps in the capture to divide the FLOPs by".into()),

@@ -15,11 +15,13 @@
 //! # Sections
 //!
 //! The report has the sections of the tools asked for ([`ProfileReport::tools`]) and no other, except
-//! `cpu_ops`: on an XLA:CPU capture the device tools have nothing (no device op metrics: `ops[]` is
-//! empty, `roofline` is not `available`), and the per-op profile XProf does not show, `cpu_ops`, comes
-//! with the `ops` and the `overview` tools (profile compare reads it with the overview); the renderers
+//! `cpu_ops`: on an XLA:CPU capture XProf's device tools have nothing, and Falcon's come from the XLA:CPU op events
+//! costed from the capture's HLO (`ops[]` holds the executions inside the steps; the roofline needs a measured or
+//! given CPU peak); the per-op profile of every execution, `cpu_ops`, comes with the `ops` and the `overview` tools (profile compare reads it with the overview); the renderers
 //! show it for `ops` only. Each empty section's reason is in the renderers' one line and the notes.
 
+/// The cost of a PyTorch ATen op from its recorded shapes (`record_shapes=True`), beside `hlo::cost`.
+pub mod aten;
 pub mod cpu_ops;
 pub mod device;
 pub mod findings;

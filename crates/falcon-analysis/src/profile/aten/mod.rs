@@ -29,6 +29,9 @@
 
 use serde::Serialize;
 
+pub mod count;
+pub use count::{count, CostedOp, OpEvent, TraceCosts, UncostedOp};
+
 /// What one op's record holds (`args` of its `cpu_op` event).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AtenRecord<'a> {
@@ -231,7 +234,7 @@ pub fn cost(name: &str, r: &AtenRecord<'_>) -> Costing {
         "_scaled_dot_product_cudnn_attention" => attention(r, 0, false, Some(6), Some(3)),
         "_scaled_dot_product_flash_attention_backward" => attention(r, 1, true, Some(11), None),
         "_scaled_dot_product_efficient_attention_backward" => attention(r, 1, true, Some(11), Some(4)),
-        "_scaled_dot_product_cudnn_attention_backward" => attention(r, 1, true, None, None),
+        "_scaled_dot_product_cudnn_attention_backward" => attention(r, 1, true, Some(14), Some(8)),
         "embedding" => embedding(r),
         "embedding_dense_backward" => embedding_backward(r),
         "native_layer_norm" => per_element(r, AtenFamily::Norm, 8.0, false),

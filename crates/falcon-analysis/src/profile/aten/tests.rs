@@ -3,7 +3,10 @@
 
 use super::*;
 
-fn rec(dims: &[&[i64]], types: &[&str], concrete: &[&str]) -> (Vec<Vec<i64>>, Vec<String>, Vec<String>) {
+/// A record's owned parts: dims, types, concrete inputs.
+type Owned = (Vec<Vec<i64>>, Vec<String>, Vec<String>);
+
+fn rec(dims: &[&[i64]], types: &[&str], concrete: &[&str]) -> Owned {
     (
         dims.iter().map(|d| d.to_vec()).collect(),
         types.iter().map(|t| t.to_string()).collect(),
@@ -201,4 +204,114 @@ fn composites_views_and_the_unknown_are_said_so() {
     assert_eq!(c.flops, 0.0);
     assert_eq!(element_bytes("c10::Float8_e4m3fn"), Some(1.0));
     assert_eq!(element_bytes("Scalar"), None);
+}
+
+fn ev<'a>(name: &'a str, start: i64, dur: i64, r: &'a Owned) -> OpEvent<'a> {
+    OpEvent {
+        name,
+        thread: 1,
+        start_ps: start,
+        dur_ps: dur,
+        record: AtenRecord { dims: &r.0, types: &r.1, concrete: &r.2 },
+    }
+}
+
+#[test]
+fn each_op_is_counted_once_by_its_outermost_costed_call() {
+    let none = rec(&[], &[], &[]);
+    let mm = rec(&[&[64, 32], &[32, 16]], &[BF16, BF16], &["", ""]);
+    let addmm = rec(&[&[16], &[64, 32], &[32, 16]], &[BF16, BF16, BF16], &["", "", ""]);
+    let odd = rec(&[&[4]], &["float"], &[""]);
+    let gemm = 2.0 * 64.0 * 32.0 * 16.0;
+    let events = [
+        // linear → t (free) and addmm → (a costed call's callee: not counted again) mm.
+        ev("aten::linear", 0, 100, &none),
+        ev("aten::t", 1, 2, &none),
+        ev("aten::addmm", 10, 80, &addmm),
+        ev("aten::mm", 20, 30, &mm),
+        // An autograd node around a backward mm: counted.
+        ev("AddmmBackward0", 200, 50, &none),
+        ev("aten::mm", 210, 30, &mm),
+        // An op no rule knows that calls a costed one: its work is counted there, so it is not listed.
+        ev("aten::my_fused_thing", 300, 50, &none),
+        ev("aten::mm", 310, 20, &mm),
+        // One with nothing costed below it: listed, with its time.
+        ev("aten::my_other_op", 400, 7_000_000, &odd),
+    ];
+    let c = count(&events);
+    assert!(c.shapes_recorded);
+    assert_eq!(c.flops, 3.0 * gemm);
+    let names: Vec<(&str, u64)> = c.ops.iter().map(|o| (o.name.as_str(), o.calls)).collect();
+    assert_eq!(names, [("aten::mm", 2), ("aten::addmm", 1)]);
+    assert_eq!(c.uncosted.len(), 1, "{:?}", c.uncosted);
+    assert_eq!((c.uncosted[0].name.as_str(), c.uncosted[0].host_time_us), ("aten::my_other_op", 7.0));
+    assert!(c.uncosted[0].why.contains("no cost rule"));
+    // Without shapes nothing is costed, and that is said.
+    let bare = [ev("aten::mm", 0, 10, &none)];
+    let c = count(&bare);
+    assert!(!c.shapes_recorded && c.flops == 0.0 && c.uncosted[0].why.contains("no recorded shape"));
+}
+
+/// The whole of `pt_fast` (recorded with shapes): its five profiled steps cost the model's analytic FLOPs.
+#[test]
+fn pt_fast_costs_the_models_flops_a_step() {
+    use std::io::Read;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/h200/pytorch/pt_fast.pt.trace.json.gz");
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_string(&mut text).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let list = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array().map_or(Vec::new(), |a| a.iter().map(|x| x.as_str().unwrap_or("").to_string()).collect())
+    };
+    let records: Vec<(String, u64, i64, i64, Owned)> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "cpu_op")
+        .map(|e| {
+            let a = &e["args"];
+            let dims = a["Input Dims"].as_array().map_or(Vec::new(), |d| {
+                d.iter()
+                    .map(|x| x.as_array().map_or(Vec::new(), |x| x.iter().filter_map(|v| v.as_i64()).collect()))
+                    .collect()
+            });
+            let ps = |k: &str| (e[k].as_f64().unwrap_or(0.0) * 1e6).round() as i64;
+            (
+                e["name"].as_str().unwrap().to_string(),
+                e["tid"].as_u64().unwrap_or(0),
+                ps("ts"),
+                ps("dur"),
+                (dims, list(&a["Input type"]), list(&a["Concrete Inputs"])),
+            )
+        })
+        .collect();
+    let events: Vec<OpEvent<'_>> = records
+        .iter()
+        .map(|(n, t, s, d, r)| OpEvent {
+            name: n,
+            thread: *t,
+            start_ps: *s,
+            dur_ps: *d,
+            record: AtenRecord { dims: &r.0, types: &r.1, concrete: &r.2 },
+        })
+        .collect();
+    let c = count(&events);
+    let per_step = c.flops / 5.0;
+    eprintln!("pt_fast: {per_step:.4e} FLOPs a step (analytic 4.742e12); uncosted by host time:");
+    for u in c.uncosted.iter().take(8) {
+        eprintln!("  {} ×{}: {:.0} µs ({})", u.name, u.calls, u.host_time_us, u.why);
+    }
+    assert!((per_step / 4.742e12 - 1.0).abs() < 0.01, "{per_step:.4e} FLOPs a step");
+    // Every GEMM is 2·M·N·K: mm and addmm rows only, their FLOPs the GEMMs' exactly.
+    let gemm: f64 = c.ops.iter().filter(|o| o.family == AtenFamily::Gemm).map(|o| o.flops).sum();
+    assert!(gemm / 5.0 > 4.0e12, "{gemm}");
+    let attention: Vec<&CostedOp> = c.ops.iter().filter(|o| o.family == AtenFamily::Attention).collect();
+    assert_eq!(attention.len(), 2, "forward and backward: {attention:?}");
+    assert!(attention.iter().all(|o| o.calls == 30 && o.detail.as_deref() == Some("causal (counted in full)")));
+    // What is not costed: the optimizer's tensor lists among them, each named with its time.
+    assert!(
+        c.uncosted.iter().any(|u| u.name == "aten::_foreach_addcdiv_" && u.why.contains("tensor lists")),
+        "{:?}",
+        c.uncosted
+    );
 }

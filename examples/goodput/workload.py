@@ -32,6 +32,15 @@ def process_start():
         return time.time()
 
 
+def shared(path):
+    """Opens the state to the next attempt: it outlives this one, and under Falcon's workload isolation a retry may
+    run as another user (each attempt gets a user id of its own)."""
+    try:
+        os.chmod(path, 0o777 if os.path.isdir(path) else 0o666)
+    except OSError:
+        pass  # made by an earlier attempt, which opened it already
+
+
 def main():
     started = process_start()
     start_s, compile_s, step_s = env("START_S", 5), env("COMPILE_S", 3), env("STEP_S", 0.1)
@@ -43,6 +52,7 @@ def main():
     )
     os.makedirs(out, exist_ok=True)
     os.makedirs(state, exist_ok=True)
+    shared(state)
     checkpoint = os.path.join(state, "checkpoint")
     killed = os.path.join(state, "killed")
     # Each attempt's start, for a test to check the start-up Falcon measures against the workload's own; beside it,
@@ -56,6 +66,7 @@ def main():
         pass
     with open(os.path.join(state, "starts"), "a") as f:
         f.write(f"{started}{launched}\n")
+    shared(os.path.join(state, "starts"))
     step = 1
     if os.path.exists(checkpoint):
         with open(checkpoint) as f:
@@ -81,11 +92,13 @@ def main():
                 time.sleep(checkpoint_s)
                 with open(checkpoint + ".tmp", "w") as f:
                     f.write(str(step))
+                shared(checkpoint + ".tmp")
                 os.replace(checkpoint + ".tmp", checkpoint)
                 t2 = time.time()
                 line(step=step, time=t2, event="checkpoint", event_s=t2 - t1)
             if step == kill_at and not os.path.exists(killed):
                 open(killed, "w").close()
+                shared(killed)
                 print(f"goodput workload: exiting {kill_code} after step {step} (a transient failure)", file=sys.stderr)
                 metrics.flush()
                 sys.exit(kill_code)

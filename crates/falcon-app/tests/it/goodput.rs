@@ -96,10 +96,13 @@ async fn check_truth(app: &App, dir: &Path) {
     for (cause, want) in truth {
         let got = seconds(g, cause);
         let extra = if cause == "start_up" { launch } else { 0.0 };
-        eprintln!("{cause}: {got:.4} s, truth {want:.4} s (+ launch {extra:.4} s)");
+        // 5 %, and for the five 40 ms stalls (0.2 s in all) at least 25 ms: on two busy cores an ordinary 0.1 s
+        // step is now and then woken a few milliseconds late, and a step over 1.1× the steady one is a stall.
+        let tolerance = if cause == "input_and_host_stalls" { (0.05 * want).max(0.025) } else { 0.05 * want };
+        eprintln!("{cause}: {got:.4} s, truth {want:.4} s (+ launch {extra:.4} s, ± {tolerance:.3} s)");
         assert!(
-            got >= want - 0.05 * want && got <= want + extra + 0.05 * want,
-            "{cause}: {got:.3} s, truth {want:.3} s (5 %, launch {extra:.3} s): {g:#}"
+            got >= want - tolerance && got <= want + extra + tolerance,
+            "{cause}: {got:.3} s, truth {want:.3} s (± {tolerance:.3} s, launch {extra:.3} s): {g:#}"
         );
     }
     // Lost to the restart: steps 21-30 of the first attempt, from its step-20 checkpoint to its step 30, then it

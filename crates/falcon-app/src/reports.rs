@@ -113,7 +113,7 @@ fn extension(format: Format) -> &'static str {
 
 /// The report, kept or computed and kept (see the module docs).
 pub(crate) async fn report(cx: &Ctx, id: ExperimentId, report: &Report) -> Result<Vec<u8>> {
-    let name = report.name();
+    let name = kept_name(cx, report).await?;
     if let Some(bytes) = crate::experiments::kept_report(cx, id, &name).await? {
         return Ok(bytes);
     }
@@ -123,6 +123,21 @@ pub(crate) async fn report(cx: &Ctx, id: ExperimentId, report: &Report) -> Resul
         tracing::warn!("keeping the report {name} of {id} failed (it is computed again next time): {e}");
     }
     Ok(bytes)
+}
+
+/// The name a report is kept under: a profile report or comparison reads the measured CPU peaks (an XLA:CPU
+/// capture's roofline, bound-by and MFU divide by them), so it is kept per calibration — after `falcon doctor
+/// --calibrate` it has a new name, and what was kept before is computed again (`profile-all.cal<ms>.json`).
+async fn kept_name(cx: &Ctx, report: &Report) -> Result<String> {
+    let name = report.name();
+    if matches!(report, Report::Trace | Report::TraceExport) {
+        return Ok(name);
+    }
+    let latest = cx.exp().await?.calibrations().await?.iter().map(|c| c.measured_ms).max();
+    Ok(match (latest, name.rsplit_once('.')) {
+        (Some(ms), Some((stem, extension))) => format!("{stem}.cal{ms}.{extension}"),
+        _ => name,
+    })
 }
 
 async fn compute(cx: &Ctx, id: ExperimentId, report: &Report) -> Result<Vec<u8>> {

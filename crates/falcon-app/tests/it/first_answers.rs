@@ -187,6 +187,31 @@ async fn summary_rows_store_the_same_words_and_duty_cycle() {
     assert!((a["overview"]["device_duty_cycle_percent"].as_f64().unwrap() / 100.0 - pd).abs() < 1e-9);
 }
 
+/// A profile report kept before the machine was calibrated is not served after: `falcon doctor --calibrate` gives
+/// kept reports a new name, and the next read is costed against the measured peak of the experiment's pool.
+#[tokio::test]
+async fn a_calibration_after_a_kept_report_is_read_by_the_next_analysis() {
+    let h = super::harness::app().await;
+    let spec = format!(
+        "name: b16\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'mkdir -p $FALCON_ARTIFACT_DIR/plugins/profile/run1 \
+         && cp {} $FALCON_ARTIFACT_DIR/plugins/profile/run1/vm.xplane.pb']\nresources: {{accelerator: cpu}}\n",
+        batch16().display()
+    );
+    let id = run_experiment(&h.app, &spec).await["id"].as_str().unwrap().to_string();
+    let before = ok(analyze_json(&h.app, &analyze_request(&id, &["overview"])).await);
+    assert_eq!(before["overview"]["peak_source"], "none");
+    assert!(before["overview"]["mfu"].is_null());
+    let again = ok(analyze_json(&h.app, &analyze_request(&id, &["overview"])).await);
+    assert_eq!(again, before, "kept");
+    let c = h.app.calibrate(&[]).await.unwrap();
+    assert_eq!(c.kept[0].pool, "local");
+    let after = ok(analyze_json(&h.app, &analyze_request(&id, &["overview"])).await);
+    let o = &after["overview"];
+    assert_eq!(o["peak_source"], "measured", "{o}");
+    assert_eq!(o["mfu_peak_teraflops_per_second"].as_f64(), Some(c.matmul_tflops));
+    assert!(o["mfu"].as_f64().is_some_and(|m| m > 0.0) && !o["bound_by"].is_null(), "{o}");
+}
+
 /// Where the op time goes, and MFU from the workload's FLOPs with a given peak (the capture's metrics.jsonl
 /// logs `model_flops` = 859,293,184 per step; an experiment's logged value is used without the flag).
 #[tokio::test]

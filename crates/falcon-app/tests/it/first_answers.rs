@@ -161,11 +161,7 @@ async fn each_tool_prints_rows_or_one_line_saying_why() {
 #[tokio::test]
 async fn summary_rows_store_the_same_words_and_duty_cycle() {
     let h = super::harness::app().await;
-    let spec = format!(
-        "name: b16\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'mkdir -p $FALCON_ARTIFACT_DIR/plugins/profile/run1 \
-         && cp {} $FALCON_ARTIFACT_DIR/plugins/profile/run1/vm.xplane.pb']\nresources: {{accelerator: cpu}}\n",
-        batch16().display()
-    );
+    let spec = b16_spec();
     let shown = run_experiment(&h.app, &spec).await;
     let id = shown["id"].as_str().unwrap().to_string();
     // The trace row is written by the trace analysis of the experiment (and by the worker loop).
@@ -187,16 +183,21 @@ async fn summary_rows_store_the_same_words_and_duty_cycle() {
     assert!((a["overview"]["device_duty_cycle_percent"].as_f64().unwrap() / 100.0 - pd).abs() < 1e-9);
 }
 
+/// A spec whose job leaves the batch-16 capture as its profile.
+fn b16_spec() -> String {
+    format!(
+        "name: b16\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'mkdir -p $FALCON_ARTIFACT_DIR/plugins/profile/run1 \
+         && cp {} $FALCON_ARTIFACT_DIR/plugins/profile/run1/vm.xplane.pb']\nresources: {{accelerator: cpu}}\n",
+        batch16().display()
+    )
+}
+
 /// A profile report kept before the machine was calibrated is not served after: `falcon doctor --calibrate` gives
 /// kept reports a new name, and the next read is costed against the measured peak of the experiment's pool.
 #[tokio::test]
 async fn a_calibration_after_a_kept_report_is_read_by_the_next_analysis() {
     let h = super::harness::app().await;
-    let spec = format!(
-        "name: b16\nscenario: benchmark\nworkload:\n  framework: shell\n  command: [sh, -c, 'mkdir -p $FALCON_ARTIFACT_DIR/plugins/profile/run1 \
-         && cp {} $FALCON_ARTIFACT_DIR/plugins/profile/run1/vm.xplane.pb']\nresources: {{accelerator: cpu}}\n",
-        batch16().display()
-    );
+    let spec = b16_spec();
     let id = run_experiment(&h.app, &spec).await["id"].as_str().unwrap().to_string();
     let before = ok(analyze_json(&h.app, &analyze_request(&id, &["overview"])).await);
     assert_eq!(before["overview"]["peak_source"], "none");

@@ -11,7 +11,12 @@ pub async fn run(global: &GlobalArgs, args: &DoctorArgs) -> anyhow::Result<ExitC
     let loaded = settings::load(global)?;
     let app = falcon_app::App::new(loaded.config);
     let mut report = app.doctor().await?;
-    if args.calibrate {
+    // The calibration is kept in the database: with the database failing, the report says so and nothing is measured.
+    let database_ok = report.checks.iter().any(|c| c.component == "database" && c.ok);
+    if args.calibrate && !database_ok {
+        eprintln!("falcon doctor: --calibrate skipped: the database check failed (the calibration is kept there)");
+    }
+    if args.calibrate && database_ok {
         if !global.json {
             eprintln!("calibrating: an f32 matmul and a memory copy on every core (a second or two)");
         }

@@ -108,6 +108,12 @@ fn doctor_names_a_dead_database_and_an_unwritable_artifact_dir() {
     assert_eq!(failed[1]["component"], "artifacts");
     assert!(failed[1]["detail"].as_str().unwrap().contains(&unwritable.display().to_string()), "{report:#}");
     assert!(failed.iter().all(|c| c["hint"].is_string()));
+    // --calibrate against a dead database: the same report (the calibration is kept there), nothing measured.
+    let out = falcon(dir.path(), &["doctor", "--json", "--calibrate", "--db", "mysql://nobody@127.0.0.1:1/x"], &[]);
+    assert_eq!(code(&out), 1);
+    let report = json(&out);
+    assert!(report["calibration"].is_null() && report["checks"][1]["ok"] == false, "{report:#}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--calibrate skipped"), "{out:?}");
 }
 
 #[test]
